@@ -1,0 +1,97 @@
+// Chooses a kernel once, at run time: what this build contains, what the CPU
+// can run, and what LEXPACK_LEXER forces. Built without any ISA flags, so no
+// code here runs AVX2 instructions before the CPU has been asked.
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lexer/kernel.h"
+#include "lexer/kernels_internal.h"
+
+namespace lexpack::lexer {
+namespace {
+
+// Every kernel name any build knows, in order of preference (worst first).
+constexpr std::string_view kAllNames[] = {"scalar", "sse2", "avx2", "neon"};
+
+#if defined(LEXPACK_HAVE_X86_KERNELS)
+bool cpu_runs_avx2() {
+  __builtin_cpu_init();
+  // __builtin_cpu_supports("avx2") also checks that the OS saves YMM state.
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+}
+#endif
+
+std::vector<const Kernel*> detect() {
+  std::vector<const Kernel*> kernels{&kScalarKernel};
+#if defined(LEXPACK_HAVE_X86_KERNELS)
+  kernels.push_back(&kSse2Kernel);
+  if (cpu_runs_avx2()) kernels.push_back(&kAvx2Kernel);
+#endif
+#if defined(LEXPACK_HAVE_NEON_KERNEL)
+  kernels.push_back(&kNeonKernel);
+#endif
+  return kernels;
+}
+
+const std::vector<const Kernel*>& kernels() {
+  static const std::vector<const Kernel*> list = detect();
+  return list;
+}
+
+std::string join_names(const std::vector<const Kernel*>& list) {
+  std::string out;
+  for (const Kernel* k : list) {
+    if (!out.empty()) out += ", ";
+    out += k->name;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<const Kernel*> available_kernels() {
+  return kernels();
+}
+
+const Kernel* find_kernel(std::string_view name, std::string* err) {
+  for (const Kernel* k : kernels()) {
+    if (name == k->name) return k;
+  }
+  if (err) {
+    bool known = false;
+    for (std::string_view n : kAllNames) known = known || n == name;
+    std::string valid;
+    for (std::string_view n : kAllNames) {
+      if (!valid.empty()) valid += ", ";
+      valid += n;
+    }
+    if (known) {
+      *err = "lexer kernel '" + std::string(name) +
+             "' is not supported by this CPU or build (available: " + join_names(kernels()) + ")";
+    } else {
+      *err = "unknown lexer kernel '" + std::string(name) + "' (valid names: " + valid +
+             "; available here: " + join_names(kernels()) + ")";
+    }
+  }
+  return nullptr;
+}
+
+const Kernel* default_kernel(std::string* err) {
+  const char* forced = std::getenv("LEXPACK_LEXER");
+  if (forced && *forced) {
+    std::string why;
+    const Kernel* k = find_kernel(forced, &why);
+    if (!k && err) *err = "LEXPACK_LEXER=" + std::string(forced) + ": " + why;
+    return k;
+  }
+  return kernels().back();
+}
+
+const Kernel& scalar_kernel() {
+  return kScalarKernel;
+}
+
+}  // namespace lexpack::lexer
