@@ -35,12 +35,13 @@ std::string_view kind_name(DirectiveKind kind);
 
 struct Directive {
   DirectiveKind kind{};
-  bool angled = false;    // include-like: written as <header>
-  bool computed = false;  // include-like: a macro expansion; text holds the tokens
-  bool exported = false;  // module declarations and imports: `export` given
-  uint32_t line = 0;      // 1-based line of the directive's first byte
-  uint64_t offset = 0;    // byte offset of the directive's first byte ('#' or keyword)
-  std::string text;       // header name, macro name, condition or module name
+  bool angled = false;       // include-like: written as <header>
+  bool computed = false;     // include-like: a macro expansion; text holds the tokens
+  bool exported = false;     // module declarations and imports: `export` given
+  bool header_unit = false;  // kModuleImport: `import <h>;` or `import "h";`
+  uint32_t line = 0;         // 1-based line of the directive's first byte
+  uint64_t offset = 0;       // byte offset of the directive's first byte ('#' or keyword)
+  std::string text;          // header name, macro name, condition or module name
   uint64_t body_offset = 0;  // kDefine: replacement list span in the input bytes
   uint64_t body_size = 0;
 
@@ -59,7 +60,7 @@ struct Diagnostic {
 struct ScanResult {
   std::vector<Directive> directives;
   std::vector<Diagnostic> diagnostics;
-  std::string include_guard;  // the guard macro; empty when the file has no guard
+  std::string include_guard;    // the guard macro; empty when the file has no guard
   bool uses_date = false;       // __DATE__ outside comments and literals
   bool uses_time = false;       // __TIME__
   bool uses_timestamp = false;  // __TIMESTAMP__

@@ -1,0 +1,336 @@
+// Gives meaning to one directive's logical line: includes, macros,
+// conditionals (kept as text), pragma once, __has_include, and C++20 module
+// declarations. Malformed lines become diagnostics; scanning always goes on.
+#include <string>
+
+#include "lexer/chars.h"
+#include "lexer/scanner_internal.h"
+
+namespace lexpack::lexer {
+namespace {
+
+size_t skip_space(std::string_view v, size_t i) {
+  while (i < v.size() && is_hspace(v[i])) ++i;
+  return i;
+}
+
+size_t skip_ident(std::string_view v, size_t i) {
+  if (i < v.size() && is_ident_start(v[i])) {
+    while (i < v.size() && is_ident_char(v[i])) ++i;
+  }
+  return i;
+}
+
+std::string_view rtrim(std::string_view v) {
+  while (!v.empty() && is_hspace(v.back())) v.remove_suffix(1);
+  return v;
+}
+
+// Skips a string or character literal in cleaned text starting at v[i].
+size_t skip_literal(std::string_view v, size_t i) {
+  const char quote = v[i++];
+  while (i < v.size() && v[i] != quote) i += v[i] == '\\' ? 2 : 1;
+  return i < v.size() ? i + 1 : v.size();
+}
+
+bool is_conditional_open(DirectiveKind k) {
+  return k == DirectiveKind::kIf || k == DirectiveKind::kIfdef || k == DirectiveKind::kIfndef;
+}
+
+}  // namespace
+
+Directive& Scanner::add(DirectiveKind kind, const char* at) {
+  Directive d;
+  d.kind = kind;
+  d.line = line_at(at);
+  d.offset = static_cast<uint64_t>(at - begin_);
+  result_.directives.push_back(std::move(d));
+  directive_ends_.push_back(line_.end());
+  return result_.directives.back();
+}
+
+const char* Scanner::parse_directive(const char* hash) {
+  const char* n = skip_splices(hash + 1, end_);
+  if (n < end_ && *n == '#') return n + 1;  // "##" is the paste operator
+  read_line(hash + 1, LineMode::kDirective);
+  const std::string_view v = line_.view();
+  const size_t name_begin = skip_space(v, 0);
+  const size_t name_end = skip_ident(v, name_begin);
+  const std::string_view name = v.substr(name_begin, name_end - name_begin);
+  const size_t rest_index = skip_space(v, name_end);
+  const std::string_view rest = rtrim(v.substr(rest_index));
+
+  auto macro_name = [&](std::string_view what) -> std::string_view {
+    const size_t e = skip_ident(rest, 0);
+    if (e == 0) diagnose(hash, "#" + std::string(what) + " without a valid macro name");
+    return rest.substr(0, e);
+  };
+  auto conditional = [&](DirectiveKind kind, std::string_view text) {
+    if (is_conditional_open(kind)) {
+      open_conditionals_.push_back({line_at(hash), static_cast<uint64_t>(hash - begin_), kind});
+    } else if (open_conditionals_.empty()) {
+      diagnose(hash, "#" + std::string(kind_name(kind)) + " without #if");
+    } else if (kind == DirectiveKind::kEndif) {
+      open_conditionals_.pop_back();
+    }
+    add(kind, hash).text = text;
+  };
+
+  if (name == "define") {
+    const std::string_view macro = macro_name("define");
+    if (macro.empty()) return line_.end();
+    size_t body = skip_ident(rest, 0);
+    if (body < rest.size() && rest[body] == '(') {
+      const size_t close = rest.find(')', body);
+      if (close == std::string_view::npos) {
+        diagnose(hash, "missing ')' in macro parameter list of " + std::string(macro));
+        body = rest.size();
+      } else {
+        body = close + 1;
+      }
+    }
+    body = skip_space(rest, body);
+    Directive& d = add(DirectiveKind::kDefine, hash);
+    d.text = macro;
+    const size_t body_index = rest_index + body;
+    const char* body_begin = line_.orig(body_index);
+    d.body_offset = static_cast<uint64_t>(body_begin - begin_);
+    if (body < rest.size()) {
+      d.body_size =
+          static_cast<uint64_t>(line_.orig(rest_index + rest.size() - 1) + 1 - body_begin);
+    }
+    find_has_include(body_index);
+    if (has_clock_hits_) find_clock_macros(body_index);
+  } else if (name == "if" || name == "elif") {
+    conditional(name == "if" ? DirectiveKind::kIf : DirectiveKind::kElif, rest);
+    find_has_include(rest_index);
+    if (has_clock_hits_) find_clock_macros(rest_index);
+  } else if (name == "ifdef" || name == "ifndef" || name == "elifdef" || name == "elifndef") {
+    const DirectiveKind kind = name == "ifdef"     ? DirectiveKind::kIfdef
+                               : name == "ifndef"  ? DirectiveKind::kIfndef
+                               : name == "elifdef" ? DirectiveKind::kElifdef
+                                                   : DirectiveKind::kElifndef;
+    conditional(kind, macro_name(name));
+  } else if (name == "endif" || name == "else") {
+    conditional(name == "endif" ? DirectiveKind::kEndif : DirectiveKind::kElse, {});
+  } else if (name == "include") {
+    parse_include(DirectiveKind::kInclude, rest, rest_index, hash);
+  } else if (name == "include_next") {
+    parse_include(DirectiveKind::kIncludeNext, rest, rest_index, hash);
+  } else if (name == "import") {
+    parse_include(DirectiveKind::kImport, rest, rest_index, hash);
+  } else if (name == "undef") {
+    const std::string_view macro = macro_name("undef");
+    if (!macro.empty()) add(DirectiveKind::kUndef, hash).text = macro;
+  } else if (name == "pragma") {
+    if (rest.substr(0, skip_ident(rest, 0)) == "once") add(DirectiveKind::kPragmaOnce, hash);
+  }
+  return line_.end();
+}
+
+void Scanner::parse_include(DirectiveKind kind, std::string_view rest, size_t rest_index,
+                            const char* hash) {
+  const std::string spelled = "#" + std::string(kind_name(kind));
+  if (rest.empty()) {
+    diagnose(hash, spelled + " expects \"FILENAME\" or <FILENAME>");
+    return;
+  }
+  if (rest[0] == '<' || rest[0] == '"') {
+    const char close = rest[0] == '<' ? '>' : '"';
+    const size_t end = rest.find(close, 1);
+    if (end == std::string_view::npos) {
+      diagnose(hash, spelled + ": missing terminating " + std::string(1, close));
+      return;
+    }
+    if (end == 1) {
+      diagnose(hash, spelled + ": empty file name");
+      return;
+    }
+    Directive& d = add(kind, hash);
+    d.text = rest.substr(1, end - 1);
+    d.angled = close == '>';
+    return;
+  }
+  Directive& d = add(kind, hash);
+  d.text = rest;
+  d.computed = true;
+  (void)rest_index;
+}
+
+// Records __has_include(...) and __has_include_next(...) in cleaned text.
+void Scanner::find_has_include(size_t from) {
+  const std::string_view v = line_.view();
+  static constexpr std::string_view kWord = "__has_include";
+  size_t i = from;
+  while ((i = v.find(kWord, i)) != std::string_view::npos) {
+    const size_t at = i;
+    i += kWord.size();
+    if (at > 0 && is_ident_char(v[at - 1])) continue;
+    DirectiveKind kind = DirectiveKind::kHasInclude;
+    if (v.substr(i, 5) == "_next") {
+      kind = DirectiveKind::kHasIncludeNext;
+      i += 5;
+    }
+    if (i < v.size() && is_ident_char(v[i])) continue;
+    size_t j = skip_space(v, i);
+    if (j >= v.size() || v[j] != '(') continue;  // e.g. defined(__has_include)
+    j = skip_space(v, j + 1);
+    Directive d;
+    d.kind = kind;
+    if (j < v.size() && (v[j] == '<' || v[j] == '"')) {
+      const char close = v[j] == '<' ? '>' : '"';
+      const size_t end = v.find(close, j + 1);
+      if (end == std::string_view::npos) {
+        diagnose(line_.orig(at),
+                 std::string(kind_name(kind)) + ": missing terminating " + std::string(1, close));
+        return;
+      }
+      d.text = v.substr(j + 1, end - j - 1);
+      d.angled = close == '>';
+      i = end + 1;
+    } else {
+      // Computed: the tokens up to the matching ')'.
+      int depth = 1;
+      size_t k = j;
+      while (k < v.size() && depth > 0) {
+        if (v[k] == '"' || v[k] == '\'') {
+          k = skip_literal(v, k);
+          continue;
+        }
+        depth += v[k] == '(' ? 1 : v[k] == ')' ? -1 : 0;
+        ++k;
+      }
+      d.text = rtrim(v.substr(j, depth == 0 ? k - 1 - j : k - j));
+      d.computed = true;
+      i = k;
+    }
+    const char* at_ptr = line_.orig(at);
+    d.line = line_at(at_ptr);
+    d.offset = static_cast<uint64_t>(at_ptr - begin_);
+    result_.directives.push_back(std::move(d));
+    directive_ends_.push_back(line_.end());
+  }
+}
+
+// __DATE__, __TIME__ and __TIMESTAMP__ as identifiers in directive text.
+void Scanner::find_clock_macros(size_t from) {
+  const std::string_view v = line_.view();
+  size_t i = from;
+  while (i < v.size()) {
+    if (v[i] == '"' || v[i] == '\'') {
+      i = skip_literal(v, i);
+    } else if (is_ident_start(v[i])) {
+      const size_t e = skip_ident(v, i);
+      const std::string_view word = v.substr(i, e - i);
+      if (word == "__DATE__") result_.uses_date = true;
+      if (word == "__TIME__") result_.uses_time = true;
+      if (word == "__TIMESTAMP__") result_.uses_timestamp = true;
+      i = e;
+    } else if (is_digit(v[i])) {
+      i = skip_ident(v, i + 1);
+      if (i == v.size() || !is_ident_char(v[i])) ++i;
+    } else {
+      ++i;
+    }
+  }
+}
+
+// C++20: [export] module ...; and [export] import ...; at a logical line start.
+const char* Scanner::parse_module(const char* start, const char* keyword, bool exported,
+                                  HitKind kind) {
+  const char* const not_a_declaration = keyword + 6;
+  read_line(start, LineMode::kModule);
+  const std::string_view v = line_.view();
+  size_t i = 0;
+  if (exported) i = skip_space(v, skip_ident(v, 0));
+  i = skip_ident(v, i);  // the keyword
+  i = skip_space(v, i);
+
+  auto dotted_name = [&](size_t j, std::string* out) {
+    size_t e = skip_ident(v, j);
+    if (e == j) return j;
+    out->append(v.substr(j, e - j));
+    for (;;) {
+      size_t k = skip_space(v, e);
+      if (k < v.size() && v[k] == '.') {
+        size_t s = skip_space(v, k + 1);
+        size_t t = skip_ident(v, s);
+        if (t == s) return e;
+        out->push_back('.');
+        out->append(v.substr(s, t - s));
+        e = t;
+        continue;
+      }
+      return e;
+    }
+  };
+  auto partition = [&](size_t j, std::string* out) -> size_t {
+    // ':' name, but not '::' and not ':(' (an Objective-C selector).
+    if (j + 1 < v.size() && v[j] == ':' && v[j + 1] != ':') {
+      size_t s = skip_space(v, j + 1);
+      std::string part;
+      size_t e = dotted_name(s, &part);
+      if (e == s) return j;
+      out->push_back(':');
+      out->append(part);
+      return e;
+    }
+    return j;
+  };
+
+  std::string text;
+  bool angled = false;
+  bool header_unit = false;
+  size_t j = i;
+  if (j >= v.size()) return not_a_declaration;
+  if (kind == HitKind::kModule) {
+    if (v[j] != ';') {
+      if (is_ident_start(v[j])) {
+        j = dotted_name(j, &text);
+        j = skip_space(v, j);
+      }
+      const size_t p = partition(j, &text);
+      if (p == j && text.empty()) return not_a_declaration;
+      j = p;
+    }
+  } else {
+    if (v[j] == '<' || v[j] == '"') {
+      const char close = v[j] == '<' ? '>' : '"';
+      const size_t end = v.find(close, j + 1);
+      if (end == std::string_view::npos) return not_a_declaration;
+      text = v.substr(j + 1, end - j - 1);
+      angled = close == '>';
+      header_unit = true;
+      j = end + 1;
+    } else if (is_ident_start(v[j])) {
+      j = dotted_name(j, &text);
+    } else {
+      const size_t p = partition(j, &text);
+      if (p == j) return not_a_declaration;
+      j = p;
+    }
+  }
+  // Attributes: [[...]] groups before the ';'.
+  j = skip_space(v, j);
+  while (j + 1 < v.size() && v[j] == '[' && v[j + 1] == '[') {
+    const size_t close = v.find("]]", j + 2);
+    if (close == std::string_view::npos) break;
+    j = skip_space(v, close + 2);
+  }
+  Directive& d = add(
+      kind == HitKind::kModule ? DirectiveKind::kModuleDecl : DirectiveKind::kModuleImport, start);
+  d.text = std::move(text);
+  d.angled = angled;
+  d.header_unit = header_unit;
+  d.exported = exported;
+  if (j < v.size() && v[j] == ';') {
+    const char* after = line_.orig(j) + 1;
+    directive_ends_.back() = after;
+    return after;
+  }
+  diagnose(start, std::string(kind == HitKind::kModule ? "module" : "import") +
+                      " declaration without ';'");
+  return line_.end();
+}
+
+}  // namespace lexpack::lexer

@@ -1,0 +1,116 @@
+// The scanner's state machine, shared by every kernel. Split over
+// scanner.cpp (main loop, comments, literals), logical_line.cpp (directive
+// line cleaning), directive_parser.cpp (directive meaning) and include_guard.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lexer/kernel.h"
+#include "lexer/scan_result.h"
+
+namespace lexpack::lexer {
+
+// A keyword found by the prepass (a whole identifier); only those lying in
+// code, outside comments and literals, count.
+enum class HitKind : uint8_t { kDate, kTime, kTimestamp, kImport, kModule, kPragma };
+struct Hit {
+  const char* pos;
+  HitKind kind;
+  uint8_t size;
+};
+
+// One logical line with splices removed and comments replaced by a space.
+// view() indexes map back to input bytes with orig().
+class LogicalLine {
+ public:
+  std::string_view view() const { return view_; }
+  const char* orig(size_t i) const {
+    if (!mapped_) return base_ + i;
+    return i < map_.size() ? base_ + map_[i] : end_;
+  }
+  const char* end() const { return end_; }  // the line end (or input end)
+
+ private:
+  friend class Scanner;
+  std::string_view view_;
+  std::string storage_;
+  std::vector<uint32_t> map_;  // storage_ index -> offset from base_
+  const char* base_ = nullptr;
+  const char* end_ = nullptr;
+  bool mapped_ = false;
+};
+
+class Scanner {
+ public:
+  Scanner(std::string_view bytes, const Kernel& kernel);
+  ScanResult run();
+
+ private:
+  // scanner.cpp
+  void find_hits();
+  const char* on_hash(const char* p);
+  const char* on_slash(const char* p);
+  const char* on_double_quote(const char* p);
+  const char* on_single_quote(const char* p);
+  const char* on_hit(const Hit& hit);
+  const char* skip_block_comment(const char* p);  // p just after "/*"
+  const char* skip_line_comment(const char* p);   // p just after "//"; returns the line end
+  const char* skip_quoted(const char* p, char quote);
+  const char* skip_raw_string(const char* quote);
+  bool at_line_start(const char* p) const;
+  const char* skip_space_back(const char* p) const;
+  uint32_t line_at(const char* p);
+  void diagnose(const char* p, std::string message);
+
+  // logical_line.cpp
+  enum class LineMode { kDirective, kModule };
+  void read_line(const char* p, LineMode mode);
+  const char* clean_header_name(const char* p, char close);
+  const char* clean_literal(const char* p, char quote);
+  bool header_name_allowed(LineMode mode) const;
+  void put(char c, const char* from);
+
+  // directive_parser.cpp
+  const char* parse_directive(const char* hash);
+  const char* parse_module(const char* start, const char* keyword, bool exported, HitKind kind);
+  void parse_include(DirectiveKind kind, std::string_view rest, size_t rest_index,
+                     const char* hash);
+  void find_has_include(size_t from);
+  void find_clock_macros(size_t from);
+  Directive& add(DirectiveKind kind, const char* at);
+
+  // include_guard.cpp
+  void detect_include_guard();
+  bool only_space_and_comments(const char* from, const char* to);
+
+  const char* const begin_;
+  const char* const end_;
+  const char* start_;  // after a UTF-8 byte-order mark
+  const Kernel& kernel_;
+  ScanResult result_;
+
+  std::vector<Hit> hits_;
+  bool has_clock_hits_ = false;
+  size_t next_hit_ = 0;
+
+  const char* line_pos_;
+  uint32_t line_no_ = 1;
+
+  const char* last_comment_end_ = nullptr;
+  bool last_comment_at_line_start_ = false;
+
+  struct OpenConditional {
+    uint32_t line;
+    uint64_t offset;
+    DirectiveKind kind;
+  };
+  std::vector<OpenConditional> open_conditionals_;
+  std::vector<const char*> directive_ends_;  // parallel to result_.directives
+
+  LogicalLine line_;
+};
+
+}  // namespace lexpack::lexer
