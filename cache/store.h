@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,8 +61,58 @@ struct BlobOptions {
 };
 
 struct StoreOptions {
-  std::string dir;            // empty: LEXPACK_DIR, XDG_CACHE_HOME/lexpack, ~/.cache/lexpack
+  std::string dir;  // empty: LEXPACK_DIR, XDG_CACHE_HOME/lexpack, ~/.cache/lexpack
   bool read_only = false;
+  // Zero: take the value from the configuration (see cache/config.h).
+  uint64_t pack_size = 0;
+  uint64_t max_size = 0;
+  // A blob's last use is written to the index at most this often, in one
+  // batched write when the Store closes (or flush()), so a hit is no write.
+  int64_t use_granularity_seconds = 3600;
+  // Eviction copies forward the blobs of an evicted pack used this recently.
+  int64_t keep_recent_seconds = 86400;
+  // Evict when a pack fills up and the cache is over its size limit.
+  bool auto_gc = true;
+};
+
+struct StoreStats {
+  uint64_t blobs = 0;
+  uint64_t blob_bytes = 0;  // sum of blob sizes
+  uint64_t files = 0;
+  uint64_t actions = 0;
+  uint64_t memos = 0;
+  uint64_t packs = 0;
+  uint64_t pack_bytes = 0;  // size of the pack files on disk
+  uint64_t index_bytes = 0;
+  uint64_t max_size = 0;
+  // "hits", "misses", "time_saved_us", "corrupt_blobs", ... (as added).
+  std::map<std::string, int64_t> counters;
+};
+
+struct GcReport {
+  uint64_t bytes_before = 0;
+  uint64_t bytes_after = 0;
+  uint64_t packs_evicted = 0;
+  uint64_t blobs_copied = 0;  // still in use, copied forward
+  uint64_t blobs_dropped = 0;
+};
+
+struct VerifyReport {
+  uint64_t blobs_checked = 0;
+  uint64_t records_checked = 0;
+  uint64_t bad_blobs = 0;             // unreadable or wrong hash: dropped
+  uint64_t bad_records = 0;           // undecodable index records: dropped
+  uint64_t dangling_actions = 0;      // refer to a blob that is gone: dropped (not an error)
+  uint64_t orphan_packs = 0;          // pack files the index does not know: deleted
+  std::vector<std::string> problems;  // one line per bad item
+  bool clean() const { return bad_blobs == 0 && bad_records == 0; }
+};
+
+struct ImportReport {
+  uint64_t blobs = 0;
+  uint64_t files = 0;
+  uint64_t actions = 0;
+  uint64_t memos = 0;
 };
 
 // A process-wide handle. Thread-compatible; many processes may share one
@@ -91,6 +142,26 @@ class Store {
 
   // Statistics counters ("hits", "misses", "time_saved_us", ...).
   virtual Status add_counter(std::string_view name, int64_t delta) = 0;
+
+  // Stores many blobs with one pack write and one index transaction.
+  virtual Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
+                                                const BlobOptions& options = {});
+  // Writes batched last-use marks to the index (also done on destruction).
+  virtual Status flush();
+  // Reports of damage found (corrupt blobs, an index reset) since the last call.
+  virtual std::vector<std::string> take_messages();
+
+  // Maintenance, for the command line.
+  virtual Result<StoreStats> stats();
+  // Evicts least recently used packs until the packs fit in max_size bytes.
+  virtual Result<GcReport> gc(uint64_t max_size);
+  // Checks every blob and record; drops the bad ones.
+  virtual Result<VerifyReport> verify();
+  virtual Status clear();
+  // The whole cache as one file, and back. Import checks every blob and record
+  // and writes only through the store, never to a path named by the file.
+  virtual Status export_to(const std::string& file);
+  virtual Result<ImportReport> import_from(const std::string& file);
 };
 
 }  // namespace lexpack::cache

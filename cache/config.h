@@ -1,0 +1,51 @@
+// Where the cache lives and how it is tuned: LEXPACK_* environment variables
+// override a `key = value` file (lexpack.conf) in the cache directory, which
+// overrides built-in defaults. Each effective value remembers its source.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/status.h"
+
+namespace lexpack::cache {
+
+inline constexpr uint64_t kDefaultMaxSize = 5'000'000'000ull;
+inline constexpr uint64_t kDefaultPackSize = 256ull << 20;
+inline constexpr uint64_t kMinPackSize = 64ull << 10;
+inline constexpr uint64_t kMaxPackSize = 4ull << 30;
+inline constexpr char kConfigFileName[] = "lexpack.conf";
+
+struct ConfigEntry {
+  std::string key;     // "dir", "max_size", "pack_size", "sync"
+  std::string value;   // as shown to the user
+  std::string source;  // "default", "environment LEXPACK_MAXSIZE", "<file>:<line>", ...
+};
+
+struct Config {
+  std::string dir;
+  uint64_t max_size = kDefaultMaxSize;
+  uint64_t pack_size = kDefaultPackSize;
+  bool sync = false;  // fsync the index on every commit
+  std::vector<ConfigEntry> entries;
+  // Unusable settings that were ignored, each naming the file/variable and why.
+  std::vector<std::string> warnings;
+};
+
+// LEXPACK_DIR, else $XDG_CACHE_HOME/lexpack, else $HOME/.cache/lexpack.
+// Empty when none of those variables is set.
+std::string default_cache_dir();
+
+// Resolves the directory (dir_override if non-empty) and reads its config
+// file if there is one. A missing file is not an error; bad lines are warnings.
+Config load_config(std::string_view dir_override);
+
+// "5G", "500M", "64Ki", "1.5G", "123" (bytes). Decimal suffixes k/M/G/T, binary
+// Ki/Mi/Gi/Ti; an optional trailing "B". nullopt on anything else or overflow.
+std::optional<uint64_t> parse_size(std::string_view text);
+std::string format_size(uint64_t bytes);
+
+}  // namespace lexpack::cache

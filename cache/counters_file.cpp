@@ -1,0 +1,119 @@
+// Shared counters file; see counters_file.h. Layout: a 64-byte header with a
+// magic, then fixed 64-byte slots {tag, value, name[48]} found by open
+// addressing on the name's hash. Tags are claimed with compare-and-swap.
+#include "cache/counters_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "cache/hash.h"
+
+namespace lexpack::cache {
+
+namespace {
+
+constexpr size_t kFileSize = 8192;
+constexpr size_t kSlotSize = 64;
+constexpr size_t kSlots = kFileSize / kSlotSize - 1;
+constexpr size_t kNameMax = 47;
+constexpr char kMagic[16] = "lexpack-stats-1";
+
+struct Slot {
+  uint64_t tag;
+  int64_t value;
+  char name[48];
+};
+static_assert(sizeof(Slot) == kSlotSize);
+
+Slot* slot(char* map, size_t i) {
+  return reinterpret_cast<Slot*>(map + kSlotSize * (i + 1));
+}
+
+}  // namespace
+
+CountersFile::~CountersFile() {
+  if (map_) ::munmap(map_, kFileSize);
+}
+
+Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path, bool read_only) {
+  std::unique_ptr<CountersFile> c(new CountersFile());
+  c->path_ = path;
+  c->read_only_ = read_only;
+  int fd =
+      ::open(path.c_str(), read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::error(path + ": open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return Status::error(path + ": fstat: " + std::strerror(errno));
+  }
+  if (static_cast<size_t>(st.st_size) != kFileSize) {
+    if (read_only || ::ftruncate(fd, kFileSize) != 0) {
+      ::close(fd);
+      return Status::error(path + ": counters file has the wrong size");
+    }
+  }
+  void* m =
+      ::mmap(nullptr, kFileSize, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return Status::error(path + ": mmap: " + std::strerror(errno));
+  c->map_ = static_cast<char*>(m);
+  if (std::memcmp(c->map_, kMagic, sizeof kMagic) != 0) {
+    if (read_only) return Status::error(path + ": not a counters file");
+    c->reset();
+  }
+  return c;
+}
+
+void CountersFile::reset() {
+  if (read_only_) return;
+  std::memset(map_ + sizeof kMagic, 0, kFileSize - sizeof kMagic);
+  std::memcpy(map_, kMagic, sizeof kMagic);
+}
+
+Status CountersFile::add(std::string_view name, int64_t delta) {
+  if (read_only_) return Status::error(path_ + ": the cache is read-only");
+  if (name.empty() || name.size() > kNameMax) {
+    return Status::error("counter name '" + std::string(name) + "' must have 1 to 47 bytes");
+  }
+  uint64_t tag = hash_bytes(name).lo | 1;
+  for (size_t probe = 0; probe < kSlots; ++probe) {
+    Slot* s = slot(map_, (tag + probe) % kSlots);
+    uint64_t current = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+    if (current == 0) {
+      uint64_t expected = 0;
+      if (__atomic_compare_exchange_n(&s->tag, &expected, tag, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        std::memcpy(s->name, name.data(), name.size());
+        current = tag;
+      } else {
+        current = expected;
+      }
+    }
+    if (current == tag) {
+      __atomic_fetch_add(&s->value, delta, __ATOMIC_RELAXED);
+      return {};
+    }
+  }
+  return Status::error(path_ + ": no free counter slot for '" + std::string(name) + "'");
+}
+
+std::map<std::string, int64_t> CountersFile::read_all() const {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < kSlots; ++i) {
+    const Slot* s = slot(map_, i);
+    if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == 0) continue;
+    size_t n = strnlen(s->name, kNameMax);
+    if (n == 0) continue;
+    out[std::string(s->name, n)] += __atomic_load_n(&s->value, __ATOMIC_RELAXED);
+  }
+  return out;
+}
+
+}  // namespace lexpack::cache

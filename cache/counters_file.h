@@ -1,0 +1,33 @@
+// Statistics counters (hits, misses, time saved, ...) in a small shared file
+// updated with atomic adds on a mapping (internal to cache/), so counting a hit
+// never costs an index write transaction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cache/status.h"
+
+namespace lexpack::cache {
+
+class CountersFile {
+ public:
+  ~CountersFile();
+  // Maps the file, creating or re-initializing it when absent or damaged.
+  // A read-only open maps an existing file only.
+  static Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
+  Status add(std::string_view name, int64_t delta);
+  std::map<std::string, int64_t> read_all() const;
+  void reset();
+
+ private:
+  CountersFile() = default;
+  std::string path_;
+  char* map_ = nullptr;
+  bool read_only_ = false;
+};
+
+}  // namespace lexpack::cache

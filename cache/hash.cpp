@@ -1,0 +1,78 @@
+// XXH3-128 behind the Hash128 type, so that no other file includes xxhash.h
+// and the hash can be swapped in one place.
+#include "cache/hash.h"
+
+#include <xxhash.h>
+
+namespace lexpack::cache {
+
+namespace {
+
+Hash128 from_xxh(XXH128_hash_t h) {
+  return Hash128{h.low64, h.high64};
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string Hash128::hex() const {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int i = 0; i < 16; ++i) {
+    out[15 - i] = kDigits[(hi >> (4 * i)) & 0xf];
+    out[31 - i] = kDigits[(lo >> (4 * i)) & 0xf];
+  }
+  return out;
+}
+
+bool Hash128::from_hex(std::string_view hex, Hash128* out) {
+  if (hex.size() != 32) return false;
+  uint64_t parts[2] = {0, 0};
+  for (size_t i = 0; i < 32; ++i) {
+    int v = hex_value(hex[i]);
+    if (v < 0) return false;
+    parts[i / 16] = (parts[i / 16] << 4) | static_cast<uint64_t>(v);
+  }
+  out->hi = parts[0];
+  out->lo = parts[1];
+  return true;
+}
+
+Hash128 hash_bytes(std::string_view bytes) {
+  return from_xxh(XXH3_128bits(bytes.data(), bytes.size()));
+}
+
+Hasher::Hasher() : state_(XXH3_createState()) {
+  XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_));
+}
+
+Hasher::~Hasher() {
+  XXH3_freeState(static_cast<XXH3_state_t*>(state_));
+}
+
+void Hasher::update(std::string_view bytes) {
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), bytes.data(), bytes.size());
+}
+
+void Hasher::field(std::string_view bytes) {
+  field(static_cast<uint64_t>(bytes.size()));
+  update(bytes);
+}
+
+void Hasher::field(uint64_t value) {
+  unsigned char le[8];
+  for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(value >> (8 * i));
+  update(std::string_view(reinterpret_cast<const char*>(le), 8));
+}
+
+Hash128 Hasher::digest() const {
+  return from_xxh(XXH3_128bits_digest(static_cast<const XXH3_state_t*>(state_)));
+}
+
+}  // namespace lexpack::cache

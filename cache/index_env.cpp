@@ -1,0 +1,256 @@
+// LMDB environment and transactions for the index; see index_env.h.
+// Readers reuse one reset transaction; write transactions stay short.
+#include "cache/index_env.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace lexpack::cache {
+
+namespace {
+
+// Virtual size of the map; the file grows only as needed.
+constexpr size_t kMapSize = size_t{64} << 30;
+constexpr unsigned kMaxReaders = 4096;
+
+constexpr const char* kTableNames[kTableCount] = {"blobs",   "pack_blobs", "packs", "files",
+                                                  "actions", "memo",       "meta"};
+
+MDB_val val(std::string_view s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+
+std::string_view view(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+}  // namespace
+
+const char* table_name(Table t) {
+  return kTableNames[static_cast<int>(t)];
+}
+
+bool is_damage_code(int rc) {
+  return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
+         rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_BAD_VALSIZE;
+}
+
+Status Index::mdb_fail(const char* op, int rc) {
+  if (is_damage_code(rc)) damaged_ = true;
+  return Status::error(path_ + ": " + op + ": " + mdb_strerror(rc));
+}
+
+Status Txn::fail(const char* op, int rc) {
+  return index_->mdb_fail(op, rc);
+}
+
+bool Txn::in_map(const MDB_val& v) const {
+  // Values read in a read transaction must lie inside the mapped file; a
+  // damaged page could otherwise point anywhere.
+  if (write_ || !index_->map_begin_) return true;
+  const char* p = static_cast<const char*>(v.mv_data);
+  if (p < index_->map_begin_ || p > index_->map_end_) return false;
+  return v.mv_size <= static_cast<size_t>(index_->map_end_ - p);
+}
+
+Status Txn::get(Table t, std::string_view key, std::optional<std::string_view>* out) {
+  MDB_val k = val(key), v;
+  int rc = mdb_get(txn_, index_->dbi_[static_cast<int>(t)], &k, &v);
+  if (rc == MDB_NOTFOUND) {
+    *out = std::nullopt;
+    return {};
+  }
+  if (rc != 0) return fail("mdb_get", rc);
+  if (!in_map(v)) {
+    index_->damaged_ = true;
+    return Status::error(index_->path_ + ": record outside the index file in table " +
+                         table_name(t));
+  }
+  *out = view(v);
+  return {};
+}
+
+Status Txn::put(Table t, std::string_view key, std::string_view value) {
+  MDB_val k = val(key), v = val(value);
+  int rc = mdb_put(txn_, index_->dbi_[static_cast<int>(t)], &k, &v, 0);
+  if (rc != 0) return fail("mdb_put", rc);
+  return {};
+}
+
+Status Txn::del(Table t, std::string_view key) {
+  MDB_val k = val(key);
+  int rc = mdb_del(txn_, index_->dbi_[static_cast<int>(t)], &k, nullptr);
+  if (rc != 0 && rc != MDB_NOTFOUND) return fail("mdb_del", rc);
+  return {};
+}
+
+Status Txn::each(Table t, std::string_view prefix,
+                 const std::function<bool(std::string_view, std::string_view)>& fn) {
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn_, index_->dbi_[static_cast<int>(t)], &cursor);
+  if (rc != 0) return fail("mdb_cursor_open", rc);
+  MDB_val k = val(prefix), v;
+  rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  Status status;
+  while (rc == 0) {
+    std::string_view key = view(k);
+    if (key.substr(0, prefix.size()) != prefix) break;
+    if (!in_map(k) || !in_map(v)) {
+      index_->damaged_ = true;
+      status = Status::error(index_->path_ + ": record outside the index file in table " +
+                             table_name(t));
+      break;
+    }
+    if (!fn(key, view(v))) break;
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+  }
+  if (status.ok() && rc != 0 && rc != MDB_NOTFOUND) status = fail("mdb_cursor_get", rc);
+  mdb_cursor_close(cursor);
+  return status;
+}
+
+Status Txn::entries(Table t, uint64_t* count) {
+  MDB_stat st;
+  int rc = mdb_stat(txn_, index_->dbi_[static_cast<int>(t)], &st);
+  if (rc != 0) return fail("mdb_stat", rc);
+  *count = st.ms_entries;
+  return {};
+}
+
+Status Txn::clear(Table t) {
+  int rc = mdb_drop(txn_, index_->dbi_[static_cast<int>(t)], 0);
+  if (rc != 0) return fail("mdb_drop", rc);
+  return {};
+}
+
+Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
+                                           bool no_lock, int* rc_out) {
+  *rc_out = 0;
+  std::unique_ptr<Index> index(new Index());
+  auto fail = [&](const char* op, int rc) {
+    *rc_out = rc;
+    return index->mdb_fail(op, rc);
+  };
+  index->path_ = path;
+  index->read_only_ = read_only;
+  int rc = mdb_env_create(&index->env_);
+  if (rc != 0) return fail("mdb_env_create", rc);
+  if ((rc = mdb_env_set_mapsize(index->env_, kMapSize)) != 0) {
+    return fail("mdb_env_set_mapsize", rc);
+  }
+  if ((rc = mdb_env_set_maxdbs(index->env_, kTableCount)) != 0) {
+    return fail("mdb_env_set_maxdbs", rc);
+  }
+  if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
+    return fail("mdb_env_set_maxreaders", rc);
+  }
+  unsigned flags = MDB_NOSUBDIR | MDB_NOTLS;
+  if (read_only) flags |= MDB_RDONLY;
+  if (no_lock) flags |= MDB_NOLOCK;
+  if (!sync) flags |= MDB_NOSYNC;
+  if ((rc = mdb_env_open(index->env_, path.c_str(), flags, 0644)) != 0) {
+    return fail("mdb_env_open", rc);
+  }
+  MDB_envinfo info;
+  if ((rc = mdb_env_info(index->env_, &info)) != 0) return fail("mdb_env_info", rc);
+  index->map_begin_ = static_cast<const char*>(info.me_mapaddr);
+  MDB_stat st;
+  if ((rc = mdb_env_stat(index->env_, &st)) != 0) return fail("mdb_env_stat", rc);
+  index->page_size_ = st.ms_psize;
+  index->file_size_ = index->file_bytes();
+
+  MDB_txn* txn = nullptr;
+  if ((rc = mdb_txn_begin(index->env_, nullptr, read_only ? MDB_RDONLY : 0, &txn)) != 0) {
+    return fail("mdb_txn_begin", rc);
+  }
+  for (int i = 0; i < kTableCount; ++i) {
+    rc = mdb_dbi_open(txn, kTableNames[i], read_only ? 0 : MDB_CREATE, &index->dbi_[i]);
+    if (rc == MDB_NOTFOUND && read_only) {
+      mdb_txn_abort(txn);
+      *rc_out = rc;
+      return Status::error(path + ": the index has no table " + kTableNames[i] +
+                           " and is read-only");
+    }
+    if (rc != 0) {
+      mdb_txn_abort(txn);
+      return fail("mdb_dbi_open", rc);
+    }
+  }
+  if ((rc = mdb_txn_commit(txn)) != 0) return fail("mdb_txn_commit", rc);
+  return index;
+}
+
+Index::~Index() {
+  if (reader_) mdb_txn_abort(reader_);
+  if (env_) mdb_env_close(env_);
+}
+
+uint64_t Index::file_bytes() const {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+int Index::check_readers() {
+  int dead = 0;
+  if (env_) mdb_reader_check(env_, &dead);
+  return dead;
+}
+
+Status Index::read(const std::function<Status(Txn&)>& fn) {
+  int rc;
+  if (reader_) {
+    rc = mdb_txn_renew(reader_);
+    if (rc != 0) {
+      mdb_txn_abort(reader_);
+      reader_ = nullptr;
+    }
+  }
+  if (!reader_) {
+    rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &reader_);
+    if (rc == MDB_READERS_FULL) {
+      check_readers();
+      rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &reader_);
+    }
+    if (rc != 0) {
+      reader_ = nullptr;
+      return mdb_fail("mdb_txn_begin (read)", rc);
+    }
+  }
+  MDB_envinfo info;
+  if ((rc = mdb_env_info(env_, &info)) != 0) {
+    mdb_txn_reset(reader_);
+    return mdb_fail("mdb_env_info", rc);
+  }
+  // The file size is re-read only when the index has grown past what we saw.
+  uint64_t used = (static_cast<uint64_t>(info.me_last_pgno) + 1) * page_size_;
+  if (used > file_size_) file_size_ = file_bytes();
+  map_end_ = map_begin_ + std::min(used, file_size_);
+  Txn txn(this, reader_, false);
+  Status status = fn(txn);
+  mdb_txn_reset(reader_);
+  return status;
+}
+
+Status Index::write(const std::function<Status(Txn&)>& fn) {
+  if (read_only_) return Status::error(path_ + ": the cache is read-only");
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
+  if (rc == MDB_READERS_FULL) {
+    check_readers();
+    rc = mdb_txn_begin(env_, nullptr, 0, &txn);
+  }
+  if (rc != 0) return mdb_fail("mdb_txn_begin (write)", rc);
+  Txn t(this, txn, true);
+  Status status = fn(t);
+  if (!status.ok()) {
+    mdb_txn_abort(txn);
+    return status;
+  }
+  rc = mdb_txn_commit(txn);
+  if (rc != 0) return mdb_fail("mdb_txn_commit", rc);
+  return {};
+}
+
+}  // namespace lexpack::cache

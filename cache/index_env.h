@@ -1,0 +1,89 @@
+// The LMDB environment behind the store's index (internal to cache/; the
+// public header store.h never sees an MDB type). Wraps every mdb_* call so its
+// return code is checked and reported with the operation and mdb_strerror.
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cache/status.h"
+
+namespace lexpack::cache {
+
+enum class Table { kBlobs, kPackBlobs, kPacks, kFiles, kActions, kMemo, kMeta };
+inline constexpr int kTableCount = 7;
+const char* table_name(Table t);
+
+class Index;
+
+// One transaction. Values returned by get()/each() are valid until it ends.
+class Txn {
+ public:
+  Txn(Index* index, MDB_txn* txn, bool write) : index_(index), txn_(txn), write_(write) {}
+  // *out is nullopt when the key is absent.
+  Status get(Table t, std::string_view key, std::optional<std::string_view>* out);
+  Status put(Table t, std::string_view key, std::string_view value);
+  Status del(Table t, std::string_view key);  // absent is fine
+  // Calls fn for each record whose key starts with prefix, in key order, until
+  // it returns false.
+  Status each(Table t, std::string_view prefix,
+              const std::function<bool(std::string_view key, std::string_view value)>& fn);
+  Status entries(Table t, uint64_t* count);
+  Status clear(Table t);
+  bool is_write() const { return write_; }
+
+ private:
+  Status fail(const char* op, int rc);
+  bool in_map(const MDB_val& v) const;
+  Index* index_;
+  MDB_txn* txn_;
+  bool write_;
+};
+
+class Index {
+ public:
+  // path: the index file (MDB_NOSUBDIR); its lock file is path + "-lock".
+  // no_lock: for a read-only directory whose lock file cannot be written.
+  // *rc receives the failing LMDB/errno code (0 on success).
+  static Result<std::unique_ptr<Index>> open(const std::string& path, bool read_only, bool sync,
+                                             bool no_lock, int* rc);
+  ~Index();
+
+  Status read(const std::function<Status(Txn&)>& fn);
+  // Commits when fn returns ok, aborts otherwise.
+  Status write(const std::function<Status(Txn&)>& fn);
+
+  // Set once an LMDB call reported a damaged file (MDB_CORRUPTED, ...).
+  bool damaged() const { return damaged_; }
+  void mark_damaged() { damaged_ = true; }
+  const std::string& path() const { return path_; }
+  uint64_t file_bytes() const;
+  // Clears reader slots left by killed processes; returns how many.
+  int check_readers();
+
+ private:
+  friend class Txn;
+  Index() = default;
+  Status mdb_fail(const char* op, int rc);
+  std::string path_;
+  MDB_env* env_ = nullptr;
+  MDB_dbi dbi_[kTableCount] = {};
+  MDB_txn* reader_ = nullptr;  // kept reset between reads (MDB_NOTLS)
+  bool read_only_ = false;
+  bool damaged_ = false;
+  const char* map_begin_ = nullptr;
+  const char* map_end_ = nullptr;
+  uint64_t page_size_ = 4096;
+  uint64_t file_size_ = 0;
+};
+
+// True for return codes that mean the index file itself is broken.
+bool is_damage_code(int rc);
+
+}  // namespace lexpack::cache

@@ -1,0 +1,205 @@
+// Pack file I/O: one read-only mapping per pack, appends with few large
+// pwritev calls under an exclusive flock. See pack_file.h.
+#include "cache/pack_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace lexpack::cache {
+
+namespace {
+
+constexpr size_t kMaxIov = 512;
+alignas(4096) const char kZeros[kPageSize] = {};
+
+uint64_t align_up(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+// Holds an exclusive flock for the life of the object.
+class FileLock {
+ public:
+  explicit FileLock(int fd) : fd_(fd) {
+    while ((ok_ = ::flock(fd_, LOCK_EX) == 0) == false && errno == EINTR) {
+    }
+  }
+  ~FileLock() {
+    if (ok_) ::flock(fd_, LOCK_UN);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  int fd_;
+  bool ok_ = false;
+};
+
+}  // namespace
+
+PackSet::~PackSet() {
+  for (auto& [n, p] : packs_) {
+    for (auto& m : p.maps) ::munmap(const_cast<char*>(m.addr), m.length);
+    if (p.fd >= 0) ::close(p.fd);
+  }
+  for (auto& m : retired_) ::munmap(const_cast<char*>(m.addr), m.length);
+}
+
+std::string PackSet::path(uint32_t pack) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "/pack-%08u.lpk", pack);
+  return dir_ + name;
+}
+
+bool PackSet::parse_name(std::string_view name, uint32_t* pack) {
+  if (name.size() != 17 || name.substr(0, 5) != "pack-" || name.substr(13) != ".lpk") {
+    return false;
+  }
+  uint32_t v = 0;
+  for (char c : name.substr(5, 8)) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(c - '0');
+  }
+  *pack = v;
+  return true;
+}
+
+Result<PackSet::Pack*> PackSet::open_pack(uint32_t pack, bool for_write) {
+  Pack& p = packs_[pack];
+  if (p.fd >= 0 && (p.writable || !for_write)) return &p;
+  if (for_write && read_only_) return Status::error(path(pack) + ": the cache is read-only");
+  int flags = O_CLOEXEC | (for_write ? (O_RDWR | O_CREAT) : O_RDONLY);
+  int fd = ::open(path(pack).c_str(), flags, 0644);
+  if (fd < 0 && !for_write && errno == ENOENT) {
+    return Status::error(path(pack) + ": pack file is missing");
+  }
+  if (fd < 0) return Status::error(path(pack) + ": open: " + errno_text());
+  if (p.fd >= 0) ::close(p.fd);
+  p.fd = fd;
+  p.writable = for_write;
+  return &p;
+}
+
+Result<std::string_view> PackSet::view(uint32_t pack, uint64_t offset, uint64_t size) {
+  auto opened = open_pack(pack, false);
+  if (!opened.ok()) return opened.status();
+  Pack* p = opened.value();
+  uint64_t end = offset + size;
+  if (end < offset) return Status::error(path(pack) + ": blob range overflows");
+  if (end > p->known_size) {
+    struct stat st;
+    if (::fstat(p->fd, &st) != 0) return Status::error(path(pack) + ": fstat: " + errno_text());
+    p->known_size = static_cast<uint64_t>(st.st_size);
+    if (end > p->known_size) {
+      return Status::error(path(pack) + ": blob at offset " + std::to_string(offset) + " size " +
+                           std::to_string(size) + " lies past the end of the pack (" +
+                           std::to_string(p->known_size) + " bytes)");
+    }
+  }
+  if (size == 0) return std::string_view();
+  if (p->maps.empty() || end > p->maps.back().length) {
+    // Map the whole pack size up front, so that later appends need no new
+    // mapping; only a pack grown past that (a huge blob) gets a second one.
+    size_t length = align_up(std::max(pack_size_, p->known_size), kPageSize);
+    void* addr = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, p->fd, 0);
+    if (addr == MAP_FAILED) return Status::error(path(pack) + ": mmap: " + errno_text());
+    p->maps.push_back(Mapping{static_cast<const char*>(addr), length});
+  }
+  return std::string_view(p->maps.back().addr + offset, size);
+}
+
+Status PackSet::append(uint32_t pack, const std::vector<PackPiece>& pieces,
+                       std::vector<uint64_t>* offsets, bool* full) {
+  *full = false;
+  offsets->clear();
+  auto opened = open_pack(pack, true);
+  if (!opened.ok()) return opened.status();
+  Pack* p = opened.value();
+  FileLock lock(p->fd);
+  if (!lock.ok()) return Status::error(path(pack) + ": flock: " + errno_text());
+  struct stat st;
+  if (::fstat(p->fd, &st) != 0) return Status::error(path(pack) + ": fstat: " + errno_text());
+  const uint64_t start = static_cast<uint64_t>(st.st_size);
+
+  std::vector<iovec> iov;
+  uint64_t pos = start;
+  auto pad_to = [&](uint64_t target) {
+    while (pos < target) {
+      uint64_t n = std::min<uint64_t>(target - pos, kPageSize);
+      iov.push_back(iovec{const_cast<char*>(kZeros), n});
+      pos += n;
+    }
+  };
+  for (const auto& piece : pieces) {
+    pad_to(align_up(pos, piece.page_aligned ? kPageSize : kBlobAlignment));
+    offsets->push_back(pos);
+    if (!piece.bytes.empty()) {
+      iov.push_back(iovec{const_cast<char*>(piece.bytes.data()), piece.bytes.size()});
+    }
+    pos += piece.bytes.size();
+    if (piece.page_aligned) pad_to(align_up(pos, kPageSize));
+  }
+  if (start > 0 && pos > pack_size_) {
+    *full = true;
+    offsets->clear();
+    return {};
+  }
+
+  uint64_t at = start;
+  size_t i = 0;
+  while (i < iov.size()) {
+    int count = static_cast<int>(std::min(kMaxIov, iov.size() - i));
+    ssize_t n = ::pwritev(p->fd, &iov[i], count, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string why = n < 0 ? errno_text() : "wrote nothing";
+      // Leave no partial tail behind; the bytes were never indexed anyway.
+      if (::ftruncate(p->fd, static_cast<off_t>(start)) != 0) {
+      }
+      offsets->clear();
+      return Status::error(path(pack) + ": write of " + std::to_string(pos - start) +
+                           " bytes at offset " + std::to_string(start) + ": " + why);
+    }
+    at += static_cast<uint64_t>(n);
+    // Skip what was written, possibly splitting an entry.
+    size_t done = static_cast<size_t>(n);
+    while (done > 0 && i < iov.size()) {
+      if (done >= iov[i].iov_len) {
+        done -= iov[i].iov_len;
+        ++i;
+      } else {
+        iov[i].iov_base = static_cast<char*>(iov[i].iov_base) + done;
+        iov[i].iov_len -= done;
+        done = 0;
+      }
+    }
+  }
+  return {};
+}
+
+void PackSet::forget(uint32_t pack) {
+  auto it = packs_.find(pack);
+  if (it == packs_.end()) return;
+  for (auto& m : it->second.maps) retired_.push_back(m);
+  if (it->second.fd >= 0) ::close(it->second.fd);
+  packs_.erase(it);
+}
+
+void PackSet::drop_page_cache() {
+  for (auto& [n, p] : packs_) {
+    if (p.fd >= 0) ::posix_fadvise(p.fd, 0, 0, POSIX_FADV_DONTNEED);
+  }
+}
+
+}  // namespace lexpack::cache

@@ -1,0 +1,74 @@
+// Pack files: large append-only files holding blob bytes back to back
+// (internal to cache/). Each pack is mapped read-only at most once per
+// process; appends from many processes are serialized by flock on the pack.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/status.h"
+
+namespace lexpack::cache {
+
+inline constexpr uint64_t kPageSize = 4096;
+inline constexpr uint64_t kBlobAlignment = 16;
+
+struct PackPiece {
+  std::string_view bytes;
+  bool page_aligned = false;
+};
+
+class PackSet {
+ public:
+  PackSet(std::string dir, uint64_t pack_size, bool read_only)
+      : dir_(std::move(dir)), pack_size_(pack_size), read_only_(read_only) {}
+  ~PackSet();
+  PackSet(const PackSet&) = delete;
+  PackSet& operator=(const PackSet&) = delete;
+
+  std::string path(uint32_t pack) const;
+  static bool parse_name(std::string_view name, uint32_t* pack);
+
+  // Bytes [offset, offset + size) of the pack, from its one mapping. The view
+  // stays valid for the life of this PackSet. Fails when the pack is missing
+  // or shorter than the range.
+  Result<std::string_view> view(uint32_t pack, uint64_t offset, uint64_t size);
+
+  // Appends pieces at the end of the pack with one locked pwritev: each piece
+  // starts 16-byte aligned, or page-aligned and zero-padded to whole pages.
+  // Sets *full (and writes nothing) when they would push a non-empty pack past
+  // the pack size. Returns each piece's offset.
+  Status append(uint32_t pack, const std::vector<PackPiece>& pieces, std::vector<uint64_t>* offsets,
+                bool* full);
+
+  // Drops the open descriptor of a pack (after it was deleted); its mappings
+  // stay until this PackSet goes away, so earlier views remain valid.
+  void forget(uint32_t pack);
+  // Hints the kernel to drop the cached pages of every pack file.
+  void drop_page_cache();
+  uint64_t pack_size() const { return pack_size_; }
+
+ private:
+  struct Mapping {
+    const char* addr = nullptr;
+    size_t length = 0;
+  };
+  struct Pack {
+    int fd = -1;
+    bool writable = false;
+    uint64_t known_size = 0;
+    std::vector<Mapping> maps;  // the last one is current; older ones kept for old views
+  };
+  Result<Pack*> open_pack(uint32_t pack, bool for_write);
+
+  std::string dir_;
+  uint64_t pack_size_;
+  bool read_only_;
+  std::map<uint32_t, Pack> packs_;
+  std::vector<Mapping> retired_;
+};
+
+}  // namespace lexpack::cache

@@ -1,0 +1,606 @@
+// Opening the store, and its hot path: blobs (dedup, pack append, verified
+// reads from one mapping per pack) and the file/action/memo records.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "cache/store_impl.h"
+
+namespace lexpack::cache {
+
+namespace {
+
+constexpr int kMaxPutAttempts = 8;
+constexpr size_t kMaxPendingUses = 4096;
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+std::string encode_u32(uint32_t v) {
+  ByteWriter w;
+  w.u32(v);
+  return std::move(w.bytes());
+}
+
+// The meta table's sealed u32 values ("format", "active").
+Status get_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
+  std::optional<std::string_view> raw;
+  Status s = t.get(Table::kMeta, name, &raw);
+  if (!s.ok()) return s;
+  *out = std::nullopt;
+  if (!raw) return {};
+  auto value = unseal("meta", name, *raw);
+  ByteReader r(value ? *value : std::string_view());
+  uint32_t v = r.u32();
+  if (!value || !r.done())
+    return Status::error(std::string("index meta record '") + name + "' is damaged");
+  *out = v;
+  return {};
+}
+
+Status put_meta(Txn& t, const char* name, uint32_t v) {
+  return t.put(Table::kMeta, name, seal("meta", name, encode_u32(v)));
+}
+
+Status get_pack(Txn& t, uint32_t pack, std::optional<PackRecord>* out) {
+  std::optional<std::string_view> raw;
+  *out = std::nullopt;
+  std::string key = pack_key(pack);
+  Status s = t.get(Table::kPacks, key, &raw);
+  if (!s.ok() || !raw) return s;
+  auto value = unseal("packs", key, *raw);
+  if (value) *out = decode_pack_record(*value);
+  return {};
+}
+
+Status put_pack(Txn& t, uint32_t pack, const PackRecord& rec) {
+  std::string key = pack_key(pack);
+  return t.put(Table::kPacks, key, seal("packs", key, encode(rec)));
+}
+
+std::optional<BlobLocation> decode_blob(std::string_view key, std::string_view raw) {
+  auto value = unseal("blobs", key, raw);
+  if (!value) return std::nullopt;
+  return decode_blob_location(*value);
+}
+
+// Holds a flock on the reset lock file while alive (shared or exclusive).
+class ResetLock {
+ public:
+  ResetLock(const std::string& path, int op) {
+    if (::access(path.c_str(), F_OK) != 0 &&
+        ::access(path.substr(0, path.rfind('/')).c_str(), W_OK) != 0) {
+      return;  // a read-only directory: nobody can reset it anyway
+    }
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      while (::flock(fd_, op) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~ResetLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+ino_t inode_of(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+int64_t now_seconds() {
+  return static_cast<int64_t>(std::time(nullptr));
+}
+
+Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
+  return StoreImpl::open(options);
+}
+
+Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
+  std::unique_ptr<StoreImpl> s(new StoreImpl());
+  s->options_ = options;
+  s->config_ = load_config(options.dir);
+  if (s->config_.dir.empty()) {
+    return Status::error("no cache directory: set LEXPACK_DIR, XDG_CACHE_HOME or HOME");
+  }
+  s->dir_ = s->config_.dir;
+  s->packs_dir_ = s->dir_ + "/" + kPacksDirName;
+  s->index_path_ = s->dir_ + "/" + kIndexFileName;
+  s->read_only_ = options.read_only;
+  if (!s->read_only_) {
+    std::error_code ec;
+    std::filesystem::create_directories(s->packs_dir_, ec);
+    if (ec || ::access(s->dir_.c_str(), W_OK) != 0 || ::access(s->packs_dir_.c_str(), W_OK) != 0) {
+      if (!std::filesystem::is_directory(s->dir_, ec)) {
+        return Status::error(s->dir_ + ": cannot create the cache directory: " +
+                             (ec ? ec.message() : std::string("not writable")));
+      }
+      s->read_only_ = true;
+      s->messages_.push_back(s->dir_ + ": the cache directory is not writable; using it read-only");
+    }
+  }
+  uint64_t pack_size = options.pack_size ? options.pack_size : s->config_.pack_size;
+  pack_size = std::max<uint64_t>(pack_size, 2 * kPageSize);
+  s->packs_ = std::make_unique<PackSet>(s->packs_dir_, pack_size, s->read_only_);
+  Status st = s->open_index();
+  if (!st.ok()) return st;
+  auto counters = CountersFile::open(s->dir_ + "/" + kCountersFileName, s->read_only_);
+  if (counters.ok()) {
+    s->counters_ = std::move(counters.value());
+  } else if (!s->read_only_) {
+    s->messages_.push_back(counters.message());
+  }
+  return std::unique_ptr<Store>(std::move(s));
+}
+
+Status StoreImpl::open_index() {
+  // Shared while opening, so a reset (exclusive) never swaps files under us.
+  auto lock = std::make_unique<ResetLock>(dir_ + "/" + kResetLockName, LOCK_SH);
+  index_ino_ = inode_of(index_path_);
+  int rc = 0;
+  auto opened = Index::open(index_path_, read_only_, config_.sync, false, &rc);
+  if (!opened.ok() && read_only_ && (rc == EACCES || rc == EROFS)) {
+    // A lock file we cannot write: read without LMDB's reader table.
+    opened = Index::open(index_path_, true, false, true, &rc);
+  }
+  if (!opened.ok() && !read_only_ && (rc == EACCES || rc == EROFS)) {
+    read_only_ = true;
+    messages_.push_back(opened.message() + "; using the cache read-only");
+    packs_ = std::make_unique<PackSet>(packs_dir_, packs_->pack_size(), true);
+    opened = Index::open(index_path_, true, false, false, &rc);
+    if (!opened.ok() && (rc == EACCES || rc == EROFS)) {
+      opened = Index::open(index_path_, true, false, true, &rc);
+    }
+  }
+  if (!opened.ok()) {
+    if (read_only_ || !is_damage_code(rc)) return opened.status();
+    lock.reset();
+    return reset_index(opened.message());
+  }
+  index_ = std::move(opened.value());
+  index_ino_ = inode_of(index_path_);
+  Status st = init_meta();
+  if (!st.ok() && !read_only_ &&
+      (index_->damaged() || st.message().find("damaged") != std::string::npos)) {
+    lock.reset();
+    return reset_index(st.message());
+  }
+  return st;
+}
+
+Status StoreImpl::init_meta() {
+  std::optional<uint32_t> format, active;
+  Status st = index_->read([&](Txn& t) {
+    Status s = get_meta(t, "format", &format);
+    if (s.ok()) s = get_meta(t, "active", &active);
+    return s;
+  });
+  if (!st.ok()) return st;
+  if (format && *format != kFormatVersion) {
+    return Status::error(index_path_ + ": index format " + std::to_string(*format) +
+                         " is damaged or from another version (expected " +
+                         std::to_string(kFormatVersion) + ")");
+  }
+  if ((format && active) || read_only_) return {};
+  // A fresh index: numbering continues after any pack already on disk, so a
+  // number is never reused while some process may still append to it.
+  uint32_t first = 1;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
+    uint32_t n;
+    if (PackSet::parse_name(e.path().filename().string(), &n) && n >= first) first = n + 1;
+  }
+  return index_->write([&](Txn& t) {
+    std::optional<uint32_t> f, a;
+    Status s = get_meta(t, "format", &f);
+    if (s.ok()) s = get_meta(t, "active", &a);
+    if (!s.ok() || (f && a)) return s;
+    s = put_meta(t, "format", kFormatVersion);
+    if (s.ok()) s = put_meta(t, "active", first);
+    PackRecord rec;
+    rec.created = rec.last_use = static_cast<uint64_t>(now_seconds());
+    if (s.ok()) s = put_pack(t, first, rec);
+    return s;
+  });
+}
+
+Status StoreImpl::reset_index(const std::string& reason) {
+  ResetLock lock(dir_ + "/" + kResetLockName, LOCK_EX);
+  index_.reset();
+  std::error_code ec;
+  if (inode_of(index_path_) == index_ino_) {
+    // Nobody replaced it yet: drop the index and the packs it described.
+    ::unlink(index_path_.c_str());
+    ::unlink((index_path_ + "-lock").c_str());
+    for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
+      uint32_t n;
+      if (PackSet::parse_name(e.path().filename().string(), &n)) {
+        std::filesystem::remove(e.path(), ec);
+        packs_->forget(n);
+      }
+    }
+  }
+  int rc = 0;
+  auto opened = Index::open(index_path_, false, config_.sync, false, &rc);
+  if (!opened.ok()) return opened.status();
+  index_ = std::move(opened.value());
+  index_ino_ = inode_of(index_path_);
+  report(index_path_ + ": the index was damaged (" + reason + "); the cache was reset",
+         "index_resets");
+  // Pack numbering restarts after the highest pack still on disk.
+  return init_meta();
+}
+
+Status StoreImpl::after_failure(Status status) {
+  if (index_ && index_->damaged() && !read_only_) {
+    Status reset = reset_index(status.message());
+    if (!reset.ok()) return Status::error(status.message() + "; reset failed: " + reset.message());
+  }
+  return status;
+}
+
+void StoreImpl::report(std::string message, const char* counter) {
+  if (messages_.size() < 1000) messages_.push_back(std::move(message));
+  if (counter && counters_) counters_->add(counter, 1);
+}
+
+std::vector<std::string> StoreImpl::take_messages() {
+  std::vector<std::string> out;
+  out.swap(messages_);
+  return out;
+}
+
+StoreImpl::~StoreImpl() {
+  flush();
+}
+
+std::optional<std::string_view> StoreImpl::find_blob(const BlobId& id, BlobLocation* where) {
+  if (!index_) return std::nullopt;
+  const std::string key = hash_key(id);
+  std::optional<BlobLocation> loc;
+  bool bad_record = false;
+  Status st = index_->read([&](Txn& t) {
+    std::optional<std::string_view> raw;
+    Status s = t.get(Table::kBlobs, key, &raw);
+    if (!s.ok() || !raw) return s;
+    loc = decode_blob(key, *raw);
+    bad_record = !loc;
+    return Status();
+  });
+  if (!st.ok()) {
+    after_failure(st);
+    return std::nullopt;
+  }
+  if (bad_record) {
+    report(index_path_ + ": the index record of blob " + id.hex() + " is damaged; ignored",
+           "corrupt_records");
+    return std::nullopt;
+  }
+  if (!loc) return std::nullopt;
+  auto bytes = packs_->view(loc->pack, loc->offset, loc->size);
+  if (bytes.ok() && hash_bytes(bytes.value()) == id) {
+    if (where) *where = *loc;
+    return bytes.value();
+  }
+  // A pack evicted since the lookup is a plain miss; anything else is damage.
+  bool still_there = false;
+  index_->read([&](Txn& t) {
+    std::optional<PackRecord> rec;
+    Status s = get_pack(t, loc->pack, &rec);
+    still_there = s.ok() && rec && rec->state == PackRecord::kLive;
+    return s;
+  });
+  if (!still_there) return std::nullopt;
+  report(bytes.ok() ? packs_->path(loc->pack) + ": blob " + id.hex() + " at offset " +
+                          std::to_string(loc->offset) + " does not match its hash; ignored"
+                    : bytes.message() + "; blob " + id.hex() + " ignored",
+         "corrupt_blobs");
+  return std::nullopt;
+}
+
+std::optional<std::string_view> StoreImpl::get_blob(const BlobId& id) {
+  BlobLocation loc;
+  auto bytes = find_blob(id, &loc);
+  if (bytes && !read_only_ &&
+      now_seconds() - static_cast<int64_t>(loc.last_use) >= options_.use_granularity_seconds) {
+    pending_uses_[hash_key(id)] = loc.pack;
+    if (pending_uses_.size() >= kMaxPendingUses) flush();
+  }
+  return bytes;
+}
+
+bool StoreImpl::has_blob(const BlobId& id) {
+  return find_blob(id, nullptr).has_value();
+}
+
+Result<BlobId> StoreImpl::put_blob(std::string_view bytes, const BlobOptions& options) {
+  auto ids = put_blobs({bytes}, options);
+  if (!ids.ok()) return ids.status();
+  return ids.value()[0];
+}
+
+Result<std::vector<BlobId>> StoreImpl::put_blobs(const std::vector<std::string_view>& blobs,
+                                                 const BlobOptions& options) {
+  std::vector<BlobId> ids;
+  ids.reserve(blobs.size());
+  for (auto b : blobs) ids.push_back(hash_bytes(b));
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  // Deduplicate against what is stored (and readable) already.
+  std::vector<std::string_view> todo;
+  std::vector<BlobId> todo_ids;
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    BlobLocation loc;
+    bool dup = false;
+    for (size_t j = 0; j < todo_ids.size() && !dup; ++j) dup = todo_ids[j] == ids[i];
+    if (dup) continue;
+    if (find_blob(ids[i], &loc) && (!options.page_aligned || (loc.flags & kBlobPageAligned))) {
+      continue;
+    }
+    todo.push_back(blobs[i]);
+    todo_ids.push_back(ids[i]);
+  }
+  // Write in chunks of at most a quarter pack, so a batch never bloats a pack.
+  size_t begin = 0;
+  while (begin < todo.size()) {
+    size_t end = begin;
+    uint64_t bytes = 0;
+    while (end < todo.size() &&
+           (end == begin || bytes + todo[end].size() <= packs_->pack_size() / 4)) {
+      bytes += todo[end].size();
+      ++end;
+    }
+    std::vector<std::string_view> part(todo.begin() + begin, todo.begin() + end);
+    std::vector<BlobId> part_ids(todo_ids.begin() + begin, todo_ids.begin() + end);
+    auto stored = store_pieces(part, part_ids, options.page_aligned);
+    if (!stored.ok()) return stored.status();
+    begin = end;
+  }
+  return ids;
+}
+
+Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::string_view>& blobs,
+                                                    const std::vector<BlobId>& ids,
+                                                    bool page_aligned) {
+  std::vector<PackPiece> pieces;
+  for (auto b : blobs) pieces.push_back(PackPiece{b, page_aligned});
+  std::string last_error = "no attempt";
+  for (int attempt = 0; attempt < kMaxPutAttempts; ++attempt) {
+    std::optional<uint32_t> active;
+    Status st = index_->read([&](Txn& t) { return get_meta(t, "active", &active); });
+    if (st.ok() && !active) st = Status::error(index_path_ + ": no active pack recorded");
+    if (!st.ok()) return after_failure(st);
+    std::vector<uint64_t> offsets;
+    bool full = false;
+    st = packs_->append(*active, pieces, &offsets, &full);
+    if (!st.ok()) return st;
+    if (full) {
+      st = roll_over(*active);
+      if (!st.ok()) return after_failure(st);
+      continue;
+    }
+    // The bytes are in the pack; now make them visible.
+    bool pack_gone = false;
+    const uint64_t now = static_cast<uint64_t>(now_seconds());
+    st = index_->write([&](Txn& t) {
+      std::optional<PackRecord> rec;
+      Status s = get_pack(t, *active, &rec);
+      if (!s.ok()) return s;
+      if (!rec || rec->state != PackRecord::kLive) {
+        pack_gone = true;
+        return Status::error("pack " + std::to_string(*active) + " is being evicted");
+      }
+      for (size_t i = 0; i < blobs.size(); ++i) {
+        const std::string key = hash_key(ids[i]);
+        std::optional<std::string_view> raw;
+        if (!(s = t.get(Table::kBlobs, key, &raw)).ok()) return s;
+        if (raw) {
+          auto old = decode_blob(key, *raw);
+          if (old) {
+            std::optional<PackRecord> old_pack;
+            if (!(s = get_pack(t, old->pack, &old_pack)).ok()) return s;
+            bool usable = old_pack && old_pack->state == PackRecord::kLive &&
+                          (!page_aligned || (old->flags & kBlobPageAligned));
+            if (usable) continue;  // someone stored it meanwhile
+            if (!(s = t.del(Table::kPackBlobs, pack_key(old->pack) + key)).ok()) return s;
+          }
+        }
+        BlobLocation loc;
+        loc.pack = *active;
+        loc.flags = page_aligned ? kBlobPageAligned : 0;
+        loc.offset = offsets[i];
+        loc.size = blobs[i].size();
+        loc.last_use = now;
+        if (!(s = t.put(Table::kBlobs, key, seal("blobs", key, encode(loc)))).ok()) return s;
+        if (!(s = t.put(Table::kPackBlobs, pack_key(*active) + key, "")).ok()) return s;
+        rec->blob_bytes += loc.size;
+      }
+      rec->last_use = now;
+      return put_pack(t, *active, *rec);
+    });
+    if (st.ok()) return ids;
+    if (!pack_gone) return after_failure(st);
+    last_error = st.message();
+  }
+  return Status::error(dir_ + ": could not store blobs: " + last_error);
+}
+
+Status StoreImpl::roll_over(uint32_t full_pack) {
+  bool rolled = false;
+  Status st = index_->write([&](Txn& t) {
+    std::optional<uint32_t> active;
+    Status s = get_meta(t, "active", &active);
+    if (!s.ok() || !active || *active != full_pack) return s;
+    PackRecord rec;
+    rec.created = rec.last_use = static_cast<uint64_t>(now_seconds());
+    if (!(s = put_pack(t, full_pack + 1, rec)).ok()) return s;
+    rolled = true;
+    return put_meta(t, "active", full_pack + 1);
+  });
+  if (!st.ok() || !rolled || !options_.auto_gc || in_gc_) return st;
+  uint64_t max_size = options_.max_size ? options_.max_size : config_.max_size;
+  if (pack_bytes_on_disk(nullptr) > max_size) {
+    // Eviction failing must not fail the put that triggered it.
+    auto gc_report = gc(max_size - max_size / 10);
+    if (!gc_report.ok()) report("automatic eviction failed: " + gc_report.message(), nullptr);
+  }
+  return {};
+}
+
+Status StoreImpl::flush() {
+  if (pending_uses_.empty() || !index_ || read_only_) return {};
+  const uint64_t now = static_cast<uint64_t>(now_seconds());
+  Status st = index_->write([&](Txn& t) {
+    std::map<uint32_t, bool> packs;
+    for (const auto& [key, pack] : pending_uses_) {
+      std::optional<std::string_view> raw;
+      Status s = t.get(Table::kBlobs, key, &raw);
+      if (!s.ok()) return s;
+      if (!raw) continue;
+      auto loc = decode_blob(key, *raw);
+      if (!loc || loc->pack != pack) continue;
+      loc->last_use = now;
+      if (!(s = t.put(Table::kBlobs, key, seal("blobs", key, encode(*loc)))).ok()) return s;
+      packs[pack] = true;
+    }
+    for (const auto& [pack, unused] : packs) {
+      std::optional<PackRecord> rec;
+      Status s = get_pack(t, pack, &rec);
+      if (!s.ok()) return s;
+      if (!rec) continue;
+      rec->last_use = now;
+      if (!(s = put_pack(t, pack, *rec)).ok()) return s;
+    }
+    return Status();
+  });
+  pending_uses_.clear();
+  if (!st.ok()) return after_failure(st);
+  return {};
+}
+
+Status StoreImpl::put_record(Table table, const std::string& key, std::string value) {
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  std::string sealed = seal(table_name(table), key, std::move(value));
+  Status st = index_->write([&](Txn& t) { return t.put(table, key, sealed); });
+  if (!st.ok()) return after_failure(st);
+  return st;
+}
+
+std::optional<std::string> StoreImpl::get_record(Table table, const std::string& key) {
+  if (!index_) return std::nullopt;
+  std::optional<std::string> out;
+  bool bad = false;
+  Status st = index_->read([&](Txn& t) {
+    std::optional<std::string_view> raw;
+    Status s = t.get(table, key, &raw);
+    if (!s.ok() || !raw) return s;
+    auto value = unseal(table_name(table), key, *raw);
+    if (value) {
+      out = std::string(*value);
+    } else {
+      bad = true;
+    }
+    return Status();
+  });
+  if (!st.ok()) {
+    after_failure(st);
+    return std::nullopt;
+  }
+  if (bad) {
+    report(index_path_ + ": a record in table " + table_name(table) + " is damaged; ignored",
+           "corrupt_records");
+  }
+  return out;
+}
+
+std::optional<FileRecord> StoreImpl::get_file(std::string_view path) {
+  auto raw = get_record(Table::kFiles, file_key(path));
+  if (!raw) return std::nullopt;
+  std::string stored_path;
+  auto rec = decode_file_record(*raw, &stored_path);
+  if (!rec || stored_path != path) return std::nullopt;
+  return rec;
+}
+
+Status StoreImpl::put_file(std::string_view path, const FileRecord& record) {
+  return put_record(Table::kFiles, file_key(path), encode(path, record));
+}
+
+std::optional<ActionRecord> StoreImpl::get_action(const ActionKey& key) {
+  auto raw = get_record(Table::kActions, hash_key(key));
+  if (!raw) return std::nullopt;
+  return decode_action_record(*raw);
+}
+
+Status StoreImpl::put_action(const ActionKey& key, const ActionRecord& record) {
+  return put_record(Table::kActions, hash_key(key), encode(record));
+}
+
+std::optional<std::string> StoreImpl::get_memo(std::string_view table, std::string_view key) {
+  auto raw = get_record(Table::kMemo, memo_key(table, key));
+  if (!raw) return std::nullopt;
+  std::string_view t, k, v;
+  if (!decode_memo(*raw, &t, &k, &v) || t != table || k != key) return std::nullopt;
+  return std::string(v);
+}
+
+Status StoreImpl::put_memo(std::string_view table, std::string_view key, std::string_view value) {
+  return put_record(Table::kMemo, memo_key(table, key), encode_memo(table, key, value));
+}
+
+Status StoreImpl::add_counter(std::string_view name, int64_t delta) {
+  if (!counters_) return Status::error(dir_ + ": statistics are not available");
+  return counters_->add(name, delta);
+}
+
+// Defaults for the methods added after the first version of the interface, so
+// that other implementations (test doubles) keep compiling.
+Result<std::vector<BlobId>> Store::put_blobs(const std::vector<std::string_view>& blobs,
+                                             const BlobOptions& options) {
+  std::vector<BlobId> ids;
+  for (auto b : blobs) {
+    auto id = put_blob(b, options);
+    if (!id.ok()) return id.status();
+    ids.push_back(id.value());
+  }
+  return ids;
+}
+Status Store::flush() {
+  return {};
+}
+std::vector<std::string> Store::take_messages() {
+  return {};
+}
+Result<StoreStats> Store::stats() {
+  return Status::error("stats: not supported by this store");
+}
+Result<GcReport> Store::gc(uint64_t) {
+  return Status::error("gc: not supported by this store");
+}
+Result<VerifyReport> Store::verify() {
+  return Status::error("verify: not supported by this store");
+}
+Status Store::clear() {
+  return Status::error("clear: not supported by this store");
+}
+Status Store::export_to(const std::string&) {
+  return Status::error("export: not supported by this store");
+}
+Result<ImportReport> Store::import_from(const std::string&) {
+  return Status::error("import: not supported by this store");
+}
+
+}  // namespace lexpack::cache

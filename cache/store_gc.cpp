@@ -1,0 +1,270 @@
+// Size limit and eviction by whole packs, oldest last use first, copying the
+// blobs still in use forward (cost follows what is evicted, never a walk over
+// every entry); also clear() and stats().
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cache/store_impl.h"
+
+namespace lexpack::cache {
+
+namespace {
+
+Status read_active(Txn& t, std::optional<uint32_t>* active) {
+  std::optional<std::string_view> raw;
+  Status s = t.get(Table::kMeta, "active", &raw);
+  *active = std::nullopt;
+  if (!s.ok() || !raw) return s;
+  auto value = unseal("meta", "active", *raw);
+  if (!value) return Status::error("index meta record 'active' is damaged");
+  ByteReader r(*value);
+  uint32_t v = r.u32();
+  if (r.done()) *active = v;
+  return {};
+}
+
+Status write_meta(Txn& t, const char* name, uint32_t v) {
+  ByteWriter w;
+  w.u32(v);
+  return t.put(Table::kMeta, name, seal("meta", name, std::move(w.bytes())));
+}
+
+}  // namespace
+
+uint64_t StoreImpl::pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs) {
+  std::vector<std::pair<uint32_t, PackRecord>> list;
+  index_->read([&](Txn& t) {
+    return t.each(Table::kPacks, "", [&](std::string_view key, std::string_view raw) {
+      auto value = unseal("packs", key, raw);
+      auto rec = value ? decode_pack_record(*value) : std::nullopt;
+      if (rec && key.size() == 4) list.emplace_back(key_pack(key), *rec);
+      return true;
+    });
+  });
+  uint64_t total = 0;
+  for (const auto& [n, rec] : list) {
+    struct stat st;
+    if (::stat(packs_->path(n).c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
+  }
+  if (packs) *packs = std::move(list);
+  return total;
+}
+
+Result<GcReport> StoreImpl::gc(uint64_t max_size) {
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  struct Guard {
+    bool* flag;
+    ~Guard() { *flag = false; }
+  } guard{&in_gc_};
+  in_gc_ = true;
+  flush();
+  index_->check_readers();
+
+  GcReport report;
+  std::vector<std::pair<uint32_t, PackRecord>> packs;
+  uint64_t total = pack_bytes_on_disk(&packs);
+  report.bytes_before = total;
+  std::optional<uint32_t> active;
+  Status st = index_->read([&](Txn& t) { return read_active(t, &active); });
+  if (!st.ok()) return after_failure(st);
+  if (!active) return Status::error(index_path_ + ": no active pack recorded");
+
+  // Oldest last use first; an interrupted eviction is finished first of all.
+  std::sort(packs.begin(), packs.end(), [](const auto& a, const auto& b) {
+    if (a.second.state != b.second.state) return a.second.state > b.second.state;
+    if (a.second.last_use != b.second.last_use) return a.second.last_use < b.second.last_use;
+    return a.first < b.first;
+  });
+  // Copying forward is bounded, so a cache full of recently used blobs still shrinks.
+  const uint64_t copy_budget = max_size / 4;
+  uint64_t copied_before = 0;
+  auto keep_after = [&]() -> int64_t {
+    if (copied_before >= copy_budget) return INT64_MAX;
+    return now_seconds() - options_.keep_recent_seconds;
+  };
+  for (const auto& [n, rec] : packs) {
+    if (total <= max_size) break;
+    if (n == *active) continue;
+    uint64_t copied = report.blobs_copied;
+    st = evict_pack(n, keep_after(), &report);
+    if (!st.ok()) return after_failure(st);
+    if (report.blobs_copied != copied) copied_before = pack_bytes_on_disk(nullptr);
+    total = pack_bytes_on_disk(nullptr);
+  }
+  if (total > max_size) {
+    // Only the active pack is left over the limit: close it and evict it too.
+    st = roll_over(*active);
+    if (!st.ok()) return after_failure(st);
+    st = evict_pack(*active, keep_after(), &report);
+    if (!st.ok()) return after_failure(st);
+    total = pack_bytes_on_disk(nullptr);
+  }
+  report.bytes_after = total;
+  return report;
+}
+
+Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, GcReport* report) {
+  const std::string pkey = pack_key(pack);
+  // 1. No new blob may be indexed into the pack from now on.
+  bool exists = false;
+  Status st = index_->write([&](Txn& t) {
+    std::optional<std::string_view> raw;
+    Status s = t.get(Table::kPacks, pkey, &raw);
+    if (!s.ok() || !raw) return s;
+    auto value = unseal("packs", pkey, *raw);
+    auto rec = value ? decode_pack_record(*value) : std::nullopt;
+    if (!rec) rec = PackRecord{};
+    exists = true;
+    rec->state = PackRecord::kEvicting;
+    return t.put(Table::kPacks, pkey, seal("packs", pkey, encode(*rec)));
+  });
+  if (!st.ok() || !exists) return st;
+
+  // 2. Its blobs, through the per-pack table: cost follows the pack, not the cache.
+  struct Entry {
+    std::string key;
+    BlobLocation loc;
+    bool ours = false;
+  };
+  std::vector<Entry> entries;
+  st = index_->read([&](Txn& t) {
+    Status s = t.each(Table::kPackBlobs, pkey, [&](std::string_view key, std::string_view) {
+      if (key.size() == 20) entries.push_back(Entry{std::string(key.substr(4)), {}, false});
+      return true;
+    });
+    for (auto& e : entries) {
+      if (!s.ok()) break;
+      std::optional<std::string_view> raw;
+      s = t.get(Table::kBlobs, e.key, &raw);
+      if (!raw) continue;
+      auto value = unseal("blobs", e.key, *raw);
+      auto loc = value ? decode_blob_location(*value) : std::nullopt;
+      if (loc && loc->pack == pack) {
+        e.loc = *loc;
+        e.ours = true;
+      }
+    }
+    return s;
+  });
+  if (!st.ok()) return st;
+
+  // 3. Copy the recently used ones forward (verified), outside any write txn.
+  for (int aligned = 0; aligned < 2; ++aligned) {
+    std::vector<std::string_view> bytes;
+    std::vector<BlobId> ids;
+    uint64_t batch = 0;
+    auto write_batch = [&]() -> Status {
+      if (bytes.empty()) return {};
+      auto stored = store_pieces(bytes, ids, aligned == 1);
+      if (!stored.ok()) return stored.status();
+      report->blobs_copied += ids.size();
+      bytes.clear();
+      ids.clear();
+      batch = 0;
+      return {};
+    };
+    for (const auto& e : entries) {
+      if (!e.ours || static_cast<int64_t>(e.loc.last_use) < keep_after) continue;
+      if (((e.loc.flags & kBlobPageAligned) != 0) != (aligned == 1)) continue;
+      auto view = packs_->view(pack, e.loc.offset, e.loc.size);
+      BlobId id = key_hash(e.key);
+      if (!view.ok() || hash_bytes(view.value()) != id) continue;  // damaged: let it go
+      bytes.push_back(view.value());
+      ids.push_back(id);
+      batch += e.loc.size;
+      if (batch >= packs_->pack_size() / 4 && !(st = write_batch()).ok()) return st;
+    }
+    if (!(st = write_batch()).ok()) return st;
+  }
+
+  // 4. Drop what still points into the pack, then the pack itself.
+  st = index_->write([&](Txn& t) {
+    Status s;
+    for (const auto& e : entries) {
+      std::optional<std::string_view> raw;
+      if (!(s = t.get(Table::kBlobs, e.key, &raw)).ok()) return s;
+      if (raw) {
+        auto value = unseal("blobs", e.key, *raw);
+        auto loc = value ? decode_blob_location(*value) : std::nullopt;
+        if (!loc || loc->pack == pack) {
+          if (!(s = t.del(Table::kBlobs, e.key)).ok()) return s;
+          ++report->blobs_dropped;
+        }
+      }
+      if (!(s = t.del(Table::kPackBlobs, pkey + e.key)).ok()) return s;
+    }
+    return t.del(Table::kPacks, pkey);
+  });
+  if (!st.ok()) return st;
+  ::unlink(packs_->path(pack).c_str());
+  packs_->forget(pack);
+  ++report->packs_evicted;
+  return {};
+}
+
+Status StoreImpl::clear() {
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  pending_uses_.clear();
+  uint32_t highest = 0;
+  std::error_code ec;
+  std::vector<std::pair<uint32_t, std::filesystem::path>> files;
+  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
+    uint32_t n;
+    if (PackSet::parse_name(e.path().filename().string(), &n)) {
+      files.emplace_back(n, e.path());
+      highest = std::max(highest, n);
+    }
+  }
+  Status st = index_->write([&](Txn& t) {
+    std::optional<uint32_t> active;
+    Status s = read_active(t, &active);
+    if (!s.ok()) return s;
+    uint32_t next = std::max(highest, active.value_or(0)) + 1;
+    for (Table table : {Table::kBlobs, Table::kPackBlobs, Table::kPacks, Table::kFiles,
+                        Table::kActions, Table::kMemo}) {
+      if (!(s = t.clear(table)).ok()) return s;
+    }
+    PackRecord rec;
+    rec.created = rec.last_use = static_cast<uint64_t>(now_seconds());
+    if (!(s = t.put(Table::kPacks, pack_key(next), seal("packs", pack_key(next), encode(rec))))
+             .ok()) {
+      return s;
+    }
+    return write_meta(t, "active", next);
+  });
+  if (!st.ok()) return after_failure(st);
+  for (const auto& [n, path] : files) {
+    std::filesystem::remove(path, ec);
+    packs_->forget(n);
+  }
+  if (counters_) counters_->reset();
+  return {};
+}
+
+Result<StoreStats> StoreImpl::stats() {
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  StoreStats s;
+  std::vector<std::pair<uint32_t, PackRecord>> packs;
+  s.pack_bytes = pack_bytes_on_disk(&packs);
+  s.packs = packs.size();
+  for (const auto& [n, rec] : packs) s.blob_bytes += rec.blob_bytes;
+  Status st = index_->read([&](Txn& t) {
+    Status r = t.entries(Table::kBlobs, &s.blobs);
+    if (r.ok()) r = t.entries(Table::kFiles, &s.files);
+    if (r.ok()) r = t.entries(Table::kActions, &s.actions);
+    if (r.ok()) r = t.entries(Table::kMemo, &s.memos);
+    return r;
+  });
+  if (!st.ok()) return after_failure(st);
+  s.index_bytes = index_->file_bytes();
+  s.max_size = options_.max_size ? options_.max_size : config_.max_size;
+  if (counters_) s.counters = counters_->read_all();
+  return s;
+}
+
+}  // namespace lexpack::cache

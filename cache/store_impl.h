@@ -1,0 +1,95 @@
+// The Store behind store.h (internal to cache/): an LMDB index, a set of pack
+// files and a counters file in one directory. Split over store.cpp (blobs and
+// records), store_gc.cpp (eviction, clear, stats), store_verify.cpp and
+// archive.cpp (export/import).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/config.h"
+#include "cache/counters_file.h"
+#include "cache/index_env.h"
+#include "cache/pack_file.h"
+#include "cache/records.h"
+#include "cache/store.h"
+
+namespace lexpack::cache {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr char kIndexFileName[] = "index.mdb";
+inline constexpr char kPacksDirName[] = "packs";
+inline constexpr char kCountersFileName[] = "stats";
+inline constexpr char kResetLockName[] = "reset.lock";
+
+int64_t now_seconds();
+
+class StoreImpl final : public Store {
+ public:
+  static Result<std::unique_ptr<Store>> open(const StoreOptions& options);
+  ~StoreImpl() override;
+
+  const std::string& dir() const override { return dir_; }
+  Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options) override;
+  std::optional<std::string_view> get_blob(const BlobId& id) override;
+  bool has_blob(const BlobId& id) override;
+  std::optional<FileRecord> get_file(std::string_view path) override;
+  Status put_file(std::string_view path, const FileRecord& record) override;
+  std::optional<ActionRecord> get_action(const ActionKey& key) override;
+  Status put_action(const ActionKey& key, const ActionRecord& record) override;
+  std::optional<std::string> get_memo(std::string_view table, std::string_view key) override;
+  Status put_memo(std::string_view table, std::string_view key, std::string_view value) override;
+  Status add_counter(std::string_view name, int64_t delta) override;
+
+  Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
+                                        const BlobOptions& options) override;
+  Status flush() override;
+  std::vector<std::string> take_messages() override;
+  Result<StoreStats> stats() override;
+  Result<GcReport> gc(uint64_t max_size) override;
+  Result<VerifyReport> verify() override;
+  Status clear() override;
+  Status export_to(const std::string& file) override;
+  Result<ImportReport> import_from(const std::string& file) override;
+
+ private:
+  StoreImpl() = default;
+  Status open_index();
+  Status init_meta();
+  // Replaces a damaged index with an empty one and deletes the packs it indexed.
+  Status reset_index(const std::string& reason);
+  // After a failed index call: resets the index if it was found damaged.
+  Status after_failure(Status status);
+  void report(std::string message, const char* counter);
+
+  // Looks a blob up and checks its bytes; nullopt when absent or damaged.
+  std::optional<std::string_view> find_blob(const BlobId& id, BlobLocation* where);
+  // Writes pieces to the active pack (rolling over when full) and indexes them.
+  Result<std::vector<BlobId>> store_pieces(const std::vector<std::string_view>& blobs,
+                                           const std::vector<BlobId>& ids, bool page_aligned);
+  Status roll_over(uint32_t full_pack);
+  Status put_record(Table table, const std::string& key, std::string value);
+  std::optional<std::string> get_record(Table table, const std::string& key);
+  uint64_t pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs);
+  Status evict_pack(uint32_t pack, int64_t keep_after, GcReport* report);
+
+  std::string dir_;
+  std::string packs_dir_;
+  std::string index_path_;
+  StoreOptions options_;
+  Config config_;
+  bool read_only_ = false;
+  ino_t index_ino_ = 0;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<PackSet> packs_;
+  std::unique_ptr<CountersFile> counters_;
+  std::map<std::string, uint32_t> pending_uses_;  // blob key -> pack it was read from
+  std::vector<std::string> messages_;
+  bool in_gc_ = false;
+};
+
+}  // namespace lexpack::cache
