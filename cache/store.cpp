@@ -19,10 +19,6 @@ namespace {
 constexpr int kMaxPutAttempts = 8;
 constexpr size_t kMaxPendingUses = 4096;
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 std::string encode_u32(uint32_t v) {
   ByteWriter w;
   w.u32(v);
