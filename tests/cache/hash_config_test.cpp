@@ -1,0 +1,108 @@
+// Hash128 hex round trips, Hasher field framing, size parsing and the
+// precedence of environment over config file over defaults.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "cache/config.h"
+#include "cache/hash.h"
+#include "temp_dir.h"
+
+namespace lexpack::cache {
+namespace {
+
+TEST(Hash, HexRoundTrip) {
+  Hash128 h = hash_bytes("hello");
+  std::string hex = h.hex();
+  ASSERT_EQ(hex.size(), 32u);
+  Hash128 back;
+  ASSERT_TRUE(Hash128::from_hex(hex, &back));
+  EXPECT_EQ(back, h);
+  EXPECT_FALSE(Hash128::from_hex("xyz", &back));
+  EXPECT_FALSE(Hash128::from_hex(std::string(32, 'g'), &back));
+  EXPECT_NE(hash_bytes("hello"), hash_bytes("hellp"));
+}
+
+TEST(Hash, FieldsAreFramed) {
+  Hasher a, b, c;
+  a.field("ab");
+  a.field("c");
+  b.field("a");
+  b.field("bc");
+  c.field("ab");
+  c.field("c");
+  EXPECT_NE(a.digest(), b.digest());
+  EXPECT_EQ(a.digest(), c.digest());
+  Hasher whole;
+  whole.update("hello");
+  EXPECT_EQ(whole.digest(), hash_bytes("hello"));
+}
+
+TEST(Config, ParseSize) {
+  EXPECT_EQ(parse_size("123"), 123u);
+  EXPECT_EQ(parse_size("5G"), 5'000'000'000u);
+  EXPECT_EQ(parse_size("5GB"), 5'000'000'000u);
+  EXPECT_EQ(parse_size("64Ki"), 65536u);
+  EXPECT_EQ(parse_size("1.5M"), 1'500'000u);
+  EXPECT_EQ(parse_size("2Gi"), 2ull << 30);
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("G"));
+  EXPECT_FALSE(parse_size("5X"));
+  EXPECT_FALSE(parse_size("-5"));
+  EXPECT_FALSE(parse_size("99999999999999999999T"));
+  EXPECT_EQ(parse_size(format_size(5'000'000'000u)), 5'000'000'000u);
+  EXPECT_EQ(parse_size(format_size(256u << 20)), 256u << 20);
+}
+
+TEST(Config, EnvironmentOverridesFileOverridesDefaults) {
+  testing::TempDir tmp;
+  {
+    std::ofstream f(tmp.sub(kConfigFileName));
+    f << "# comment\nmax_size = 2G\npack_size = 1Mi\nbogus line\nsync = maybe\n";
+  }
+  ::unsetenv("LEXPACK_MAXSIZE");
+  ::unsetenv("LEXPACK_PACK_SIZE");
+  ::unsetenv("LEXPACK_SYNC");
+  Config c = load_config(tmp.path());
+  EXPECT_EQ(c.dir, tmp.path());
+  EXPECT_EQ(c.max_size, 2'000'000'000u);
+  EXPECT_EQ(c.pack_size, 1u << 20);
+  EXPECT_FALSE(c.sync);
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_NE(c.warnings[0].find(":4:"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[1].find("sync"), std::string::npos) << c.warnings[1];
+  auto source_of = [&](const std::string& key) {
+    for (const auto& e : c.entries) {
+      if (e.key == key) return e.source;
+    }
+    return std::string("missing");
+  };
+  EXPECT_NE(source_of("max_size").find(":2"), std::string::npos);
+  EXPECT_EQ(source_of("sync"), "default");
+
+  ::setenv("LEXPACK_MAXSIZE", "300M", 1);
+  c = load_config(tmp.path());
+  EXPECT_EQ(c.max_size, 300'000'000u);
+  EXPECT_EQ(source_of("max_size"), "environment LEXPACK_MAXSIZE");
+  ::setenv("LEXPACK_MAXSIZE", "lots", 1);
+  c = load_config(tmp.path());
+  EXPECT_EQ(c.max_size, 2'000'000'000u);  // bad value ignored, file value stays
+  ::unsetenv("LEXPACK_MAXSIZE");
+}
+
+TEST(Config, DirectoryResolution) {
+  ::unsetenv("LEXPACK_DIR");
+  ::setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(default_cache_dir(), "/x/cache/lexpack");
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(default_cache_dir(), "/home/u/.cache/lexpack");
+  ::setenv("LEXPACK_DIR", "/y/lp", 1);
+  EXPECT_EQ(default_cache_dir(), "/y/lp");
+  EXPECT_EQ(load_config("").dir, "/y/lp");
+  ::unsetenv("LEXPACK_DIR");
+}
+
+}  // namespace
+}  // namespace lexpack::cache
