@@ -153,9 +153,9 @@ size_t count_lines(const char* begin, const char* end) {
   size_t lines = 0;
   const char* p = begin;
   while (end - p > kWidth) {
-    // Each lane gains at most 2 per step; flush before it could pass 255.
+    // A byte is a line end at most once, so a lane gains at most 1 per step.
     uint8x16_t acc = vdupq_n_u8(0);
-    for (int steps = 0; steps < 127 && end - p > kWidth; ++steps, p += kWidth) {
+    for (int steps = 0; steps < 255 && end - p > kWidth; ++steps, p += kWidth) {
       acc = line_ends(p, acc);
     }
     lines += vaddlvq_u8(acc);
