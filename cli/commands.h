@@ -3,10 +3,17 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 
 namespace lexpack::cli {
 
 // Each add_* registers a subcommand on `app`; its callback sets *exit_code.
 void add_lex_command(CLI::App& app, int* exit_code);  // lex_command.cpp
+void add_explain_command(CLI::App& app);              // launch_command.cpp (help text only)
+
+// launch_command.cpp: when argv[1] is neither an option nor a subcommand,
+// runs the compile launcher (`lexpack g++ -c a.cpp -o a.o`), or `explain`,
+// and returns its exit code; std::nullopt lets CLI11 parse as usual.
+std::optional<int> maybe_launch(CLI::App& app, int argc, char** argv);
 
 }  // namespace lexpack::cli

@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   lexpack::cli::add_lex_command(app, &exit_code);
+  lexpack::cli::add_explain_command(app);
+  // After every add_*: the launcher runs only when argv[1] is no subcommand.
+  if (std::optional<int> launched = lexpack::cli::maybe_launch(app, argc, argv)) return *launched;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

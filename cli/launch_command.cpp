@@ -1,0 +1,69 @@
+// The launcher entry: `lexpack <compiler> <args...>` and `lexpack explain
+// <compiler> <args...>`. Both are recognised before CLI11 parses anything,
+// because compiler arguments are not lexpack options.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "ninja_integration/launcher.h"
+#include "ninja_integration/process.h"
+
+namespace lexpack::cli {
+namespace {
+
+int run_launcher(const std::vector<std::string>& argv, bool explain) {
+  if (argv.empty()) {
+    std::fprintf(stderr, "lexpack: error: no compiler given\n");
+    return 2;
+  }
+  ninja::LaunchResult r = ninja::launch(argv, explain);
+  if (explain) {
+    std::fputs(r.explanation.c_str(), stdout);
+    return 0;
+  }
+  if (r.exec_compiler) {
+    std::string err;
+    ninja::exec_replace(argv, &err);
+    std::fprintf(stderr, "lexpack: error: %s\n", err.c_str());
+    return 127;
+  }
+  ninja::write_all(STDOUT_FILENO, r.out);
+  ninja::write_all(STDERR_FILENO, r.err);
+  if (!r.error.empty()) {
+    std::fprintf(stderr, "lexpack: error: %s\n", r.error.c_str());
+    return 127;
+  }
+  return r.exit_code;
+}
+
+bool is_subcommand(CLI::App& app, std::string_view name) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand(
+      "explain", "Tell whether `lexpack <compiler> <args...>` would hit, and if not, why");
+  sub->prefix_command();
+  sub->allow_extras();
+}
+
+std::optional<int> maybe_launch(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return std::nullopt;
+  std::string_view first = argv[1];
+  if (first == "explain") {
+    return run_launcher(std::vector<std::string>(argv + 2, argv + argc), true);
+  }
+  if (first.empty() || first[0] == '-' || is_subcommand(app, first)) return std::nullopt;
+  return run_launcher(std::vector<std::string>(argv + 1, argv + argc), false);
+}
+
+}  // namespace lexpack::cli

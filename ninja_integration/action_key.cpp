@@ -1,0 +1,64 @@
+// Key derivation. Paths enter as the compiler names them (they appear in the
+// depfile and in __FILE__); the working directory only when the object
+// records it (debug info without a prefix map covering it).
+#include "ninja_integration/action_key.h"
+
+#include <ctime>
+
+#include "ninja_integration/search_list.h"
+
+namespace lexpack::ninja {
+namespace {
+
+void hash_command(cache::Hasher* h, const CompilerIdentity& identity,
+                  const CompileCommand& command) {
+  h->field(identity.hash.lo);
+  h->field(identity.hash.hi);
+  h->field(command.args.size());
+  for (const std::string& a : command.args) h->field(a);
+  h->field(command.source);
+  h->field(relevant_environment());
+}
+
+}  // namespace
+
+cache::Hash128 translation_unit_key(const CompilerIdentity& identity, const CompileCommand& command,
+                                    const std::string& cwd) {
+  cache::Hasher h;
+  h.field("lexpack-tu-1");
+  hash_command(&h, identity, command);
+  h.field(cwd);
+  return h.digest();
+}
+
+cache::Hash128 action_key(const CompilerIdentity& identity, const CompileCommand& command,
+                          const std::string& cwd, const Closure& closure) {
+  cache::Hasher h;
+  h.field(kActionFormat);
+  hash_command(&h, identity, command);
+  bool records_cwd = command.debug_info && !cwd_is_mapped(command, cwd);
+  h.field(records_cwd ? cwd : std::string("-"));
+  h.field(closure.files.size());
+  for (const ClosureFile& f : closure.files) {
+    h.field(f.path);
+    h.field(f.presence_only ? std::string("present") : f.content.hex());
+  }
+  h.field(closure.failed_probes.size());
+  for (const std::string& p : closure.failed_probes) h.field(p);
+  return h.digest();
+}
+
+cache::Hash128 dated_key(const cache::Hash128& key) {
+  time_t now = time(nullptr);
+  struct tm local;
+  localtime_r(&now, &local);
+  char date[32];
+  strftime(date, sizeof date, "%b %e %Y", &local);  // the form of __DATE__
+  cache::Hasher h;
+  h.field("dated");
+  h.field(key.hex());
+  h.field(date);
+  return h.digest();
+}
+
+}  // namespace lexpack::ninja

@@ -1,0 +1,82 @@
+// Small length-prefixed binary encoding for the launcher's records (closure
+// memo, action payload, scan summaries). Readers never trust their input: a
+// truncated or corrupt record reads as failure, which the launcher treats as a miss.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace lexpack::ninja {
+
+class ByteWriter {
+ public:
+  void u8(uint8_t v) { out_.push_back(char(v)); }
+  void u64(uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(char(uint8_t(v) | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(char(v));
+  }
+  void i64(int64_t v) { u64(uint64_t(v)); }
+  void str(std::string_view s) {
+    u64(s.size());
+    out_.append(s);
+  }
+  const std::string& bytes() const { return out_; }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) : in_(in) {}
+  bool u8(uint8_t* v) {
+    if (pos_ >= in_.size()) return fail();
+    *v = uint8_t(in_[pos_++]);
+    return true;
+  }
+  bool u64(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size()) return fail();
+      uint8_t b = uint8_t(in_[pos_++]);
+      result |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) {
+        *v = result;
+        return true;
+      }
+    }
+    return fail();
+  }
+  bool i64(int64_t* v) {
+    uint64_t u;
+    if (!u64(&u)) return false;
+    *v = int64_t(u);
+    return true;
+  }
+  bool str(std::string* s) {
+    uint64_t n;
+    if (!u64(&n) || n > in_.size() - pos_) return fail();
+    s->assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool done() const { return ok_ && pos_ == in_.size(); }
+  bool ok() const { return ok_; }
+
+ private:
+  bool fail() {
+    ok_ = false;
+    return false;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace lexpack::ninja

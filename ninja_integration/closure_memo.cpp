@@ -1,0 +1,136 @@
+// Building, encoding and checking closure memos.
+#include "ninja_integration/closure_memo.h"
+
+#include <map>
+
+#include "ninja_integration/byte_codec.h"
+#include "ninja_integration/file_state.h"
+#include "ninja_integration/include_resolver.h"
+
+namespace lexpack::ninja {
+namespace {
+
+constexpr std::string_view kMemoFormat = "lexpack-closure-1";
+
+void write_sig(ByteWriter* w, const cache::StatSignature& s) {
+  w->u64(s.dev);
+  w->u64(s.ino);
+  w->u64(s.size);
+  w->i64(s.mtime_ns);
+  w->i64(s.ctime_ns);
+}
+
+bool read_sig(ByteReader* r, cache::StatSignature* s) {
+  return r->u64(&s->dev) && r->u64(&s->ino) && r->u64(&s->size) && r->i64(&s->mtime_ns) &&
+         r->i64(&s->ctime_ns);
+}
+
+}  // namespace
+
+bool build_closure_memo(const Closure& closure, const SearchList& list,
+                        const cache::Hash128& action_key, ClosureMemo* memo) {
+  int64_t now = now_ns();
+  memo->action_key = action_key;
+  memo->uses_date = closure.uses_date;
+  for (const ClosureFile& f : closure.files) {
+    if (!signature_is_settled(f.stat, now)) return false;
+    memo->dependencies.push_back({f.path, f.stat});
+  }
+  std::map<std::string, std::vector<std::string>> by_dir;
+  for (const std::string& p : closure.failed_probes) by_dir[std::string(dir_of(p))].push_back(p);
+  for (auto& [dir, probes] : by_dir) {
+    ClosureMemo::ProbedDir d;
+    d.dir = dir;
+    d.exists = stat_dir(dir, &d.stat);
+    d.check_each = d.exists && !signature_is_settled(d.stat, now);
+    d.probes = std::move(probes);
+    memo->probed_dirs.push_back(std::move(d));
+  }
+  memo->absent_dirs = list.missing_dirs;
+  return true;
+}
+
+std::string encode_closure_memo(const ClosureMemo& m) {
+  ByteWriter w;
+  w.str(kMemoFormat);
+  w.u64(m.action_key.lo);
+  w.u64(m.action_key.hi);
+  w.u8(m.uses_date ? 1 : 0);
+  w.u64(m.dependencies.size());
+  for (const auto& d : m.dependencies) {
+    w.str(d.path);
+    write_sig(&w, d.stat);
+  }
+  w.u64(m.probed_dirs.size());
+  for (const auto& d : m.probed_dirs) {
+    w.str(d.dir);
+    w.u8(uint8_t((d.exists ? 1 : 0) | (d.check_each ? 2 : 0)));
+    write_sig(&w, d.stat);
+    w.u64(d.probes.size());
+    for (const std::string& p : d.probes) w.str(p);
+  }
+  w.u64(m.absent_dirs.size());
+  for (const std::string& d : m.absent_dirs) w.str(d);
+  return w.take();
+}
+
+bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
+  ByteReader r(bytes);
+  std::string tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!r.str(&tag) || tag != kMemoFormat || !r.u64(&m->action_key.lo) ||
+      !r.u64(&m->action_key.hi) || !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  m->uses_date = flags & 1;
+  m->dependencies.resize(n);
+  for (auto& d : m->dependencies) {
+    if (!r.str(&d.path) || !read_sig(&r, &d.stat)) return false;
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m->probed_dirs.resize(n);
+  for (auto& d : m->probed_dirs) {
+    uint64_t count = 0;
+    if (!r.str(&d.dir) || !r.u8(&flags) || !read_sig(&r, &d.stat) || !r.u64(&count) ||
+        count > bytes.size()) {
+      return false;
+    }
+    d.exists = flags & 1;
+    d.check_each = flags & 2;
+    d.probes.resize(count);
+    for (std::string& p : d.probes) {
+      if (!r.str(&p)) return false;
+    }
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m->absent_dirs.resize(n);
+  for (std::string& d : m->absent_dirs) {
+    if (!r.str(&d)) return false;
+  }
+  return r.done();
+}
+
+std::string check_closure_memo(const ClosureMemo& m) {
+  for (const auto& d : m.dependencies) {
+    cache::StatSignature now;
+    if (!stat_file(d.path, &now)) return "missing: " + d.path;
+    if (!(now == d.stat)) return "changed: " + d.path;
+  }
+  for (const auto& d : m.probed_dirs) {
+    cache::StatSignature now;
+    bool exists = stat_dir(d.dir, &now);
+    if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
+    for (const std::string& p : d.probes) {
+      cache::StatSignature sig;
+      if (stat_file(p, &sig)) return "appeared: " + p;
+    }
+  }
+  for (const std::string& d : m.absent_dirs) {
+    cache::StatSignature sig;
+    if (stat_dir(d, &sig)) return "search directory appeared: " + d;
+  }
+  return {};
+}
+
+}  // namespace lexpack::ninja

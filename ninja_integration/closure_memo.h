@@ -1,0 +1,51 @@
+// The per-TU closure memo behind the fast hit path: for one translation unit
+// as invoked, the stat signature of every dependency and of every directory
+// where a search candidate was missing, plus the action key they led to.
+// Checking it costs one stat per dependency and per probed directory.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "ninja_integration/dependency_closure.h"
+#include "ninja_integration/search_list.h"
+
+namespace lexpack::ninja {
+
+struct ClosureMemo {
+  struct Dependency {
+    std::string path;
+    cache::StatSignature stat;
+  };
+  // A directory in which some candidates were missing. While its signature
+  // (or its absence) is unchanged, no entry was added to it.
+  struct ProbedDir {
+    std::string dir;
+    bool exists = false;
+    bool check_each = false;  // signature too fresh to rely on: stat each probe
+    cache::StatSignature stat;
+    std::vector<std::string> probes;  // full paths that must stay missing
+  };
+  cache::Hash128 action_key;  // before the date is mixed in
+  bool uses_date = false;
+  std::vector<Dependency> dependencies;
+  std::vector<ProbedDir> probed_dirs;
+  std::vector<std::string> absent_dirs;  // search dirs the compiler skipped as missing
+};
+
+// Builds the memo. False when some signature is too fresh to be trusted
+// (then the memo must not be stored).
+bool build_closure_memo(const Closure& closure, const SearchList& list,
+                        const cache::Hash128& action_key, ClosureMemo* memo);
+
+std::string encode_closure_memo(const ClosureMemo& memo);
+bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
+
+// Empty when everything recorded still holds; else what changed first
+// ("changed: inc/a.h", "appeared: inc/b.h", ...).
+std::string check_closure_memo(const ClosureMemo& memo);
+
+}  // namespace lexpack::ninja

@@ -1,0 +1,31 @@
+// Which compiler a command runs, decided by what the binary is (its --version
+// answer), and a hash of everything about it that can change an object: the
+// binaries, version, default search dirs and predefined macros per language.
+#pragma once
+
+#include <string>
+
+#include "cache/hash.h"
+#include "cache/status.h"
+#include "cache/store.h"
+
+namespace lexpack::ninja {
+
+enum class CompilerKind : uint8_t { kUnknown = 0, kGcc = 1, kClang = 2 };
+
+struct CompilerIdentity {
+  CompilerKind kind = CompilerKind::kUnknown;
+  std::string program;  // the executable that runs (found in PATH)
+  cache::Hash128 hash;
+  std::string version;  // first line of --version
+};
+
+// Recognises a compiler from its --version output.
+CompilerKind kind_from_version_text(std::string_view text);
+
+// The identity of `compiler` (a name or path), from the store's "compiler"
+// memo when the binary's stat signature is unchanged, else by asking it.
+// `store` may be null. A program that is no gcc or clang gets kUnknown.
+cache::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler);
+
+}  // namespace lexpack::ninja

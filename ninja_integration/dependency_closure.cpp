@@ -1,0 +1,101 @@
+// Breadth-first walk over include directives. Each file is lexed at most once
+// per path (and not at all when the file table already knows its content).
+#include "ninja_integration/dependency_closure.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+#include "ninja_integration/include_resolver.h"
+
+namespace lexpack::ninja {
+
+cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& command,
+                                       const SearchList& list, CompilerKind kind,
+                                       const std::string& cwd) {
+  Closure closure;
+  IncludeResolver resolver(list, kind);
+  std::unordered_map<std::string, size_t> index_of;  // path -> files[] position
+  struct Pending {
+    std::string path;
+    int chain_index;
+    cache::StatSignature stat;
+    std::string included_by;
+  };
+  std::deque<Pending> queue;
+  std::vector<std::string> failed;
+
+  auto enqueue = [&](Resolution&& r, const std::string& by) {
+    auto it = index_of.find(r.path);
+    if (it != index_of.end()) {
+      ClosureFile& f = closure.files[it->second];
+      if (!f.presence_only) return;
+      f.presence_only = false;  // upgraded below when its turn comes
+    } else {
+      index_of.emplace(r.path, closure.files.size());
+      closure.files.push_back({r.path, r.stat, {}, false, by});
+    }
+    queue.push_back({std::move(r.path), r.chain_index, r.stat, by});
+  };
+
+  cache::StatSignature source_sig;
+  if (!stat_file(command.source, &source_sig)) {
+    return cache::Status::error("cannot stat source " + command.source);
+  }
+  enqueue(Resolution{true, command.source, kFoundOutsideChain, source_sig}, "");
+
+  // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
+  // then -imacros/-include files, searched first in the working directory.
+  if (kind == CompilerKind::kGcc) {
+    Resolution r = resolver.resolve("stdc-predef.h", true, false, "", kFoundOutsideChain, &failed);
+    if (r.found) enqueue(std::move(r), "");
+  }
+  for (const std::string& name : command.forced_includes) {
+    Resolution r = resolver.resolve(name, false, false, "", kFoundOutsideChain, &failed);
+    if (r.found) {
+      enqueue(std::move(r), "");
+    } else {
+      closure.unsure = "forced include not found: " + name;
+    }
+  }
+
+  while (!queue.empty()) {
+    Pending p = std::move(queue.front());
+    queue.pop_front();
+    cache::Result<FileSummary> summary = files->load(p.path, absolute_path(p.path, cwd), p.stat);
+    if (!summary.ok()) return summary.status();
+    ClosureFile& file = closure.files[index_of[p.path]];
+    file.content = summary->content;
+    closure.uses_date = closure.uses_date || summary->uses_date;
+    closure.uses_time = closure.uses_time || summary->uses_time;
+    std::string dir(dir_of(p.path));
+    for (const IncludeDirective& d : summary->includes) {
+      using K = lexer::DirectiveKind;
+      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
+      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
+      if (d.computed) {
+        if (presence && closure.unsure.empty()) {
+          closure.unsure = "computed __has_include in " + p.path;
+        }
+        closure.has_computed_include = true;
+        continue;
+      }
+      Resolution r = resolver.resolve(d.name, d.angled, next, dir, p.chain_index, &failed);
+      if (!r.found) continue;
+      if (presence) {
+        if (!index_of.count(r.path)) {
+          index_of.emplace(r.path, closure.files.size());
+          closure.files.push_back({r.path, r.stat, {}, true, p.path});
+        }
+      } else {
+        enqueue(std::move(r), p.path);
+      }
+    }
+  }
+  std::sort(failed.begin(), failed.end());
+  failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
+  closure.failed_probes = std::move(failed);
+  return closure;
+}
+
+}  // namespace lexpack::ninja

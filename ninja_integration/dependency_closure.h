@@ -1,0 +1,41 @@
+// The set of inputs a compile depends on, found without running the
+// preprocessor: the source, every file its #include directives reach (all
+// #if branches counted), each failed search candidate and __has_include answer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/status.h"
+#include "cache/store.h"
+#include "ninja_integration/compile_command.h"
+#include "ninja_integration/compiler_identity.h"
+#include "ninja_integration/file_state.h"
+#include "ninja_integration/search_list.h"
+
+namespace lexpack::ninja {
+
+struct ClosureFile {
+  std::string path;  // as the compiler names it
+  cache::StatSignature stat;
+  cache::Hash128 content;      // zero for presence-only entries
+  bool presence_only = false;  // reached only by __has_include
+  std::string included_by;     // the first file that reached it ("" for roots)
+};
+
+struct Closure {
+  std::vector<ClosureFile> files;          // files[0] is the source
+  std::vector<std::string> failed_probes;  // sorted, unique
+  bool uses_date = false;
+  bool uses_time = false;  // __TIME__ or __TIMESTAMP__
+  bool has_computed_include = false;
+  std::string unsure;  // non-empty: the closure cannot be trusted (why)
+};
+
+// Walks the includes of `command`'s source and forced includes.
+cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& command,
+                                       const SearchList& list, CompilerKind kind,
+                                       const std::string& cwd);
+
+}  // namespace lexpack::ninja

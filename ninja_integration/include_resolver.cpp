@@ -1,0 +1,91 @@
+// Include search, mirroring gcc's search_path_head/_cpp_find_file and
+// clang's HeaderSearch::LookupFile for the plain (non-framework) case.
+#include "ninja_integration/include_resolver.h"
+
+#include "ninja_integration/file_state.h"
+
+namespace lexpack::ninja {
+
+std::string join_path(std::string_view dir, std::string_view name) {
+  if (dir.empty() || (!name.empty() && name[0] == '/')) return std::string(name);
+  std::string out(dir);
+  if (out.back() != '/') out.push_back('/');
+  out.append(name);
+  return out;
+}
+
+std::string_view dir_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+IncludeResolver::IncludeResolver(const SearchList& list, CompilerKind kind) : kind_(kind) {
+  chain_ = list.quote_dirs;
+  bracket_start_ = chain_.size();
+  chain_.insert(chain_.end(), list.bracket_dirs.begin(), list.bracket_dirs.end());
+}
+
+bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) {
+  auto it = probes_.find(path);
+  if (it == probes_.end()) {
+    cache::StatSignature s;
+    std::optional<cache::StatSignature> found;
+    if (stat_file(path, &s)) found = s;
+    it = probes_.emplace(path, found).first;
+  }
+  if (!it->second) return false;
+  *sig = *it->second;
+  return true;
+}
+
+Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool next,
+                                    std::string_view includer_dir, int includer_index,
+                                    std::vector<std::string>* failed) {
+  Resolution r;
+  if (name.empty()) return r;
+  if (name[0] == '/') {
+    r.path = std::string(name);
+    r.found = probe(r.path, &r.stat);
+    if (!r.found) failed->push_back(r.path);
+    return r;
+  }
+  bool use_includer_dir = !angled;
+  size_t start = angled ? bracket_start_ : 0;
+  if (next) {
+    if (includer_index >= 0) {
+      use_includer_dir = false;
+      start = size_t(includer_index) + 1;
+    } else if (includer_index == kFoundInIncluderDir && kind_ == CompilerKind::kGcc) {
+      // gcc: the includer's own dir is followed by the quote chain.
+      use_includer_dir = false;
+      start = 0;
+    }
+    // Otherwise (the main file, or clang and a file found relative to its
+    // includer) #include_next behaves as #include.
+  }
+  if (use_includer_dir) {
+    std::string path = join_path(includer_dir, name);
+    if (probe(path, &r.stat)) {
+      r.found = true;
+      r.path = std::move(path);
+      r.chain_index = kFoundInIncluderDir;
+      return r;
+    }
+    failed->push_back(std::move(path));
+  }
+  for (size_t i = start; i < chain_.size(); ++i) {
+    std::string path = join_path(chain_[i], name);
+    if (probe(path, &r.stat)) {
+      r.found = true;
+      r.path = std::move(path);
+      r.chain_index = int(i);
+      return r;
+    }
+    failed->push_back(std::move(path));
+  }
+  return r;
+}
+
+}  // namespace lexpack::ninja

@@ -1,0 +1,59 @@
+// Finds the file an #include names the way gcc and clang do: the includer's
+// directory for "...", then -iquote, then the bracket chain; #include_next
+// goes on after the directory where the current file was found. Every
+// candidate that does not exist is reported, so a header added earlier in the
+// path changes the key.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/store.h"
+#include "ninja_integration/compiler_identity.h"
+#include "ninja_integration/search_list.h"
+
+namespace lexpack::ninja {
+
+// Where a file was found, for #include_next.
+inline constexpr int kFoundOutsideChain = -1;  // the source, or a path used as is
+inline constexpr int kFoundInIncluderDir = -2;
+
+struct Resolution {
+  bool found = false;
+  std::string path;  // as the compiler names it: dir + "/" + name
+  int chain_index = kFoundOutsideChain;
+  cache::StatSignature stat;
+};
+
+// dir + "/" + name, as the compiler joins them ("" is the working directory).
+std::string join_path(std::string_view dir, std::string_view name);
+
+// The directory part of a path as the compiler sees it, "" for none.
+std::string_view dir_of(std::string_view path);
+
+class IncludeResolver {
+ public:
+  IncludeResolver(const SearchList& list, CompilerKind kind);
+
+  // Resolves `name`. `includer_dir` is the directory of the including file;
+  // `includer_index` where that file was found. Failed candidates are appended
+  // to *failed (paths).
+  Resolution resolve(std::string_view name, bool angled, bool next, std::string_view includer_dir,
+                     int includer_index, std::vector<std::string>* failed);
+
+  size_t chain_size() const { return chain_.size(); }
+  const std::vector<std::string>& chain() const { return chain_; }
+
+ private:
+  bool probe(const std::string& path, cache::StatSignature* sig);
+
+  std::vector<std::string> chain_;  // quote dirs then bracket dirs
+  size_t bracket_start_ = 0;
+  CompilerKind kind_;
+  std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
+};
+
+}  // namespace lexpack::ninja

@@ -1,0 +1,41 @@
+// The include search list of one command line, exactly as the compiler will
+// use it (after its own de-duplication and dropping of missing dirs), asked
+// once from the compiler with -E -v and remembered in the store.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/status.h"
+#include "cache/store.h"
+#include "ninja_integration/compile_command.h"
+#include "ninja_integration/compiler_identity.h"
+
+namespace lexpack::ninja {
+
+struct SearchList {
+  std::vector<std::string> quote_dirs;    // -iquote
+  std::vector<std::string> bracket_dirs;  // -I, -isystem, system dirs, -idirafter
+  // Dirs the compiler ignored because they did not exist: if one appears,
+  // the list is asked again.
+  std::vector<std::string> missing_dirs;
+  bool operator==(const SearchList&) const = default;
+};
+
+// Parses the stderr of `cc -E -v`. False when the markers are missing.
+bool parse_search_list(std::string_view verbose_output, SearchList* list);
+
+std::string encode_search_list(const SearchList& list);
+bool decode_search_list(std::string_view bytes, SearchList* list);
+
+// Environment variables that change what a compile reads or writes, as
+// name=value lines (used in keys).
+std::string relevant_environment();
+
+// The search list for `command`, memoized in the store's "search" table.
+// `store` may be null.
+cache::Result<SearchList> query_search_list(cache::Store* store, const CompilerIdentity& identity,
+                                            const CompileCommand& command, const std::string& cwd);
+
+}  // namespace lexpack::ninja
