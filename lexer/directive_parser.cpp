@@ -16,7 +16,10 @@ size_t skip_space(std::string_view v, size_t i) {
 
 size_t skip_ident(std::string_view v, size_t i) {
   if (i < v.size() && is_ident_start(v[i])) {
-    while (i < v.size() && is_ident_char(v[i])) ++i;
+    const char* p = v.data() + i + 1;
+    const char* const end = v.data() + v.size();
+    while (p < end && is_ident_char(*p)) ++p;
+    i = static_cast<size_t>(p - v.data());
   }
   return i;
 }
@@ -60,10 +63,11 @@ const char* Scanner::parse_directive(const char* hash) {
   const size_t rest_index = skip_space(v, name_end);
   const std::string_view rest = rtrim(v.substr(rest_index));
 
+  const size_t first_word_end = skip_ident(rest, 0);
   auto macro_name = [&](std::string_view what) -> std::string_view {
-    const size_t e = skip_ident(rest, 0);
-    if (e == 0) diagnose(hash, "#" + std::string(what) + " without a valid macro name");
-    return rest.substr(0, e);
+    if (first_word_end == 0)
+      diagnose(hash, "#" + std::string(what) + " without a valid macro name");
+    return rest.substr(0, first_word_end);
   };
   auto conditional = [&](DirectiveKind kind, std::string_view text) {
     if (is_conditional_open(kind)) {
@@ -79,7 +83,7 @@ const char* Scanner::parse_directive(const char* hash) {
   if (name == "define") {
     const std::string_view macro = macro_name("define");
     if (macro.empty()) return line_.end();
-    size_t body = skip_ident(rest, 0);
+    size_t body = first_word_end;
     if (body < rest.size() && rest[body] == '(') {
       const size_t close = rest.find(')', body);
       if (close == std::string_view::npos) {
@@ -100,11 +104,11 @@ const char* Scanner::parse_directive(const char* hash) {
           static_cast<uint64_t>(line_.orig(rest_index + rest.size() - 1) + 1 - body_begin);
     }
     find_has_include(body_index);
-    if (has_clock_hits_) find_clock_macros(body_index);
+    find_clock_macros(body_index);
   } else if (name == "if" || name == "elif") {
     conditional(name == "if" ? DirectiveKind::kIf : DirectiveKind::kElif, rest);
     find_has_include(rest_index);
-    if (has_clock_hits_) find_clock_macros(rest_index);
+    find_clock_macros(rest_index);
   } else if (name == "ifdef" || name == "ifndef" || name == "elifdef" || name == "elifndef") {
     const DirectiveKind kind = name == "ifdef"     ? DirectiveKind::kIfdef
                                : name == "ifndef"  ? DirectiveKind::kIfndef
@@ -123,7 +127,7 @@ const char* Scanner::parse_directive(const char* hash) {
     const std::string_view macro = macro_name("undef");
     if (!macro.empty()) add(DirectiveKind::kUndef, hash).text = macro;
   } else if (name == "pragma") {
-    if (rest.substr(0, skip_ident(rest, 0)) == "once") add(DirectiveKind::kPragmaOnce, hash);
+    if (rest.substr(0, first_word_end) == "once") add(DirectiveKind::kPragmaOnce, hash);
   }
   return line_.end();
 }
@@ -160,11 +164,15 @@ void Scanner::parse_include(DirectiveKind kind, std::string_view rest, size_t re
 // Records __has_include(...) and __has_include_next(...) in cleaned text.
 void Scanner::find_has_include(size_t from) {
   const std::string_view v = line_.view();
-  static constexpr std::string_view kWord = "__has_include";
+  // Search for the rarer tail: '_' is common in directive lines, 'h' is not.
+  static constexpr std::string_view kTail = "has_include";
   size_t i = from;
-  while ((i = v.find(kWord, i)) != std::string_view::npos) {
-    const size_t at = i;
-    i += kWord.size();
+  while ((i = v.find(kTail, i)) != std::string_view::npos) {
+    i += kTail.size();
+    if (i < from + 2 + kTail.size() || v[i - kTail.size() - 1] != '_' ||
+        v[i - kTail.size() - 2] != '_')
+      continue;
+    const size_t at = i - kTail.size() - 2;
     if (at > 0 && is_ident_char(v[at - 1])) continue;
     DirectiveKind kind = DirectiveKind::kHasInclude;
     if (v.substr(i, 5) == "_next") {
@@ -214,6 +222,13 @@ void Scanner::find_has_include(size_t from) {
 
 // __DATE__, __TIME__ and __TIMESTAMP__ as identifiers in directive text.
 void Scanner::find_clock_macros(size_t from) {
+  // The prepass found every such identifier; look only when one is in this line.
+  bool any = false;
+  for (size_t h = next_hit_; h < hits_.size() && hits_[h].pos < line_.end(); ++h) {
+    any |= hits_[h].kind == HitKind::kDate || hits_[h].kind == HitKind::kTime ||
+           hits_[h].kind == HitKind::kTimestamp;
+  }
+  if (!any) return;
   const std::string_view v = line_.view();
   size_t i = from;
   while (i < v.size()) {

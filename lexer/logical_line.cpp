@@ -1,6 +1,7 @@
 // Builds the logical line of a directive or module declaration: splices
 // removed, comments replaced by one space, literals and header names kept
-// verbatim. Most directive lines contain no '\\' or '/', and are used in place.
+// verbatim. Most directive lines contain no comment or splice and are used in
+// place; the others are copied in runs.
 #include "lexer/chars.h"
 #include "lexer/scanner_internal.h"
 
@@ -27,11 +28,25 @@ bool ends_in_pp_number(std::string_view v) {
   return is_digit(v[i]) || (v[i] == '.' && i + 1 < v.size() && is_digit(v[i + 1]));
 }
 
+// Bytes that end a plain run inside a directive line.
+struct SpecialBytes {
+  bool table[256] = {};
+  constexpr SpecialBytes() {
+    for (unsigned char c : {'\\', '/', '"', '\'', '<', '\n', '\r'}) table[c] = true;
+  }
+};
+constexpr SpecialBytes kSpecial;
+
 }  // namespace
 
-void Scanner::put(char c, const char* from) {
-  line_.storage_.push_back(c);
-  line_.map_.push_back(static_cast<uint32_t>(from - line_.base_));
+void Scanner::put(const char* from, size_t n) {
+  const uint32_t offset = static_cast<uint32_t>(from - line_.base_);
+  const uint32_t index = static_cast<uint32_t>(line_.storage_.size());
+  if (line_.runs_.empty() ||
+      line_.runs_.back().offset + (index - line_.runs_.back().text_index) != offset) {
+    line_.runs_.push_back({index, offset});
+  }
+  line_.storage_.append(from, n);
 }
 
 bool Scanner::header_name_allowed(LineMode mode) const {
@@ -46,7 +61,7 @@ bool Scanner::header_name_allowed(LineMode mode) const {
 }
 
 const char* Scanner::clean_header_name(const char* p, char close) {
-  put(*p, p);
+  put(p, 1);
   const char* q = p + 1;
   while (q < end_) {
     const char* after;
@@ -55,14 +70,14 @@ const char* Scanner::clean_header_name(const char* p, char close) {
       continue;
     }
     if (is_newline(*q)) return q;
-    put(*q, q);
+    put(q, 1);
     if (*q++ == close) return q;
   }
   return q;
 }
 
 const char* Scanner::clean_literal(const char* p, char quote) {
-  put(*p, p);
+  put(p, 1);
   const char* q = p + 1;
   while (q < end_) {
     const char* after;
@@ -71,16 +86,13 @@ const char* Scanner::clean_literal(const char* p, char quote) {
         q = after;
         continue;
       }
-      put(*q, q);
-      ++q;
-      if (q < end_ && !is_newline(*q)) {
-        put(*q, q);
-        ++q;
-      }
+      const size_t n = (q + 1 < end_ && !is_newline(q[1])) ? 2 : 1;
+      put(q, n);
+      q += n;
       continue;
     }
     if (is_newline(*q)) return q;  // unterminated: ends at the line end
-    put(*q, q);
+    put(q, 1);
     if (*q++ == quote) return q;
   }
   return q;
@@ -88,21 +100,41 @@ const char* Scanner::clean_literal(const char* p, char quote) {
 
 void Scanner::read_line(const char* p, LineMode mode) {
   line_.base_ = p;
-  line_.storage_.clear();
-  line_.map_.clear();
-  static constexpr char kSpecial[4] = {'\n', '\r', '\\', '/'};
-  const char* e = kernel_.find_any4(p, end_, kSpecial);
-  if (e == end_ || is_newline(*e)) {
-    line_.mapped_ = false;
-    line_.view_ = std::string_view(p, e - p);
-    line_.end_ = e;
-    return;
+  // Fast path: no comment and no splice before the line end, so the raw bytes
+  // are the logical line. A '/' or '\\' that starts neither is plain text.
+  static constexpr char kMaybeSpecial[4] = {'\n', '\r', '\\', '/'};
+  const char* q = p;
+  for (;;) {
+    const char* e = kernel_.find_any4(q, end_, kMaybeSpecial);
+    if (e == end_ || is_newline(*e)) {
+      line_.mapped_ = false;
+      line_.view_ = std::string_view(p, e - p);
+      line_.end_ = e;
+      return;
+    }
+    const char* after;
+    if (*e == '\\' ? is_splice(e, end_, &after)
+                   : (e + 1 < end_ && (e[1] == '*' || e[1] == '/' || e[1] == '\\'))) {
+      break;
+    }
+    q = e + 1;
   }
+
   line_.mapped_ = true;
+  line_.storage_.clear();
+  line_.runs_.clear();
   bool name_known = mode != LineMode::kDirective;
   bool raw = false;  // #error and #warning bodies are raw text
-  const char* q = p;
+  q = p;
   while (q < end_) {
+    // Copy the plain run up to the next byte that may matter.
+    const char* r = q;
+    while (r < end_ && !kSpecial.table[static_cast<unsigned char>(*r)]) ++r;
+    if (r > q) {
+      put(q, r - q);
+      q = r;
+    }
+    if (q == end_) break;
     const char c = *q;
     const char* after;
     if (c == '\\' && is_splice(q, end_, &after)) {
@@ -110,22 +142,28 @@ void Scanner::read_line(const char* p, LineMode mode) {
       continue;
     }
     if (is_newline(c)) break;
-    if (!name_known && !is_ident_char(c)) {
-      std::string_view v = trim(line_.storage_);
-      if (!v.empty() || !is_hspace(c)) {
-        name_known = !v.empty() || c != '/';
-        raw = v == "error" || v == "warning";
+    if (!name_known) {
+      // The name is complete once something other than a splice follows it.
+      const std::string_view v = trim(line_.storage_);
+      if (!v.empty() || c != '/') {
+        name_known = true;
+        size_t n = 0;
+        while (n < v.size() && is_ident_char(v[n])) ++n;
+        raw = v.substr(0, n) == "error" || v.substr(0, n) == "warning";
       }
     }
     if (raw) {
-      put(c, q);
+      put(q, 1);
       ++q;
       continue;
     }
     if (c == '/') {
       const char* n = skip_splices(q + 1, end_);
       if (n < end_ && *n == '*') {
-        put(' ', q);
+        // The comment becomes one space, mapped to its '/'.
+        line_.runs_.push_back(
+            {static_cast<uint32_t>(line_.storage_.size()), static_cast<uint32_t>(q - p)});
+        line_.storage_.push_back(' ');
         q = skip_block_comment(n + 1);
         continue;
       }
@@ -143,7 +181,7 @@ void Scanner::read_line(const char* p, LineMode mode) {
       q = clean_header_name(q, '>');
       continue;
     }
-    put(c, q);
+    put(q, 1);
     ++q;
   }
   line_.view_ = line_.storage_;

@@ -27,17 +27,29 @@ struct Hit {
 class LogicalLine {
  public:
   std::string_view view() const { return view_; }
+  // The input byte that text index i came from; end() for i past the text.
   const char* orig(size_t i) const {
     if (!mapped_) return base_ + i;
-    return i < map_.size() ? base_ + map_[i] : end_;
+    if (i >= storage_.size()) return end_;
+    size_t lo = 0, hi = runs_.size();
+    while (hi - lo > 1) {
+      const size_t mid = (lo + hi) / 2;
+      (runs_[mid].text_index <= i ? lo : hi) = mid;
+    }
+    return base_ + runs_[lo].offset + (i - runs_[lo].text_index);
   }
   const char* end() const { return end_; }  // the line end (or input end)
 
  private:
   friend class Scanner;
+  // A run of text copied from consecutive input bytes.
+  struct Run {
+    uint32_t text_index;
+    uint32_t offset;  // from base_
+  };
   std::string_view view_;
   std::string storage_;
-  std::vector<uint32_t> map_;  // storage_ index -> offset from base_
+  std::vector<Run> runs_;
   const char* base_ = nullptr;
   const char* end_ = nullptr;
   bool mapped_ = false;
@@ -71,7 +83,7 @@ class Scanner {
   const char* clean_header_name(const char* p, char close);
   const char* clean_literal(const char* p, char quote);
   bool header_name_allowed(LineMode mode) const;
-  void put(char c, const char* from);
+  void put(const char* from, size_t n);
 
   // directive_parser.cpp
   const char* parse_directive(const char* hash);
@@ -93,7 +105,6 @@ class Scanner {
   ScanResult result_;
 
   std::vector<Hit> hits_;
-  bool has_clock_hits_ = false;
   size_t next_hit_ = 0;
 
   const char* line_pos_;
