@@ -1,0 +1,9 @@
+#inc\
+lude <spliced.h>
+#ifndef GUA\
+RD
+#define GUARD
+#define LONG a \
+  b \  
+  c
+#endif
