@@ -1,0 +1,242 @@
+// lexpack-bench-lexer: how fast each lexer kernel scans real headers, side by
+// side with clang's own minimizer on the same bytes. All files are loaded into
+// memory first, so the figures measure lexing, not I/O.
+//
+//   lexpack-bench-lexer --files-from LIST [--runs N] [--primitives]
+//
+// Prints one line per figure:
+//   kernel=<name> files=<n> bytes=<n> seconds=<s> mbps=<x> directives=<n>
+//   ratio kernel=<name> vs=<baseline> x=<r>
+//   primitive=<p> kernel=<name> bytes=<n> seconds=<s> mbps=<x>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lexer/kernel.h"
+#include "lexer/scanner.h"
+#if defined(LEXPACK_HAVE_CLANG_MINIMIZER)
+#include "bench/lexer/clang_minimizer.h"
+#endif
+
+namespace {
+
+using lexpack::lexer::Kernel;
+
+struct Options {
+  std::string files_from;
+  int runs = 5;
+  bool primitives = false;
+};
+
+struct Corpus {
+  std::vector<std::string> files;
+  size_t bytes = 0;
+  size_t skipped = 0;
+};
+
+struct Timing {
+  double seconds = 0;   // best run
+  size_t checksum = 0;  // result of the work, so it cannot be optimized away
+};
+
+bool parse_args(int argc, char** argv, Options* opt, std::string* err) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        *err = std::string(name) + " needs a value";
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (arg == "--files-from") {
+      const char* v = value("--files-from");
+      if (!v) return false;
+      opt->files_from = v;
+    } else if (arg == "--runs") {
+      const char* v = value("--runs");
+      if (!v) return false;
+      opt->runs = std::atoi(v);
+      if (opt->runs < 1) {
+        *err = "--runs must be at least 1, got '" + std::string(v) + "'";
+        return false;
+      }
+    } else if (arg == "--primitives") {
+      opt->primitives = true;
+    } else {
+      *err = "unknown argument '" + std::string(arg) + "'";
+      return false;
+    }
+  }
+  if (opt->files_from.empty()) {
+    *err = "missing --files-from LIST (one path per line)";
+    return false;
+  }
+  return true;
+}
+
+bool load_corpus(const std::string& list_path, Corpus* corpus, std::string* err) {
+  std::ifstream list(list_path);
+  if (!list) {
+    *err = list_path + ": cannot open file list";
+    return false;
+  }
+  std::string path;
+  while (std::getline(list, path)) {
+    if (path.empty()) continue;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      ++corpus->skipped;
+      continue;
+    }
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    corpus->bytes += bytes.size();
+    corpus->files.push_back(std::move(bytes));
+  }
+  return true;
+}
+
+// Best wall time of `runs` passes of fn over the whole corpus.
+Timing best_of(int runs, const std::function<size_t()>& fn) {
+  Timing t;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    const size_t sum = fn();
+    const std::chrono::duration<double> d = std::chrono::steady_clock::now() - start;
+    if (r == 0 || d.count() < t.seconds) t.seconds = d.count();
+    t.checksum = sum;
+  }
+  return t;
+}
+
+double mbps(size_t bytes, double seconds) {
+  return seconds > 0 ? bytes / seconds / 1e6 : 0;
+}
+
+void print_scan(const char* name, const Corpus& c, const Timing& t) {
+  std::printf("kernel=%s files=%zu bytes=%zu seconds=%.4f mbps=%.1f directives=%zu\n", name,
+              c.files.size(), c.bytes, t.seconds, mbps(c.bytes, t.seconds), t.checksum);
+}
+
+void print_primitive(const char* primitive, const char* name, const Corpus& c, const Timing& t) {
+  std::printf("primitive=%s kernel=%s bytes=%zu seconds=%.4f mbps=%.1f result=%zu\n", primitive,
+              name, c.bytes, t.seconds, mbps(c.bytes, t.seconds), t.checksum);
+}
+
+// The primitives alone, driven the way a scanner drives them: find_any4 and
+// find_quad restart after each hit, count_lines runs over whole files.
+void bench_primitives(const Kernel& k, const Corpus& c, int runs) {
+  const char needles[4] = {'#', '/', '"', '\''};
+  const uint32_t quads[] = {lexpack::lexer::make_quad("impo"), lexpack::lexer::make_quad("modu"),
+                            lexpack::lexer::make_quad("expo"), lexpack::lexer::make_quad("__DA"),
+                            lexpack::lexer::make_quad("__TI")};
+  print_primitive("find_any4", k.name, c, best_of(runs, [&] {
+                    size_t hits = 0;
+                    for (const std::string& f : c.files) {
+                      const char* end = f.data() + f.size();
+                      for (const char* p = k.find_any4(f.data(), end, needles); p != end;
+                           p = k.find_any4(p + 1, end, needles)) {
+                        ++hits;
+                      }
+                    }
+                    return hits;
+                  }));
+  print_primitive("find_quad", k.name, c, best_of(runs, [&] {
+                    size_t hits = 0;
+                    for (const std::string& f : c.files) {
+                      const char* end = f.data() + f.size();
+                      for (const char* p = k.find_quad(f.data(), end, quads, 5); p != end;
+                           p = k.find_quad(p + 1, end, quads, 5)) {
+                        ++hits;
+                      }
+                    }
+                    return hits;
+                  }));
+  print_primitive("count_lines", k.name, c, best_of(runs, [&] {
+                    size_t lines = 0;
+                    for (const std::string& f : c.files) {
+                      lines += k.count_lines(f.data(), f.data() + f.size());
+                    }
+                    return lines;
+                  }));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  std::string err;
+  if (!parse_args(argc, argv, &opt, &err)) {
+    std::fprintf(stderr, "lexpack-bench-lexer: error: %s\n", err.c_str());
+    std::fprintf(stderr,
+                 "usage: lexpack-bench-lexer --files-from LIST [--runs N] [--primitives]\n");
+    return 2;
+  }
+  Corpus corpus;
+  if (!load_corpus(opt.files_from, &corpus, &err)) {
+    std::fprintf(stderr, "lexpack-bench-lexer: error: %s\n", err.c_str());
+    return 1;
+  }
+  if (corpus.skipped) {
+    std::fprintf(stderr, "lexpack-bench-lexer: skipped %zu unreadable files\n", corpus.skipped);
+  }
+
+  struct Row {
+    std::string name;
+    double seconds;
+  };
+  std::vector<Row> rows;
+  for (const Kernel* k : lexpack::lexer::available_kernels()) {
+    const Timing t = best_of(opt.runs, [&] {
+      size_t directives = 0;
+      for (const std::string& f : corpus.files) {
+        directives += lexpack::lexer::scan(f, *k).directives.size();
+      }
+      return directives;
+    });
+    print_scan(k->name, corpus, t);
+    rows.push_back({k->name, t.seconds});
+  }
+
+  const char* baseline = nullptr;
+  double baseline_seconds = 0;
+#if defined(LEXPACK_HAVE_CLANG_MINIMIZER)
+  {
+    lexpack::bench::ClangMinimizer clang;
+    const Timing t = best_of(opt.runs, [&] {
+      size_t tokens = 0;
+      for (const std::string& f : corpus.files) tokens += clang.minimize(f);
+      return tokens;
+    });
+    std::printf("kernel=clang-minimizer files=%zu bytes=%zu seconds=%.4f mbps=%.1f tokens=%zu\n",
+                corpus.files.size(), corpus.bytes, t.seconds, mbps(corpus.bytes, t.seconds),
+                t.checksum);
+    baseline = "clang-minimizer";
+    baseline_seconds = t.seconds;
+  }
+#endif
+  if (!baseline && !rows.empty()) {
+    baseline = "scalar";  // without clang, compare the SIMD kernels with the reference
+    baseline_seconds = rows.front().seconds;
+  }
+  for (const Row& r : rows) {
+    if (baseline && r.seconds > 0 && r.name != baseline) {
+      std::printf("ratio kernel=%s vs=%s x=%.2f\n", r.name.c_str(), baseline,
+                  baseline_seconds / r.seconds);
+    }
+  }
+
+  if (opt.primitives) {
+    for (const Kernel* k : lexpack::lexer::available_kernels())
+      bench_primitives(*k, corpus, opt.runs);
+  }
+  return 0;
+}
