@@ -13,12 +13,16 @@ inline bool is_newline(char c) {
 inline bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
+// Identifier bytes: letters, '_', digits, and every byte >= 0x80 (UTF-8).
+// Tables defined in chars.cpp, so each test is one load.
+extern const bool kIdentStart[256];
+extern const bool kIdentPart[256];
+
 inline bool is_ident_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;
+  return kIdentStart[static_cast<unsigned char>(c)];
 }
 inline bool is_ident_char(char c) {
-  return is_ident_start(c) || is_digit(c);
+  return kIdentPart[static_cast<unsigned char>(c)];
 }
 
 // If `p` (which must point at '\\') starts a splice, sets *after past its line
