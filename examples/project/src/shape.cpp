@@ -1,0 +1,3 @@
+#include "geo/shape.h"
+
+#include <iostream>
