@@ -128,9 +128,9 @@ bool Launcher::open_store() {
 }
 
 LaunchResult Launcher::run() {
-  if (!explain_ && env_flag("LEXPACK_DISABLE")) return passthrough("LEXPACK_DISABLE is set");
   cmd_ = parse_compile_command(argv_);
   log_.set_subject(cmd_.source.empty() ? cmd_.compiler : cmd_.source);
+  if (!explain_ && env_flag("LEXPACK_DISABLE")) return passthrough("LEXPACK_DISABLE is set");
   if (!cmd_.uncacheable.empty()) {
     if (open_store()) count("uncacheable_" + cmd_.uncacheable);
     return passthrough(

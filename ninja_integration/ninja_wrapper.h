@@ -1,0 +1,34 @@
+// `lexpack ninja`: runs the system ninja with the plugin preloaded so that
+// every compile edge goes through the launcher, and hands back ninja's own
+// exit status. Whatever goes wrong with the plugin, ninja still runs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lexpack::ninja {
+
+struct NinjaRun {
+  bool started = false;  // false: ninja could not be run (see error)
+  std::string error;
+  std::string warning;  // ninja ran without the plugin, and why
+  int exit_code = 0;    // ninja's exit code when it exited normally
+  int term_signal = 0;  // non-zero: ninja was killed by this signal
+};
+
+// The plugin to preload: LEXPACK_PLUGIN if set, else liblexpack_plugin.so in
+// the lib/ folder beside the bin/ folder that holds `self_exe`. Empty when the
+// file is not there.
+std::string find_plugin(const std::string& self_exe);
+
+// The absolute path of the running program.
+std::string self_executable();
+
+// Runs `ninja` (from PATH, or LEXPACK_NINJA if set) with `args`, inheriting
+// the terminal and the environment. With a plugin, ninja gets it preloaded,
+// LEXPACK_NINJA_PID set to ninja's pid and LEXPACK_NINJA_LAUNCHER to
+// `launcher`. SIGINT and SIGQUIT are left to ninja while it runs.
+NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plugin,
+                   const std::string& launcher);
+
+}  // namespace lexpack::ninja

@@ -1,0 +1,146 @@
+// No false hits: each change that alters what a fresh compile produces must
+// make the next compile a miss, and the object must then match a fresh one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/ninja_integration/launcher_fixture.h"
+
+namespace lexpack::ninja::testing {
+namespace {
+
+class NoFalseHit : public LauncherTest {
+ protected:
+  // Compiles through lexpack; checks the object equals the compiler's own.
+  void compile_and_compare(const std::string& args) {
+    ASSERT_EQ(sh(args + " -o ref.o").exit_code, 0) << args;
+    ProcessResult r = lexpack(args + " -o out.o");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args;
+  }
+  void expect_hit(const std::string& args) {
+    compile_and_compare(args);
+    EXPECT_TRUE(last_was_hit()) << last_decision();
+  }
+  void expect_miss(const std::string& args) {
+    compile_and_compare(args);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+  }
+};
+
+TEST_F(NoFalseHit, HeaderDeepInClosureEdited) {
+  dir_.write("inc/a.h", "#include \"b.h\"\n");
+  dir_.write("inc/b.h", "#include \"c.h\"\n");
+  dir_.write("inc/c.h", "#define VALUE 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return VALUE; }\n");
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  dir_.write("inc/c.h", "#define VALUE 2\n");  // same size
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+}
+
+TEST_F(NoFalseHit, HeaderAddedEarlierInSearchPath) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <s.h>\nint v() { return S; }\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+  dir_.write("first/s.h", "#define S 2\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+}
+
+TEST_F(NoFalseHit, QuotedHeaderAddedBesideSource) {
+  dir_.write("inc/q.h", "#define Q 1\n");
+  dir_.write("src/m.cpp", "#include \"q.h\"\nint v() { return Q; }\n");
+  expect_miss("clang++-14 -Iinc -c src/m.cpp");
+  expect_hit("clang++-14 -Iinc -c src/m.cpp");
+  dir_.write("src/q.h", "#define Q 2\n");
+  expect_miss("clang++-14 -Iinc -c src/m.cpp");
+}
+
+TEST_F(NoFalseHit, FileAFailedHasIncludeLookedFor) {
+  dir_.write("inc/.keep", "");
+  dir_.write("m.cpp",
+             "#if __has_include(<opt.h>)\n#define OPT 1\n#else\n#define OPT 0\n#endif\n"
+             "int v() { return OPT; }\n");
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  dir_.write("inc/opt.h", "");
+  expect_miss("g++ -Iinc -c m.cpp");
+}
+
+TEST_F(NoFalseHit, IncludeNextChain) {
+  dir_.write("a/n.h", "#include_next <n.h>\n#define A 1\n");
+  dir_.write("b/n.h", "#define B 1\n");
+  dir_.write("c/.keep", "");
+  dir_.write("m.cpp", "#include <n.h>\nint v() { return A + B; }\n");
+  expect_miss("g++ -Ia -Ic -Ib -c m.cpp");
+  expect_hit("g++ -Ia -Ic -Ib -c m.cpp");
+  dir_.write("c/n.h", "#define B 5\n");  // now found by the include_next first
+  expect_miss("g++ -Ia -Ic -Ib -c m.cpp");
+}
+
+TEST_F(NoFalseHit, ArgumentsAndCompilerChange) {
+  dir_.write("m.cpp",
+             "int v() {\n#ifdef X\n return X;\n#else\n return __cplusplus > 201703L;\n#endif\n}\n");
+  expect_miss("g++ -std=c++17 -c m.cpp");
+  expect_hit("g++ -std=c++17 -c m.cpp");
+  expect_miss("g++ -std=c++20 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=3 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=4 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=4 -O2 -c m.cpp");
+  expect_miss("clang++-14 -std=c++20 -DX=4 -O2 -c m.cpp");
+  expect_hit("g++ -std=c++20 -DX=4 -O2 -c m.cpp");
+}
+
+TEST_F(NoFalseHit, ForcedIncludeChange) {
+  dir_.write("pre.h", "#define P 1\n");
+  dir_.write("pre2.h", "#define P 2\n");
+  dir_.write("m.cpp", "int v() { return P; }\n");
+  expect_miss("g++ -include pre.h -c m.cpp");
+  expect_hit("g++ -include pre.h -c m.cpp");
+  dir_.write("pre.h", "#define P 3\n");
+  expect_miss("g++ -include pre.h -c m.cpp");
+  expect_miss("g++ -include pre2.h -c m.cpp");
+}
+
+TEST_F(NoFalseHit, FileReachedOnlyThroughComputedInclude) {
+  dir_.write("inc/comp.h", "#define C 1\n");
+  dir_.write("early/.keep", "");
+  dir_.write("m.cpp", "#define HDR <comp.h>\n#include HDR\nint v() { return C; }\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("inc/comp.h", "#define C 2\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("early/comp.h", "#define C 3\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+}
+
+TEST_F(NoFalseHit, TimeMacroIsNeverCached) {
+  dir_.write("t.cpp", "const char* t() { return __TIME__; }\n");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(lexpack("g++ -c t.cpp -o t.o").exit_code, 0);
+    EXPECT_NE(last_decision().find("__TIME__"), std::string::npos) << last_decision();
+  }
+}
+
+TEST_F(NoFalseHit, SettledFilesUseTheClosureMemo) {
+  dir_.write("inc/a.h", "#define A 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return A; }\n");
+  sleep(2);  // let signatures settle so the memo and file table are written
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  ProcessResult why = lexpack("explain g++ -Iinc -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("would hit"), std::string::npos) << why.out;
+  dir_.write("inc/a.h", "#define A 2\n");
+  why = lexpack("explain g++ -Iinc -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("changed: inc/a.h"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("would miss"), std::string::npos) << why.out;
+  expect_miss("g++ -Iinc -c m.cpp");
+  why = lexpack("explain g++ -Iinc -DNEW -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("+[-DNEW]"), std::string::npos) << why.out;
+}
+
+}  // namespace
+}  // namespace lexpack::ninja::testing

@@ -1,0 +1,38 @@
+// Parsing the compiler's -E -v search list report, and its encoding.
+#include "ninja_integration/search_list.h"
+
+#include <gtest/gtest.h>
+
+namespace lexpack::ninja {
+namespace {
+
+TEST(SearchList, ParsesGccReport) {
+  const char* text =
+      "ignoring duplicate directory \"/usr/include/x86_64-linux-gnu/c++/12\"\n"
+      "ignoring nonexistent directory \"nope\"\n"
+      "#include \"...\" search starts here:\n"
+      " q\n"
+      "#include <...> search starts here:\n"
+      " inc\n"
+      " /usr/include/c++/12\n"
+      " /usr/include\n"
+      "End of search list.\n";
+  SearchList list;
+  ASSERT_TRUE(parse_search_list(text, &list));
+  EXPECT_EQ(list.quote_dirs, (std::vector<std::string>{"q"}));
+  EXPECT_EQ(list.bracket_dirs,
+            (std::vector<std::string>{"inc", "/usr/include/c++/12", "/usr/include"}));
+  EXPECT_EQ(list.missing_dirs, (std::vector<std::string>{"nope"}));
+  SearchList back;
+  ASSERT_TRUE(decode_search_list(encode_search_list(list), &back));
+  EXPECT_EQ(back, list);
+  EXPECT_FALSE(decode_search_list(encode_search_list(list).substr(3), &back));
+}
+
+TEST(SearchList, RejectsTruncatedReport) {
+  SearchList list;
+  EXPECT_FALSE(parse_search_list("#include <...> search starts here:\n /usr/include\n", &list));
+}
+
+}  // namespace
+}  // namespace lexpack::ninja
