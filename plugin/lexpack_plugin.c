@@ -1,0 +1,239 @@
+// The LD_PRELOAD library that `lexpack ninja` puts into ninja: it rewrites each
+// C/C++ compile command ninja spawns ("/bin/sh -c <command>") into
+// "<lexpack> <command>". In any other process it only forwards calls.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int (*SpawnFn)(pid_t*, const char*, const posix_spawn_file_actions_t*,
+                       const posix_spawnattr_t*, char* const[], char* const[]);
+
+static int g_active;      // this process is the ninja that `lexpack ninja` started
+static int g_debug;       // LEXPACK_PLUGIN_DEBUG is set
+static char* g_launcher;  // shell-quoted lexpack path followed by one space
+static size_t g_launcher_len;
+static SpawnFn g_real_spawn;
+static SpawnFn g_real_spawnp;
+
+static void debug(const char* fmt, ...) {
+  if (!g_debug) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "lexpack-plugin[%d]: ", (int)getpid());
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n';
+}
+
+static const char* skip_space(const char* p) {
+  while (is_space(*p)) ++p;
+  return p;
+}
+
+// True for "ninja", "ninja-build" and the like: the plugin works only inside ninja.
+static int exe_is_ninja(void) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* base = strrchr(buf, '/');
+  base = base ? base + 1 : buf;
+  return strncmp(base, "ninja", 5) == 0;
+}
+
+// "gcc", "g++", "cc", "c++", "clang", "clang++", with an optional target
+// prefix ("x86_64-linux-gnu-g++") and version suffix ("g++-12", "clang-14").
+static int is_compiler_name(const char* name, size_t len) {
+  size_t end = len;
+  size_t i = len;
+  while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') || name[i - 1] == '.')) --i;
+  if (i < end && i > 0 && name[i - 1] == '-' && name[i] >= '0' && name[i] <= '9') end = i - 1;
+  static const char* const kNames[] = {"gcc", "g++", "cc", "c++", "clang", "clang++"};
+  for (size_t k = 0; k < sizeof kNames / sizeof kNames[0]; ++k) {
+    size_t n = strlen(kNames[k]);
+    if (end == n && memcmp(name, kNames[k], n) == 0) return 1;
+    // A target prefix: "<triple>-gcc"; plain "cc" is too short to trust there.
+    if (n >= 3 && end > n + 1 && name[end - n - 1] == '-' &&
+        memcmp(name + end - n, kNames[k], n) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+// True when the simple command starting at `p` has a "-c" argument (a compile,
+// not a link). Stops at the first shell operator.
+static int has_compile_flag(const char* p) {
+  for (; *p; ++p) {
+    if (*p == ';' || *p == '|' || *p == '&' || *p == '\n') return 0;
+    if (is_space(*p) && p[1] == '-' && p[2] == 'c' && (p[3] == '\0' || is_space(p[3]))) return 1;
+  }
+  return 0;
+}
+
+// Where the compiler word starts in `cmd`, or NULL when the command is not a
+// compile this plugin should route.
+static const char* find_compiler(const char* cmd) {
+  const char* p = skip_space(cmd);
+  while (strncmp(p, "cd ", 3) == 0) {  // CMake: "cd <dir> && <compiler> ..."
+    const char* amp = strstr(p, "&&");
+    if (!amp) return NULL;
+    p = skip_space(amp + 2);
+  }
+  const char* word_end = p;
+  while (*word_end && !is_space(*word_end)) {
+    if (strchr("'\"\\$`;&|<>(){}*?=", *word_end)) return NULL;
+    ++word_end;
+  }
+  if (word_end == p || !*word_end) return NULL;
+  const char* base = p;
+  for (const char* q = p; q < word_end; ++q)
+    if (*q == '/') base = q + 1;
+  if (!is_compiler_name(base, (size_t)(word_end - base))) return NULL;
+  if (!has_compile_flag(word_end)) return NULL;
+  return p;
+}
+
+// A new command with the launcher inserted before the compiler word: one
+// malloc'd buffer, or NULL when argv is not "sh -c <compile command>".
+static char* rewrite(char* const argv[]) {
+  if (!argv || !argv[0] || !argv[1] || !argv[2] || argv[3]) return NULL;
+  if (strcmp(argv[1], "-c") != 0) return NULL;
+  const char* sh = strrchr(argv[0], '/');
+  if (strcmp(sh ? sh + 1 : argv[0], "sh") != 0) return NULL;
+  const char* cmd = argv[2];
+  const char* at = find_compiler(cmd);
+  if (!at) return NULL;
+  size_t head = (size_t)(at - cmd);
+  size_t tail = strlen(at);
+  char* out = malloc(head + g_launcher_len + tail + 1);
+  if (!out) return NULL;
+  memcpy(out, cmd, head);
+  memcpy(out + head, g_launcher, g_launcher_len);
+  memcpy(out + head + g_launcher_len, at, tail + 1);
+  return out;
+}
+
+static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
+                      const posix_spawn_file_actions_t* actions, const posix_spawnattr_t* attr,
+                      char* const argv[], char* const envp[]) {
+  if (!g_active) return real(pid, path, actions, attr, argv, envp);
+  int saved = errno;
+  char* cmd = rewrite(argv);
+  errno = saved;
+  if (!cmd) {
+    debug("unchanged: %s", argv && argv[0] && argv[1] && argv[2] ? argv[2] : "?");
+    return real(pid, path, actions, attr, argv, envp);
+  }
+  debug("routed: %s", cmd);
+  char* new_argv[4] = {argv[0], argv[1], cmd, NULL};
+  int rc = real(pid, path, actions, attr, new_argv, envp);
+  saved = errno;
+  free(cmd);
+  errno = saved;
+  return rc;
+}
+
+EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
+                       const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  if (!g_real_spawn) g_real_spawn = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawn");
+  if (!g_real_spawn) return ENOSYS;
+  return spawn_hook(g_real_spawn, pid, path, actions, attr, argv, envp);
+}
+
+EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
+                        const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  if (!g_real_spawnp) g_real_spawnp = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawnp");
+  if (!g_real_spawnp) return ENOSYS;
+  return spawn_hook(g_real_spawnp, pid, file, actions, attr, argv, envp);
+}
+
+// The launcher path as one shell word followed by a space.
+static char* quote_launcher(const char* path) {
+  size_t n = strlen(path);
+  char* out = malloc(4 * n + 4);
+  if (!out) return NULL;
+  size_t o = 0;
+  int plain =
+      strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") == n;
+  if (!plain) out[o++] = '\'';
+  for (size_t i = 0; i < n; ++i) {
+    if (path[i] == '\'') {
+      memcpy(out + o, "'\\''", 4);
+      o += 4;
+    } else {
+      out[o++] = path[i];
+    }
+  }
+  if (!plain) out[o++] = '\'';
+  out[o++] = ' ';
+  out[o] = '\0';
+  g_launcher_len = o;
+  return out;
+}
+
+// Takes this library out of LD_PRELOAD so that ninja's children (compilers,
+// scripts, the launcher) run without it; other preloaded libraries stay.
+static void drop_self_from_preload(void) {
+  const char* preload = getenv("LD_PRELOAD");
+  Dl_info info;
+  if (!preload || !dladdr((void*)&drop_self_from_preload, &info) || !info.dli_fname) return;
+  const char* self = strrchr(info.dli_fname, '/');
+  self = self ? self + 1 : info.dli_fname;
+  char* kept = malloc(strlen(preload) + 1);
+  if (!kept) return;
+  size_t o = 0;
+  for (const char* p = preload; *p;) {
+    size_t n = strcspn(p, " :");
+    const char* base = p;
+    for (const char* q = p; q < p + n; ++q)
+      if (*q == '/') base = q + 1;
+    int mine = (size_t)(p + n - base) == strlen(self) && memcmp(base, self, strlen(self)) == 0;
+    if (n > 0 && !mine) {
+      if (o > 0) kept[o++] = ' ';
+      memcpy(kept + o, p, n);
+      o += n;
+    }
+    p += n;
+    if (*p) ++p;
+  }
+  kept[o] = '\0';
+  if (o == 0)
+    unsetenv("LD_PRELOAD");
+  else
+    setenv("LD_PRELOAD", kept, 1);
+  free(kept);
+}
+
+__attribute__((constructor)) static void plugin_init(void) {
+  int saved = errno;
+  const char* dbg = getenv("LEXPACK_PLUGIN_DEBUG");
+  g_debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+  g_real_spawn = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawn");
+  g_real_spawnp = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawnp");
+  const char* pid = getenv("LEXPACK_NINJA_PID");
+  const char* launcher = getenv("LEXPACK_NINJA_LAUNCHER");
+  if (pid && launcher && launcher[0] == '/' && strtol(pid, NULL, 10) == (long)getpid() &&
+      exe_is_ninja() && g_real_spawn) {
+    g_launcher = quote_launcher(launcher);
+    if (g_launcher) {
+      g_active = 1;
+      drop_self_from_preload();
+      unsetenv("LEXPACK_NINJA_PID");
+      unsetenv("LEXPACK_NINJA_LAUNCHER");
+      debug("active, launcher %s", g_launcher);
+    }
+  }
+  errno = saved;
+}
