@@ -84,12 +84,13 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
+// The quad count is a template parameter so the per-quad loops unroll.
+template <int N>
 struct Quads {
-  __m256i first[kMaxQuads], last[kMaxQuads];
-  uint32_t value[kMaxQuads];
-  int count;
-  Quads(const uint32_t* quads, int n) : count(n) {
-    for (int i = 0; i < n; ++i) {
+  __m256i first[N], last[N];
+  uint32_t value[N];
+  explicit Quads(const uint32_t* quads) {
+    for (int i = 0; i < N; ++i) {
       first[i] = splat(quads[i]);
       last[i] = splat(quads[i] >> 24);
       value[i] = quads[i];
@@ -99,7 +100,7 @@ struct Quads {
   uint32_t candidates(const char* p) const {
     const __m256i a = load(p), d = load(p + 3);
     __m256i m = _mm256_and_si256(_mm256_cmpeq_epi8(a, first[0]), _mm256_cmpeq_epi8(d, last[0]));
-    for (int i = 1; i < count; ++i) {
+    for (int i = 1; i < N; ++i) {
       m = _mm256_or_si256(
           m, _mm256_and_si256(_mm256_cmpeq_epi8(a, first[i]), _mm256_cmpeq_epi8(d, last[i])));
     }
@@ -111,7 +112,7 @@ struct Quads {
       const int i = int(_tzcnt_u32(m));
       uint32_t v;
       std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < count; ++q) {
+      for (int q = 0; q < N; ++q) {
         if (v == value[q]) return i;
       }
     }
@@ -119,9 +120,9 @@ struct Quads {
   }
 };
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  if (count <= 0 || end - begin < 4) return end;
-  const Quads qs(quads, count);
+template <int N>
+const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
+  const Quads<N> qs(quads);
   const char* stop = end - 3;  // one past the last start position
   const char* p = begin;
   while (stop - p >= kWidth) {
@@ -144,6 +145,30 @@ const char* find_quad(const char* begin, const char* end, const uint32_t* quads,
     if (const int i = qs.verify(buf, m); i >= 0) return p + i;
   }
   return end;
+}
+
+const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
+  if (end - begin < 4) return end;
+  switch (count) {
+    case 1:
+      return find_quad_n<1>(begin, end, quads);
+    case 2:
+      return find_quad_n<2>(begin, end, quads);
+    case 3:
+      return find_quad_n<3>(begin, end, quads);
+    case 4:
+      return find_quad_n<4>(begin, end, quads);
+    case 5:
+      return find_quad_n<5>(begin, end, quads);
+    case 6:
+      return find_quad_n<6>(begin, end, quads);
+    case 7:
+      return find_quad_n<7>(begin, end, quads);
+    case 8:
+      return find_quad_n<8>(begin, end, quads);
+    default:
+      return end;
+  }
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not

@@ -76,12 +76,13 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
+// The quad count is a template parameter so the per-quad loops unroll.
+template <int N>
 struct Quads {
-  uint8x16_t first[kMaxQuads], last[kMaxQuads];
-  uint32_t value[kMaxQuads];
-  int count;
-  Quads(const uint32_t* quads, int n) : count(n) {
-    for (int i = 0; i < n; ++i) {
+  uint8x16_t first[N], last[N];
+  uint32_t value[N];
+  explicit Quads(const uint32_t* quads) {
+    for (int i = 0; i < N; ++i) {
       first[i] = splat(quads[i]);
       last[i] = splat(quads[i] >> 24);
       value[i] = quads[i];
@@ -92,7 +93,7 @@ struct Quads {
   uint64_t candidates(const char* p) const {
     const uint8x16_t a = load(p), d = load(p + 3);
     uint8x16_t m = vandq_u8(vceqq_u8(a, first[0]), vceqq_u8(d, last[0]));
-    for (int i = 1; i < count; ++i) {
+    for (int i = 1; i < N; ++i) {
       m = vorrq_u8(m, vandq_u8(vceqq_u8(a, first[i]), vceqq_u8(d, last[i])));
     }
     return nibbles(m) & 0x8888888888888888ull;
@@ -103,7 +104,7 @@ struct Quads {
       const int i = first_lane(m);
       uint32_t v;
       std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < count; ++q) {
+      for (int q = 0; q < N; ++q) {
         if (v == value[q]) return i;
       }
     }
@@ -111,9 +112,9 @@ struct Quads {
   }
 };
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  if (count <= 0 || end - begin < 4) return end;
-  const Quads qs(quads, count);
+template <int N>
+const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
+  const Quads<N> qs(quads);
   const char* stop = end - 3;  // one past the last start position
   const char* p = begin;
   while (stop - p >= kWidth) {
@@ -136,6 +137,30 @@ const char* find_quad(const char* begin, const char* end, const uint32_t* quads,
     if (const int i = qs.verify(buf, m); i >= 0) return p + i;
   }
   return end;
+}
+
+const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
+  if (end - begin < 4) return end;
+  switch (count) {
+    case 1:
+      return find_quad_n<1>(begin, end, quads);
+    case 2:
+      return find_quad_n<2>(begin, end, quads);
+    case 3:
+      return find_quad_n<3>(begin, end, quads);
+    case 4:
+      return find_quad_n<4>(begin, end, quads);
+    case 5:
+      return find_quad_n<5>(begin, end, quads);
+    case 6:
+      return find_quad_n<6>(begin, end, quads);
+    case 7:
+      return find_quad_n<7>(begin, end, quads);
+    case 8:
+      return find_quad_n<8>(begin, end, quads);
+    default:
+      return end;
+  }
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not
