@@ -62,13 +62,14 @@ void print_text(const std::string& file, const lexer::ScanResult& r) {
   std::printf("%s:\n", file.c_str());
   for (const lexer::Directive& d : r.directives) {
     std::printf("  %u: %s", d.line, std::string(lexer::kind_name(d.kind)).c_str());
-    if (!d.text.empty()) {
+    const std::string text(r.text(d));
+    if (!text.empty()) {
       if (d.computed) {
-        std::printf(" %s (computed)", d.text.c_str());
+        std::printf(" %s (computed)", text.c_str());
       } else if (d.angled) {
-        std::printf(" <%s>", d.text.c_str());
+        std::printf(" <%s>", text.c_str());
       } else {
-        std::printf(" %s", d.text.c_str());
+        std::printf(" %s", text.c_str());
       }
     }
     std::printf("\n");

@@ -42,6 +42,12 @@ bool is_conditional_open(DirectiveKind k) {
 
 }  // namespace
 
+void Scanner::set_text(Directive& d, std::string_view text) {
+  d.text_offset = static_cast<uint32_t>(result_.text_pool.size());
+  d.text_size = static_cast<uint32_t>(text.size());
+  result_.text_pool.append(text);
+}
+
 Directive& Scanner::add(DirectiveKind kind, const char* at) {
   Directive d;
   d.kind = kind;
@@ -77,7 +83,7 @@ const char* Scanner::parse_directive(const char* hash) {
     } else if (kind == DirectiveKind::kEndif) {
       open_conditionals_.pop_back();
     }
-    add(kind, hash).text = text;
+    set_text(add(kind, hash), text);
   };
 
   if (name == "define") {
@@ -95,7 +101,7 @@ const char* Scanner::parse_directive(const char* hash) {
     }
     body = skip_space(rest, body);
     Directive& d = add(DirectiveKind::kDefine, hash);
-    d.text = macro;
+    set_text(d, macro);
     const size_t body_index = rest_index + body;
     const char* body_begin = line_.orig(body_index);
     d.body_offset = static_cast<uint64_t>(body_begin - begin_);
@@ -125,7 +131,7 @@ const char* Scanner::parse_directive(const char* hash) {
     parse_include(DirectiveKind::kImport, rest, rest_index, hash);
   } else if (name == "undef") {
     const std::string_view macro = macro_name("undef");
-    if (!macro.empty()) add(DirectiveKind::kUndef, hash).text = macro;
+    if (!macro.empty()) set_text(add(DirectiveKind::kUndef, hash), macro);
   } else if (name == "pragma") {
     if (rest.substr(0, first_word_end) == "once") add(DirectiveKind::kPragmaOnce, hash);
   }
@@ -151,12 +157,12 @@ void Scanner::parse_include(DirectiveKind kind, std::string_view rest, size_t re
       return;
     }
     Directive& d = add(kind, hash);
-    d.text = rest.substr(1, end - 1);
+    set_text(d, rest.substr(1, end - 1));
     d.angled = close == '>';
     return;
   }
   Directive& d = add(kind, hash);
-  d.text = rest;
+  set_text(d, rest);
   d.computed = true;
   (void)rest_index;
 }
@@ -193,7 +199,7 @@ void Scanner::find_has_include(size_t from) {
                  std::string(kind_name(kind)) + ": missing terminating " + std::string(1, close));
         return;
       }
-      d.text = v.substr(j + 1, end - j - 1);
+      set_text(d, v.substr(j + 1, end - j - 1));
       d.angled = close == '>';
       i = end + 1;
     } else {
@@ -208,7 +214,7 @@ void Scanner::find_has_include(size_t from) {
         depth += v[k] == '(' ? 1 : v[k] == ')' ? -1 : 0;
         ++k;
       }
-      d.text = rtrim(v.substr(j, depth == 0 ? k - 1 - j : k - j));
+      set_text(d, rtrim(v.substr(j, depth == 0 ? k - 1 - j : k - j)));
       d.computed = true;
       i = k;
     }
@@ -334,7 +340,7 @@ const char* Scanner::parse_module(const char* start, const char* keyword, bool e
   }
   Directive& d = add(
       kind == HitKind::kModule ? DirectiveKind::kModuleDecl : DirectiveKind::kModuleImport, start);
-  d.text = std::move(text);
+  set_text(d, text);
   d.angled = angled;
   d.header_unit = header_unit;
   d.exported = exported;

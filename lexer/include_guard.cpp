@@ -70,9 +70,9 @@ void Scanner::detect_include_guard() {
   if (ds.empty() || !result_.diagnostics.empty()) return;
   std::string_view macro;
   if (ds[0].kind == DirectiveKind::kIfndef) {
-    macro = ds[0].text;
+    macro = result_.text(ds[0]);
   } else if (ds[0].kind == DirectiveKind::kIf) {
-    macro = negated_defined(ds[0].text);
+    macro = negated_defined(result_.text(ds[0]));
   }
   if (macro.empty()) return;
   int depth = 0;
@@ -95,7 +95,7 @@ void Scanner::detect_include_guard() {
         if (--depth == 0) close = i;
         break;
       case DirectiveKind::kDefine:
-        if (depth == 1 && ds[i].text == macro) defined = true;
+        if (depth == 1 && result_.text(ds[i]) == macro) defined = true;
         break;
       default:
         break;
@@ -104,7 +104,7 @@ void Scanner::detect_include_guard() {
   if (close != ds.size() - 1 || !defined) return;
   if (!only_space_and_comments(start_, begin_ + ds[0].offset)) return;
   if (!only_space_and_comments(directive_ends_[close], end_)) return;
-  result_.include_guard = macro;
+  result_.include_guard = std::string(macro);
 }
 
 }  // namespace lexpack::lexer

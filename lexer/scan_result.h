@@ -41,7 +41,9 @@ struct Directive {
   bool header_unit = false;  // kModuleImport: `import <h>;` or `import "h";`
   uint32_t line = 0;         // 1-based line of the directive's first byte
   uint64_t offset = 0;       // byte offset of the directive's first byte ('#' or keyword)
-  std::string text;          // header name, macro name, condition or module name
+  // Header name, macro name, condition or module name: ScanResult::text(d).
+  uint32_t text_offset = 0;
+  uint32_t text_size = 0;
   uint64_t body_offset = 0;  // kDefine: replacement list span in the input bytes
   uint64_t body_size = 0;
 
@@ -59,11 +61,16 @@ struct Diagnostic {
 
 struct ScanResult {
   std::vector<Directive> directives;
+  std::string text_pool;  // every directive's text, back to back
   std::vector<Diagnostic> diagnostics;
   std::string include_guard;    // the guard macro; empty when the file has no guard
   bool uses_date = false;       // __DATE__ outside comments and literals
   bool uses_time = false;       // __TIME__
   bool uses_timestamp = false;  // __TIMESTAMP__
+
+  std::string_view text(const Directive& d) const {
+    return std::string_view(text_pool).substr(d.text_offset, d.text_size);
+  }
 
   bool operator==(const ScanResult&) const = default;
 };

@@ -62,12 +62,12 @@ std::string to_json(std::string_view file, const ScanResult& r) {
     out += "\",\"line\":" + std::to_string(d.line) + ",\"offset\":" + std::to_string(d.offset);
     if (is_include_like(d.kind)) {
       out += ",\"header\":";
-      append_json_string(&out, d.text);
+      append_json_string(&out, r.text(d));
       out += d.angled ? ",\"angled\":true" : ",\"angled\":false";
       out += d.computed ? ",\"computed\":true" : ",\"computed\":false";
-    } else if (!d.text.empty() || d.kind == DirectiveKind::kModuleDecl) {
+    } else if (d.text_size > 0 || d.kind == DirectiveKind::kModuleDecl) {
       out += d.kind == DirectiveKind::kModuleDecl ? ",\"name\":" : ",\"text\":";
-      append_json_string(&out, d.text);
+      append_json_string(&out, r.text(d));
     }
     if (d.kind == DirectiveKind::kModuleDecl || d.kind == DirectiveKind::kModuleImport)
       out += d.exported ? ",\"exported\":true" : ",\"exported\":false";

@@ -31,6 +31,7 @@ ScanResult Scanner::run() {
   const size_t expected = static_cast<size_t>(end_ - begin_) / 128 + 8;
   result_.directives.reserve(expected);
   directive_ends_.reserve(expected);
+  result_.text_pool.reserve(expected * 24);
   find_hits();
   static constexpr char kCodeBytes[4] = {'#', '/', '"', '\''};
   const char* p = start_;

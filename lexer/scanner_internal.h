@@ -93,6 +93,7 @@ class Scanner {
   void find_has_include(size_t from);
   void find_clock_macros(size_t from);
   Directive& add(DirectiveKind kind, const char* at);
+  void set_text(Directive& d, std::string_view text);
 
   // include_guard.cpp
   void detect_include_guard();

@@ -112,7 +112,7 @@ FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& conte
   s.uses_time = scan.uses_time || scan.uses_timestamp;
   for (const lexer::Directive& d : scan.directives) {
     if (!is_include_like(d.kind)) continue;
-    s.includes.push_back({d.kind, d.angled, d.computed, d.text});
+    s.includes.push_back({d.kind, d.angled, d.computed, std::string(scan.text(d))});
   }
   return s;
 }

@@ -26,6 +26,7 @@ inline ScanResult scan_exact(std::string_view src, const Kernel& kernel) {
 inline std::string render(const ScanResult& r) {
   std::string out;
   for (const Directive& d : r.directives) {
+    const std::string text(r.text(d));
     if (!out.empty()) out += " | ";
     out += kind_name(d.kind);
     const bool header =
@@ -34,13 +35,13 @@ inline std::string render(const ScanResult& r) {
         d.kind == DirectiveKind::kHasIncludeNext || d.kind == DirectiveKind::kModuleImport;
     if (d.exported) out += "!";
     if (header && d.angled) {
-      out += "<" + d.text + ">";
+      out += "<" + text + ">";
     } else if (header && d.computed) {
-      out += "(" + d.text + ")";
+      out += "(" + text + ")";
     } else if (header && (d.kind != DirectiveKind::kModuleImport || d.header_unit)) {
-      out += "\"" + d.text + "\"";
-    } else if (!d.text.empty()) {
-      out += " " + d.text;
+      out += "\"" + text + "\"";
+    } else if (!text.empty()) {
+      out += " " + text;
     }
   }
   return out;
