@@ -77,13 +77,16 @@ class GuardedBuffer {
   size_t capacity() const { return page_; }
 
   // Copies s so that it ends at the upper guard page; returns its first byte.
+  // s must fit in one page.
   const char* at_end(std::string_view s) {
+    if (s.size() > page_) std::abort();
     char* p = base_ + 2 * page_ - s.size();
     if (!s.empty()) std::memcpy(p, s.data(), s.size());
     return p;
   }
   // Copies s so that it starts right after the lower guard page.
   const char* at_start(std::string_view s) {
+    if (s.size() > page_) std::abort();
     char* p = base_ + page_;
     if (!s.empty()) std::memcpy(p, s.data(), s.size());
     return p;
