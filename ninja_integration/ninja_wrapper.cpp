@@ -88,7 +88,8 @@ NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plug
   // Ignore terminal signals from now on, before the child exists, and let
   // the child restore them: a Ctrl-C then reaches ninja alone and ninja
   // decides how the build ends.
-  struct sigaction ignore {}, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = forward_signal;
   ::sigaction(SIGINT, &ignore, &old_int);

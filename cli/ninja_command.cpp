@@ -1,0 +1,70 @@
+// `lexpack ninja [ninja arguments...]`: the build through ninja with every
+// compile routed to the launcher by the plugin; ninja's output and exit status
+// unchanged, then one summary line on stderr.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+#include "ninja_integration/build_summary.h"
+#include "ninja_integration/ninja_wrapper.h"
+
+namespace lexpack::cli {
+namespace {
+
+// Ninja's tools and informational flags build nothing: no summary for them.
+bool builds(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "--") break;
+    if (a == "-t" || a.starts_with("-t") || a == "--version" || a == "-h" || a == "--help" ||
+        a == "-n")
+      return false;
+    if (a == "-C" || a == "-f" || a == "-j" || a == "-k" || a == "-l" || a == "-d" || a == "-w")
+      ++i;  // skip the option's value
+  }
+  return true;
+}
+
+int run_ninja_command(const std::vector<std::string>& args) {
+  std::string self = ninja::self_executable();
+  std::string plugin = ninja::find_plugin(self);
+  bool summary = builds(args) && !plugin.empty();
+  ninja::Counters before;
+  if (summary) before = ninja::read_store_counters();
+  auto start = std::chrono::steady_clock::now();
+  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  auto wall = std::chrono::steady_clock::now() - start;
+  if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
+  if (!run.started) {
+    std::fprintf(stderr, "lexpack: error: %s\n", run.error.c_str());
+    return 127;
+  }
+  if (summary && run.term_signal == 0) {
+    ninja::BuildSummary s = ninja::summarize_build(before, ninja::read_store_counters());
+    int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
+    std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
+  }
+  if (run.term_signal != 0) {
+    std::fflush(nullptr);
+    ::signal(run.term_signal, SIG_DFL);
+    ::raise(run.term_signal);
+  }
+  return run.exit_code;
+}
+
+}  // namespace
+
+void add_ninja_command(CLI::App& app, int* exit_code) {
+  CLI::App* sub = app.add_subcommand(
+      "ninja", "Run ninja with every C/C++ compile going through the cache (ninja's arguments)");
+  sub->prefix_command();
+  sub->set_help_flag();
+  sub->callback([sub, exit_code] { *exit_code = run_ninja_command(sub->remaining()); });
+}
+
+}  // namespace lexpack::cli

@@ -1,0 +1,32 @@
+// The one line `lexpack ninja` prints after a build: what the launcher did
+// for this build, taken as the difference of the store's counters before and
+// after it (a build sharing the cache at the same time is counted too).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace lexpack::ninja {
+
+using Counters = std::map<std::string, int64_t>;
+
+struct BuildSummary {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t uncacheable = 0;    // every "uncacheable_*" counter
+  int64_t failed = 0;         // compiles that failed (never cached)
+  int64_t time_saved_us = 0;  // compile time the hits did not spend
+  int64_t compiles() const { return hits + misses + uncacheable + failed; }
+};
+
+// The store's counters now; empty when there is no cache yet (or it cannot be
+// opened: the summary then counts from zero).
+Counters read_store_counters();
+
+BuildSummary summarize_build(const Counters& before, const Counters& after);
+
+// "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s saved (build 5.1 s)"
+std::string format_summary(const BuildSummary& s, int64_t wall_us);
+
+}  // namespace lexpack::ninja
