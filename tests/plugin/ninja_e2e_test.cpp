@@ -1,0 +1,255 @@
+// End-to-end tests of `lexpack ninja`: a generated CMake project built by the
+// real ninja and g++ through the plugin and the launcher, compared with a
+// plain ninja build of the same project.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "ninja_integration/process.h"
+#include "tests/ninja_integration/test_dir.h"
+
+namespace lexpack::ninja::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Six TUs: t0, t1 include a.h; t2, t3 include b.h; t4, t5 include nothing of
+// the project. A library, an executable (link steps) and a custom command.
+void write_project(const TestDir& dir) {
+  dir.write("src/CMakeLists.txt",
+            "cmake_minimum_required(VERSION 3.22)\n"
+            "project(demo CXX)\n"
+            "add_library(parts STATIC t0.cpp t1.cpp t2.cpp t3.cpp t4.cpp)\n"
+            "target_include_directories(parts PUBLIC include)\n"
+            "add_executable(app t5.cpp)\n"
+            "target_link_libraries(app parts)\n"
+            "add_custom_command(OUTPUT stamp.txt COMMAND g++ -dumpversion\n"
+            "  COMMAND sh -c \"echo made > stamp.txt\" VERBATIM)\n"
+            "add_custom_target(stamp ALL DEPENDS stamp.txt)\n");
+  dir.write("src/include/a.h", "#pragma once\ninline int a_value() { return 1; }\n");
+  dir.write("src/include/b.h", "#pragma once\ninline int b_value() { return 2; }\n");
+  for (int i = 0; i < 5; ++i) {
+    std::string header = i < 2 ? "#include \"a.h\"\n" : i < 4 ? "#include \"b.h\"\n" : "";
+    std::string body = i < 2 ? "a_value()" : i < 4 ? "b_value()" : "4";
+    dir.write("src/t" + std::to_string(i) + ".cpp", header + "int t" + std::to_string(i) +
+                                                        "() { return " + body + " + " +
+                                                        std::to_string(i) + "; }\n");
+  }
+  dir.write("src/t5.cpp",
+            "int t0(); int t2(); int t4();\nint main() { return t0() + t2() + t4() - 13; }\n");
+}
+
+class NinjaE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override { write_project(dir_); }
+
+  ProcessResult sh(const std::string& command) {
+    std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
+                      " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
+                      " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO);
+    return run_captured(
+        {"/bin/sh", "-c",
+         "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
+        true);
+  }
+  void configure(const std::string& build, const std::string& extra = "") {
+    ProcessResult r = sh("rm -rf " + build + " && cmake -S src -B " + build +
+                         " -G Ninja -DCMAKE_CXX_COMPILER=g++ " + extra);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  ProcessResult lexpack_ninja(const std::string& args) {
+    return sh(std::string(LEXPACK_BIN) + " ninja " + args);
+  }
+  // The object files under a build directory, by relative path.
+  std::map<std::string, std::string> objects(const std::string& build) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_.at(build))) {
+      if (e.path().extension() != ".o") continue;
+      std::ifstream in(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out[fs::relative(e.path(), dir_.at(build)).string()] = ss.str();
+    }
+    return out;
+  }
+  // The TUs ninja said it compiled ("Building CXX object CMakeFiles/...t3.cpp.o").
+  static std::set<std::string> compiled(const std::string& ninja_out) {
+    std::set<std::string> tus;
+    std::istringstream in(ninja_out);
+    for (std::string line; std::getline(in, line);) {
+      size_t at = line.find("Building CXX object ");
+      if (at == std::string::npos) continue;
+      std::string obj = line.substr(line.rfind('/') + 1);
+      tus.insert(obj.substr(0, obj.find('.')));
+    }
+    return tus;
+  }
+  // "lexpack: 6 compiles, 0 hits, ..." -> {"compiles": 6, "hits": 0, ...}
+  static std::map<std::string, int> summary(const std::string& err) {
+    std::map<std::string, int> m;
+    size_t at = err.rfind("lexpack: ");
+    if (at == std::string::npos) return m;
+    std::string line = err.substr(at + 9, err.find('\n', at) - at - 9);
+    std::istringstream in(line);
+    for (std::string part; std::getline(in, part, ',');) {
+      std::istringstream words(part);
+      int n = -1;
+      std::string name;
+      if (words >> n >> name) {
+        if (name == "compile" || name == "hit") name += "s";
+        if (name == "miss") name = "misses";
+        m[name] = n;
+      }
+    }
+    return m;
+  }
+
+  TestDir dir_;
+};
+
+TEST_F(NinjaE2eTest, ObjectsMatchPlainBuildAndRebuildHitsEverything) {
+  configure("plain");
+  ProcessResult plain = sh("ninja -C plain");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+
+  configure("build");
+  ProcessResult first = lexpack_ninja("-C build");
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  auto s1 = summary(first.err);
+  EXPECT_EQ(s1["compiles"], 6) << first.err;
+  EXPECT_EQ(s1["misses"], 6) << first.err;
+  EXPECT_EQ(s1["hits"], 0) << first.err;
+  EXPECT_EQ(s1["uncacheable"], 0) << first.err;  // links and the custom command stay outside
+  auto want = objects("plain");
+  ASSERT_EQ(want.size(), 6u);
+  EXPECT_EQ(objects("build"), want);
+  EXPECT_EQ(sh("build/app").exit_code, 0);
+  EXPECT_EQ(dir_.read("build/stamp.txt"), "made\n");
+
+  configure("build");
+  ProcessResult second = lexpack_ninja("-C build");
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  auto s2 = summary(second.err);
+  EXPECT_EQ(s2["compiles"], 6) << second.err;
+  EXPECT_EQ(s2["hits"], 6) << second.err;
+  EXPECT_EQ(s2["misses"], 0) << second.err;
+  EXPECT_EQ(objects("build"), want);
+  EXPECT_EQ(sh("build/app").exit_code, 0);
+
+  ProcessResult noop = lexpack_ninja("-C build");
+  EXPECT_EQ(noop.out.find("Building"), std::string::npos) << noop.out;
+  EXPECT_EQ(summary(noop.err)["compiles"], 0) << noop.err;
+}
+
+TEST_F(NinjaE2eTest, HeaderEditRebuildsExactlyItsDependents) {
+  configure("build");
+  ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
+
+  std::string original = dir_.read("src/include/b.h");
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 3; }\n");
+  ProcessResult edit = lexpack_ninja("-C build");
+  ASSERT_EQ(edit.exit_code, 0) << edit.out << edit.err;
+  EXPECT_EQ(compiled(edit.out), (std::set<std::string>{"t2", "t3"})) << edit.out;
+  auto s = summary(edit.err);
+  EXPECT_EQ(s["compiles"], 2) << edit.err;
+  EXPECT_EQ(s["misses"], 2) << edit.err;
+
+  configure("plain");
+  ASSERT_EQ(sh("ninja -C plain").exit_code, 0);
+  EXPECT_EQ(objects("build"), objects("plain"));
+
+  // Back to the old header: the old objects come from the cache.
+  dir_.write("src/include/b.h", original);
+  ProcessResult back = lexpack_ninja("-C build");
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(compiled(back.out), (std::set<std::string>{"t2", "t3"})) << back.out;
+  EXPECT_EQ(summary(back.err)["hits"], 2) << back.err;
+}
+
+TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {
+  dir_.write("src/t4.cpp", "int t4() { return missing_name_42; }\n");
+  configure("build");
+  ProcessResult plain = sh("ninja -C build -j1");
+  configure("build");
+  ProcessResult wrapped = lexpack_ninja("-j1 -C build");
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_EQ(wrapped.exit_code, plain.exit_code);
+  EXPECT_NE(plain.out.find("missing_name_42"), std::string::npos) << plain.out;
+  EXPECT_EQ(wrapped.out, plain.out);
+  EXPECT_EQ(summary(wrapped.err)["failed"], 1) << wrapped.err;
+
+  ProcessResult plain_bad = sh("ninja -C build no_such_target");
+  ProcessResult wrapped_bad = lexpack_ninja("-C build no_such_target");
+  EXPECT_EQ(wrapped_bad.exit_code, plain_bad.exit_code);
+  EXPECT_NE(wrapped_bad.exit_code, 0);
+  EXPECT_EQ(wrapped_bad.out, plain_bad.out);
+  EXPECT_NE(wrapped_bad.err.find(plain_bad.err), std::string::npos) << wrapped_bad.err;
+}
+
+TEST_F(NinjaE2eTest, CommandsWithALauncherAreLeftAlone) {
+  dir_.write("other-cache",
+             "#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/other-cache.log\"\nexec \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x other-cache").exit_code, 0);
+  configure("build", "-DCMAKE_CXX_COMPILER_LAUNCHER=" + dir_.at("other-cache"));
+  ProcessResult r = lexpack_ninja("-C build");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(summary(r.err)["compiles"], 0) << r.err;
+  std::string log = dir_.read("other-cache.log");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 6) << log;
+  EXPECT_EQ(log.find(LEXPACK_BIN), std::string::npos) << log;
+  EXPECT_EQ(dir_.exists("log.txt") ? dir_.read("log.txt") : "", "");
+}
+
+TEST_F(NinjaE2eTest, ToolsAndDryRunsPrintWhatNinjaPrints) {
+  configure("build");
+  for (std::string args : {"-t targets all", "-t commands app", "--version", "-n"}) {
+    ProcessResult plain = sh("ninja -C build " + args);
+    ProcessResult wrapped = lexpack_ninja("-C build " + args);
+    EXPECT_EQ(wrapped.exit_code, plain.exit_code) << args;
+    EXPECT_EQ(wrapped.out, plain.out) << args;
+    EXPECT_EQ(wrapped.err, plain.err) << args;
+  }
+}
+
+// The plugin must be inert outside the ninja that `lexpack ninja` started.
+TEST_F(NinjaE2eTest, PluginIsPassiveInOtherPrograms) {
+  configure("build");
+  std::string preload = "LD_PRELOAD=" + shell_quote(LEXPACK_PLUGIN_SO) + " ";
+  std::string active_env = "LEXPACK_NINJA_LAUNCHER=/bin/false LEXPACK_NINJA_PID=$$ ";
+  const char* programs[] = {
+      "sh -c 'echo hi; g++ -c src/t4.cpp -o t4.o && echo compiled'",
+      "python3 -c 'import subprocess; subprocess.run([\"sh\", \"-c\", \"g++ -c src/t4.cpp -o "
+      "t4.o && echo py\"])'",
+      "ninja -C build -t targets all",
+  };
+  for (const char* program : programs) {
+    ProcessResult plain = sh(program);
+    // The pid matches but the program is not ninja; then no pid at all.
+    ProcessResult same_pid = sh(active_env + preload + "exec " + program);
+    ProcessResult no_pid = sh(preload + program);
+    EXPECT_EQ(plain.exit_code, 0) << program << plain.err;
+    for (const ProcessResult* r : {&same_pid, &no_pid}) {
+      EXPECT_EQ(r->exit_code, plain.exit_code) << program;
+      EXPECT_EQ(r->out, plain.out) << program;
+      EXPECT_EQ(r->err, plain.err) << program;
+    }
+  }
+  // A ninja that was not started by `lexpack ninja` (other pid) builds as usual:
+  // with /bin/false as the launcher, any rewritten compile would fail.
+  ProcessResult ninja =
+      sh("LEXPACK_NINJA_LAUNCHER=/bin/false LEXPACK_NINJA_PID=1 " + preload + "ninja -C build");
+  EXPECT_EQ(ninja.exit_code, 0) << ninja.out << ninja.err;
+  // And the same with the right pid fails: the test above can fail.
+  configure("build");
+  ProcessResult active = sh(active_env + preload + "exec ninja -C build");
+  EXPECT_NE(active.exit_code, 0) << active.out;
+}
+
+}  // namespace
+}  // namespace lexpack::ninja::testing
