@@ -1,0 +1,111 @@
+#!/bin/sh
+# Launcher benchmark, side by side in one run: a heavy TU's cache hit with
+# lexpack vs ccache (direct mode) vs a plain compile, and a generated project
+# built cold (empty cache) and warm (build dir wiped) with no cache, ccache and lexpack.
+#
+# usage: bench/launcher/run.sh [path/to/lexpack] [TUS]
+#   RUNS=N           runs per heavy-TU command (default 20)
+#   PROJECT_RUNS=N   cold/warm builds per setup, median reported (default 1)
+#   CXX=...          compiler (default g++)
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
+tus=${2:-120}
+runs=${RUNS:-20}
+project_runs=${PROJECT_RUNS:-1}
+cxx=${CXX:-g++}
+for tool in hyperfine ccache cmake ninja python3 "$cxx"; do
+  command -v "$tool" >/dev/null || { echo "launcher bench: $tool not found" >&2; exit 1; }
+done
+[ -x "$lexpack" ] || { echo "launcher bench: no lexpack at $lexpack" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lexpack-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export LEXPACK_DIR="$work/lexpack-cache" CCACHE_DIR="$work/ccache" CCACHE_DIRECT=1
+unset LEXPACK_LOGFILE LEXPACK_DISABLE CCACHE_DISABLE || true
+
+median_ms() {  # hyperfine json -> "name median_ms" lines
+  python3 -c '
+import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(r["command"].split()[0].rsplit("/", 1)[-1], "%.2f" % (statistics.median(r["times"]) * 1000))
+' "$1"
+}
+
+# --- one heavy TU -------------------------------------------------------
+mkdir -p "$work/heavy"
+cd "$work/heavy"
+for h in algorithm any array atomic bitset chrono complex condition_variable deque \
+         exception filesystem fstream functional future iomanip ios iostream istream \
+         iterator limits list locale map memory mutex numeric optional ostream queue \
+         random ratio regex set shared_mutex sstream stack stdexcept streambuf string \
+         string_view system_error thread tuple type_traits typeindex unordered_map \
+         unordered_set utility valarray variant vector; do
+  echo "#include <$h>"
+done > heavy.cpp
+echo 'int heavy() { std::vector<int> v{1, 2}; return int(v.size()); }' >> heavy.cpp
+headers=$($cxx -H -O2 -c heavy.cpp -o /dev/null 2>&1 | grep -c '^\.' || true)
+sleep 2  # let the source's stat signature settle, as in a real tree
+args="-O2 -c heavy.cpp -o heavy.o"
+for i in 1 2; do
+  "$lexpack" $cxx $args
+  ccache $cxx $args
+done
+hyperfine -N -w 3 -r "$runs" --export-json "$work/heavy.json" \
+  "$cxx $args" "ccache $cxx $args" "$lexpack $cxx $args" >/dev/null 2>&1
+median_ms "$work/heavy.json" > "$work/heavy.txt"
+plain=$(awk 'NR==1{print $2}' "$work/heavy.txt")
+cc_hit=$(awk 'NR==2{print $2}' "$work/heavy.txt")
+lp_hit=$(awk 'NR==3{print $2}' "$work/heavy.txt")
+echo "heavy TU ($headers headers), median of $runs:"
+echo "  plain compile        $plain ms"
+echo "  ccache hit (direct)  $cc_hit ms"
+echo "  lexpack hit          $lp_hit ms"
+echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx' % ($cc_hit / $lp_hit))")"
+echo "  ratio plain/lexpack hit:  $(python3 -c "print('%.1fx' % ($plain / $lp_hit))")"
+
+# --- a generated project ------------------------------------------------
+python3 "$root/examples/gen_project.py" "$work/project" --tus "$tus" >/dev/null
+sleep 2
+build() {  # $1 = launcher or "", $2 = build dir; prints seconds of the ninja step
+  rm -rf "$2"
+  if [ -n "$1" ]; then
+    cmake -S "$work/project" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_COMPILER="$(command -v $cxx)" -DCMAKE_CXX_COMPILER_LAUNCHER="$1" >/dev/null
+  else
+    cmake -S "$work/project" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_COMPILER="$(command -v $cxx)" >/dev/null
+  fi
+  start=$(date +%s.%N)
+  ninja -C "$2" >/dev/null
+  end=$(date +%s.%N)
+  python3 -c "print('%.2f' % ($end - $start))"
+}
+median() { python3 -c 'import statistics,sys; print("%.2f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
+
+none_cold=""; cc_cold=""; cc_warm=""; lp_cold=""; lp_warm=""
+i=0
+while [ "$i" -lt "$project_runs" ]; do
+  i=$((i + 1))
+  none_cold="$none_cold $(build "" "$work/b-none")"
+  rm -rf "$CCACHE_DIR"
+  cc_cold="$cc_cold $(build ccache "$work/b-ccache")"
+  cc_warm="$cc_warm $(build ccache "$work/b-ccache")"
+  rm -rf "$LEXPACK_DIR"
+  lp_cold="$lp_cold $(build "$lexpack" "$work/b-lexpack")"
+  lp_warm="$lp_warm $(build "$lexpack" "$work/b-lexpack")"
+done
+n=$(median $none_cold); cc=$(median $cc_cold); ccw=$(median $cc_warm)
+lc=$(median $lp_cold); lw=$(median $lp_warm)
+echo "project ($tus TUs, $(nproc) cores), ninja time, median of $project_runs:"
+echo "  no cache             $n s"
+echo "  ccache  cold $cc s   warm $ccw s"
+echo "  lexpack cold $lc s   warm $lw s"
+python3 -c "
+n, cc, ccw, lc, lw = $n, $cc, $ccw, $lc, $lw
+print('  cold overhead over no cache: ccache %+.1f%%, lexpack %+.1f%%' % ((cc / n - 1) * 100, (lc / n - 1) * 100))
+print('  warm speedup over no cache:  ccache %.1fx, lexpack %.1fx' % (n / ccw, n / lw))
+print('  warm ratio ccache/lexpack:   %.1fx' % (ccw / lw))
+"
