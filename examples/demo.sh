@@ -18,12 +18,13 @@ rm -rf "$LEXPACK_DIR" "$example_build"
 
 build_example() {
   rm -rf "$example_build"
-  cmake -S examples/project -B "$example_build" -G Ninja \
-    -DCMAKE_CXX_COMPILER_LAUNCHER="$lexpack" >/dev/null
+  # No launcher in the project: `lexpack ninja` routes the compiles itself.
+  cmake -S examples/project -B "$example_build" -G Ninja >/dev/null
   local start end
   start=$(date +%s%N)
-  ninja -C "$example_build"
+  "$lexpack" ninja -C "$example_build" 2>"$root/build/demo-summary.txt"
   end=$(date +%s%N)
+  cat "$root/build/demo-summary.txt"
   echo "demo: $1 build took $(( (end - start) / 1000000 )) ms"
 }
 
@@ -31,5 +32,7 @@ echo "demo: cache directory $LEXPACK_DIR"
 build_example "first (empty cache)"
 "$lexpack" stats
 build_example "second (build directory wiped)"
+grep -Eq '^lexpack: ([1-9][0-9]*) compiles, \1 hits,' "$root/build/demo-summary.txt" ||
+  { echo "demo: the second build was not served entirely from the cache" >&2; exit 1; }
 "$lexpack" stats
 "$example_build/scene"
