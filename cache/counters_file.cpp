@@ -23,6 +23,7 @@ constexpr size_t kSlotSize = 64;
 constexpr size_t kSlots = kFileSize / kSlotSize - 1;
 constexpr size_t kNameMax = 47;
 constexpr char kMagic[16] = "lexpack-stats-1";
+static_assert(sizeof(kMagic) + 16 <= kSlotSize);
 
 struct Slot {
   uint64_t tag;
@@ -102,6 +103,31 @@ Status CountersFile::add(std::string_view name, int64_t delta) {
     }
   }
   return Status::error(path_ + ": no free counter slot for '" + std::string(name) + "'");
+}
+
+// Header words after the magic: the index inode and modification time.
+uint64_t* stamp_word(char* map, int i) {
+  return reinterpret_cast<uint64_t*>(map + 16 + 8 * i);
+}
+
+bool CountersFile::index_stamp_matches(uint64_t ino, uint64_t mtime_ns) const {
+  return __atomic_load_n(stamp_word(map_, 0), __ATOMIC_ACQUIRE) == ino &&
+         __atomic_load_n(stamp_word(map_, 1), __ATOMIC_ACQUIRE) >= mtime_ns;
+}
+
+void CountersFile::record_index_stamp(uint64_t ino, uint64_t mtime_ns) {
+  if (read_only_) return;
+  uint64_t* ino_word = stamp_word(map_, 0);
+  uint64_t* time_word = stamp_word(map_, 1);
+  if (__atomic_load_n(ino_word, __ATOMIC_ACQUIRE) != ino) {
+    __atomic_store_n(time_word, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(ino_word, ino, __ATOMIC_RELEASE);
+  }
+  // Keep the maximum: commits by several processes may record out of order.
+  uint64_t seen = __atomic_load_n(time_word, __ATOMIC_ACQUIRE);
+  while (seen < mtime_ns && !__atomic_compare_exchange_n(time_word, &seen, mtime_ns, false,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  }
 }
 
 std::map<std::string, int64_t> CountersFile::read_all() const {

@@ -23,6 +23,12 @@ class CountersFile {
   std::map<std::string, int64_t> read_all() const;
   void reset();
 
+  // The index file's identity and newest modification time as of the last
+  // commit any process made. A file that differs was changed behind LMDB's
+  // back (or a writer died between commit and record): check it.
+  bool index_stamp_matches(uint64_t ino, uint64_t mtime_ns) const;
+  void record_index_stamp(uint64_t ino, uint64_t mtime_ns);
+
  private:
   CountersFile() = default;
   std::string path_;

@@ -2,9 +2,19 @@
 // Readers reuse one reset transaction; write transactions stay short.
 #include "cache/index_env.h"
 
+#include "cache/index_check.h"
+
 #include <sys/stat.h>
 
+#include <setjmp.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <mutex>
+
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 namespace lexpack::cache {
 
@@ -21,8 +31,83 @@ MDB_val val(std::string_view s) {
   return MDB_val{s.size(), const_cast<char*>(s.data())};
 }
 
+// Where LMDB mapped the file: mdb_env_info() reports the address only for
+// MDB_FIXEDMAP, so look the mapping up by inode in /proc/self/maps.
+const char* find_mapping(ino_t ino) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long start = 0, end = 0, offset = 0, inode = 0;
+    char perms[8] = {}, dev[16] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %15s %llu", &start, &end, perms, &offset, dev,
+                    &inode) == 6 &&
+        inode == static_cast<unsigned long long>(ino) && offset == 0 && end - start >= kMapSize) {
+      return reinterpret_cast<const char*>(static_cast<uintptr_t>(start));
+    }
+  }
+  return nullptr;
+}
+
 std::string_view view(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+thread_local sigjmp_buf* t_guard = nullptr;
+struct sigaction g_old_segv, g_old_bus;
+
+struct sigaction g_old_abrt;
+
+void on_fault(int sig, siginfo_t*, void*) {
+  if (sigjmp_buf* guard = t_guard) {
+    t_guard = nullptr;
+    siglongjmp(*guard, sig);
+  }
+  // Not a fault inside a guarded index call: give it back to the previous
+  // handler (returning re-runs the faulting instruction; abort() re-raises).
+  ::sigaction(sig,
+              sig == SIGSEGV  ? &g_old_segv
+              : sig == SIGBUS ? &g_old_bus
+                              : &g_old_abrt,
+              nullptr);
+}
+
+// LMDB's consistency assertions fire on some damaged pages; inside a guarded
+// call they unwind like a fault instead of aborting.
+void on_assert(MDB_env*, const char*) {
+  if (sigjmp_buf* guard = t_guard) {
+    t_guard = nullptr;
+    siglongjmp(*guard, SIGABRT);
+  }
+}
+
+void install_fault_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &g_old_segv);
+    ::sigaction(SIGBUS, &sa, &g_old_bus);
+    ::sigaction(SIGABRT, &sa, &g_old_abrt);
+  });
+}
+
+// Runs body; a SIGSEGV or SIGBUS inside it (LMDB following a damaged page)
+// makes it return false instead of killing the process. Nothing on the
+// abandoned frames is cleaned up, so callers stop using the environment.
+bool run_guarded(const std::function<void()>& body) {
+  install_fault_handlers();
+  sigjmp_buf jump;
+  sigjmp_buf* outer = t_guard;
+  if (sigsetjmp(jump, 0) != 0) {
+    t_guard = outer;
+    return false;
+  }
+  t_guard = &jump;
+  body();
+  t_guard = outer;
+  return true;
 }
 
 }  // namespace
@@ -33,7 +118,8 @@ const char* table_name(Table t) {
 
 bool is_damage_code(int rc) {
   return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
-         rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_BAD_VALSIZE;
+         rc == MDB_VERSION_MISMATCH || rc == MDB_INCOMPATIBLE || rc == MDB_BAD_VALSIZE ||
+         rc == MDB_CURSOR_FULL;
 }
 
 Status Index::mdb_fail(const char* op, int rc) {
@@ -78,9 +164,10 @@ Status Txn::put(Table t, std::string_view key, std::string_view value) {
   return {};
 }
 
-Status Txn::del(Table t, std::string_view key) {
+Status Txn::del(Table t, std::string_view key, bool* found) {
   MDB_val k = val(key);
   int rc = mdb_del(txn_, index_->dbi_[static_cast<int>(t)], &k, nullptr);
+  if (found) *found = rc == 0;
   if (rc != 0 && rc != MDB_NOTFOUND) return fail("mdb_del", rc);
   return {};
 }
@@ -124,8 +211,8 @@ Status Txn::clear(Table t) {
   return {};
 }
 
-Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
-                                           bool no_lock, int* rc_out) {
+Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bool read_only,
+                                                     bool sync, bool no_lock, int* rc_out) {
   *rc_out = 0;
   std::unique_ptr<Index> index(new Index());
   auto fail = [&](const char* op, int rc) {
@@ -142,6 +229,9 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_on
   if ((rc = mdb_env_set_maxdbs(index->env_, kTableCount)) != 0) {
     return fail("mdb_env_set_maxdbs", rc);
   }
+  if ((rc = mdb_env_set_assert(index->env_, on_assert)) != 0) {
+    return fail("mdb_env_set_assert", rc);
+  }
   if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
     return fail("mdb_env_set_maxreaders", rc);
   }
@@ -152,9 +242,15 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_on
   if ((rc = mdb_env_open(index->env_, path.c_str(), flags, 0644)) != 0) {
     return fail("mdb_env_open", rc);
   }
-  MDB_envinfo info;
-  if ((rc = mdb_env_info(index->env_, &info)) != 0) return fail("mdb_env_info", rc);
-  index->map_begin_ = static_cast<const char*>(info.me_mapaddr);
+  int fd = -1;
+  if ((rc = mdb_env_get_fd(index->env_, &fd)) != 0) return fail("mdb_env_get_fd", rc);
+  struct stat file_stat;
+  if (::fstat(fd, &file_stat) != 0) return fail("fstat", errno);
+  index->map_begin_ = find_mapping(file_stat.st_ino);
+  if (!index->map_begin_) {
+    *rc_out = 0;
+    return Status::error(path + ": cannot find the index mapping in /proc/self/maps");
+  }
   MDB_stat st;
   if ((rc = mdb_env_stat(index->env_, &st)) != 0) return fail("mdb_env_stat", rc);
   index->page_size_ = st.ms_psize;
@@ -182,6 +278,8 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_on
 }
 
 Index::~Index() {
+  // After a fault the environment's state is unknown: leave it alone.
+  if (faulted_) return;
   if (reader_) mdb_txn_abort(reader_);
   if (env_) mdb_env_close(env_);
 }
@@ -192,13 +290,44 @@ uint64_t Index::file_bytes() const {
   return static_cast<uint64_t>(st.st_size);
 }
 
+bool Index::file_stamp(uint64_t* ino, uint64_t* mtime_ns) const {
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) return false;
+  *ino = static_cast<uint64_t>(st.st_ino);
+  *mtime_ns = static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000ull +
+              static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  return true;
+}
+
+Status Index::check_structure() {
+  // The read transaction pins its snapshot, so no writer reuses its pages
+  // while they are walked; if its meta page was already overwritten by two
+  // newer commits, try a fresh snapshot.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    bool stale = false;
+    std::string problem;
+    Status st = read([&](Txn& t) {
+      problem = check_lmdb_pages(map_begin_, file_bytes(), t.id(), &stale);
+      return Status();
+    });
+    if (!st.ok()) return st;
+    if (stale) continue;
+    if (!problem.empty()) {
+      damaged_ = true;
+      return Status::error(path_ + ": the index is damaged: " + problem);
+    }
+    return {};
+  }
+  return {};  // too busy to catch a stable snapshot; LMDB's own checks remain
+}
+
 int Index::check_readers() {
   int dead = 0;
   if (env_) mdb_reader_check(env_, &dead);
   return dead;
 }
 
-Status Index::read(const std::function<Status(Txn&)>& fn) {
+Status Index::read_unguarded(const std::function<Status(Txn&)>& fn) {
   int rc;
   if (reader_) {
     rc = mdb_txn_renew(reader_);
@@ -233,7 +362,7 @@ Status Index::read(const std::function<Status(Txn&)>& fn) {
   return status;
 }
 
-Status Index::write(const std::function<Status(Txn&)>& fn) {
+Status Index::write_unguarded(const std::function<Status(Txn&)>& fn) {
   if (read_only_) return Status::error(path_ + ": the cache is read-only");
   MDB_txn* txn = nullptr;
   int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
@@ -250,7 +379,42 @@ Status Index::write(const std::function<Status(Txn&)>& fn) {
   }
   rc = mdb_txn_commit(txn);
   if (rc != 0) return mdb_fail("mdb_txn_commit", rc);
+  if (on_commit_) on_commit_();
   return {};
+}
+
+}  // namespace lexpack::cache
+
+namespace lexpack::cache {
+
+Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
+                                           bool no_lock, int* rc) {
+  Result<std::unique_ptr<Index>> result = Status::error(path + ": not opened");
+  if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, rc); })) {
+    *rc = MDB_CORRUPTED;
+    return Status::error(path + ": the index file is damaged (a read of it faulted)");
+  }
+  return result;
+}
+
+Status Index::read(const std::function<Status(Txn&)>& fn) {
+  if (faulted_) return Status::error(path_ + ": the index file is damaged");
+  Status status;
+  if (!run_guarded([&] { status = read_unguarded(fn); })) {
+    faulted_ = damaged_ = true;
+    return Status::error(path_ + ": the index file is damaged (a read of it faulted)");
+  }
+  return status;
+}
+
+Status Index::write(const std::function<Status(Txn&)>& fn) {
+  if (faulted_) return Status::error(path_ + ": the index file is damaged");
+  Status status;
+  if (!run_guarded([&] { status = write_unguarded(fn); })) {
+    faulted_ = damaged_ = true;
+    return Status::error(path_ + ": the index file is damaged (a write faulted)");
+  }
+  return status;
 }
 
 }  // namespace lexpack::cache

@@ -29,7 +29,7 @@ class Txn {
   // *out is nullopt when the key is absent.
   Status get(Table t, std::string_view key, std::optional<std::string_view>* out);
   Status put(Table t, std::string_view key, std::string_view value);
-  Status del(Table t, std::string_view key);  // absent is fine
+  Status del(Table t, std::string_view key, bool* found = nullptr);  // absent is fine
   // Calls fn for each record whose key starts with prefix, in key order, until
   // it returns false.
   Status each(Table t, std::string_view prefix,
@@ -37,6 +37,7 @@ class Txn {
   Status entries(Table t, uint64_t* count);
   Status clear(Table t);
   bool is_write() const { return write_; }
+  uint64_t id() const { return mdb_txn_id(txn_); }
 
  private:
   Status fail(const char* op, int rc);
@@ -55,6 +56,8 @@ class Index {
                                              bool no_lock, int* rc);
   ~Index();
 
+  // Both run fn under a fault guard: LMDB trusts the file, so a damaged page
+  // can make it fault; that becomes a "damaged" error instead of a crash.
   Status read(const std::function<Status(Txn&)>& fn);
   // Commits when fn returns ok, aborts otherwise.
   Status write(const std::function<Status(Txn&)>& fn);
@@ -66,10 +69,21 @@ class Index {
   uint64_t file_bytes() const;
   // Clears reader slots left by killed processes; returns how many.
   int check_readers();
+  // Walks the current snapshot's pages (see index_check.h); marks the index
+  // damaged and fails when they are not sound.
+  Status check_structure();
+  // Inode and modification time (ns) of the index file.
+  bool file_stamp(uint64_t* ino, uint64_t* mtime_ns) const;
+  // Called after every successful commit.
+  void set_on_commit(std::function<void()> fn) { on_commit_ = std::move(fn); }
 
  private:
   friend class Txn;
   Index() = default;
+  static Result<std::unique_ptr<Index>> open_unguarded(const std::string& path, bool read_only,
+                                                       bool sync, bool no_lock, int* rc);
+  Status read_unguarded(const std::function<Status(Txn&)>& fn);
+  Status write_unguarded(const std::function<Status(Txn&)>& fn);
   Status mdb_fail(const char* op, int rc);
   std::string path_;
   MDB_env* env_ = nullptr;
@@ -77,8 +91,10 @@ class Index {
   MDB_txn* reader_ = nullptr;  // kept reset between reads (MDB_NOTLS)
   bool read_only_ = false;
   bool damaged_ = false;
+  bool faulted_ = false;  // a call faulted: the environment is abandoned
   const char* map_begin_ = nullptr;
   const char* map_end_ = nullptr;
+  std::function<void()> on_commit_;
   uint64_t page_size_ = 4096;
   uint64_t file_size_ = 0;
 };

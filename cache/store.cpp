@@ -130,14 +130,14 @@ Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
   uint64_t pack_size = options.pack_size ? options.pack_size : s->config_.pack_size;
   pack_size = std::max<uint64_t>(pack_size, 2 * kPageSize);
   s->packs_ = std::make_unique<PackSet>(s->packs_dir_, pack_size, s->read_only_);
-  Status st = s->open_index();
-  if (!st.ok()) return st;
   auto counters = CountersFile::open(s->dir_ + "/" + kCountersFileName, s->read_only_);
   if (counters.ok()) {
     s->counters_ = std::move(counters.value());
   } else if (!s->read_only_) {
     s->messages_.push_back(counters.message());
   }
+  Status st = s->open_index();
+  if (!st.ok()) return st;
   return std::unique_ptr<Store>(std::move(s));
 }
 
@@ -167,13 +167,31 @@ Status StoreImpl::open_index() {
   }
   index_ = std::move(opened.value());
   index_ino_ = inode_of(index_path_);
-  Status st = init_meta();
+  Status st = watch_index();
+  if (st.ok()) st = init_meta();
   if (!st.ok() && !read_only_ &&
       (index_->damaged() || st.message().find("damaged") != std::string::npos)) {
     lock.reset();
     return reset_index(st.message());
   }
   return st;
+}
+
+Status StoreImpl::watch_index() {
+  if (read_only_ || !counters_) return {};
+  uint64_t ino = 0, mtime = 0;
+  if (index_->file_stamp(&ino, &mtime) && !counters_->index_stamp_matches(ino, mtime)) {
+    Status st = index_->check_structure();
+    if (!st.ok()) return st;
+    counters_->record_index_stamp(ino, mtime);
+  }
+  Index* index = index_.get();
+  CountersFile* counters = counters_.get();
+  index_->set_on_commit([index, counters] {
+    uint64_t i = 0, m = 0;
+    if (index->file_stamp(&i, &m)) counters->record_index_stamp(i, m);
+  });
+  return {};
 }
 
 Status StoreImpl::init_meta() {
@@ -235,8 +253,9 @@ Status StoreImpl::reset_index(const std::string& reason) {
   index_ino_ = inode_of(index_path_);
   report(index_path_ + ": the index was damaged (" + reason + "); the cache was reset",
          "index_resets");
+  Status st = watch_index();
   // Pack numbering restarts after the highest pack still on disk.
-  return init_meta();
+  return st.ok() ? init_meta() : st;
 }
 
 Status StoreImpl::after_failure(Status status) {
@@ -396,7 +415,7 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
       if (!s.ok()) return s;
       if (!rec || rec->state != PackRecord::kLive) {
         pack_gone = true;
-        return Status::error("pack " + std::to_string(*active) + " is being evicted");
+        return Status::error("pack " + std::to_string(*active) + " is being evicted or unknown");
       }
       for (size_t i = 0; i < blobs.size(); ++i) {
         const std::string key = hash_key(ids[i]);
@@ -429,6 +448,9 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
     if (st.ok()) return ids;
     if (!pack_gone) return after_failure(st);
     last_error = st.message();
+    // The pack is being evicted or lost its record: move on to a new one.
+    st = roll_over(*active);
+    if (!st.ok()) return after_failure(st);
   }
   return Status::error(dir_ + ": could not store blobs: " + last_error);
 }

@@ -60,6 +60,9 @@ class StoreImpl final : public Store {
   StoreImpl() = default;
   Status open_index();
   Status init_meta();
+  // Checks the index structure when the file changed since the last recorded
+  // commit, and records every commit from now on.
+  Status watch_index();
   // Replaces a damaged index with an empty one and deletes the packs it indexed.
   Status reset_index(const std::string& reason);
   // After a failed index call: resets the index if it was found damaged.

@@ -22,6 +22,20 @@ Result<VerifyReport> StoreImpl::verify() {
   if (!index_) return Status::error(dir_ + ": the index is not open");
   flush();
   VerifyReport r;
+  // The structure first: LMDB must not write into a damaged tree.
+  if (!read_only_) {
+    Status structure = index_->check_structure();
+    if (!structure.ok()) {
+      Status after = after_failure(structure);
+      if (!index_ || !index_->damaged()) {
+        ++r.bad_records;
+        r.problems.push_back(structure.message() + "; the index was reset");
+        if (!after.ok() && after.message() != structure.message()) return after;
+        return r;
+      }
+      return after;
+    }
+  }
   std::vector<Drop> drops;
   std::unordered_set<std::string> good_blobs;
   std::map<uint32_t, PackRecord> packs;
@@ -159,16 +173,30 @@ Result<VerifyReport> StoreImpl::verify() {
   }
   if (read_only_) return r;
 
+  bool unreachable = false;
   st = index_->write([&](Txn& t) {
     for (const auto& d : drops) {
       std::optional<std::string_view> raw;
       Status s = t.get(d.table, d.key, &raw);
       if (!s.ok()) return s;
+      // Seen while walking the table but not found by its key: the tree's
+      // order is broken, which only a reset repairs.
+      if (!raw) unreachable = true;
       if (raw && *raw == d.raw && !(s = t.del(d.table, d.key)).ok()) return s;
     }
     return Status();
   });
   if (!st.ok()) return after_failure(st);
+  if (unreachable) {
+    index_->mark_damaged();
+    Status reset =
+        after_failure(Status::error(index_path_ + ": records that cannot be found by their key"));
+    ++r.bad_records;
+    r.problems.push_back(index_path_ +
+                         ": records that cannot be found by their key; the index was reset");
+    if (!reset.ok() && !index_) return reset;
+    return r;
+  }
 
   // Pack files that no record describes (left by a reset or a crashed eviction).
   std::error_code ec;
