@@ -1,0 +1,157 @@
+// `lexpack scan`: the dependency closure of every TU of a build at once,
+// from `ninja -t compdb` (-C) or a compile_commands.json (--compdb), written
+// as Make rules or JSON; `--check` compares it with ninja's .ninja_deps.
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "cache/store.h"
+#include "cli/commands.h"
+#include "ninja_integration/compdb.h"
+#include "ninja_integration/ninja_deps_reader.h"
+#include "ninja_integration/process.h"
+#include "ninja_integration/scan_command.h"
+
+namespace lexpack::cli {
+namespace {
+
+struct ScanArgs {
+  std::string build_dir;
+  std::string compdb;
+  std::string format = "make";
+  std::string output;
+  bool check = false;
+  int jobs = 0;
+};
+
+// A progress line on stderr while the scan runs, when stderr is a terminal.
+class ProgressLine {
+ public:
+  ProgressLine(ninja::ScanProgress* p, size_t total) : p_(p), total_(total) {
+    if (::isatty(STDERR_FILENO)) thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressLine() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  void loop() {
+    auto start = std::chrono::steady_clock::now();
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return done_; })) {
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      uint64_t done = p_->tus_done, files = p_->files_read;
+      int width = 30, fill = total_ ? int(width * done / total_) : width;
+      std::fprintf(stderr, "\r[%s%s] %llu/%zu TUs, %llu files read, %.0f files/s",
+                   std::string(size_t(fill), '#').c_str(),
+                   std::string(size_t(width - fill), '.').c_str(), (unsigned long long)done, total_,
+                   (unsigned long long)files, s > 0 ? files / s : 0.0);
+    }
+  }
+  ninja::ScanProgress* p_;
+  size_t total_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+int run_scan(const ScanArgs& a) {
+  if (a.build_dir.empty() == a.compdb.empty()) {
+    std::fprintf(stderr, "lexpack: error: scan needs exactly one of -C <builddir> or --compdb\n");
+    return 2;
+  }
+  if (a.check && a.build_dir.empty()) {
+    std::fprintf(stderr, "lexpack: error: --check needs -C <builddir> (it reads .ninja_deps)\n");
+    return 2;
+  }
+  auto entries =
+      a.compdb.empty() ? ninja::compdb_from_ninja(a.build_dir) : ninja::read_compdb(a.compdb);
+  if (!entries.ok()) {
+    std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());
+    return 1;
+  }
+  cache::StoreOptions options;
+  auto store = cache::Store::open(options);
+  if (!store.ok()) {
+    options.read_only = true;
+    store = cache::Store::open(options);
+  }
+  ninja::ScanProgress progress;
+  ninja::ScanReport report;
+  {
+    ProgressLine line(&progress, entries->size());
+    report = ninja::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);
+  }
+  std::string text = a.format == "json" ? ninja::format_json(report) : ninja::format_make(report);
+  if (a.output.empty()) {
+    ninja::write_all(STDOUT_FILENO, text);
+  } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+      return 1;
+    }
+  } else {
+    std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+    return 1;
+  }
+  std::fprintf(stderr,
+               "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s\n",
+               (unsigned long long)report.scanned, report.tus.size(),
+               (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
+               double(report.elapsed_us) / 1e6);
+  if (!a.check) return 0;
+  auto deps = ninja::read_ninja_deps(a.build_dir + "/.ninja_deps");
+  if (!deps.ok()) {
+    std::fprintf(stderr, "lexpack: error: %s\n", deps.message().c_str());
+    return 1;
+  }
+  uint64_t unrecorded = 0;
+  std::vector<ninja::CheckFinding> findings =
+      ninja::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
+  uint64_t missed_tus = 0, extra_tus = 0;
+  for (const ninja::CheckFinding& f : findings) {
+    missed_tus += !f.missed.empty();
+    extra_tus += !f.extra.empty();
+    for (const std::string& m : f.missed)
+      std::printf("missed %s: %s\n", f.output.c_str(), m.c_str());
+    for (const std::string& x : f.extra) std::printf("extra %s: %s\n", f.output.c_str(), x.c_str());
+  }
+  std::fprintf(stderr,
+               "lexpack: check: %llu TUs miss a file the compiler read, %llu have extra files, "
+               "%llu not recorded by ninja\n",
+               (unsigned long long)missed_tus, (unsigned long long)extra_tus,
+               (unsigned long long)unrecorded);
+  return missed_tus == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_scan_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ScanArgs>();
+  CLI::App* sub = app.add_subcommand("scan", "Scan the dependencies of every TU of a build");
+  sub->add_option("-C", args->build_dir, "Build directory (compile commands from ninja -t compdb)");
+  sub->add_option("--compdb", args->compdb, "compile_commands.json to read instead");
+  sub->add_option("--format", args->format, "Output: make or json")
+      ->check(CLI::IsMember({"make", "json"}));
+  sub->add_option("-o,--output", args->output, "Write here instead of stdout");
+  sub->add_flag(
+      "--check", args->check,
+      "Compare with the dependencies ninja recorded (.ninja_deps); fail on a missed file");
+  sub->add_option("-j,--jobs", args->jobs, "Threads (default: one per core)");
+  sub->callback([args, exit_code] { *exit_code = run_scan(*args); });
+}
+
+}  // namespace lexpack::cli

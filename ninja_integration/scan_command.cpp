@@ -1,0 +1,214 @@
+// Scanning every TU of a build: workers take entries from a shared counter,
+// each with its own FileStates over one locked store, and keep the closure
+// as absolute normalized paths so that builds and ninja's records compare.
+#include "ninja_integration/scan_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "lexer/kernel.h"
+#include "ninja_integration/compile_command.h"
+#include "ninja_integration/compiler_identity.h"
+#include "ninja_integration/dependency_closure.h"
+#include "ninja_integration/file_state.h"
+#include "ninja_integration/locked_store.h"
+#include "ninja_integration/search_list.h"
+
+namespace lexpack::ninja {
+namespace {
+
+std::string normal_path(const std::string& path, const std::string& dir) {
+  return std::filesystem::path(absolute_path(path, dir)).lexically_normal().string();
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string make_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '#' || c == '\\') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+class Scanner {
+ public:
+  Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
+
+  // Scans one entry; `sizes` collects path -> size of every file reached.
+  TuScan scan(const CompdbEntry& e, FileStates* files,
+              std::unordered_map<std::string, uint64_t>* sizes) {
+    TuScan tu;
+    tu.directory = e.directory;
+    tu.source = e.file;
+    CompileCommand cmd = parse_compile_command(e.argv);
+    tu.output = e.output.empty() ? cmd.output : e.output;
+    if (!cmd.uncacheable.empty()) return skip(tu, "not a compile: " + cmd.uncacheable);
+    auto identity = identity_of(cmd.compiler);
+    if (!identity.ok()) return skip(tu, identity.message());
+    if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
+    auto list = query_search_list(store_, *identity, cmd, e.directory);
+    if (!list.ok()) return skip(tu, list.message());
+    auto closure = compute_closure(files, cmd, *list, identity->kind, e.directory);
+    if (!closure.ok()) return skip(tu, closure.message());
+    for (const ClosureFile& f : closure->files) {
+      if (f.presence_only) continue;
+      std::string path = normal_path(f.path, e.directory);
+      (*sizes)[path] = f.stat.size;
+      tu.deps.push_back(std::move(path));
+    }
+    if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
+    tu.deps.erase(std::unique(tu.deps.begin(), tu.deps.end()), tu.deps.end());
+    return tu;
+  }
+
+ private:
+  static TuScan skip(TuScan tu, std::string why) {
+    tu.skipped = why.empty() ? "unknown reason" : std::move(why);
+    return tu;
+  }
+  cache::Result<CompilerIdentity> identity_of(const std::string& compiler) {
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = identities_.find(compiler); it != identities_.end()) return it->second;
+    }
+    auto id = compiler_identity(store_, compiler);
+    if (!id.ok()) return id;
+    std::lock_guard lock(mu_);
+    identities_.emplace(compiler, *id);
+    return id;
+  }
+
+  cache::Store* store_;
+  const lexer::Kernel* kernel_;
+  std::mutex mu_;
+  std::map<std::string, CompilerIdentity> identities_;
+};
+
+}  // namespace
+
+ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
+                      ScanProgress* progress) {
+  auto start = std::chrono::steady_clock::now();
+  ScanReport report;
+  report.tus.resize(entries.size());
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  std::unique_ptr<LockedStore> locked;
+  if (store) locked = std::make_unique<LockedStore>(store);
+  Scanner scanner(locked.get(), kernel);
+  if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::min<int>(jobs, int(std::max<size_t>(1, entries.size())));
+  std::atomic<size_t> next{0};
+  std::mutex merge_mu;
+  std::unordered_map<std::string, uint64_t> all_sizes;
+  auto work = [&] {
+    FileStates files(locked.get(), kernel);
+    std::unordered_map<std::string, uint64_t> sizes;
+    uint64_t read_before = 0;
+    for (size_t i; (i = next.fetch_add(1)) < entries.size();) {
+      if (!kernel) {
+        report.tus[i].skipped = "lexer: " + err;
+      } else {
+        report.tus[i] = scanner.scan(entries[i], &files, &sizes);
+      }
+      if (progress) {
+        progress->files_read += files.files_read() - read_before;
+        read_before = files.files_read();
+        ++progress->tus_done;
+      }
+    }
+    std::lock_guard lock(merge_mu);
+    all_sizes.merge(sizes);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const TuScan& tu : report.tus) report.scanned += tu.skipped.empty();
+  report.unique_files = all_sizes.size();
+  for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
+  report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+  return report;
+}
+
+std::string format_make(const ScanReport& report) {
+  std::string out;
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    out += make_escape(tu.output) + ":";
+    for (const std::string& d : tu.deps) out += " \\\n  " + make_escape(d);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_json(const ScanReport& report) {
+  std::string out = "{\"tus\": [";
+  bool first = true;
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "  {\"directory\": " + json_string(tu.directory) +
+           ", \"source\": " + json_string(tu.source) + ", \"output\": " + json_string(tu.output) +
+           ", \"deps\": [";
+    for (size_t i = 0; i < tu.deps.size(); ++i) {
+      out += (i ? ", " : "") + json_string(tu.deps[i]);
+    }
+    out += "]}";
+  }
+  return out + "\n]}\n";
+}
+
+std::vector<CheckFinding> check_against_ninja(const ScanReport& report, const NinjaDeps& deps,
+                                              const std::string& build_dir, uint64_t* unrecorded) {
+  std::vector<CheckFinding> findings;
+  *unrecorded = 0;
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    auto it = deps.find(tu.output);
+    if (it == deps.end()) {
+      ++*unrecorded;
+      continue;
+    }
+    std::set<std::string> scanned(tu.deps.begin(), tu.deps.end());
+    std::set<std::string> recorded;
+    for (const std::string& d : it->second) recorded.insert(normal_path(d, build_dir));
+    CheckFinding f;
+    f.output = tu.output;
+    std::set_difference(recorded.begin(), recorded.end(), scanned.begin(), scanned.end(),
+                        std::back_inserter(f.missed));
+    std::set_difference(scanned.begin(), scanned.end(), recorded.begin(), recorded.end(),
+                        std::back_inserter(f.extra));
+    if (!f.missed.empty() || !f.extra.empty()) findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace lexpack::ninja
