@@ -12,6 +12,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "lexer/kernel.h"
 #include "ninja_integration/compile_command.h"
 #include "ninja_integration/compiler_identity.h"
@@ -121,33 +123,49 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   if (store) locked = std::make_unique<LockedStore>(store);
   Scanner scanner(locked.get(), kernel);
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::min<int>(jobs, int(std::max<size_t>(1, entries.size())));
-  std::atomic<size_t> next{0};
+  // Paths in a command are relative to its directory, and the resolver stats
+  // them as given: scan one directory at a time from inside it.
+  std::map<std::string, std::vector<size_t>> by_dir;
+  for (size_t i = 0; i < entries.size(); ++i) by_dir[entries[i].directory].push_back(i);
   std::mutex merge_mu;
   std::unordered_map<std::string, uint64_t> all_sizes;
-  auto work = [&] {
-    FileStates files(locked.get(), kernel);
-    std::unordered_map<std::string, uint64_t> sizes;
-    uint64_t read_before = 0;
-    for (size_t i; (i = next.fetch_add(1)) < entries.size();) {
-      if (!kernel) {
-        report.tus[i].skipped = "lexer: " + err;
-      } else {
-        report.tus[i] = scanner.scan(entries[i], &files, &sizes);
-      }
-      if (progress) {
-        progress->files_read += files.files_read() - read_before;
-        read_before = files.files_read();
-        ++progress->tus_done;
-      }
+  char old_cwd[4096];
+  bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+  for (const auto& [dir, group] : by_dir) {
+    if (::chdir(dir.c_str()) != 0) {
+      for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
+      continue;
     }
-    std::lock_guard lock(merge_mu);
-    all_sizes.merge(sizes);
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+    std::atomic<size_t> next{0};
+    auto work = [&, &group = group] {
+      FileStates files(locked.get(), kernel);
+      std::unordered_map<std::string, uint64_t> sizes;
+      uint64_t read_before = 0;
+      for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+        size_t i = group[k];
+        if (!kernel) {
+          report.tus[i].skipped = "lexer: " + err;
+        } else {
+          report.tus[i] = scanner.scan(entries[i], &files, &sizes);
+        }
+        if (progress) {
+          progress->files_read += files.files_read() - read_before;
+          read_before = files.files_read();
+          ++progress->tus_done;
+        }
+      }
+      std::lock_guard lock(merge_mu);
+      all_sizes.merge(sizes);
+    };
+    std::vector<std::thread> threads;
+    int n = std::min<int>(jobs, int(group.size()));
+    for (int t = 1; t < n; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+  }
+  if (have_old_cwd && ::chdir(old_cwd) != 0) {
+    // The scan is complete; only later relative paths would be affected.
+  }
   for (const TuScan& tu : report.tus) report.scanned += tu.skipped.empty();
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
@@ -190,6 +208,8 @@ std::vector<CheckFinding> check_against_ninja(const ScanReport& report, const Ni
                                               const std::string& build_dir, uint64_t* unrecorded) {
   std::vector<CheckFinding> findings;
   *unrecorded = 0;
+  std::error_code ec;
+  std::string base = std::filesystem::absolute(build_dir, ec).string();
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
     auto it = deps.find(tu.output);
@@ -199,7 +219,7 @@ std::vector<CheckFinding> check_against_ninja(const ScanReport& report, const Ni
     }
     std::set<std::string> scanned(tu.deps.begin(), tu.deps.end());
     std::set<std::string> recorded;
-    for (const std::string& d : it->second) recorded.insert(normal_path(d, build_dir));
+    for (const std::string& d : it->second) recorded.insert(normal_path(d, base));
     CheckFinding f;
     f.output = tu.output;
     std::set_difference(recorded.begin(), recorded.end(), scanned.begin(), scanned.end(),

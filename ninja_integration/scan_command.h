@@ -37,7 +37,8 @@ struct ScanReport {
   uint64_t elapsed_us = 0;
 };
 
-// `store` may be null (no caches). `jobs` <= 0: one per core.
+// `store` may be null (no caches). `jobs` <= 0: one per core. Works from
+// inside each entry's directory in turn (chdir), and returns to the old one.
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
                       ScanProgress* progress);
 

@@ -1,0 +1,138 @@
+// Tests of the whole-build scan pieces: compile database parsing, the
+// .ninja_deps reader on logs the real ninja wrote, and `lexpack scan --check`
+// on a real build.
+#include <gtest/gtest.h>
+
+#include "ninja_integration/compdb.h"
+#include "ninja_integration/ninja_deps_reader.h"
+#include "ninja_integration/process.h"
+#include "ninja_integration/scan_command.h"
+#include "tests/ninja_integration/test_dir.h"
+
+namespace lexpack::ninja::testing {
+namespace {
+
+TEST(SplitCommand, QuotesAndEscapes) {
+  std::vector<std::string> w;
+  ASSERT_TRUE(split_command(R"(g++  -DA=\"x\" 'a b' "c \"d\" $e" -c\ f.cpp)", &w));
+  EXPECT_EQ(w, (std::vector<std::string>{"g++", "-DA=\"x\"", "a b", "c \"d\" $e", "-c f.cpp"}));
+  w.clear();
+  EXPECT_FALSE(split_command("g++ 'open", &w));
+}
+
+TEST(ParseCompdb, CommandsArgumentsPrefixesAndLaunchers) {
+  auto r = parse_compdb(R"([
+    {"directory": "/b", "command": "", "file": "x", "output": "phony"},
+    {"directory": "/b", "command": "cd sub && ccache /usr/bin/c++ -c ../a.cpp -o a.o",
+     "file": "../a.cpp", "output": "a.o"},
+    {"directory": "/b", "arguments": ["gcc", "-c", "b\u0020c.c"], "file": "b c.c"}
+  ])",
+                        "db.json");
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].directory, "/b/sub");
+  EXPECT_EQ((*r)[0].argv,
+            (std::vector<std::string>{"/usr/bin/c++", "-c", "../a.cpp", "-o", "a.o"}));
+  EXPECT_EQ((*r)[0].output, "a.o");
+  EXPECT_EQ((*r)[1].argv, (std::vector<std::string>{"gcc", "-c", "b c.c"}));
+  EXPECT_EQ((*r)[1].output, "");
+}
+
+TEST(ParseCompdb, ErrorsNameTheOffset) {
+  auto r = parse_compdb("[{\"directory\": \"/b\" \"file\": 1}]", "db.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "db.json: offset 20: expected ',' or '}'");
+  EXPECT_FALSE(parse_compdb("{}", "db.json").ok());
+  EXPECT_FALSE(parse_compdb("[{\"command\": \"g++ -c a.c\"}]", "db.json").ok());
+}
+
+// A ninja project with deps = gcc: two objects, one header each plus a shared one.
+void write_ninja_project(const TestDir& dir) {
+  dir.write("build.ninja",
+            "rule cc\n  command = g++ -MD -MF $out.d -c $in -o $out\n"
+            "  deps = gcc\n  depfile = $out.d\n"
+            "build a.o: cc a.cpp\nbuild b.o: cc b.cpp\n");
+  dir.write("common.h", "#pragma once\n");
+  dir.write("a.h", "#include \"common.h\"\n");
+  dir.write("b.h", "#include \"common.h\"\n");
+  dir.write("a.cpp", "#include \"a.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"b.h\"\nint b() { return 2; }\n");
+}
+
+ProcessResult sh(const TestDir& dir, const std::string& command) {
+  return run_captured({"/bin/sh", "-c",
+                       "cd " + shell_quote(dir.path()) + " && export LEXPACK_DIR=" +
+                           shell_quote(dir.at("cache")) + " && " + command},
+                      true);
+}
+
+TEST(NinjaDepsReader, ReadsWhatNinjaRecorded) {
+  TestDir dir;
+  write_ninja_project(dir);
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  auto deps = read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok()) << deps.message();
+  ASSERT_EQ(deps->size(), 2u);
+  EXPECT_EQ((*deps)["a.o"],
+            (std::vector<std::string>{"a.cpp", "/usr/include/stdc-predef.h", "a.h", "common.h"}));
+  EXPECT_EQ((*deps)["b.o"],
+            (std::vector<std::string>{"b.cpp", "/usr/include/stdc-predef.h", "b.h", "common.h"}));
+
+  // A rebuild after an edit appends a new record; the last one wins.
+  dir.write("a.h", "#pragma once\n");
+  ASSERT_EQ(sh(dir, "sleep 0.01; touch a.h; ninja").exit_code, 0);
+  deps = read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok()) << deps.message();
+  EXPECT_EQ((*deps)["a.o"],
+            (std::vector<std::string>{"a.cpp", "/usr/include/stdc-predef.h", "a.h"}));
+
+  // A torn last record is ignored, as ninja itself does.
+  std::string bytes = dir.read(".ninja_deps");
+  dir.write("torn", bytes + std::string("\x10\x00\x00\x80\x01", 5));
+  EXPECT_TRUE(read_ninja_deps(dir.at("torn")).ok());
+}
+
+TEST(NinjaDepsReader, RejectsOtherFiles) {
+  TestDir dir;
+  dir.write("text", "# not ninja deps\n");
+  auto r = read_ninja_deps(dir.at("text"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("not a ninja deps log"), std::string::npos) << r.message();
+  dir.write("v3", std::string("# ninjadeps\n\x03\x00\x00\x00", 16));
+  r = read_ninja_deps(dir.at("v3"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("version 3"), std::string::npos) << r.message();
+  EXPECT_FALSE(read_ninja_deps(dir.at("missing")).ok());
+}
+
+TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
+  TestDir dir;
+  write_ninja_project(dir);
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C . --check");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("scanned 2 TUs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("check: 0 TUs miss a file"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("a.o: \\\n  " + dir.at("a.cpp") + " \\\n  " + dir.at("a.h")),
+            std::string::npos)
+      << r.out;
+
+  // The same scan in-process, checked against a record with one file more:
+  // the check must report it as missed.
+  auto entries = compdb_from_ninja(dir.path());
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  ScanReport report = scan_build(*entries, nullptr, 2, nullptr);
+  ASSERT_EQ(report.scanned, 2u) << report.tus[0].skipped;
+  auto deps = read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok());
+  uint64_t unrecorded = 0;
+  EXPECT_TRUE(check_against_ninja(report, *deps, dir.path(), &unrecorded).empty());
+  (*deps)["b.o"].push_back("unseen.h");
+  auto findings = check_against_ninja(report, *deps, dir.path(), &unrecorded);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].output, "b.o");
+  EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
+}
+
+}  // namespace
+}  // namespace lexpack::ninja::testing
