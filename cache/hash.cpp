@@ -44,7 +44,23 @@ bool Hash128::from_hex(std::string_view hex, Hash128* out) {
   return true;
 }
 
+#if defined(LEXPACK_HAVE_AVX2_HASH)
+void xxh3_128_avx2(const void* data, size_t size, uint64_t* lo, uint64_t* hi);
+
+namespace {
+const bool kUseAvx2 = __builtin_cpu_supports("avx2");
+}  // namespace
+#endif
+
 Hash128 hash_bytes(std::string_view bytes) {
+#if defined(LEXPACK_HAVE_AVX2_HASH)
+  // Every blob read is hashed: the wider kernel matters on big blobs.
+  if (kUseAvx2 && bytes.size() >= 256) {
+    Hash128 h;
+    xxh3_128_avx2(bytes.data(), bytes.size(), &h.lo, &h.hi);
+    return h;
+  }
+#endif
   return from_xxh(XXH3_128bits(bytes.data(), bytes.size()));
 }
 

@@ -39,6 +39,18 @@ TEST(Hash, FieldsAreFramed) {
   EXPECT_EQ(whole.digest(), hash_bytes("hello"));
 }
 
+// hash_bytes may use a wider vector kernel than the streaming Hasher; both
+// must agree on every size, including the ones around its cut-over.
+TEST(Hash, OneShotAgreesWithStreamingOnEverySize) {
+  std::string data;
+  for (size_t i = 0; i < 20000; ++i) data.push_back(static_cast<char>((i * 2654435761u) >> 13));
+  for (size_t n = 0; n < data.size(); n = n < 600 ? n + 1 : n * 3 / 2) {
+    Hasher h;
+    h.update(std::string_view(data).substr(0, n));
+    ASSERT_EQ(hash_bytes(std::string_view(data).substr(0, n)), h.digest()) << "size " << n;
+  }
+}
+
 TEST(Config, ParseSize) {
   EXPECT_EQ(parse_size("123"), 123u);
   EXPECT_EQ(parse_size("5G"), 5'000'000'000u);
