@@ -12,6 +12,7 @@ void add_lex_command(CLI::App& app, int* exit_code);    // lex_command.cpp
 void add_explain_command(CLI::App& app);                // launch_command.cpp (help text only)
 void add_ninja_command(CLI::App& app, int* exit_code);  // ninja_command.cpp
 void add_scan_command(CLI::App& app, int* exit_code);   // scan_command.cpp
+void add_warm_command(CLI::App& app, int* exit_code);   // warm_command.cpp
 
 // launch_command.cpp: when argv[1] is neither an option nor a subcommand,
 // runs the compile launcher (`lexpack g++ -c a.cpp -o a.o`), or `explain`,

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   lexpack::cli::add_explain_command(app);
   lexpack::cli::add_ninja_command(app, &exit_code);
   lexpack::cli::add_scan_command(app, &exit_code);
+  lexpack::cli::add_warm_command(app, &exit_code);
   // After every add_*: the launcher runs only when argv[1] is no subcommand.
   if (std::optional<int> launched = lexpack::cli::maybe_launch(app, argc, argv)) return *launched;
   try {

@@ -217,6 +217,32 @@ TEST_F(NinjaE2eTest, ToolsAndDryRunsPrintWhatNinjaPrints) {
   }
 }
 
+TEST_F(NinjaE2eTest, WarmCountsWhatWouldHit) {
+  configure("build");
+  ProcessResult cold = sh(std::string(LEXPACK_BIN) + " warm -C build");
+  EXPECT_EQ(cold.exit_code, 0) << cold.err;
+  EXPECT_NE(cold.err.find("6 compiles, 0 would hit, 6 would miss"), std::string::npos) << cold.err;
+  ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 5; }\n");
+  ProcessResult warm = sh(std::string(LEXPACK_BIN) + " warm -C build");
+  EXPECT_NE(warm.err.find("6 compiles, 4 would hit, 2 would miss"), std::string::npos) << warm.err;
+}
+
+// The README's CI recipe: save the cache directory as one archive, restore it
+// on a fresh machine (here: another directory), build: everything hits.
+TEST_F(NinjaE2eTest, RestoredCacheArchiveServesAFreshBuild) {
+  configure("build");
+  ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
+  ASSERT_EQ(sh("tar -C cache -czf ci-cache.tgz . && mkdir restored && "
+               "tar -C restored -xzf ci-cache.tgz && rm -rf cache")
+                .exit_code,
+            0);
+  configure("build");
+  ProcessResult r = sh("LEXPACK_DIR=restored " + std::string(LEXPACK_BIN) + " ninja -C build");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(summary(r.err)["hits"], 6) << r.err;
+}
+
 // The plugin must be inert outside the ninja that `lexpack ninja` started.
 TEST_F(NinjaE2eTest, PluginIsPassiveInOtherPrograms) {
   configure("build");
