@@ -65,6 +65,21 @@ Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool nex
     // Otherwise (the main file, or clang and a file found relative to its
     // includer) #include_next behaves as #include.
   }
+  std::string memo_key;
+  memo_key.reserve(name.size() + (use_includer_dir ? includer_dir.size() : 0) + 12);
+  memo_key.append(std::to_string(start)).push_back(use_includer_dir ? '"' : '<');
+  if (use_includer_dir) memo_key.append(includer_dir).push_back('\0');
+  memo_key.append(name);
+  if (auto it = answers_.find(memo_key); it != answers_.end()) return it->second;
+  r = search(name, use_includer_dir, includer_dir, start, failed);
+  answers_.emplace(std::move(memo_key), r);
+  return r;
+}
+
+Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,
+                                   std::string_view includer_dir, size_t start,
+                                   std::vector<std::string>* failed) {
+  Resolution r;
   if (use_includer_dir) {
     std::string path = join_path(includer_dir, name);
     if (probe(path, &r.stat)) {

@@ -49,11 +49,17 @@ class IncludeResolver {
 
  private:
   bool probe(const std::string& path, cache::StatSignature* sig);
+  Resolution search(std::string_view name, bool use_includer_dir, std::string_view includer_dir,
+                    size_t start, std::vector<std::string>* failed);
 
   std::vector<std::string> chain_;  // quote dirs then bracket dirs
   size_t bracket_start_ = 0;
   CompilerKind kind_;
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
+  // Earlier answers by (includer dir if searched, start, name): the same
+  // <vector> is asked for by hundreds of headers. Their failed candidates
+  // were reported the first time.
+  std::unordered_map<std::string, Resolution> answers_;
 };
 
 }  // namespace lexpack::ninja

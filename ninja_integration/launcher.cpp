@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -84,6 +85,14 @@ class Launcher {
   LaunchResult compile_and_store();
   std::string describe_arg_change();
 
+  // Microseconds since the launcher started, for the decision log.
+  int64_t elapsed_us() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
+        .count();
+  }
+
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::vector<std::string> argv_;
   bool explain_;
   DecisionLog log_;
@@ -289,7 +298,7 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   }
   count("hits");
   count("time_saved_us", int64_t(action.compile_time_us));
-  note("hit");
+  note("hit (" + std::to_string(elapsed_us()) + " us)");
   LaunchResult r;
   r.out = std::string(*out);
   r.err = std::string(*err);
@@ -304,7 +313,10 @@ LaunchResult Launcher::compile_and_store() {
     for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
     run_argv.push_back(own_depfile);
   }
+  int64_t before_compile = elapsed_us();
   ProcessResult p = run_captured(run_argv, false);
+  int64_t after_compile = elapsed_us();
+  int64_t check_us = 0;
   LaunchResult r;
   r.exit_code = p.exit_code;
   r.out = std::move(p.out);
@@ -330,6 +342,7 @@ LaunchResult Launcher::compile_and_store() {
   const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
   if (!read_file(depfile, &depfile_bytes, &err)) return finish("not stored: " + err);
   SelfCheckResult check = self_check(depfile_bytes, closure_, list_, files_.get(), cwd_);
+  check_us = elapsed_us() - after_compile;
   if (!check.disagreements.empty()) {
     count("scanner_disagreements", int64_t(check.disagreements.size()));
     for (const std::string& d : check.disagreements) {
@@ -387,7 +400,10 @@ LaunchResult Launcher::compile_and_store() {
   cache::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return finish("not stored: " + stored.message());
   store_->put_memo("last", absolute_path(cmd_.output, cwd_), encode_args(cmd_));
-  return finish("stored " + key.hex());
+  return finish("stored " + key.hex() + " (lexpack " +
+                std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
+                std::to_string(before_compile) + ", check " + std::to_string(check_us) +
+                ", compiler " + std::to_string(p.elapsed_us) + " us)");
 }
 
 std::string Launcher::describe_arg_change() {
