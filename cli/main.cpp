@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   lexpack::cli::add_lex_command(app, &exit_code);
+  lexpack::cli::add_store_commands(app, &exit_code);
   lexpack::cli::add_explain_command(app);
   lexpack::cli::add_ninja_command(app, &exit_code);
   lexpack::cli::add_scan_command(app, &exit_code);
