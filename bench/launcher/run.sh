@@ -26,11 +26,13 @@ trap 'rm -rf "$work"' EXIT
 export LEXPACK_DIR="$work/lexpack-cache" CCACHE_DIR="$work/ccache" CCACHE_DIRECT=1
 unset LEXPACK_LOGFILE LEXPACK_DISABLE CCACHE_DISABLE || true
 
-median_ms() {  # hyperfine json -> "name median_ms" lines
+median_ms() {  # hyperfine json -> "name wall_median_ms cpu_median_ms" lines
   python3 -c '
 import json, statistics, sys
 for r in json.load(open(sys.argv[1]))["results"]:
-    print(r["command"].split()[0].rsplit("/", 1)[-1], "%.2f" % (statistics.median(r["times"]) * 1000))
+    cpu = [u + s for u, s in zip(r["user"], r["system"])]
+    print(r["command"].split()[0].rsplit("/", 1)[-1], "%.2f" % (statistics.median(r["times"]) * 1000),
+          "%.2f" % (statistics.median(cpu) * 1000))
 ' "$1"
 }
 
@@ -59,11 +61,13 @@ median_ms "$work/heavy.json" > "$work/heavy.txt"
 plain=$(awk 'NR==1{print $2}' "$work/heavy.txt")
 cc_hit=$(awk 'NR==2{print $2}' "$work/heavy.txt")
 lp_hit=$(awk 'NR==3{print $2}' "$work/heavy.txt")
-echo "heavy TU ($headers headers), median of $runs:"
+cc_cpu=$(awk 'NR==2{print $3}' "$work/heavy.txt")
+lp_cpu=$(awk 'NR==3{print $3}' "$work/heavy.txt")
+echo "heavy TU ($headers headers), median of $runs (wall, and user+sys CPU):"
 echo "  plain compile        $plain ms"
-echo "  ccache hit (direct)  $cc_hit ms"
-echo "  lexpack hit          $lp_hit ms"
-echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx' % ($cc_hit / $lp_hit))")"
+echo "  ccache hit (direct)  $cc_hit ms   cpu $cc_cpu ms"
+echo "  lexpack hit          $lp_hit ms   cpu $lp_cpu ms"
+echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx wall, %.1fx cpu' % ($cc_hit / $lp_hit, $cc_cpu / $lp_cpu))")"
 echo "  ratio plain/lexpack hit:  $(python3 -c "print('%.1fx' % ($plain / $lp_hit))")"
 
 # --- a generated project ------------------------------------------------
