@@ -43,6 +43,15 @@ Db read_db(const char* p) {
   return db;
 }
 
+// LMDB's order of keys: bytewise, except the free list's native integer
+// transaction ids (MDB_INTEGERKEY).
+bool less(std::string_view a, std::string_view b, bool integer) {
+  if (integer && a.size() == 8 && b.size() == 8) {
+    return load<uint64_t>(a.data()) < load<uint64_t>(b.data());
+  }
+  return a < b;
+}
+
 class Walker {
  public:
   Walker(const char* map, uint64_t psize, uint64_t last) : map_(map), psize_(psize), last_(last) {
@@ -127,8 +136,9 @@ class Walker {
       node_bytes += (8 + ksize + body + 1) & ~1ull;
       bool first_of_branch = branch && i == 0;  // its key is unused
       if (!first_of_branch) {
-        bool rising = (branch ? i == 1 : i == 0) || previous < key;
-        if (!rising || (low && key < *low) || (high && !(key < *high))) {
+        bool rising = (branch ? i == 1 : i == 0) || less(previous, key, free_list);
+        if (!rising || (low && less(key, *low, free_list)) ||
+            (high && !less(key, *high, free_list))) {
           return fail(std::string(name) + ": keys out of order in page " + std::to_string(p));
         }
         previous = key;

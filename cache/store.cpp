@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -210,7 +211,7 @@ Status StoreImpl::init_meta() {
   if ((format && active) || read_only_) return {};
   // A fresh index: numbering continues after any pack already on disk, so a
   // number is never reused while some process may still append to it.
-  uint32_t first = 1;
+  uint32_t first = first_pack_;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
     uint32_t n;
@@ -243,6 +244,8 @@ Status StoreImpl::reset_index(const std::string& reason) {
       if (PackSet::parse_name(e.path().filename().string(), &n)) {
         std::filesystem::remove(e.path(), ec);
         packs_->forget(n);
+        // Never reuse a number: a process still on the old index may append to it.
+        first_pack_ = std::max(first_pack_, n + 1);
       }
     }
   }

@@ -93,6 +93,7 @@ class StoreImpl final : public Store {
   std::map<std::string, uint32_t> pending_uses_;  // blob key -> pack it was read from
   std::vector<std::string> messages_;
   bool in_gc_ = false;
+  uint32_t first_pack_ = 1;  // lowest number a fresh index may start at
 };
 
 }  // namespace lexpack::cache
