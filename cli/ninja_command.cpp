@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +32,11 @@ bool builds(const std::vector<std::string>& args) {
 }
 
 int run_ninja_command(const std::vector<std::string>& args) {
+  ninja::make_cache_dir_absolute();
   std::string self = ninja::self_executable();
   std::string plugin = ninja::find_plugin(self);
-  bool summary = builds(args) && !plugin.empty();
-  ninja::Counters before;
-  if (summary) before = ninja::read_store_counters();
+  std::optional<ninja::Counters> before;
+  if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
   auto wall = std::chrono::steady_clock::now() - start;
@@ -44,10 +45,12 @@ int run_ninja_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "lexpack: error: %s\n", run.error.c_str());
     return 127;
   }
-  if (summary && run.term_signal == 0) {
-    ninja::BuildSummary s = ninja::summarize_build(before, ninja::read_store_counters());
-    int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
-    std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
+  if (before && run.term_signal == 0) {
+    if (std::optional<ninja::Counters> after = ninja::read_store_counters()) {
+      ninja::BuildSummary s = ninja::summarize_build(*before, *after);
+      int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
+      std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
+    }
   }
   if (run.term_signal != 0) {
     std::fflush(nullptr);

@@ -28,6 +28,7 @@ struct WarmArgs {
 };
 
 int run_warm(const WarmArgs& a) {
+  ninja::make_cache_dir_absolute();
   auto entries = ninja::compdb_from_ninja(a.build_dir);
   if (!entries.ok()) {
     std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());

@@ -27,13 +27,16 @@ std::string seconds(int64_t us) {
 
 }  // namespace
 
-Counters read_store_counters() {
+std::optional<Counters> read_store_counters() {
   cache::StoreOptions options;
-  options.read_only = true;
   auto store = cache::Store::open(options);
-  if (!store.ok()) return {};
+  if (!store.ok()) {
+    options.read_only = true;
+    store = cache::Store::open(options);
+  }
+  if (!store.ok()) return std::nullopt;
   auto stats = store.value()->stats();
-  if (!stats.ok()) return {};
+  if (!stats.ok()) return std::nullopt;
   return stats->counters;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace lexpack::ninja {
@@ -20,9 +21,9 @@ struct BuildSummary {
   int64_t compiles() const { return hits + misses + uncacheable + failed; }
 };
 
-// The store's counters now; empty when there is no cache yet (or it cannot be
-// opened: the summary then counts from zero).
-Counters read_store_counters();
+// The store's counters now (the store is created if there is none yet, as
+// the launcher would); nullopt when it cannot be opened.
+std::optional<Counters> read_store_counters();
 
 BuildSummary summarize_build(const Counters& before, const Counters& after);
 

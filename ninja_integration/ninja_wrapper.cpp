@@ -49,6 +49,13 @@ bool is_file(const std::string& path) {
 
 }  // namespace
 
+void make_cache_dir_absolute() {
+  const char* dir = std::getenv("LEXPACK_DIR");
+  if (!dir || !*dir || dir[0] == '/') return;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd)) ::setenv("LEXPACK_DIR", (std::string(cwd) + "/" + dir).c_str(), 1);
+}
+
 std::string self_executable() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);

@@ -21,6 +21,10 @@ struct NinjaRun {
 // file is not there.
 std::string find_plugin(const std::string& self_exe);
 
+// Makes a relative LEXPACK_DIR absolute: compiles run in other directories
+// (ninja -C, compile database entries) and must reach the same cache.
+void make_cache_dir_absolute();
+
 // The absolute path of the running program.
 std::string self_executable();
 
