@@ -22,7 +22,8 @@ namespace {
 
 // Virtual size of the map; the file grows only as needed.
 constexpr size_t kMapSize = size_t{64} << 30;
-constexpr unsigned kMaxReaders = 4096;
+// One slot per open Store; a ninja -j64 build with helpers stays far below.
+constexpr unsigned kMaxReaders = 1024;
 
 constexpr const char* kTableNames[kTableCount] = {"blobs",   "pack_blobs", "packs", "files",
                                                   "actions", "memo",       "meta"};
@@ -256,24 +257,38 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   index->page_size_ = st.ms_psize;
   index->file_size_ = index->file_bytes();
 
-  MDB_txn* txn = nullptr;
-  if ((rc = mdb_txn_begin(index->env_, nullptr, read_only ? MDB_RDONLY : 0, &txn)) != 0) {
-    return fail("mdb_txn_begin", rc);
-  }
-  for (int i = 0; i < kTableCount; ++i) {
-    rc = mdb_dbi_open(txn, kTableNames[i], read_only ? 0 : MDB_CREATE, &index->dbi_[i]);
-    if (rc == MDB_NOTFOUND && read_only) {
-      mdb_txn_abort(txn);
-      *rc_out = rc;
-      return Status::error(path + ": the index has no table " + kTableNames[i] +
-                           " and is read-only");
+  // The tables usually exist: open them in a read transaction (committed, so
+  // the handles stay), and take the writer lock only to create them.
+  for (int pass = 0; pass < 2; ++pass) {
+    bool create = pass == 1;
+    if (create && read_only) break;
+    MDB_txn* txn = nullptr;
+    if ((rc = mdb_txn_begin(index->env_, nullptr, create ? 0 : MDB_RDONLY, &txn)) != 0) {
+      return fail("mdb_txn_begin", rc);
     }
-    if (rc != 0) {
-      mdb_txn_abort(txn);
-      return fail("mdb_dbi_open", rc);
+    bool missing = false;
+    for (int i = 0; i < kTableCount; ++i) {
+      rc = mdb_dbi_open(txn, kTableNames[i], create ? MDB_CREATE : 0, &index->dbi_[i]);
+      if (rc == MDB_NOTFOUND && !create) {
+        missing = true;
+        break;
+      }
+      if (rc != 0) {
+        mdb_txn_abort(txn);
+        return fail("mdb_dbi_open", rc);
+      }
     }
+    if (missing) {
+      mdb_txn_abort(txn);
+      if (read_only) {
+        *rc_out = MDB_NOTFOUND;
+        return Status::error(path + ": the index has no tables yet and is read-only");
+      }
+      continue;
+    }
+    if ((rc = mdb_txn_commit(txn)) != 0) return fail("mdb_txn_commit", rc);
+    break;
   }
-  if ((rc = mdb_txn_commit(txn)) != 0) return fail("mdb_txn_commit", rc);
   return index;
 }
 
