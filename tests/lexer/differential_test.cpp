@@ -69,7 +69,8 @@ const std::vector<std::string>& fragments() {
                                                       std::string("\0", 1),
                                                       "\xff",
                                                       "#error don't\n",
-                                                      "?" "?=",
+                                                      "?"
+                                                      "?=",
                                                       "(",
                                                       ")",
                                                       ";",
