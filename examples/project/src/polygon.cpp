@@ -26,5 +26,7 @@ double Polygon::perimeter() const {
   return sum;
 }
 
-std::string Polygon::name() const { return "polygon"; }
+std::string Polygon::name() const {
+  return "polygon";
+}
 }  // namespace geo

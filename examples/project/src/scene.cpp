@@ -4,7 +4,9 @@
 #include <numeric>
 
 namespace geo {
-void Scene::add(ShapePtr shape) { shapes_.push_back(std::move(shape)); }
+void Scene::add(ShapePtr shape) {
+  shapes_.push_back(std::move(shape));
+}
 
 double Scene::total_area() const {
   return std::accumulate(shapes_.begin(), shapes_.end(), 0.0,
