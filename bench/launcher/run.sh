@@ -98,7 +98,9 @@ while [ "$i" -lt "$project_runs" ]; do
   cc_cold="$cc_cold $(build ccache "$work/b-ccache")"
   cc_warm="$cc_warm $(build ccache "$work/b-ccache")"
   rm -rf "$LEXPACK_DIR"
+  export LEXPACK_LOGFILE="$work/cold.log"
   lp_cold="$lp_cold $(build "$lexpack" "$work/b-lexpack")"
+  unset LEXPACK_LOGFILE
   lp_warm="$lp_warm $(build "$lexpack" "$work/b-lexpack")"
 done
 n=$(median $none_cold); cc=$(median $cc_cold); ccw=$(median $cc_warm)
@@ -113,3 +115,16 @@ print('  cold overhead over no cache: ccache %+.1f%%, lexpack %+.1f%%' % ((cc / 
 print('  warm speedup over no cache:  ccache %.1fx, lexpack %.1fx' % (n / ccw, n / lw))
 print('  warm ratio ccache/lexpack:   %.1fx' % (ccw / lw))
 "
+# The launcher's own time on cold misses, from its decision log: load on the
+# machine moves whole-build times by more than this, the log does not.
+python3 -c '
+import re, sys
+own = comp = n = 0
+for line in open(sys.argv[1]):
+    m = re.search(r"\(lexpack (\d+) us: .*compiler (\d+) us\)", line)
+    if m:
+        own += int(m.group(1)); comp += int(m.group(2)); n += 1
+if n:
+    print("  lexpack time on cold misses: %.1f ms per compile, %.2f%% of compiler time (%d compiles)"
+          % (own / n / 1000, own * 100.0 / comp, n))
+' "$work/cold.log"

@@ -125,6 +125,12 @@ TEST_F(NoFalseHit, TimeMacroIsNeverCached) {
   }
 }
 
+TEST_F(NoFalseHit, DateMacroIsCachedForTheDay) {
+  dir_.write("d.cpp", "const char* d() { return __DATE__; }\n");
+  expect_miss("g++ -c d.cpp");
+  expect_hit("g++ -c d.cpp");
+}
+
 TEST_F(NoFalseHit, SettledFilesUseTheClosureMemo) {
   dir_.write("inc/a.h", "#define A 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return A; }\n");
