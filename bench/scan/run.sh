@@ -1,0 +1,126 @@
+#!/bin/sh
+# Whole-build dependency scan, side by side in one run on the same compile
+# database: lexpack scan (index cold and warm), clang-scan-deps -format=make and
+# g++ -M per TU (both -j <cores>), for a generated project and lexpack's own build.
+#
+# usage: bench/scan/run.sh [path/to/lexpack] [TUS]
+#   RUNS=N        timed runs per figure, median reported (default 3)
+#   SELF_BUILD=D  an already built lexpack build directory to scan instead of
+#                 configuring and building lexpack into a temporary one
+#   SCAN_DEPS=... clang-scan-deps binary (default clang-scan-deps-14)
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
+tus=${2:-120}
+runs=${RUNS:-3}
+scan_deps=${SCAN_DEPS:-clang-scan-deps-14}
+jobs=$(nproc)
+for tool in cmake ninja python3 g++ xargs "$scan_deps"; do
+  command -v "$tool" >/dev/null || { echo "scan bench: $tool not found" >&2; exit 1; }
+done
+[ -x "$lexpack" ] || { echo "scan bench: no lexpack at $lexpack" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lexpack-scan-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export LEXPACK_DIR="$work/cache"
+unset LEXPACK_LOGFILE LEXPACK_DISABLE || true
+
+now_ns() { date +%s%N; }
+median_ms() { python3 -c 'import statistics,sys; print("%.1f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
+ratio() { python3 -c 'import sys; print("%.1f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
+
+# The compile edges of a build dir as a compile_commands.json (ninja -t
+# compdb also lists link steps), and the g++ -M command of each TU.
+make_inputs() {  # $1 = build dir, $2 = output prefix
+  ninja -C "$1" -t compdb > "$2.all.json"
+  python3 - "$2.all.json" "$2.json" "$2.gcc" <<'EOF'
+import json, shlex, sys
+entries = []
+for e in json.load(open(sys.argv[1])):
+    words = shlex.split(e["command"]) if "command" in e else e["arguments"]
+    if "-c" not in words or not e["file"].endswith((".c", ".cc", ".cpp", ".cxx")):
+        continue
+    entries.append(e)
+json.dump(entries, open(sys.argv[2], "w"), indent=1)
+drop_with_value = {"-o", "-MF", "-MT", "-MQ"}
+with open(sys.argv[3], "w") as out:
+    for e in entries:
+        words = shlex.split(e["command"]) if "command" in e else e["arguments"]
+        args, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+            elif w in drop_with_value:
+                skip = True
+            elif w not in ("-c", "-MD", "-MMD"):
+                args.append(w)
+        args += ["-M", "-o", "/dev/null"]
+        out.write("cd %s && %s\n" % (shlex.quote(e["directory"]), shlex.join(args)))
+EOF
+}
+
+time_ms() {  # runs "$@" once, prints milliseconds
+  start=$(now_ns)
+  "$@" >/dev/null 2>&1 || { echo "scan bench: failed: $*" >&2; exit 1; }
+  end=$(now_ns)
+  echo $(((end - start) / 1000000))
+}
+
+lexpack_scan() { "$lexpack" scan --compdb "$1" -o "$work/lexpack.d"; }
+cold_scan() { rm -rf "$LEXPACK_DIR"; lexpack_scan "$1"; }
+scan_deps_run() { "$scan_deps" -compilation-database="$1" -format=make -j "$jobs" > "$work/scan-deps.d"; }
+gcc_m_run() { xargs -d '\n' -P "$jobs" -n 1 sh -c < "$1"; }
+
+bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
+  name=$1
+  make_inputs "$2" "$work/$name"
+  db=$work/$name.json
+  n_tus=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$db")
+  cold=""; warm=""; sd=""; gm=""
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    i=$((i + 1))
+    cold="$cold $(time_ms cold_scan "$db")"
+    warm="$warm $(time_ms lexpack_scan "$db")"
+    sd="$sd $(time_ms scan_deps_run "$db")"
+    gm="$gm $(time_ms gcc_m_run "$work/$name.gcc")"
+  done
+  cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd); gm=$(median_ms $gm)
+  stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
+  files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
+  mb=$(echo "$stats" | sed -n 's/.* files, \([0-9.]*\) MB.*/\1/p')
+  "$lexpack" scan -C "$2" --check -o /dev/null > "$work/check.out" 2> "$work/check.err" || true
+  missed=$(grep -c '^missed ' "$work/check.out" || true)
+  missed_tus=$(sed -n 's/.*check: \([0-9]*\) TUs miss.*/\1/p' "$work/check.err")
+  extra_tus=$(sed -n 's/.* \([0-9]*\) have extra files.*/\1/p' "$work/check.err")
+  unrecorded=$(sed -n 's/.* \([0-9]*\) not recorded by ninja.*/\1/p' "$work/check.err")
+  echo "project=$name tus=$n_tus unique_files=$files unique_mb=$mb jobs=$jobs runs=$runs"
+  echo "project=$name lexpack_cold_ms=$cold"
+  echo "project=$name lexpack_warm_ms=$warm"
+  echo "project=$name clang_scan_deps_ms=$sd"
+  echo "project=$name gcc_m_ms=$gm"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
+  echo "project=$name ratio_gcc_m_over_lexpack_cold=$(ratio "$gm" "$cold")"
+  echo "project=$name ratio_gcc_m_over_lexpack_warm=$(ratio "$gm" "$warm")"
+  echo "project=$name check_missed_files=$missed check_missed_tus=${missed_tus:-?} check_extra_tus=${extra_tus:-?} check_unrecorded_tus=${unrecorded:-?}"
+}
+
+# --- a generated project ------------------------------------------------
+python3 "$root/examples/gen_project.py" "$work/gen" --tus "$tus" >/dev/null
+cmake -S "$work/gen" -B "$work/gen-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$(command -v g++)" >/dev/null
+ninja -C "$work/gen-build" >/dev/null
+bench_project generated "$work/gen-build"
+
+# --- lexpack's own build ------------------------------------------------
+self=${SELF_BUILD:-}
+if [ -z "$self" ]; then
+  self=$work/self-build
+  cmake -S "$root" -B "$self" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+  ninja -C "$self" -j "$jobs" >/dev/null
+fi
+bench_project lexpack "$(realpath "$self")"
