@@ -1,6 +1,7 @@
 // `lexpack scan`: the dependency closure of every TU of a build at once,
 // from `ninja -t compdb` (-C) or a compile_commands.json (--compdb), written
-// as Make rules or JSON; `--check` compares it with ninja's .ninja_deps.
+// as Make rules, JSON or P1689 module dependencies; `--check` compares it
+// with ninja's .ninja_deps.
 #include <unistd.h>
 
 #include <chrono>
@@ -11,7 +12,9 @@
 
 #include "cache/store.h"
 #include "cli/commands.h"
+#include "lexer/kernel.h"
 #include "ninja_integration/compdb.h"
+#include "ninja_integration/module_deps.h"
 #include "ninja_integration/ninja_deps_reader.h"
 #include "ninja_integration/process.h"
 #include "ninja_integration/scan_command.h"
@@ -94,7 +97,23 @@ int run_scan(const ScanArgs& a) {
     ProgressLine line(&progress, entries->size());
     report = ninja::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);
   }
-  std::string text = a.format == "json" ? ninja::format_json(report) : ninja::format_make(report);
+  std::string text;
+  if (a.format == "p1689") {
+    std::string err;
+    const lexer::Kernel* kernel = lexer::default_kernel(&err);
+    if (!kernel) {
+      std::fprintf(stderr, "lexpack: error: lexer: %s\n", err.c_str());
+      return 1;
+    }
+    auto p1689 = ninja::format_p1689(report, *kernel);
+    if (!p1689.ok()) {
+      std::fprintf(stderr, "lexpack: error: %s\n", p1689.message().c_str());
+      return 1;
+    }
+    text = std::move(*p1689);
+  } else {
+    text = a.format == "json" ? ninja::format_json(report) : ninja::format_make(report);
+  }
   if (a.output.empty()) {
     ninja::write_all(STDOUT_FILENO, text);
   } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
@@ -144,8 +163,9 @@ void add_scan_command(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand("scan", "Scan the dependencies of every TU of a build");
   sub->add_option("-C", args->build_dir, "Build directory (compile commands from ninja -t compdb)");
   sub->add_option("--compdb", args->compdb, "compile_commands.json to read instead");
-  sub->add_option("--format", args->format, "Output: make or json")
-      ->check(CLI::IsMember({"make", "json"}));
+  sub->add_option("--format", args->format,
+                  "Output: make, json, or p1689 (C++20 module provides/requires)")
+      ->check(CLI::IsMember({"make", "json", "p1689"}));
   sub->add_option("-o,--output", args->output, "Write here instead of stdout");
   sub->add_flag(
       "--check", args->check,

@@ -68,7 +68,10 @@ class Scanner {
     tu.source = e.file;
     CompileCommand cmd = parse_compile_command(e.argv);
     tu.output = e.output.empty() ? cmd.output : e.output;
-    if (!cmd.uncacheable.empty()) return skip(tu, "not a compile: " + cmd.uncacheable);
+    // Module flags keep a compile out of the cache, but its includes and its
+    // module directives can still be scanned.
+    if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules")
+      return skip(tu, "not a compile: " + cmd.uncacheable);
     auto identity = identity_of(cmd.compiler);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
