@@ -2,6 +2,7 @@
 // compile routed to the launcher by the plugin; ninja's output and exit status
 // unchanged, then one summary line on stderr.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/config.h"
 #include "cli/commands.h"
+#include "ninja_integration/build_record.h"
 #include "ninja_integration/build_summary.h"
 #include "ninja_integration/ninja_wrapper.h"
 
@@ -37,8 +40,20 @@ int run_ninja_command(const std::vector<std::string>& args) {
   std::string plugin = ninja::find_plugin(self);
   std::optional<ninja::Counters> before;
   if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
+  // The keys this build hits or stores, for `lexpack export --working-set`.
+  std::string cache_dir = cache::load_config("").dir, record;
+  if (before && !cache_dir.empty()) {
+    if (auto r = ninja::start_build_record(cache_dir); r.ok()) {
+      record = *r;
+      ::setenv(ninja::kBuildRecordEnv, record.c_str(), 1);
+    }
+  }
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  if (!record.empty()) {
+    if (cache::Status s = ninja::finish_build_record(cache_dir, record); !s.ok())
+      std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
+  }
   auto wall = std::chrono::steady_clock::now() - start;
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {

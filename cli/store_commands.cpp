@@ -1,12 +1,15 @@
-// The cache maintenance commands: stats, gc, verify, clear, export, import and
-// config. They open the store, call one operation and print its outcome.
+// The cache maintenance commands: stats, gc, verify, clear, export (whole or
+// the last build's working set), import and config. They open the store, call one operation and
+// print its outcome.
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cache/config.h"
 #include "cache/store.h"
+#include "cache/working_set.h"
 #include "cli/commands.h"
+#include "ninja_integration/build_record.h"
 
 namespace lexpack::cli {
 
@@ -33,6 +36,23 @@ std::unique_ptr<Store> open_store(int* exit_code) {
   }
   print_messages(*opened.value());
   return std::move(opened.value());
+}
+
+int export_working_set(Store& store, const std::string& file) {
+  auto keys = ninja::read_build_record(ninja::last_build_record(store.dir()));
+  if (!keys.ok()) return fail(keys.message());
+  auto report = cache::export_working_set(store, *keys, file);
+  print_messages(store);
+  if (!report.ok()) return fail(report.message());
+  std::printf("exported the working set of the last build: %llu actions, %llu blobs, %.1f MB",
+              static_cast<unsigned long long>(report->actions),
+              static_cast<unsigned long long>(report->blobs), double(report->blob_bytes) / 1e6);
+  if (report->missing_actions) {
+    std::printf(", %llu no longer in the cache",
+                static_cast<unsigned long long>(report->missing_actions));
+  }
+  std::printf("\n");
+  return 0;
 }
 
 std::string json_string(const std::string& s) {
@@ -181,10 +201,17 @@ void add_store_commands(CLI::App& app, int* exit_code) {
 
   auto* exp = app.add_subcommand("export", "Write the whole cache to one file");
   auto export_file = std::make_shared<std::string>();
+  auto working_set = std::make_shared<bool>(false);
   exp->add_option("FILE", *export_file, "Archive to write")->required();
-  exp->callback([exit_code, export_file] {
+  exp->add_flag("--working-set", *working_set,
+                "Only what the last `lexpack ninja` build used (its hits and stored compiles)");
+  exp->callback([exit_code, export_file, working_set] {
     auto store = open_store(exit_code);
     if (!store) return;
+    if (*working_set) {
+      *exit_code = export_working_set(*store, *export_file);
+      return;
+    }
     Status status = store->export_to(*export_file);
     print_messages(*store);
     if (!status.ok()) *exit_code = fail(status.message());

@@ -16,6 +16,7 @@
 #include "lexer/kernel.h"
 #include "ninja_integration/action_key.h"
 #include "ninja_integration/action_payload.h"
+#include "ninja_integration/build_record.h"
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/closure_memo.h"
 #include "ninja_integration/compile_command.h"
@@ -212,6 +213,7 @@ LaunchResult Launcher::run() {
       r.explanation = result_.explanation;
       return r;
     } else if (std::optional<LaunchResult> hit = serve_hit(*action)) {
+      note_build_use(key);
       return *hit;
     } else {
       why_miss = "cached outputs unavailable";
@@ -399,6 +401,7 @@ LaunchResult Launcher::compile_and_store() {
   cache::Hash128 key = uses_date_ ? dated_key(key_) : key_;
   cache::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return finish("not stored: " + stored.message());
+  note_build_use(key);
   store_->put_memo("last", absolute_path(cmd_.output, cwd_), encode_args(cmd_));
   return finish("stored " + key.hex() + " (lexpack " +
                 std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
