@@ -30,9 +30,10 @@ median_ms() {  # hyperfine json -> "name wall_median_ms cpu_median_ms" lines
   python3 -c '
 import json, statistics, sys
 for r in json.load(open(sys.argv[1]))["results"]:
-    cpu = [u + s for u, s in zip(r["user"], r["system"])]
+    # hyperfine keeps user and system time as means over the runs.
+    cpu = r["user"] + r["system"]
     print(r["command"].split()[0].rsplit("/", 1)[-1], "%.2f" % (statistics.median(r["times"]) * 1000),
-          "%.2f" % (statistics.median(cpu) * 1000))
+          "%.2f" % (cpu * 1000))
 ' "$1"
 }
 
@@ -63,7 +64,7 @@ cc_hit=$(awk 'NR==2{print $2}' "$work/heavy.txt")
 lp_hit=$(awk 'NR==3{print $2}' "$work/heavy.txt")
 cc_cpu=$(awk 'NR==2{print $3}' "$work/heavy.txt")
 lp_cpu=$(awk 'NR==3{print $3}' "$work/heavy.txt")
-echo "heavy TU ($headers headers), median of $runs (wall, and user+sys CPU):"
+echo "heavy TU ($headers headers), median wall time of $runs runs (mean user+sys CPU):"
 echo "  plain compile        $plain ms"
 echo "  ccache hit (direct)  $cc_hit ms   cpu $cc_cpu ms"
 echo "  lexpack hit          $lp_hit ms   cpu $lp_cpu ms"
