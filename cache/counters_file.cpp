@@ -4,6 +4,7 @@
 #include "cache/counters_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,26 +50,32 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
   int fd =
       ::open(path.c_str(), read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::error(path + ": open: " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  // Writers size and stamp a new file under an exclusive lock, so a process
+  // opening it at the same moment never sees it half made and resets it.
+  if (!read_only && ::flock(fd, LOCK_EX) != 0) {
+    Status err = Status::error(path + ": flock: " + std::strerror(errno));
     ::close(fd);
-    return Status::error(path + ": fstat: " + std::strerror(errno));
+    return err;
   }
+  auto fail = [&](std::string message) {
+    ::close(fd);  // also releases the lock
+    return Status::error(path + ": " + message);
+  };
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return fail(std::string("fstat: ") + std::strerror(errno));
   if (static_cast<size_t>(st.st_size) != kFileSize) {
-    if (read_only || ::ftruncate(fd, kFileSize) != 0) {
-      ::close(fd);
-      return Status::error(path + ": counters file has the wrong size");
-    }
+    if (read_only || ::ftruncate(fd, kFileSize) != 0)
+      return fail("counters file has the wrong size");
   }
   void* m =
       ::mmap(nullptr, kFileSize, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) return Status::error(path + ": mmap: " + std::strerror(errno));
+  if (m == MAP_FAILED) return fail(std::string("mmap: ") + std::strerror(errno));
   c->map_ = static_cast<char*>(m);
   if (std::memcmp(c->map_, kMagic, sizeof kMagic) != 0) {
-    if (read_only) return Status::error(path + ": not a counters file");
+    if (read_only) return fail("not a counters file");
     c->reset();
   }
+  ::close(fd);
   return c;
 }
 
