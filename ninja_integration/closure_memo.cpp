@@ -1,7 +1,15 @@
-// Building, encoding and checking closure memos.
+// Building, encoding and checking closure memos. Checking is the whole cost
+// of a hit, so it stats each file relative to a handle on its directory and
+// walks every directory path once, not once per file.
 #include "ninja_integration/closure_memo.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/file_state.h"
@@ -24,6 +32,74 @@ bool read_sig(ByteReader* r, cache::StatSignature* s) {
   return r->u64(&s->dev) && r->u64(&s->ino) && r->u64(&s->size) && r->i64(&s->mtime_ns) &&
          r->i64(&s->ctime_ns);
 }
+
+cache::StatSignature signature_of(const struct stat& st) {
+  cache::StatSignature sig;
+  sig.dev = uint64_t(st.st_dev);
+  sig.ino = uint64_t(st.st_ino);
+  sig.size = uint64_t(st.st_size);
+  sig.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  sig.ctime_ns = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
+  return sig;
+}
+
+// O_PATH handles on the directories of the checked paths, opened on first
+// use. fstatat(handle, name) answers exactly what stat(dir/name) answers
+// (symlinks followed the same way) without walking dir again for every file.
+class DirHandles {
+ public:
+  DirHandles() = default;
+  DirHandles(const DirHandles&) = delete;
+  DirHandles& operator=(const DirHandles&) = delete;
+  ~DirHandles() {
+    for (const auto& [dir, fd] : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  // stat(2) of `path`, following symlinks: false unless it is a regular file.
+  bool stat_file(const std::string& path, cache::StatSignature* sig) {
+    struct stat st;
+    if (!stat_path(path, &st) || !S_ISREG(st.st_mode)) return false;
+    *sig = signature_of(st);
+    return true;
+  }
+
+  // stat(2) of `path`: false unless it is a directory.
+  bool stat_dir(const std::string& path, cache::StatSignature* sig) {
+    struct stat st;
+    if (!stat_path(path, &st) || !S_ISDIR(st.st_mode)) return false;
+    *sig = signature_of(st);
+    return true;
+  }
+
+ private:
+  bool stat_path(const std::string& path, struct stat* st) {
+    size_t slash = path.rfind('/');
+    // Nothing to share for a name in the working directory, a bare "/" or a
+    // path ending in a slash: ask for the path as given.
+    if (slash == std::string::npos || slash + 1 == path.size()) {
+      return ::stat(path.empty() ? "." : path.c_str(), st) == 0;
+    }
+    int fd = dir_fd(std::string_view(path).substr(0, slash == 0 ? 1 : slash));
+    if (fd < 0) return ::stat(path.c_str(), st) == 0;
+    return ::fstatat(fd, path.c_str() + slash + 1, st, 0) == 0;
+  }
+
+  int dir_fd(std::string_view dir) {
+    auto it = fds_.find(std::string(dir));
+    if (it != fds_.end()) return it->second;
+    // Keep well clear of the descriptor limit: beyond this, plain stat(2).
+    if (fds_.size() >= kMaxHandles) return -1;
+    std::string key(dir);
+    int fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    fds_.emplace(std::move(key), fd);
+    return fd;
+  }
+
+  static constexpr size_t kMaxHandles = 256;
+  std::unordered_map<std::string, int> fds_;
+};
 
 }  // namespace
 
@@ -112,23 +188,24 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
 }
 
 std::string check_closure_memo(const ClosureMemo& m) {
+  DirHandles dirs;
   for (const auto& d : m.dependencies) {
     cache::StatSignature now;
-    if (!stat_file(d.path, &now)) return "missing: " + d.path;
+    if (!dirs.stat_file(d.path, &now)) return "missing: " + d.path;
     if (!(now == d.stat)) return "changed: " + d.path;
   }
   for (const auto& d : m.probed_dirs) {
     cache::StatSignature now;
-    bool exists = stat_dir(d.dir, &now);
+    bool exists = dirs.stat_dir(d.dir, &now);
     if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
     for (const std::string& p : d.probes) {
       cache::StatSignature sig;
-      if (stat_file(p, &sig)) return "appeared: " + p;
+      if (dirs.stat_file(p, &sig)) return "appeared: " + p;
     }
   }
   for (const std::string& d : m.absent_dirs) {
     cache::StatSignature sig;
-    if (stat_dir(d, &sig)) return "search directory appeared: " + d;
+    if (dirs.stat_dir(d, &sig)) return "search directory appeared: " + d;
   }
   return {};
 }
