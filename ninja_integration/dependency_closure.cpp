@@ -14,7 +14,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
                                        const SearchList& list, CompilerKind kind,
                                        const std::string& cwd) {
   Closure closure;
-  IncludeResolver resolver(list, kind);
+  IncludeResolver resolver(list, kind, files->shared(), cwd);
   std::unordered_map<std::string, size_t> index_of;  // path -> files[] position
   struct Pending {
     std::string path;
@@ -62,8 +62,10 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   while (!queue.empty()) {
     Pending p = std::move(queue.front());
     queue.pop_front();
-    cache::Result<FileSummary> summary = files->load(p.path, absolute_path(p.path, cwd), p.stat);
-    if (!summary.ok()) return summary.status();
+    cache::Result<std::shared_ptr<const FileSummary>> loaded =
+        files->load_shared(p.path, absolute_path(p.path, cwd), p.stat);
+    if (!loaded.ok()) return loaded.status();
+    const FileSummary* summary = loaded->get();
     ClosureFile& file = closure.files[index_of[p.path]];
     file.content = summary->content;
     closure.uses_date = closure.uses_date || summary->uses_date;

@@ -12,6 +12,7 @@
 
 #include "lexer/scanner.h"
 #include "ninja_integration/byte_codec.h"
+#include "ninja_integration/scan_file_cache.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -173,6 +174,18 @@ cache::Result<FileSummary> FileStates::load(const std::string& path, const std::
     cache::Result<cache::BlobId> blob = store_->put_blob(encode_summary(s));
     if (blob.ok()) store_->put_file(key_path, cache::FileRecord{sig, content, blob.value()});
   }
+  return s;
+}
+
+cache::Result<std::shared_ptr<const FileSummary>> FileStates::load_shared(
+    const std::string& path, const std::string& key_path, const cache::StatSignature& sig) {
+  if (shared_) {
+    if (std::shared_ptr<const FileSummary> s = shared_->find_summary(key_path, sig)) return s;
+  }
+  cache::Result<FileSummary> loaded = load(path, key_path, sig);
+  if (!loaded.ok()) return loaded.status();
+  auto s = std::make_shared<const FileSummary>(std::move(loaded.value()));
+  if (shared_) shared_->put_summary(key_path, sig, s);
   return s;
 }
 

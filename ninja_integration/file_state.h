@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "lexer/scan_result.h"
 
 namespace lexpack::ninja {
+
+class ScanFileCache;
 
 // stat(2) of `path`, following symlinks. False when the path does not exist
 // or is not a regular file (`*is_dir` tells a directory apart when given).
@@ -62,6 +65,14 @@ class FileStates {
   // `path` as the compiler names it; `key_path` absolute, for the file table.
   cache::Result<FileSummary> load(const std::string& path, const std::string& key_path,
                                   const cache::StatSignature& sig);
+  // The same, without copying a summary another TU of the scan already loaded.
+  cache::Result<std::shared_ptr<const FileSummary>> load_shared(const std::string& path,
+                                                                const std::string& key_path,
+                                                                const cache::StatSignature& sig);
+
+  // Shares summaries and stat answers with the other threads of one scan.
+  void share(ScanFileCache* cache) { shared_ = cache; }
+  ScanFileCache* shared() const { return shared_; }
 
   // Only the content hash (used for files the scan did not reach).
   cache::Result<cache::Hash128> content_hash(const std::string& path, const std::string& key_path,
@@ -72,6 +83,7 @@ class FileStates {
  private:
   cache::Store* store_;
   const lexer::Kernel* kernel_;
+  ScanFileCache* shared_ = nullptr;
   uint64_t files_read_ = 0;
 };
 

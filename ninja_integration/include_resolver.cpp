@@ -3,6 +3,7 @@
 #include "ninja_integration/include_resolver.h"
 
 #include "ninja_integration/file_state.h"
+#include "ninja_integration/scan_file_cache.h"
 
 namespace lexpack::ninja {
 
@@ -27,12 +28,31 @@ IncludeResolver::IncludeResolver(const SearchList& list, CompilerKind kind) : ki
   chain_.insert(chain_.end(), list.bracket_dirs.begin(), list.bracket_dirs.end());
 }
 
+IncludeResolver::IncludeResolver(const SearchList& list, CompilerKind kind, ScanFileCache* shared,
+                                 std::string cwd)
+    : IncludeResolver(list, kind) {
+  shared_ = shared;
+  cwd_ = std::move(cwd);
+}
+
 bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) {
   auto it = probes_.find(path);
   if (it == probes_.end()) {
-    cache::StatSignature s;
     std::optional<cache::StatSignature> found;
-    if (stat_file(path, &s)) found = s;
+    std::string abs;
+    bool known = false;
+    if (shared_) {
+      abs = absolute_path(path, cwd_);
+      if (auto answer = shared_->find_stat(abs)) {
+        found = *answer;
+        known = true;
+      }
+    }
+    if (!known) {
+      cache::StatSignature s;
+      if (stat_file(path, &s)) found = s;
+      if (shared_) shared_->put_stat(abs, found);
+    }
     it = probes_.emplace(path, found).first;
   }
   if (!it->second) return false;

@@ -17,6 +17,8 @@
 
 namespace lexpack::ninja {
 
+class ScanFileCache;
+
 // Where a file was found, for #include_next.
 inline constexpr int kFoundOutsideChain = -1;  // the source, or a path used as is
 inline constexpr int kFoundInIncluderDir = -2;
@@ -37,6 +39,10 @@ std::string_view dir_of(std::string_view path);
 class IncludeResolver {
  public:
   IncludeResolver(const SearchList& list, CompilerKind kind);
+  // Also takes and records stat answers in `shared` (may be null), keyed by
+  // the path made absolute against `cwd`.
+  IncludeResolver(const SearchList& list, CompilerKind kind, ScanFileCache* shared,
+                  std::string cwd);
 
   // Resolves `name`. `includer_dir` is the directory of the including file;
   // `includer_index` where that file was found. Failed candidates are appended
@@ -55,6 +61,8 @@ class IncludeResolver {
   std::vector<std::string> chain_;  // quote dirs then bracket dirs
   size_t bracket_start_ = 0;
   CompilerKind kind_;
+  ScanFileCache* shared_ = nullptr;
+  std::string cwd_;
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
   // Earlier answers by (includer dir if searched, start, name): the same
   // <vector> is asked for by hundreds of headers. Their failed candidates

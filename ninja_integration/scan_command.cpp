@@ -1,5 +1,6 @@
 // Scanning every TU of a build: workers take entries from a shared counter,
-// each with its own FileStates over one locked store, and keep the closure
+// each with its own FileStates over one locked store and one scan-wide file
+// cache (each header stat'ed and loaded once per scan), and keep the closure
 // as absolute normalized paths so that builds and ninja's records compare.
 #include "ninja_integration/scan_command.h"
 
@@ -20,6 +21,7 @@
 #include "ninja_integration/dependency_closure.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/locked_store.h"
+#include "ninja_integration/scan_file_cache.h"
 #include "ninja_integration/search_list.h"
 
 namespace lexpack::ninja {
@@ -125,6 +127,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   std::unique_ptr<LockedStore> locked;
   if (store) locked = std::make_unique<LockedStore>(store);
   Scanner scanner(locked.get(), kernel);
+  ScanFileCache shared_files;
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   // Paths in a command are relative to its directory, and the resolver stats
   // them as given: scan one directory at a time from inside it.
@@ -142,6 +145,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     std::atomic<size_t> next{0};
     auto work = [&, &group = group] {
       FileStates files(locked.get(), kernel);
+      files.share(&shared_files);
       std::unordered_map<std::string, uint64_t> sizes;
       uint64_t read_before = 0;
       for (size_t k; (k = next.fetch_add(1)) < group.size();) {

@@ -1,0 +1,51 @@
+// A map split into shards, each behind its own mutex, so that threads that
+// ask about different files rarely wait for each other.
+#include "ninja_integration/scan_file_cache.h"
+
+#include <functional>
+
+namespace lexpack::ninja {
+
+ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
+  return shards_[std::hash<std::string>{}(abs_path) % kShards];
+}
+
+std::optional<std::optional<cache::StatSignature>> ScanFileCache::find_stat(
+    const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.stat_known) return std::nullopt;
+  return it->second.stat;
+}
+
+void ScanFileCache::put_stat(const std::string& abs_path,
+                             const std::optional<cache::StatSignature>& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.stat_known = true;
+  e.stat = sig;
+}
+
+std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
+                                                               const cache::StatSignature& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.summary || !(it->second.summary_sig == sig)) {
+    return nullptr;
+  }
+  return it->second.summary;
+}
+
+void ScanFileCache::put_summary(const std::string& abs_path, const cache::StatSignature& sig,
+                                std::shared_ptr<const FileSummary> summary) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.summary_sig = sig;
+  e.summary = std::move(summary);
+}
+
+}  // namespace lexpack::ninja
