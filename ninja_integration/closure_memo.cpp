@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <string_view>
 #include <unordered_map>
@@ -87,7 +88,7 @@ class DirHandles {
   }
 
   int dir_fd(std::string_view dir) {
-    auto it = fds_.find(std::string(dir));
+    auto it = fds_.find(dir);
     if (it != fds_.end()) return it->second;
     // Keep well clear of the descriptor limit: beyond this, plain stat(2).
     if (fds_.size() >= kMaxHandles) return -1;
@@ -97,8 +98,13 @@ class DirHandles {
     return fd;
   }
 
+  // Looked up by string_view: no string is built per checked file.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
   static constexpr size_t kMaxHandles = 256;
-  std::unordered_map<std::string, int> fds_;
+  std::unordered_map<std::string, int, Hash, std::equal_to<>> fds_;
 };
 
 }  // namespace
