@@ -33,6 +33,14 @@ IncludeResolver::IncludeResolver(const SearchList& list, CompilerKind kind, Scan
     : IncludeResolver(list, kind) {
   shared_ = shared;
   cwd_ = std::move(cwd);
+  if (shared_) {
+    std::string context = cwd_;
+    context.push_back('\0');
+    context.push_back(kind_ == CompilerKind::kGcc ? 'g' : 'c');
+    context.append(std::to_string(bracket_start_)).push_back('\0');
+    for (const std::string& dir : chain_) context.append(dir).push_back('\0');
+    shared_prefix_ = std::to_string(shared_->context_id(context)) + "|";
+  }
 }
 
 bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) {
@@ -91,6 +99,21 @@ Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool nex
   if (use_includer_dir) memo_key.append(includer_dir).push_back('\0');
   memo_key.append(name);
   if (auto it = answers_.find(memo_key); it != answers_.end()) return it->second;
+  if (shared_) {
+    std::string key = shared_prefix_ + memo_key;
+    if (std::shared_ptr<const ScanFileCache::Answer> a = shared_->find_answer(key)) {
+      failed->insert(failed->end(), a->failed.begin(), a->failed.end());
+      answers_.emplace(std::move(memo_key), a->resolution);
+      return a->resolution;
+    }
+    auto a = std::make_shared<ScanFileCache::Answer>();
+    a->resolution = search(name, use_includer_dir, includer_dir, start, &a->failed);
+    failed->insert(failed->end(), a->failed.begin(), a->failed.end());
+    r = a->resolution;
+    shared_->put_answer(key, std::move(a));
+    answers_.emplace(std::move(memo_key), r);
+    return r;
+  }
   r = search(name, use_includer_dir, includer_dir, start, failed);
   answers_.emplace(std::move(memo_key), r);
   return r;

@@ -63,6 +63,7 @@ class IncludeResolver {
   CompilerKind kind_;
   ScanFileCache* shared_ = nullptr;
   std::string cwd_;
+  std::string shared_prefix_;  // this resolver's context id in `shared_`
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
   // Earlier answers by (includer dir if searched, start, name): the same
   // <vector> is asked for by hundreds of headers. Their failed candidates

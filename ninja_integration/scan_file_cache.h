@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cache/store.h"
 #include "ninja_integration/file_state.h"
+#include "ninja_integration/include_resolver.h"
 
 namespace lexpack::ninja {
 
@@ -28,6 +30,17 @@ class ScanFileCache {
   void put_summary(const std::string& abs_path, const cache::StatSignature& sig,
                    std::shared_ptr<const FileSummary> summary);
 
+  // One search's outcome and the candidates it found missing, so that a TU
+  // that asks the same question reports the same failed probes.
+  struct Answer {
+    Resolution resolution;
+    std::vector<std::string> failed;
+  };
+  // A small number for one (working directory, compiler kind, search chain).
+  uint64_t context_id(const std::string& context);
+  std::shared_ptr<const Answer> find_answer(const std::string& key);
+  void put_answer(const std::string& key, std::shared_ptr<const Answer> answer);
+
  private:
   struct Entry {
     bool stat_known = false;
@@ -42,6 +55,13 @@ class ScanFileCache {
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
   std::array<Shard, kShards> shards_;
+  std::mutex contexts_mu_;
+  std::unordered_map<std::string, uint64_t> contexts_;
+  struct AnswerShard {
+    std::mutex mu;
+    std::unordered_map<std::string, std::shared_ptr<const Answer>> answers;
+  };
+  std::array<AnswerShard, kShards> answer_shards_;
 };
 
 }  // namespace lexpack::ninja
