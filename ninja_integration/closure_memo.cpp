@@ -93,7 +93,19 @@ class DirHandles {
     // Keep well clear of the descriptor limit: beyond this, plain stat(2).
     if (fds_.size() >= kMaxHandles) return -1;
     std::string key(dir);
-    int fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = -1;
+    // A subdirectory of a directory already open: one lookup, not a walk.
+    size_t slash = key.rfind('/');
+    if (slash != std::string::npos && slash > 0 && slash + 1 < key.size()) {
+      auto parent = fds_.find(std::string_view(key).substr(0, slash));
+      if (parent != fds_.end() && parent->second >= 0) {
+        fd = ::openat(parent->second, key.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      } else {
+        fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      }
+    } else {
+      fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
     fds_.emplace(std::move(key), fd);
     return fd;
   }
