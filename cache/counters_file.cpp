@@ -57,8 +57,15 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
     ::close(fd);
     return err;
   }
+  // Unlock explicitly: the mapping keeps the open file alive after close(),
+  // and with it a flock, which would make every other opener wait for this
+  // process to exit.
+  auto release = [&] {
+    if (!read_only) ::flock(fd, LOCK_UN);
+    ::close(fd);
+  };
   auto fail = [&](std::string message) {
-    ::close(fd);  // also releases the lock
+    release();
     return Status::error(path + ": " + message);
   };
   struct stat st;
@@ -75,7 +82,7 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
     if (read_only) return fail("not a counters file");
     c->reset();
   }
-  ::close(fd);
+  release();
   return c;
 }
 

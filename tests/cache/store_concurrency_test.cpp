@@ -103,6 +103,28 @@ TEST(StoreConcurrency, SixteenProcessesMixedPutsAndGets) {
   EXPECT_EQ(stats->actions, static_cast<uint64_t>(kWorkers * kOps));
 }
 
+// Opening the store must never wait for another process that has it open
+// (a compile holds its store for its whole run). A blocked open dies by the
+// alarm, which fails the test.
+TEST(StoreConcurrency, OpenNeverWaitsForAnotherOpenStore) {
+  testing::TempDir tmp;
+  auto first = Store::open(options(tmp.path()));
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_TRUE(first.value()->add_counter("hits", 1).ok());
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(20);
+    auto second = Store::open(options(tmp.path()));
+    ::_exit(second.ok() && second.value()->add_counter("hits", 1).ok() ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the second open was killed (signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 // A writer that never stops: puts, actions, and (with a small size limit)
 // automatic evictions, so kills land in every phase.
 [[noreturn]] void endless_writer(const std::string& dir, int w) {
