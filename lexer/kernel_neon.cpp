@@ -140,27 +140,9 @@ const char* find_quad_n(const char* begin, const char* end, const uint32_t* quad
 }
 
 const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  if (end - begin < 4) return end;
-  switch (count) {
-    case 1:
-      return find_quad_n<1>(begin, end, quads);
-    case 2:
-      return find_quad_n<2>(begin, end, quads);
-    case 3:
-      return find_quad_n<3>(begin, end, quads);
-    case 4:
-      return find_quad_n<4>(begin, end, quads);
-    case 5:
-      return find_quad_n<5>(begin, end, quads);
-    case 6:
-      return find_quad_n<6>(begin, end, quads);
-    case 7:
-      return find_quad_n<7>(begin, end, quads);
-    case 8:
-      return find_quad_n<8>(begin, end, quads);
-    default:
-      return end;
-  }
+  return find_quad_by_count<find_quad_n<1>, find_quad_n<2>, find_quad_n<3>, find_quad_n<4>,
+                            find_quad_n<5>, find_quad_n<6>, find_quad_n<7>, find_quad_n<8>>(
+      begin, end, quads, count);
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not
