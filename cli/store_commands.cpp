@@ -10,6 +10,7 @@
 #include "cache/working_set.h"
 #include "cli/commands.h"
 #include "ninja_integration/build_record.h"
+#include "ninja_integration/json_string.h"
 
 namespace lexpack::cli {
 
@@ -17,6 +18,7 @@ namespace {
 
 using cache::Status;
 using cache::Store;
+using ninja::json_string;
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "lexpack: error: %s\n", message.c_str());
@@ -53,23 +55,6 @@ int export_working_set(Store& store, const std::string& file) {
   }
   std::printf("\n");
   return 0;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 int64_t counter(const cache::StoreStats& s, const char* name) {

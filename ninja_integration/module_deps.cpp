@@ -8,26 +8,10 @@
 
 #include "lexer/scanner.h"
 #include "ninja_integration/file_state.h"
+#include "ninja_integration/json_string.h"
 
 namespace lexpack::ninja {
 namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 void add_import(ModuleDeps* deps, ModuleRequirement r) {
   if (std::find(deps->imports.begin(), deps->imports.end(), r) == deps->imports.end())

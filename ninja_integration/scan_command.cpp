@@ -20,6 +20,7 @@
 #include "ninja_integration/compiler_identity.h"
 #include "ninja_integration/dependency_closure.h"
 #include "ninja_integration/file_state.h"
+#include "ninja_integration/json_string.h"
 #include "ninja_integration/locked_store.h"
 #include "ninja_integration/scan_file_cache.h"
 #include "ninja_integration/search_list.h"
@@ -29,23 +30,6 @@ namespace {
 
 std::string normal_path(const std::string& path, const std::string& dir) {
   return std::filesystem::path(absolute_path(path, dir)).lexically_normal().string();
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string make_escape(std::string_view s) {
