@@ -4,7 +4,6 @@
 #include "ninja_integration/module_deps.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "lexer/scanner.h"
 #include "ninja_integration/file_state.h"
