@@ -127,10 +127,11 @@ int run_scan(const ScanArgs& a) {
     return 1;
   }
   std::fprintf(stderr,
-               "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s\n",
+               "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s"
+               " (%llu TUs unchanged since their last scan)\n",
                (unsigned long long)report.scanned, report.tus.size(),
                (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
-               double(report.elapsed_us) / 1e6);
+               double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo);
   if (!a.check) return 0;
   auto deps = ninja::read_ninja_deps(a.build_dir + "/.ninja_deps");
   if (!deps.ok()) {

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "lexer/kernel.h"
+#include "ninja_integration/action_key.h"
+#include "ninja_integration/closure_memo.h"
 #include "ninja_integration/compile_command.h"
 #include "ninja_integration/compiler_identity.h"
 #include "ninja_integration/dependency_closure.h"
@@ -23,10 +25,13 @@
 #include "ninja_integration/json_string.h"
 #include "ninja_integration/locked_store.h"
 #include "ninja_integration/scan_file_cache.h"
+#include "ninja_integration/scan_memo.h"
 #include "ninja_integration/search_list.h"
 
 namespace lexpack::ninja {
 namespace {
+
+constexpr std::string_view kScanMemoTable = "scan";
 
 std::string normal_path(const std::string& path, const std::string& dir) {
   return std::filesystem::path(absolute_path(path, dir)).lexically_normal().string();
@@ -47,7 +52,7 @@ class Scanner {
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
 
   // Scans one entry; `sizes` collects path -> size of every file reached.
-  TuScan scan(const CompdbEntry& e, FileStates* files,
+  TuScan scan(const CompdbEntry& e, FileStates* files, DirStatCache* dirs,
               std::unordered_map<std::string, uint64_t>* sizes) {
     TuScan tu;
     tu.directory = e.directory;
@@ -61,18 +66,39 @@ class Scanner {
     auto identity = identity_of(cmd.compiler);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
+    // A warm scan: nothing the last closure of this TU rests on has changed.
+    cache::Hash128 tu_key = translation_unit_key(*identity, cmd, e.directory);
+    if (store_ && files->shared()) {
+      ScanMemo memo;
+      std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
+      if (bytes && decode_scan_memo(*bytes, &memo) &&
+          check_scan_memo(memo.closure, e.directory, files->shared(), dirs).empty()) {
+        for (size_t i = 0; i < memo.deps.size(); ++i) (*sizes)[memo.deps[i]] = memo.sizes[i];
+        tu.deps = std::move(memo.deps);
+        tu.from_memo = true;
+        return tu;
+      }
+    }
     auto list = query_search_list(store_, *identity, cmd, e.directory);
     if (!list.ok()) return skip(tu, list.message());
     auto closure = compute_closure(files, cmd, *list, identity->kind, e.directory);
     if (!closure.ok()) return skip(tu, closure.message());
+    std::unordered_map<std::string, uint64_t> tu_sizes;
     for (const ClosureFile& f : closure->files) {
       if (f.presence_only) continue;
       std::string path = normal_path(f.path, e.directory);
-      (*sizes)[path] = f.stat.size;
+      tu_sizes[path] = f.stat.size;
       tu.deps.push_back(std::move(path));
     }
     if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
     tu.deps.erase(std::unique(tu.deps.begin(), tu.deps.end()), tu.deps.end());
+    ScanMemo memo;
+    if (store_ && build_closure_memo(*closure, *list, {}, &memo.closure)) {
+      memo.deps = tu.deps;
+      for (const std::string& d : memo.deps) memo.sizes.push_back(tu_sizes[d]);
+      store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(memo));
+    }
+    sizes->merge(tu_sizes);
     return tu;
   }
 
@@ -130,6 +156,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     auto work = [&, &group = group] {
       FileStates files(locked.get(), kernel);
       files.share(&shared_files);
+      DirStatCache dirs;
       std::unordered_map<std::string, uint64_t> sizes;
       uint64_t read_before = 0;
       for (size_t k; (k = next.fetch_add(1)) < group.size();) {
@@ -137,7 +164,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
         if (!kernel) {
           report.tus[i].skipped = "lexer: " + err;
         } else {
-          report.tus[i] = scanner.scan(entries[i], &files, &sizes);
+          report.tus[i] = scanner.scan(entries[i], &files, &dirs, &sizes);
         }
         if (progress) {
           progress->files_read += files.files_read() - read_before;
@@ -157,7 +184,10 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.
   }
-  for (const TuScan& tu : report.tus) report.scanned += tu.skipped.empty();
+  for (const TuScan& tu : report.tus) {
+    report.scanned += tu.skipped.empty();
+    report.from_memo += tu.from_memo;
+  }
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
   report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(

@@ -22,6 +22,7 @@ struct TuScan {
   std::string output;             // as in the entry (or the command's -o)
   std::vector<std::string> deps;  // absolute, normalized, sorted; the source first
   std::string skipped;            // non-empty: not scanned, and why
+  bool from_memo = false;         // nothing it rests on changed since its last scan
 };
 
 struct ScanProgress {
@@ -32,6 +33,7 @@ struct ScanProgress {
 struct ScanReport {
   std::vector<TuScan> tus;  // in compile-database order
   uint64_t scanned = 0;     // TUs with a closure
+  uint64_t from_memo = 0;   // of those, answered by their scan memo
   uint64_t unique_files = 0;
   uint64_t unique_bytes = 0;  // size of the unique files
   uint64_t elapsed_us = 0;

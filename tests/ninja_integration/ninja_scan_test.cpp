@@ -2,6 +2,11 @@
 // .ninja_deps reader on logs the real ninja wrote, and `lexpack scan --check`
 // on a real build.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "cache/store.h"
 
 #include "ninja_integration/compdb.h"
 #include "ninja_integration/ninja_deps_reader.h"
@@ -132,6 +137,61 @@ TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].output, "b.o");
   EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
+}
+
+bool has_dep(const TuScan& tu, const std::string& path) {
+  return std::find(tu.deps.begin(), tu.deps.end(), path) != tu.deps.end();
+}
+
+// A warm scan answers unchanged TUs from their scan memo, with the same deps as
+// a full scan, and rescans exactly the TUs whose files or search dirs changed.
+TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
+  TestDir dir;
+  dir.write("inc1/.keep", "");
+  dir.write("inc2/x.h", "#pragma once\n");
+  dir.write("y.h", "#pragma once\n");
+  dir.write("a.cpp", "#include \"x.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"y.h\"\nint b() { return 2; }\n");
+  dir.write("c.cpp", "int c() { return 3; }\n");
+  sleep(2);  // memos are kept only for signatures at least a second old
+  std::vector<CompdbEntry> entries;
+  for (std::string tu : {"a", "b", "c"}) {
+    entries.push_back({dir.path(),
+                       tu + ".cpp",
+                       tu + ".o",
+                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
+  }
+  cache::StoreOptions options;
+  options.dir = dir.at("cache");
+  auto scan = [&] {
+    auto store = cache::Store::open(options);
+    EXPECT_TRUE(store.ok()) << store.message();
+    return scan_build(entries, store.ok() ? store->get() : nullptr, 2, nullptr);
+  };
+  ScanReport cold = scan();
+  ASSERT_EQ(cold.scanned, 3u) << cold.tus[0].skipped;
+  EXPECT_EQ(cold.from_memo, 0u);
+  EXPECT_TRUE(has_dep(cold.tus[0], dir.at("inc2/x.h")));
+  ScanReport warm = scan();
+  EXPECT_EQ(warm.from_memo, 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(warm.tus[i].deps, cold.tus[i].deps) << i;
+  EXPECT_EQ(warm.unique_files, cold.unique_files);
+  EXPECT_EQ(warm.unique_bytes, cold.unique_bytes);
+
+  // A header now shadows x.h from an earlier -I dir, and y.h gains an include.
+  dir.write("inc1/x.h", "#pragma once\n");
+  dir.write("z.h", "#pragma once\n");
+  dir.write("y.h", "#pragma once\n#include \"z.h\"\n");
+  ScanReport after = scan();
+  ASSERT_EQ(after.scanned, 3u);
+  EXPECT_EQ(after.from_memo, 1u);
+  EXPECT_FALSE(after.tus[0].from_memo);
+  EXPECT_TRUE(has_dep(after.tus[0], dir.at("inc1/x.h")));
+  EXPECT_FALSE(has_dep(after.tus[0], dir.at("inc2/x.h")));
+  EXPECT_FALSE(after.tus[1].from_memo);
+  EXPECT_TRUE(has_dep(after.tus[1], dir.at("z.h")));
+  EXPECT_TRUE(after.tus[2].from_memo);
+  EXPECT_EQ(after.tus[2].deps, cold.tus[2].deps);
 }
 
 }  // namespace

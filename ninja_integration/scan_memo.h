@@ -1,0 +1,36 @@
+// The per-TU memo of `lexpack scan`: one TU's closure memo (every dependency's
+// stat signature and every probed directory) with the answer the scan gave, so
+// a warm scan checks stats instead of resolving every include again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ninja_integration/closure_memo.h"
+#include "ninja_integration/scan_file_cache.h"
+
+namespace lexpack::ninja {
+
+struct ScanMemo {
+  ClosureMemo closure;
+  std::vector<std::string> deps;  // the scan's answer: absolute, normalized, source first
+  std::vector<uint64_t> sizes;    // size of each dep
+};
+
+std::string encode_scan_memo(const ScanMemo& memo);
+bool decode_scan_memo(std::string_view bytes, ScanMemo* memo);
+
+// Per-thread stat answers for directories, shared by the TUs one worker checks.
+using DirStatCache = std::unordered_map<std::string, std::optional<cache::StatSignature>>;
+
+// Empty when every signature recorded in `memo` still holds, else what changed
+// first. Paths are relative to `cwd` (the process's working directory); file
+// stats are shared with the other TUs of the scan through `shared`.
+std::string check_scan_memo(const ClosureMemo& memo, const std::string& cwd, ScanFileCache* shared,
+                            DirStatCache* dirs);
+
+}  // namespace lexpack::ninja
