@@ -119,6 +119,18 @@ Result<std::string_view> PackSet::view(uint32_t pack, uint64_t offset, uint64_t 
   return std::string_view(p->maps.back().addr + offset, size);
 }
 
+Status PackSet::file_id(uint32_t pack, uint64_t* dev, uint64_t* ino) {
+  auto opened = open_pack(pack, false);
+  if (!opened.ok()) return opened.status();
+  struct stat st;
+  if (::fstat(opened.value()->fd, &st) != 0) {
+    return Status::error(path(pack) + ": fstat: " + errno_text());
+  }
+  *dev = static_cast<uint64_t>(st.st_dev);
+  *ino = static_cast<uint64_t>(st.st_ino);
+  return {};
+}
+
 Status PackSet::append(uint32_t pack, const std::vector<PackPiece>& pieces,
                        std::vector<uint64_t>* offsets, bool* full) {
   *full = false;

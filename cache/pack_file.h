@@ -47,6 +47,9 @@ class PackSet {
   // Drops the open descriptor of a pack (after it was deleted); its mappings
   // stay until this PackSet goes away, so earlier views remain valid.
   void forget(uint32_t pack);
+  // Device and inode of an open pack file (fstat of its descriptor). While
+  // this PackSet holds the pack open or mapped, no other file can take them.
+  Status file_id(uint32_t pack, uint64_t* dev, uint64_t* ino);
   // Hints the kernel to drop the cached pages of every pack file.
   void drop_page_cache();
   uint64_t pack_size() const { return pack_size_; }

@@ -343,6 +343,27 @@ bool StoreImpl::has_blob(const BlobId& id) {
   return find_blob(id, nullptr).has_value();
 }
 
+std::optional<BlobPlace> StoreImpl::locate_blob(const BlobId& id) {
+  BlobLocation loc;
+  if (!find_blob(id, &loc) || !(loc.flags & kBlobPageAligned)) return std::nullopt;
+  if (!read_only_ &&
+      now_seconds() - static_cast<int64_t>(loc.last_use) >= options_.use_granularity_seconds) {
+    pending_uses_[hash_key(id)] = loc.pack;
+    if (pending_uses_.size() >= kMaxPendingUses) flush();
+  }
+  BlobPlace place;
+  if (!packs_->file_id(loc.pack, &place.pack_dev, &place.pack_ino).ok()) return std::nullopt;
+  place.pack_path = packs_->path(loc.pack);
+  if (place.pack_path[0] != '/') {
+    char cwd[4096];
+    if (!::getcwd(cwd, sizeof cwd)) return std::nullopt;
+    place.pack_path = std::string(cwd) + "/" + place.pack_path;
+  }
+  place.offset = loc.offset;
+  place.size = loc.size;
+  return place;
+}
+
 Result<BlobId> StoreImpl::put_blob(std::string_view bytes, const BlobOptions& options) {
   auto ids = put_blobs({bytes}, options);
   if (!ids.ok()) return ids.status();
@@ -598,6 +619,9 @@ Result<std::vector<BlobId>> Store::put_blobs(const std::vector<std::string_view>
     ids.push_back(id.value());
   }
   return ids;
+}
+std::optional<BlobPlace> Store::locate_blob(const BlobId&) {
+  return std::nullopt;
 }
 Status Store::flush() {
   return {};

@@ -60,6 +60,17 @@ struct BlobOptions {
   bool page_aligned = false;
 };
 
+// Where a page-aligned blob's bytes lie, for a process that maps the pack
+// itself. The pack stays open in this Store, so its device and inode keep
+// naming that file for the life of the Store.
+struct BlobPlace {
+  std::string pack_path;  // absolute
+  uint64_t pack_dev = 0;
+  uint64_t pack_ino = 0;
+  uint64_t offset = 0;  // page-aligned; the bytes are zero-padded to a page end
+  uint64_t size = 0;
+};
+
 struct StoreOptions {
   std::string dir;  // empty: LEXPACK_DIR, XDG_CACHE_HOME/lexpack, ~/.cache/lexpack
   bool read_only = false;
@@ -129,6 +140,9 @@ class Store {
   virtual Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options = {}) = 0;
   virtual std::optional<std::string_view> get_blob(const BlobId& id) = 0;
   virtual bool has_blob(const BlobId& id) = 0;
+  // The place of a blob stored page-aligned, after checking its bytes against
+  // the id; nullopt when absent, damaged or not page-aligned.
+  virtual std::optional<BlobPlace> locate_blob(const BlobId& id);
 
   virtual std::optional<FileRecord> get_file(std::string_view path) = 0;
   virtual Status put_file(std::string_view path, const FileRecord& record) = 0;

@@ -37,6 +37,7 @@ class StoreImpl final : public Store {
   Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options) override;
   std::optional<std::string_view> get_blob(const BlobId& id) override;
   bool has_blob(const BlobId& id) override;
+  std::optional<BlobPlace> locate_blob(const BlobId& id) override;
   std::optional<FileRecord> get_file(std::string_view path) override;
   Status put_file(std::string_view path, const FileRecord& record) override;
   std::optional<ActionRecord> get_action(const ActionKey& key) override;

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -176,6 +179,38 @@ TEST(Store, PageAlignedBlobsAreAlignedAndPadded) {
   for (size_t i = b->size(); i < 8192; ++i) ASSERT_EQ(b->data()[i], 0);
   auto stats = store->stats();
   EXPECT_EQ(stats->pack_bytes % 4096, 0u);
+}
+
+TEST(Store, LocateBlobGivesTheAlignedBytesInThePackFile) {
+  testing::TempDir tmp;
+  auto store = open_store(tmp.path());
+  auto plain = store->put_blob("not aligned");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(store->locate_blob(plain.value()));  // only page-aligned blobs have a place
+  EXPECT_FALSE(store->locate_blob(hash_bytes("never stored")));
+  BlobOptions aligned;
+  aligned.page_aligned = true;
+  const std::string bytes(6000, 'z');
+  auto id = store->put_blob(bytes, aligned);
+  ASSERT_TRUE(id.ok());
+  auto place = store->locate_blob(id.value());
+  ASSERT_TRUE(place);
+  EXPECT_EQ(place->offset % 4096, 0u);
+  EXPECT_EQ(place->size, bytes.size());
+  ASSERT_EQ(place->pack_path[0], '/');
+  struct stat st;
+  ASSERT_EQ(::stat(place->pack_path.c_str(), &st), 0);
+  EXPECT_EQ(place->pack_dev, uint64_t(st.st_dev));
+  EXPECT_EQ(place->pack_ino, uint64_t(st.st_ino));
+  // The file holds the bytes at that offset, then zeros up to the page end.
+  std::string in_file(8192, '\1');
+  FILE* f = std::fopen(place->pack_path.c_str(), "rb");
+  ASSERT_TRUE(f);
+  std::fseek(f, long(place->offset), SEEK_SET);
+  ASSERT_EQ(std::fread(in_file.data(), 1, in_file.size(), f), in_file.size());
+  std::fclose(f);
+  EXPECT_EQ(in_file.substr(0, bytes.size()), bytes);
+  EXPECT_EQ(in_file.substr(bytes.size()), std::string(8192 - bytes.size(), '\0'));
 }
 
 TEST(Store, BatchPut) {
