@@ -24,10 +24,12 @@
 #include "ninja_integration/decision_log.h"
 #include "ninja_integration/dependency_closure.h"
 #include "ninja_integration/file_state.h"
+#include "ninja_integration/ninja_wrapper.h"
 #include "ninja_integration/output_files.h"
 #include "ninja_integration/process.h"
 #include "ninja_integration/search_list.h"
 #include "ninja_integration/self_check.h"
+#include "ninja_integration/serve_reads.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -315,8 +317,24 @@ LaunchResult Launcher::compile_and_store() {
     for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
     run_argv.push_back(own_depfile);
   }
+  // Served reads: the compiler reads the closure from the packs, so the bytes
+  // it compiles are the bytes hashed into the key.
+  ServedReads served;
+  bool serving = false;
+  if (env_flag("LEXPACK_SERVE_READS") && !read_only_) {
+    std::string plugin = find_plugin(self_executable()), why;
+    if (plugin.empty()) {
+      note("reads not served: the plugin was not found");
+    } else if (!(serving = served.prepare(store_.get(), closure_, cwd_, plugin, &why))) {
+      note("reads not served: " + why);
+    } else {
+      note("serving reads: " + std::to_string(served.files()) + " files (" +
+           std::to_string(served.stored()) + " newly stored), " + std::to_string(served.missing()) +
+           " missing paths, " + std::to_string(served.skipped()) + " left to the filesystem");
+    }
+  }
   int64_t before_compile = elapsed_us();
-  ProcessResult p = run_captured(run_argv, false);
+  ProcessResult p = run_captured(run_argv, false, serving ? &served.env() : nullptr);
   int64_t after_compile = elapsed_us();
   int64_t check_us = 0;
   LaunchResult r;

@@ -62,7 +62,8 @@ std::string find_program(std::string_view name) {
   return {};
 }
 
-ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null) {
+ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
+                           const std::vector<std::string>* env) {
   ProcessResult result;
   auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
@@ -83,7 +84,10 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   std::vector<char*> args = c_argv(argv);
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  std::vector<char*> envp;
+  if (env) envp = c_argv(*env);
+  int rc =
+      ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);

@@ -20,8 +20,10 @@ struct ProcessResult {
 };
 
 // Runs argv (argv[0] searched in PATH) with stdin inherited or /dev/null and
-// both output streams captured.
-ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null);
+// both output streams captured; in this process's environment, or in `env`
+// ("NAME=value" entries) when given.
+ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
+                           const std::vector<std::string>* env = nullptr);
 
 // Replaces the current process by argv. Returns only on failure, with *err set.
 void exec_replace(const std::vector<std::string>& argv, std::string* err);

@@ -1,0 +1,211 @@
+// Preparing served reads: every closure file becomes a page-aligned blob
+// whose place (pack, offset) and stat fields go into the manifest; failed
+// include probes become ENOENT entries when their directory says so.
+#include "ninja_integration/serve_reads.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "ninja_integration/file_state.h"
+#include "ninja_integration/process.h"
+#include "ninja_integration/read_manifest.h"
+
+extern char** environ;
+
+namespace lexpack::ninja {
+namespace {
+
+std::string dir_part(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!::realpath(path.c_str(), buf)) return {};
+  return buf;
+}
+
+bool same_signature(const struct stat& st, const cache::StatSignature& sig) {
+  return uint64_t(st.st_dev) == sig.dev && uint64_t(st.st_ino) == sig.ino &&
+         uint64_t(st.st_size) == sig.size &&
+         int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec == sig.mtime_ns &&
+         int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec == sig.ctime_ns;
+}
+
+}  // namespace
+
+ServedReads::~ServedReads() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std::string& cwd,
+                          const std::string& plugin, std::string* why) {
+  if (plugin.find_first_of(": ") != std::string::npos) {
+    *why = "the plugin path " + plugin + " cannot go into LD_PRELOAD";
+    return false;
+  }
+  struct Candidate {
+    const ClosureFile* file;
+    struct stat st;
+    bool symlink;
+  };
+  std::vector<Candidate> candidates;
+  for (const ClosureFile& f : closure.files) {
+    if (f.presence_only || f.content.is_zero()) continue;
+    Candidate c{&f, {}, false};
+    if (::lstat(f.path.c_str(), &c.st) != 0) {
+      ++skipped_;
+      continue;
+    }
+    if (S_ISLNK(c.st.st_mode)) {
+      c.symlink = true;
+      if (::stat(f.path.c_str(), &c.st) != 0) {
+        ++skipped_;
+        continue;
+      }
+    }
+    if (!S_ISREG(c.st.st_mode) || !same_signature(c.st, f.stat)) {
+      ++skipped_;
+      continue;
+    }
+    candidates.push_back(c);
+  }
+
+  // Bytes of files not yet stored page-aligned, put in one batch. A file whose
+  // bytes no longer hash to the closure's content is left out.
+  std::vector<std::optional<cache::BlobPlace>> places(candidates.size());
+  std::vector<std::string> contents;
+  std::vector<size_t> to_store;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    places[i] = store->locate_blob(candidates[i].file->content);
+    if (places[i]) continue;
+    std::string bytes, err;
+    if (!read_file(candidates[i].file->path, &bytes, &err) ||
+        cache::hash_bytes(bytes) != candidates[i].file->content) {
+      continue;
+    }
+    contents.push_back(std::move(bytes));
+    to_store.push_back(i);
+  }
+  if (!to_store.empty()) {
+    std::vector<std::string_view> views(contents.begin(), contents.end());
+    cache::BlobOptions aligned;
+    aligned.page_aligned = true;
+    auto stored = store->put_blobs(views, aligned);
+    if (!stored.ok()) {
+      *why = "cannot store the closure's files: " + stored.message();
+      return false;
+    }
+    for (size_t i : to_store) places[i] = store->locate_blob(candidates[i].file->content);
+    stored_ = to_store.size();
+  }
+
+  ReadManifest m;
+  m.cwd = cwd;
+  std::map<std::string, uint32_t> pack_index;
+  std::unordered_map<std::string, std::string> real_dirs;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (!places[i] || places[i]->size != uint64_t(c.st.st_size)) {
+      ++skipped_;
+      continue;
+    }
+    ManifestFile f;
+    std::string dir = dir_part(c.file->path);
+    if (c.symlink) {
+      f.canonical = real_path(c.file->path);
+    } else {
+      auto it = real_dirs.find(dir);
+      if (it == real_dirs.end()) it = real_dirs.emplace(dir, real_path(dir)).first;
+      if (!it->second.empty()) {
+        const std::string& base = c.file->path.substr(c.file->path.rfind('/') + 1);
+        f.canonical = it->second == "/" ? "/" + base : it->second + "/" + base;
+      }
+    }
+    if (f.canonical.empty()) {
+      ++skipped_;
+      continue;
+    }
+    auto [it, added] = pack_index.emplace(places[i]->pack_path, uint32_t(m.packs.size()));
+    if (added) {
+      if (m.packs.size() >= LEXPACK_READ_MANIFEST_MAX_PACKS) {
+        pack_index.erase(it);
+        ++skipped_;
+        continue;
+      }
+      m.packs.push_back({places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino});
+    }
+    f.names.push_back(c.file->path);
+    std::string absolute = absolute_path(c.file->path, cwd);
+    if (absolute != c.file->path) f.names.push_back(absolute);
+    f.last_is_symlink = c.symlink;
+    f.pack = it->second;
+    f.blob_offset = places[i]->offset;
+    f.size = places[i]->size;
+    f.st = c.st;
+    m.files.push_back(std::move(f));
+  }
+
+  // A failed probe is answered ENOENT only when its directory exists or is
+  // missing itself; a directory that is a file would make it ENOTDIR.
+  std::unordered_map<std::string, bool> dir_ok;
+  for (const std::string& probe : closure.failed_probes) {
+    std::string dir = dir_part(probe);
+    auto it = dir_ok.find(dir);
+    if (it == dir_ok.end()) {
+      struct stat st;
+      bool ok = ::stat(dir.c_str(), &st) == 0 ? S_ISDIR(st.st_mode) : errno == ENOENT;
+      it = dir_ok.emplace(dir, ok).first;
+    }
+    if (!it->second) continue;
+    m.missing.push_back(probe);
+    std::string absolute = absolute_path(probe, cwd);
+    if (absolute != probe) m.missing.push_back(absolute);
+    ++missing_;
+  }
+  files_ = m.files.size();
+  if (m.files.empty() && m.missing.empty()) {
+    *why = "no closure file can be served";
+    return false;
+  }
+
+  std::string bytes = encode_read_manifest(m);
+  fd_ = ::memfd_create("lexpack-read-manifest", MFD_ALLOW_SEALING);
+  if (fd_ < 0) {
+    *why = std::string("memfd_create: ") + std::strerror(errno);
+    return false;
+  }
+  if (!write_all(fd_, bytes) ||
+      ::fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    *why = std::string("cannot write the read manifest: ") + std::strerror(errno);
+    return false;
+  }
+
+  std::string preload = plugin;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("LD_PRELOAD=")) {
+      if (entry.size() > 11) preload += ":" + std::string(entry.substr(11));
+      continue;
+    }
+    if (entry.starts_with(LEXPACK_READ_MANIFEST_ENV "=")) continue;
+    env_.emplace_back(entry);
+  }
+  env_.push_back("LD_PRELOAD=" + preload);
+  env_.push_back(std::string(LEXPACK_READ_MANIFEST_ENV "=") + std::to_string(fd_));
+  return true;
+}
+
+}  // namespace lexpack::ninja
