@@ -2,11 +2,34 @@
 // truncated, trailing or implausible bytes instead of guessing.
 #include "cache/records.h"
 
+#include <cstring>
+
 namespace lexpack::cache {
 
 namespace {
 
+// Records up to this size are framed into a stack buffer and hashed in one
+// shot; every blob read checks one, and a streaming state costs an allocation.
+constexpr size_t kOneShotLimit = 512;
+
+void put_le64(char* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (8 * i));
+}
+
+// XXH3-128 (low half) over the three fields, each preceded by its length as
+// Hasher::field frames it; the one-shot and streaming forms give equal sums.
 uint64_t checksum(std::string_view table, std::string_view key, std::string_view value) {
+  const size_t total = 24 + table.size() + key.size() + value.size();
+  if (total <= kOneShotLimit) {
+    char buffer[kOneShotLimit];
+    char* at = buffer;
+    for (std::string_view part : {table, key, value}) {
+      put_le64(at, part.size());
+      if (!part.empty()) std::memcpy(at + 8, part.data(), part.size());
+      at += 8 + part.size();
+    }
+    return hash_bytes(std::string_view(buffer, total)).lo;
+  }
   Hasher h;
   h.field(table);
   h.field(key);
