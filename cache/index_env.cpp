@@ -97,7 +97,7 @@ void install_fault_handlers() {
 // Runs body; a SIGSEGV or SIGBUS inside it (LMDB following a damaged page)
 // makes it return false instead of killing the process. Nothing on the
 // abandoned frames is cleaned up, so callers stop using the environment.
-bool run_guarded(const std::function<void()>& body) {
+bool run_guarded(FunctionRef<void()> body) {
   install_fault_handlers();
   sigjmp_buf jump;
   sigjmp_buf* outer = t_guard;
@@ -342,7 +342,7 @@ int Index::check_readers() {
   return dead;
 }
 
-Status Index::read_unguarded(const std::function<Status(Txn&)>& fn) {
+Status Index::read_unguarded(FunctionRef<Status(Txn&)> fn) {
   int rc;
   if (reader_) {
     rc = mdb_txn_renew(reader_);
@@ -377,7 +377,7 @@ Status Index::read_unguarded(const std::function<Status(Txn&)>& fn) {
   return status;
 }
 
-Status Index::write_unguarded(const std::function<Status(Txn&)>& fn) {
+Status Index::write_unguarded(FunctionRef<Status(Txn&)> fn) {
   if (read_only_) return Status::error(path_ + ": the cache is read-only");
   MDB_txn* txn = nullptr;
   int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
@@ -412,7 +412,7 @@ Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_on
   return result;
 }
 
-Status Index::read(const std::function<Status(Txn&)>& fn) {
+Status Index::read(FunctionRef<Status(Txn&)> fn) {
   if (faulted_) return Status::error(path_ + ": the index file is damaged");
   Status status;
   if (!run_guarded([&] { status = read_unguarded(fn); })) {
@@ -422,7 +422,7 @@ Status Index::read(const std::function<Status(Txn&)>& fn) {
   return status;
 }
 
-Status Index::write(const std::function<Status(Txn&)>& fn) {
+Status Index::write(FunctionRef<Status(Txn&)> fn) {
   if (faulted_) return Status::error(path_ + ": the index file is damaged");
   Status status;
   if (!run_guarded([&] { status = write_unguarded(fn); })) {

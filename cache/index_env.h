@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/function_ref.h"
 #include "cache/status.h"
 
 namespace lexpack::cache {
@@ -58,9 +59,9 @@ class Index {
 
   // Both run fn under a fault guard: LMDB trusts the file, so a damaged page
   // can make it fault; that becomes a "damaged" error instead of a crash.
-  Status read(const std::function<Status(Txn&)>& fn);
+  Status read(FunctionRef<Status(Txn&)> fn);
   // Commits when fn returns ok, aborts otherwise.
-  Status write(const std::function<Status(Txn&)>& fn);
+  Status write(FunctionRef<Status(Txn&)> fn);
 
   // Set once an LMDB call reported a damaged file (MDB_CORRUPTED, ...).
   bool damaged() const { return damaged_; }
@@ -82,8 +83,8 @@ class Index {
   Index() = default;
   static Result<std::unique_ptr<Index>> open_unguarded(const std::string& path, bool read_only,
                                                        bool sync, bool no_lock, int* rc);
-  Status read_unguarded(const std::function<Status(Txn&)>& fn);
-  Status write_unguarded(const std::function<Status(Txn&)>& fn);
+  Status read_unguarded(FunctionRef<Status(Txn&)> fn);
+  Status write_unguarded(FunctionRef<Status(Txn&)> fn);
   Status mdb_fail(const char* op, int rc);
   std::string path_;
   MDB_env* env_ = nullptr;

@@ -184,6 +184,11 @@ std::string hash_key(const Hash128& h) {
   return std::move(w.bytes());
 }
 
+HashKeyBytes::HashKeyBytes(const Hash128& h) {
+  put_le64(bytes, h.lo);
+  put_le64(bytes + 8, h.hi);
+}
+
 Hash128 key_hash(std::string_view key16) {
   ByteReader r(key16);
   return r.hash();

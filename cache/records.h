@@ -119,6 +119,12 @@ bool decode_memo(std::string_view bytes, std::string_view* table, std::string_vi
 std::string file_key(std::string_view path);
 std::string memo_key(std::string_view table, std::string_view key);
 std::string hash_key(const Hash128& h);  // 16 bytes, lo then hi, little-endian
+// The same 16 bytes on the stack, for lookups on the blob read path.
+struct HashKeyBytes {
+  explicit HashKeyBytes(const Hash128& h);
+  std::string_view view() const { return std::string_view(bytes, sizeof bytes); }
+  char bytes[16];
+};
 Hash128 key_hash(std::string_view key16);
 std::string pack_key(uint32_t pack);  // big-endian, so packs sort by number
 uint32_t key_pack(std::string_view key4);

@@ -286,14 +286,14 @@ StoreImpl::~StoreImpl() {
 
 std::optional<std::string_view> StoreImpl::find_blob(const BlobId& id, BlobLocation* where) {
   if (!index_) return std::nullopt;
-  const std::string key = hash_key(id);
+  const HashKeyBytes key(id);
   std::optional<BlobLocation> loc;
   bool bad_record = false;
   Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
-    Status s = t.get(Table::kBlobs, key, &raw);
+    Status s = t.get(Table::kBlobs, key.view(), &raw);
     if (!s.ok() || !raw) return s;
-    loc = decode_blob(key, *raw);
+    loc = decode_blob(key.view(), *raw);
     bad_record = !loc;
     return Status();
   });
