@@ -37,14 +37,17 @@ std::string normal_path(const std::string& path, const std::string& dir) {
   return std::filesystem::path(absolute_path(path, dir)).lexically_normal().string();
 }
 
-std::string make_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == ' ' || c == '#' || c == '\\') out += '\\';
-    if (c == '$') out += '$';
-    out += c;
+// Appends `s` escaped for a Make rule; plain runs are copied whole.
+void append_make_escaped(std::string* out, std::string_view s) {
+  while (!s.empty()) {
+    size_t special = s.find_first_of(" #\\$");
+    out->append(s.substr(0, special));
+    if (special == std::string_view::npos) return;
+    char c = s[special];
+    out->push_back(c == '$' ? '$' : '\\');
+    out->push_back(c);
+    s.remove_prefix(special + 1);
   }
-  return out;
 }
 
 class Scanner {
@@ -200,9 +203,13 @@ std::string format_make(const ScanReport& report) {
   std::string out;
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
-    out += make_escape(tu.output) + ":";
-    for (const std::string& d : tu.deps) out += " \\\n  " + make_escape(d);
-    out += "\n";
+    append_make_escaped(&out, tu.output);
+    out += ':';
+    for (const std::string& d : tu.deps) {
+      out += " \\\n  ";
+      append_make_escaped(&out, d);
+    }
+    out += '\n';
   }
   return out;
 }

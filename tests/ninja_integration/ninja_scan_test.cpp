@@ -139,6 +139,15 @@ TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
 }
 
+TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
+  ScanReport report;
+  report.tus.push_back(
+      {"/b", "a b.cpp", "o$ 1.o", {"/b/a b.cpp", "/b/x#y.h", "/b/c\\d.h", "/b/e.h"}, ""});
+  report.tus.push_back({"/b", "skipped.cpp", "s.o", {}, "not a compile"});
+  EXPECT_EQ(format_make(report),
+            "o$$\\ 1.o: \\\n  /b/a\\ b.cpp \\\n  /b/x\\#y.h \\\n  /b/c\\\\d.h \\\n  /b/e.h\n");
+}
+
 bool has_dep(const TuScan& tu, const std::string& path) {
   return std::find(tu.deps.begin(), tu.deps.end(), path) != tu.deps.end();
 }
