@@ -39,15 +39,15 @@ std::string normal_path(const std::string& path, const std::string& dir) {
 
 // Appends `s` escaped for a Make rule; plain runs are copied whole.
 void append_make_escaped(std::string* out, std::string_view s) {
-  while (!s.empty()) {
-    size_t special = s.find_first_of(" #\\$");
-    out->append(s.substr(0, special));
-    if (special == std::string_view::npos) return;
-    char c = s[special];
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c != ' ' && c != '#' && c != '\\' && c != '$') continue;
+    out->append(s.substr(run, i - run));
     out->push_back(c == '$' ? '$' : '\\');
-    out->push_back(c);
-    s.remove_prefix(special + 1);
+    run = i;
   }
+  out->append(s.substr(run));
 }
 
 class Scanner {
@@ -201,6 +201,12 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
 
 std::string format_make(const ScanReport& report) {
   std::string out;
+  size_t size = 0;
+  for (const TuScan& tu : report.tus) {
+    size += tu.output.size() + 2;
+    for (const std::string& d : tu.deps) size += d.size() + 5;
+  }
+  out.reserve(size + size / 16);
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
     append_make_escaped(&out, tu.output);

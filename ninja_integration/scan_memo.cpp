@@ -14,7 +14,9 @@ constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-1";
 // The stat answer for a file, asked once per scan.
 std::optional<cache::StatSignature> file_stat(const std::string& path, const std::string& cwd,
                                               ScanFileCache* shared) {
-  std::string abs = absolute_path(path, cwd);
+  std::string relative_to_cwd;
+  if (path.empty() || path[0] != '/') relative_to_cwd = absolute_path(path, cwd);
+  const std::string& abs = relative_to_cwd.empty() ? path : relative_to_cwd;
   if (auto answer = shared->find_stat(abs)) return *answer;
   std::optional<cache::StatSignature> found;
   cache::StatSignature sig;
