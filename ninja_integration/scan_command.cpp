@@ -33,9 +33,36 @@ namespace {
 
 constexpr std::string_view kScanMemoTable = "scan";
 
+}  // namespace
+
 std::string normal_path(const std::string& path, const std::string& dir) {
-  return std::filesystem::path(absolute_path(path, dir)).lexically_normal().string();
+  std::string abs = absolute_path(path, dir);
+  size_t last = abs.rfind('/');
+  std::string_view tail = last == std::string::npos ? std::string_view() : abs.substr(last + 1);
+  // The common case by hand (lexically_normal allocates per component): an
+  // absolute path not starting with "//" whose last component is a name.
+  if (abs.size() < 2 || abs[0] != '/' || abs[1] == '/' || tail.empty() || tail == "." ||
+      tail == "..") {
+    return std::filesystem::path(abs).lexically_normal().string();
+  }
+  std::string out;
+  out.reserve(abs.size());
+  for (size_t i = 0; i < abs.size();) {
+    size_t end = abs.find('/', i);
+    if (end == std::string::npos) end = abs.size();
+    std::string_view part(abs.data() + i, end - i);
+    if (part == "..") {
+      out.resize(out.rfind('/') == std::string::npos ? 0 : out.rfind('/'));
+    } else if (!part.empty() && part != ".") {
+      out.push_back('/');
+      out.append(part);
+    }
+    i = end + 1;
+  }
+  return out;
 }
+
+namespace {
 
 // Appends `s` escaped for a Make rule; plain runs are copied whole.
 void append_make_escaped(std::string* out, std::string_view s) {

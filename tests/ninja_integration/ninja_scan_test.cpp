@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "cache/store.h"
 
@@ -137,6 +138,32 @@ TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].output, "b.o");
   EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
+}
+
+TEST(NormalPath, MatchesLexicallyNormal) {
+  const char* paths[] = {"a.cpp",
+                         "./a.cpp",
+                         "../a.cpp",
+                         "../../../../x/y.h",
+                         "/usr/include/c++/12/../../x.h",
+                         "/a//b/./c.h",
+                         "/a/b/..",
+                         "/a/b/.",
+                         "/a/b/",
+                         "//a/b.h",
+                         "sub/../../up.h",
+                         "/..",
+                         "/../a.h",
+                         "x/./y/../z.h",
+                         ""};
+  for (const char* dir : {"/b/build", "/", "/b/build/"}) {
+    for (const char* p : paths) {
+      std::string abs = p[0] == '/' ? std::string(p) : std::string(dir) + "/" + p;
+      if (!*p) abs = dir;
+      EXPECT_EQ(normal_path(p, dir), std::filesystem::path(abs).lexically_normal().string())
+          << dir << " + " << p;
+    }
+  }
 }
 
 TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
