@@ -1,6 +1,7 @@
 // Measures what packs buy: reading every listed file one by one (open, fstat,
 // read, close) against reading the same bytes from the store, warm and with
-// the page cache dropped. Prints one key=value line per figure.
+// the page cache dropped, best of a few passes each. Prints one key=value line
+// per figure.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -91,7 +92,8 @@ uint64_t store_pass(Store& store, const std::vector<BlobId>& ids, std::vector<ch
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: lexpack-bench-store --files-from LIST [--dir CACHE_DIR]\n");
+  std::fprintf(stderr,
+               "usage: lexpack-bench-store --files-from LIST [--dir CACHE_DIR] [--passes N]\n");
   return 2;
 }
 
@@ -99,12 +101,20 @@ int usage() {
 
 int main(int argc, char** argv) {
   std::string list, dir;
+  int passes = 5;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--files-from" && i + 1 < argc) {
       list = argv[++i];
     } else if (arg == "--dir" && i + 1 < argc) {
       dir = argv[++i];
+    } else if (arg == "--passes" && i + 1 < argc) {
+      passes = std::atoi(argv[++i]);
+      if (passes < 1) {
+        std::fprintf(stderr, "lexpack-bench-store: error: --passes %s: need a count of 1 or more\n",
+                     argv[i]);
+        return 2;
+      }
     } else {
       return usage();
     }
@@ -185,39 +195,46 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(files.size());
   for (const char* mode : {"warm", "cold"}) {
     bool cold = std::strcmp(mode, "cold") == 0;
-    // Files: warm runs after one untimed pass; cold after dropping each file.
-    if (cold) {
-      for (const auto& f : files) drop_cache(f);
-    } else {
+    // Each pass times the files, then the store; the best pass of each is
+    // kept, so that other work on the machine does not decide the figures.
+    double fs_best = 0, store_best = 0;
+    if (!cold) sink = sink + fs_pass(files, &buffer);  // warm: after one untimed pass
+    for (int pass = 0; pass < passes; ++pass) {
+      if (cold) {
+        for (const auto& f : files) drop_cache(f);
+      }
+      auto t0 = Clock::now();
       sink = sink + fs_pass(files, &buffer);
-    }
-    auto t0 = Clock::now();
-    sink = sink + fs_pass(files, &buffer);
-    double fs_us = seconds_since(t0) * 1e6 / n;
+      double fs_us = seconds_since(t0) * 1e6 / n;
 
-    // Store: a fresh handle (as a new compile process would have), the packs
-    // and the index dropped from the page cache when cold.
-    if (cold) {
-      for (const auto& f : store_files) drop_cache(f);
+      // Store: a fresh handle (as a new compile process would have), the
+      // packs and the index dropped from the page cache when cold; warm runs
+      // after one untimed pass over that handle (packs mapped once each).
+      if (cold) {
+        for (const auto& f : store_files) drop_cache(f);
+      }
+      auto opened = Store::open(options);
+      if (!opened.ok()) {
+        std::fprintf(stderr, "lexpack-bench-store: error: %s\n", opened.message().c_str());
+        return 1;
+      }
+      auto& store = *opened.value();
+      size_t misses = 0;
+      if (!cold) sink = sink + store_pass(store, ids, &buffer, &misses);
+      auto t1 = Clock::now();
+      sink = sink + store_pass(store, ids, &buffer, &misses);
+      double store_us = seconds_since(t1) * 1e6 / n;
+      if (misses) {
+        std::fprintf(stderr, "lexpack-bench-store: error: %zu blobs missing from the store\n",
+                     misses);
+        return 1;
+      }
+      if (pass == 0 || fs_us < fs_best) fs_best = fs_us;
+      if (pass == 0 || store_us < store_best) store_best = store_us;
     }
-    auto opened = Store::open(options);
-    if (!opened.ok()) {
-      std::fprintf(stderr, "lexpack-bench-store: error: %s\n", opened.message().c_str());
-      return 1;
-    }
-    auto& store = *opened.value();
-    size_t misses = 0;
-    if (!cold) sink = sink + store_pass(store, ids, &buffer, &misses);
-    auto t1 = Clock::now();
-    sink = sink + store_pass(store, ids, &buffer, &misses);
-    double store_us = seconds_since(t1) * 1e6 / n;
-    if (misses) {
-      std::fprintf(stderr, "lexpack-bench-store: error: %zu blobs missing from the store\n",
-                   misses);
-      return 1;
-    }
-    std::printf("mode=%s files=%zu fs_us_per_file=%.2f store_us_per_file=%.2f ratio=%.1f\n", mode,
-                files.size(), fs_us, store_us, fs_us / store_us);
+    std::printf(
+        "mode=%s files=%zu passes=%d fs_us_per_file=%.2f store_us_per_file=%.2f ratio=%.1f\n", mode,
+        files.size(), passes, fs_best, store_best, fs_best / store_best);
   }
   if (own_dir) {
     std::error_code ec;
