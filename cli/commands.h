@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
 
 namespace lexpack::cli {
 
@@ -18,7 +19,13 @@ void add_store_commands(CLI::App& app, int* exit_code);  // store_commands.cpp
 
 // launch_command.cpp: when argv[1] is neither an option nor a subcommand,
 // runs the compile launcher (`lexpack g++ -c a.cpp -o a.o`), or `explain`,
-// and returns its exit code; std::nullopt lets CLI11 parse as usual.
-std::optional<int> maybe_launch(CLI::App& app, int argc, char** argv);
+// and returns its exit code; std::nullopt lets CLI11 parse as usual. It runs
+// before the CLI11 app is built (every cache hit would pay for building it),
+// so it knows the subcommands by name from kSubcommandNames.
+std::optional<int> maybe_launch(int argc, char** argv);
+
+// The name of a subcommand registered on `app` that maybe_launch() would
+// take for a compiler (missing from kSubcommandNames), or "" when none is.
+std::string unlisted_subcommand(CLI::App& app);
 
 }  // namespace lexpack::cli

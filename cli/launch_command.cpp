@@ -40,9 +40,16 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   return r.exit_code;
 }
 
-bool is_subcommand(CLI::App& app, std::string_view name) {
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == name) return true;
+// Every subcommand the add_* functions register; main() checks the list
+// against the app on every run that is not a compile.
+constexpr std::string_view kSubcommandNames[] = {
+    "lex", "explain", "ninja", "scan",   "warm",   "stats",
+    "gc",  "verify",  "clear", "export", "import", "config",
+};
+
+bool is_subcommand(std::string_view name) {
+  for (std::string_view known : kSubcommandNames) {
+    if (known == name) return true;
   }
   return false;
 }
@@ -56,14 +63,21 @@ void add_explain_command(CLI::App& app) {
   sub->allow_extras();
 }
 
-std::optional<int> maybe_launch(CLI::App& app, int argc, char** argv) {
+std::optional<int> maybe_launch(int argc, char** argv) {
   if (argc < 2) return std::nullopt;
   std::string_view first = argv[1];
   if (first == "explain") {
     return run_launcher(std::vector<std::string>(argv + 2, argv + argc), true);
   }
-  if (first.empty() || first[0] == '-' || is_subcommand(app, first)) return std::nullopt;
+  if (first.empty() || first[0] == '-' || is_subcommand(first)) return std::nullopt;
   return run_launcher(std::vector<std::string>(argv + 1, argv + argc), false);
+}
+
+std::string unlisted_subcommand(CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (!is_subcommand(sub->get_name())) return sub->get_name();
+  }
+  return {};
 }
 
 }  // namespace lexpack::cli

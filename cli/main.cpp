@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  // A compile: no CLI11 app is built, a cache hit starts as fast as it can.
+  if (std::optional<int> launched = lexpack::cli::maybe_launch(argc, argv)) return *launched;
   CLI::App app{"lexpack: a compile cache for Ninja builds"};
   app.require_subcommand(1);
   int exit_code = 0;
@@ -15,8 +17,13 @@ int main(int argc, char** argv) {
   lexpack::cli::add_ninja_command(app, &exit_code);
   lexpack::cli::add_scan_command(app, &exit_code);
   lexpack::cli::add_warm_command(app, &exit_code);
-  // After every add_*: the launcher runs only when argv[1] is no subcommand.
-  if (std::optional<int> launched = lexpack::cli::maybe_launch(app, argc, argv)) return *launched;
+  // A subcommand the launcher does not know would be run as a compiler.
+  if (std::string name = lexpack::cli::unlisted_subcommand(app); !name.empty()) {
+    std::fprintf(stderr,
+                 "lexpack: internal error: subcommand '%s' is missing from the launcher's list\n",
+                 name.c_str());
+    return 70;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
