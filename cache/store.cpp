@@ -417,8 +417,12 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
   for (auto b : blobs) pieces.push_back(PackPiece{b, page_aligned});
   std::string last_error = "no attempt";
   for (int attempt = 0; attempt < kMaxPutAttempts; ++attempt) {
-    std::optional<uint32_t> active;
-    Status st = index_->read([&](Txn& t) { return get_meta(t, "active", &active); });
+    std::optional<uint32_t> active, gc_pending;
+    Status st = index_->read([&](Txn& t) {
+      Status s = get_meta(t, "active", &active);
+      if (s.ok()) s = get_meta(t, "gc_pending", &gc_pending);
+      return s;
+    });
     if (st.ok() && !active) st = Status::error(index_path_ + ": no active pack recorded");
     if (!st.ok()) return after_failure(st);
     std::vector<uint64_t> offsets;
@@ -469,7 +473,14 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
       rec->last_use = now;
       return put_pack(t, *active, *rec);
     });
-    if (st.ok()) return ids;
+    if (st.ok()) {
+      if (gc_pending && *gc_pending && options_.auto_gc && !in_gc_) {
+        // An eviction is under way: this put takes its bounded share of it.
+        Status gc_status = auto_gc_step();
+        if (!gc_status.ok()) report("automatic eviction failed: " + gc_status.message(), nullptr);
+      }
+      return ids;
+    }
     if (!pack_gone) return after_failure(st);
     last_error = st.message();
     // The pack is being evicted or lost its record: move on to a new one.
@@ -494,9 +505,11 @@ Status StoreImpl::roll_over(uint32_t full_pack) {
   if (!st.ok() || !rolled || !options_.auto_gc || in_gc_) return st;
   uint64_t max_size = options_.max_size ? options_.max_size : config_.max_size;
   if (pack_bytes_on_disk(nullptr) > max_size) {
-    // Eviction failing must not fail the put that triggered it.
-    auto gc_report = gc(max_size - max_size / 10);
-    if (!gc_report.ok()) report("automatic eviction failed: " + gc_report.message(), nullptr);
+    // Over the limit: mark an eviction pending, so that every put (from any
+    // process, this one first) does a bounded part of it until the cache fits
+    // again. Eviction failing must not fail the put that triggered it.
+    Status gc_status = index_->write([&](Txn& t) { return put_meta(t, "gc_pending", 1); });
+    if (!gc_status.ok()) report("automatic eviction failed: " + gc_status.message(), nullptr);
   }
   return {};
 }

@@ -84,6 +84,10 @@ struct StoreOptions {
   int64_t keep_recent_seconds = 86400;
   // Evict when a pack fills up and the cache is over its size limit.
   bool auto_gc = true;
+  // Eviction inside a put stops once it has run this long (checked between
+  // chunks of at most 64 blobs or 1 MiB) and the next puts go on with it;
+  // `gc()` finishes it at once. Zero: one chunk per put.
+  int64_t auto_gc_budget_us = 2000;
 };
 
 struct StoreStats {

@@ -1,8 +1,13 @@
 // Size limit and eviction by whole packs, oldest last use first, copying the
 // blobs still in use forward (cost follows what is evicted, never a walk over
 // every entry); also clear() and stats().
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,18 +18,56 @@ namespace lexpack::cache {
 
 namespace {
 
-Status read_active(Txn& t, std::optional<uint32_t>* active) {
+Status read_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
   std::optional<std::string_view> raw;
-  Status s = t.get(Table::kMeta, "active", &raw);
-  *active = std::nullopt;
+  Status s = t.get(Table::kMeta, name, &raw);
+  *out = std::nullopt;
   if (!s.ok() || !raw) return s;
-  auto value = unseal("meta", "active", *raw);
-  if (!value) return Status::error("index meta record 'active' is damaged");
+  auto value = unseal("meta", name, *raw);
+  if (!value) return Status::error(std::string("index meta record '") + name + "' is damaged");
   ByteReader r(*value);
   uint32_t v = r.u32();
-  if (r.done()) *active = v;
+  if (r.done()) *out = v;
   return {};
 }
+
+Status read_active(Txn& t, std::optional<uint32_t>* active) {
+  return read_meta(t, "active", active);
+}
+
+// Blobs dropped from an evicted pack per index transaction, and the most
+// bytes copied forward in one chunk: what one step of a bounded eviction costs.
+constexpr size_t kEvictChunkBlobs = 64;
+constexpr uint64_t kEvictChunkBytes = uint64_t{1} << 20;
+
+int64_t steady_ns() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// An exclusive flock on the gc lock file while alive: one process evicts at a
+// time. Non-blocking for puts (another process is already on it).
+class GcLock {
+ public:
+  GcLock(const std::string& path, bool wait) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return;
+    int rc;
+    while ((rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
+    }
+    held_ = rc == 0;
+  }
+  ~GcLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // False when another process holds it (or the file cannot be opened).
+  bool held() const { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
 
 Status write_meta(Txn& t, const char* name, uint32_t v) {
   ByteWriter w;
@@ -61,6 +104,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
     ~Guard() { *flag = false; }
   } guard{&in_gc_};
   in_gc_ = true;
+  GcLock lock(dir_ + "/" + kGcLockName, true);
   flush();
   index_->check_readers();
 
@@ -89,8 +133,9 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
   for (const auto& [n, rec] : packs) {
     if (total <= max_size) break;
     if (n == *active) continue;
-    uint64_t copied = report.blobs_copied;
-    st = evict_pack(n, keep_after(), &report);
+    uint64_t copied = report.blobs_copied, copied_bytes = 0;
+    bool done = false;
+    st = evict_pack(n, keep_after(), INT64_MAX, &report, &copied_bytes, &done);
     if (!st.ok()) return after_failure(st);
     if (report.blobs_copied != copied) copied_before = pack_bytes_on_disk(nullptr);
     total = pack_bytes_on_disk(nullptr);
@@ -99,110 +144,212 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
     // Only the active pack is left over the limit: close it and evict it too.
     st = roll_over(*active);
     if (!st.ok()) return after_failure(st);
-    st = evict_pack(*active, keep_after(), &report);
+    uint64_t copied_bytes = 0;
+    bool done = false;
+    st = evict_pack(*active, keep_after(), INT64_MAX, &report, &copied_bytes, &done);
     if (!st.ok()) return after_failure(st);
     total = pack_bytes_on_disk(nullptr);
   }
   report.bytes_after = total;
+  uint64_t limit = options_.max_size ? options_.max_size : config_.max_size;
+  if (total <= limit) {
+    // Nothing is left for the puts to evict.
+    st = index_->write([&](Txn& t) {
+      Status s = t.del(Table::kMeta, "gc_pending");
+      return s.ok() ? t.del(Table::kMeta, "gc_copied_kib") : s;
+    });
+    if (!st.ok()) return after_failure(st);
+  }
   return report;
 }
 
-Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, GcReport* report) {
+Status StoreImpl::auto_gc_step() {
+  if (!options_.auto_gc || in_gc_ || read_only_ || !index_) return {};
+  GcLock lock(dir_ + "/" + kGcLockName, false);
+  if (!lock.held()) return {};  // another process is evicting
+  struct Guard {
+    bool* flag;
+    ~Guard() { *flag = false; }
+  } guard{&in_gc_};
+  in_gc_ = true;
+  const int64_t deadline = steady_ns() + std::max<int64_t>(options_.auto_gc_budget_us, 0) * 1000;
+  const uint64_t max_size = options_.max_size ? options_.max_size : config_.max_size;
+  const uint64_t target = max_size - max_size / 10;
+  GcReport report;
+  for (;;) {
+    std::vector<std::pair<uint32_t, PackRecord>> packs;
+    uint64_t total = pack_bytes_on_disk(&packs);
+    std::optional<uint32_t> active, copied_kib;
+    Status st = index_->read([&](Txn& t) {
+      Status s = read_active(t, &active);
+      if (s.ok()) s = read_meta(t, "gc_copied_kib", &copied_kib);
+      return s;
+    });
+    if (!st.ok()) return after_failure(st);
+    if (!active) return Status::error(index_path_ + ": no active pack recorded");
+    // A pack already being evicted first, else the least recently used one.
+    std::optional<std::pair<uint32_t, PackRecord>> victim;
+    for (const auto& p : packs) {
+      if (p.first == *active) continue;
+      if (p.second.state == PackRecord::kEvicting) {
+        victim = p;
+        break;
+      }
+      if (total > target &&
+          (!victim || p.second.last_use < victim->second.last_use ||
+           (p.second.last_use == victim->second.last_use && p.first < victim->first))) {
+        victim = p;
+      }
+    }
+    if (!victim) {
+      // Within the limit (or only the active pack is left): nothing pending.
+      st = index_->write([&](Txn& t) {
+        Status s = t.del(Table::kMeta, "gc_pending");
+        return s.ok() ? t.del(Table::kMeta, "gc_copied_kib") : s;
+      });
+      return st.ok() ? st : after_failure(st);
+    }
+    // Copying forward is bounded over the whole eviction, as in gc().
+    const uint64_t copied_before = uint64_t{copied_kib.value_or(0)} * 1024;
+    const int64_t keep_after =
+        copied_before >= max_size / 4 ? INT64_MAX : now_seconds() - options_.keep_recent_seconds;
+    uint64_t copied = 0;
+    bool done = false;
+    st = evict_pack(victim->first, keep_after, deadline, &report, &copied, &done);
+    if (st.ok() && copied > 0) {
+      const uint64_t kib = std::min<uint64_t>((copied_before + copied) / 1024, UINT32_MAX);
+      st = index_->write(
+          [&](Txn& t) { return write_meta(t, "gc_copied_kib", static_cast<uint32_t>(kib)); });
+    }
+    if (!st.ok()) return after_failure(st);
+    if (steady_ns() >= deadline) return {};
+  }
+}
+
+Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns,
+                             GcReport* report, uint64_t* copied_bytes, bool* done) {
+  *done = false;
   const std::string pkey = pack_key(pack);
-  // 1. No new blob may be indexed into the pack from now on.
-  bool exists = false;
-  Status st = index_->write([&](Txn& t) {
+  // 1. No new blob may be indexed into the pack from now on (a write only
+  // the first time: a resumed eviction finds the pack marked already).
+  bool exists = false, marked = false;
+  Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
     Status s = t.get(Table::kPacks, pkey, &raw);
     if (!s.ok() || !raw) return s;
     auto value = unseal("packs", pkey, *raw);
     auto rec = value ? decode_pack_record(*value) : std::nullopt;
-    if (!rec) rec = PackRecord{};
     exists = true;
-    rec->state = PackRecord::kEvicting;
-    return t.put(Table::kPacks, pkey, seal("packs", pkey, encode(*rec)));
+    marked = rec && rec->state == PackRecord::kEvicting;
+    return Status();
   });
-  if (!st.ok() || !exists) return st;
+  if (st.ok() && exists && !marked) {
+    st = index_->write([&](Txn& t) {
+      std::optional<std::string_view> raw;
+      Status s = t.get(Table::kPacks, pkey, &raw);
+      exists = s.ok() && raw;
+      if (!exists) return s;
+      auto value = unseal("packs", pkey, *raw);
+      auto rec = value ? decode_pack_record(*value) : std::nullopt;
+      if (!rec) rec = PackRecord{};
+      rec->state = PackRecord::kEvicting;
+      return t.put(Table::kPacks, pkey, seal("packs", pkey, encode(*rec)));
+    });
+  }
+  if (!st.ok()) return st;
+  if (!exists) {
+    *done = true;
+    return st;
+  }
 
-  // 2. Its blobs, through the per-pack table: cost follows the pack, not the cache.
+  // 2. Its blobs, through the per-pack table (cost follows the pack, not the
+  // cache), a chunk at a time: each chunk's entries are gone from the index
+  // before the next is read, so an interrupted eviction resumes where it was.
   struct Entry {
     std::string key;
     BlobLocation loc;
     bool ours = false;
   };
-  std::vector<Entry> entries;
-  st = index_->read([&](Txn& t) {
-    Status s = t.each(Table::kPackBlobs, pkey, [&](std::string_view key, std::string_view) {
-      if (key.size() == 20) entries.push_back(Entry{std::string(key.substr(4)), {}, false});
-      return true;
-    });
-    for (auto& e : entries) {
-      if (!s.ok()) break;
-      std::optional<std::string_view> raw;
-      s = t.get(Table::kBlobs, e.key, &raw);
-      if (!raw) continue;
-      auto value = unseal("blobs", e.key, *raw);
-      auto loc = value ? decode_blob_location(*value) : std::nullopt;
-      if (loc && loc->pack == pack) {
-        e.loc = *loc;
-        e.ours = true;
+  for (;;) {
+    std::vector<Entry> entries;
+    st = index_->read([&](Txn& t) {
+      Status s = t.each(Table::kPackBlobs, pkey, [&](std::string_view key, std::string_view) {
+        if (key.size() == 20) entries.push_back(Entry{std::string(key.substr(4)), {}, false});
+        return entries.size() < kEvictChunkBlobs;
+      });
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (!s.ok()) break;
+        auto& e = entries[i];
+        std::optional<std::string_view> raw;
+        s = t.get(Table::kBlobs, e.key, &raw);
+        if (!raw) continue;
+        auto value = unseal("blobs", e.key, *raw);
+        auto loc = value ? decode_blob_location(*value) : std::nullopt;
+        if (loc && loc->pack == pack) {
+          e.loc = *loc;
+          e.ours = true;
+          bytes += loc->size;
+          if (bytes >= kEvictChunkBytes) {
+            entries.resize(i + 1);  // the rest is for the next chunk
+            break;
+          }
+        }
       }
-    }
-    return s;
-  });
-  if (!st.ok()) return st;
+      return s;
+    });
+    if (!st.ok()) return st;
+    if (entries.empty()) break;
 
-  // 3. Copy the recently used ones forward (verified), outside any write txn.
-  for (int aligned = 0; aligned < 2; ++aligned) {
-    std::vector<std::string_view> bytes;
-    std::vector<BlobId> ids;
-    uint64_t batch = 0;
-    auto write_batch = [&]() -> Status {
-      if (bytes.empty()) return {};
+    // 3. Copy the recently used ones forward (verified), outside any write txn.
+    for (int aligned = 0; aligned < 2; ++aligned) {
+      std::vector<std::string_view> bytes;
+      std::vector<BlobId> ids;
+      for (const auto& e : entries) {
+        if (!e.ours || static_cast<int64_t>(e.loc.last_use) < keep_after) continue;
+        if (((e.loc.flags & kBlobPageAligned) != 0) != (aligned == 1)) continue;
+        auto view = packs_->view(pack, e.loc.offset, e.loc.size);
+        BlobId id = key_hash(e.key);
+        if (!view.ok() || hash_bytes(view.value()) != id) continue;  // damaged: let it go
+        bytes.push_back(view.value());
+        ids.push_back(id);
+        *copied_bytes += e.loc.size;
+      }
+      if (bytes.empty()) continue;
       auto stored = store_pieces(bytes, ids, aligned == 1);
       if (!stored.ok()) return stored.status();
       report->blobs_copied += ids.size();
-      bytes.clear();
-      ids.clear();
-      batch = 0;
-      return {};
-    };
-    for (const auto& e : entries) {
-      if (!e.ours || static_cast<int64_t>(e.loc.last_use) < keep_after) continue;
-      if (((e.loc.flags & kBlobPageAligned) != 0) != (aligned == 1)) continue;
-      auto view = packs_->view(pack, e.loc.offset, e.loc.size);
-      BlobId id = key_hash(e.key);
-      if (!view.ok() || hash_bytes(view.value()) != id) continue;  // damaged: let it go
-      bytes.push_back(view.value());
-      ids.push_back(id);
-      batch += e.loc.size;
-      if (batch >= packs_->pack_size() / 4 && !(st = write_batch()).ok()) return st;
     }
-    if (!(st = write_batch()).ok()) return st;
+
+    // 4. Drop what still points into the pack.
+    st = index_->write([&](Txn& t) {
+      Status s;
+      for (const auto& e : entries) {
+        std::optional<std::string_view> raw;
+        if (!(s = t.get(Table::kBlobs, e.key, &raw)).ok()) return s;
+        if (raw) {
+          auto value = unseal("blobs", e.key, *raw);
+          auto loc = value ? decode_blob_location(*value) : std::nullopt;
+          if (!loc || loc->pack == pack) {
+            if (!(s = t.del(Table::kBlobs, e.key)).ok()) return s;
+            ++report->blobs_dropped;
+          }
+        }
+        if (!(s = t.del(Table::kPackBlobs, pkey + e.key)).ok()) return s;
+      }
+      return s;
+    });
+    if (!st.ok()) return st;
+    if (steady_ns() >= deadline_ns) return {};  // the rest on a later call
   }
 
-  // 4. Drop what still points into the pack, then the pack itself.
-  st = index_->write([&](Txn& t) {
-    Status s;
-    for (const auto& e : entries) {
-      std::optional<std::string_view> raw;
-      if (!(s = t.get(Table::kBlobs, e.key, &raw)).ok()) return s;
-      if (raw) {
-        auto value = unseal("blobs", e.key, *raw);
-        auto loc = value ? decode_blob_location(*value) : std::nullopt;
-        if (!loc || loc->pack == pack) {
-          if (!(s = t.del(Table::kBlobs, e.key)).ok()) return s;
-          ++report->blobs_dropped;
-        }
-      }
-      if (!(s = t.del(Table::kPackBlobs, pkey + e.key)).ok()) return s;
-    }
-    return t.del(Table::kPacks, pkey);
-  });
+  // 5. Nothing points into the pack any more: drop it.
+  st = index_->write([&](Txn& t) { return t.del(Table::kPacks, pkey); });
   if (!st.ok()) return st;
   ::unlink(packs_->path(pack).c_str());
   packs_->forget(pack);
   ++report->packs_evicted;
+  *done = true;
   return {};
 }
 

@@ -25,6 +25,7 @@ inline constexpr char kIndexFileName[] = "index.mdb";
 inline constexpr char kPacksDirName[] = "packs";
 inline constexpr char kCountersFileName[] = "stats";
 inline constexpr char kResetLockName[] = "reset.lock";
+inline constexpr char kGcLockName[] = "gc.lock";
 
 int64_t now_seconds();
 
@@ -79,7 +80,13 @@ class StoreImpl final : public Store {
   Status put_record(Table table, const std::string& key, std::string value);
   std::optional<std::string> get_record(Table table, const std::string& key);
   uint64_t pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs);
-  Status evict_pack(uint32_t pack, int64_t keep_after, GcReport* report);
+  // Evicts a pack chunk by chunk; stops between chunks once the steady clock
+  // passes deadline_ns (*done stays false, the pack stays marked evicting).
+  Status evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns, GcReport* report,
+                    uint64_t* copied_bytes, bool* done);
+  // The eviction a put runs while the index says one is pending: bounded by
+  // options_.auto_gc_budget_us, skipped while another process evicts.
+  Status auto_gc_step();
 
   std::string dir_;
   std::string packs_dir_;
