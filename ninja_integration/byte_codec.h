@@ -66,6 +66,13 @@ class ByteReader {
     pos_ += n;
     return true;
   }
+  // Steps over n bytes (a string read in place by the caller).
+  bool skip(uint64_t n) {
+    if (n > in_.size() - pos_) return fail();
+    pos_ += n;
+    return true;
+  }
+  size_t pos() const { return pos_; }
   bool done() const { return ok_ && pos_ == in_.size(); }
   bool ok() const { return ok_; }
 

@@ -59,7 +59,7 @@ class DirHandles {
   }
 
   // stat(2) of `path`, following symlinks: false unless it is a regular file.
-  bool stat_file(const std::string& path, cache::StatSignature* sig) {
+  bool stat_file(std::string_view path, cache::StatSignature* sig) {
     struct stat st;
     if (!stat_path(path, &st) || !S_ISREG(st.st_mode)) return false;
     *sig = signature_of(st);
@@ -67,7 +67,7 @@ class DirHandles {
   }
 
   // stat(2) of `path`: false unless it is a directory.
-  bool stat_dir(const std::string& path, cache::StatSignature* sig) {
+  bool stat_dir(std::string_view path, cache::StatSignature* sig) {
     struct stat st;
     if (!stat_path(path, &st) || !S_ISDIR(st.st_mode)) return false;
     *sig = signature_of(st);
@@ -75,16 +75,22 @@ class DirHandles {
   }
 
  private:
-  bool stat_path(const std::string& path, struct stat* st) {
+  bool stat_path(std::string_view path, struct stat* st) {
     size_t slash = path.rfind('/');
     // Nothing to share for a name in the working directory, a bare "/" or a
     // path ending in a slash: ask for the path as given.
     if (slash == std::string::npos || slash + 1 == path.size()) {
-      return ::stat(path.empty() ? "." : path.c_str(), st) == 0;
+      return ::stat(path.empty() ? "." : terminated(path), st) == 0;
     }
-    int fd = dir_fd(std::string_view(path).substr(0, slash == 0 ? 1 : slash));
-    if (fd < 0) return ::stat(path.c_str(), st) == 0;
-    return ::fstatat(fd, path.c_str() + slash + 1, st, 0) == 0;
+    int fd = dir_fd(path.substr(0, slash == 0 ? 1 : slash));
+    if (fd < 0) return ::stat(terminated(path), st) == 0;
+    return ::fstatat(fd, terminated(path.substr(slash + 1)), st, 0) == 0;
+  }
+
+  // `s` with a terminating NUL, in a buffer reused for every call.
+  const char* terminated(std::string_view s) {
+    name_.assign(s);
+    return name_.c_str();
   }
 
   int dir_fd(std::string_view dir) {
@@ -117,7 +123,60 @@ class DirHandles {
   };
   static constexpr size_t kMaxHandles = 256;
   std::unordered_map<std::string, int, Hash, std::equal_to<>> fds_;
+  std::string name_;
 };
+
+// A memo whose paths are views: into the stored bytes on a hit (no string
+// built per path), or into a ClosureMemo.
+struct MemoView {
+  struct Dependency {
+    std::string_view path;
+    cache::StatSignature stat;
+  };
+  struct ProbedDir {
+    std::string_view dir;
+    bool exists = false;
+    bool check_each = false;
+    cache::StatSignature stat;
+    size_t first_probe = 0;  // into probes
+    size_t probe_count = 0;
+  };
+  std::vector<Dependency> dependencies;
+  std::vector<ProbedDir> probed_dirs;
+  std::vector<std::string_view> probes;
+  std::vector<std::string_view> absent_dirs;
+};
+
+std::string check_view(const MemoView& m) {
+  DirHandles dirs;
+  for (const auto& d : m.dependencies) {
+    cache::StatSignature now;
+    if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
+    if (!(now == d.stat)) return "changed: " + std::string(d.path);
+  }
+  for (const auto& d : m.probed_dirs) {
+    cache::StatSignature now;
+    bool exists = dirs.stat_dir(d.dir, &now);
+    if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
+    for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) {
+      cache::StatSignature sig;
+      if (dirs.stat_file(m.probes[i], &sig)) return "appeared: " + std::string(m.probes[i]);
+    }
+  }
+  for (std::string_view d : m.absent_dirs) {
+    cache::StatSignature sig;
+    if (dirs.stat_dir(d, &sig)) return "search directory appeared: " + std::string(d);
+  }
+  return {};
+}
+
+// The path fields of the encoding as views into `bytes`.
+bool read_view(ByteReader* r, std::string_view bytes, std::string_view* out) {
+  uint64_t n = 0;
+  if (!r->u64(&n) || n > bytes.size() - r->pos()) return false;
+  *out = bytes.substr(r->pos(), n);
+  return r->skip(n);
+}
 
 }  // namespace
 
@@ -206,26 +265,61 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
 }
 
 std::string check_closure_memo(const ClosureMemo& m) {
-  DirHandles dirs;
-  for (const auto& d : m.dependencies) {
-    cache::StatSignature now;
-    if (!dirs.stat_file(d.path, &now)) return "missing: " + d.path;
-    if (!(now == d.stat)) return "changed: " + d.path;
-  }
+  MemoView v;
+  v.dependencies.reserve(m.dependencies.size());
+  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
   for (const auto& d : m.probed_dirs) {
-    cache::StatSignature now;
-    bool exists = dirs.stat_dir(d.dir, &now);
-    if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
-    for (const std::string& p : d.probes) {
-      cache::StatSignature sig;
-      if (dirs.stat_file(p, &sig)) return "appeared: " + p;
+    v.probed_dirs.push_back(
+        {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
+    v.probes.insert(v.probes.end(), d.probes.begin(), d.probes.end());
+  }
+  v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
+  return check_view(v);
+}
+
+bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
+                                std::string* changed) {
+  // The same format decode_closure_memo() reads, every path left in place.
+  ByteReader r(bytes);
+  std::string_view tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!read_view(&r, bytes, &tag) || tag != kMemoFormat || !r.u64(&action_key->lo) ||
+      !r.u64(&action_key->hi) || !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  *uses_date = flags & 1;
+  MemoView m;
+  m.dependencies.resize(n);
+  for (auto& d : m.dependencies) {
+    if (!read_view(&r, bytes, &d.path) || !read_sig(&r, &d.stat)) return false;
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m.probed_dirs.resize(n);
+  for (auto& d : m.probed_dirs) {
+    uint64_t count = 0;
+    if (!read_view(&r, bytes, &d.dir) || !r.u8(&flags) || !read_sig(&r, &d.stat) ||
+        !r.u64(&count) || count > bytes.size()) {
+      return false;
+    }
+    d.exists = flags & 1;
+    d.check_each = flags & 2;
+    d.first_probe = m.probes.size();
+    d.probe_count = count;
+    for (uint64_t i = 0; i < count; ++i) {
+      std::string_view p;
+      if (!read_view(&r, bytes, &p)) return false;
+      m.probes.push_back(p);
     }
   }
-  for (const std::string& d : m.absent_dirs) {
-    cache::StatSignature sig;
-    if (dirs.stat_dir(d, &sig)) return "search directory appeared: " + d;
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m.absent_dirs.resize(n);
+  for (std::string_view& d : m.absent_dirs) {
+    if (!read_view(&r, bytes, &d)) return false;
   }
-  return {};
+  if (!r.done()) return false;
+  *changed = check_view(m);
+  return true;
 }
 
 }  // namespace lexpack::ninja

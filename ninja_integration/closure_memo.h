@@ -48,4 +48,10 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
 // ("changed: inc/a.h", "appeared: inc/b.h", ...).
 std::string check_closure_memo(const ClosureMemo& memo);
 
+// check_closure_memo() on the encoded memo, without decoding it into a
+// ClosureMemo (the hit path: no string built per dependency). False when
+// `bytes` is not a memo; else *action_key, *uses_date and *changed are set.
+bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
+                                std::string* changed);
+
 }  // namespace lexpack::ninja

@@ -170,12 +170,13 @@ LaunchResult Launcher::run() {
   cache::Hash128 tu = translation_unit_key(identity_, cmd_, cwd_);
   bool have_key = false;
   if (std::optional<std::string> bytes = store_->get_memo("closure", tu.hex())) {
-    ClosureMemo memo;
-    if (decode_closure_memo(*bytes, &memo)) {
-      std::string changed = check_closure_memo(memo);
+    cache::Hash128 memo_key;
+    bool memo_uses_date = false;
+    std::string changed;
+    if (check_encoded_closure_memo(*bytes, &memo_key, &memo_uses_date, &changed)) {
       if (changed.empty()) {
-        key_ = memo.action_key;
-        uses_date_ = memo.uses_date;
+        key_ = memo_key;
+        uses_date_ = memo_uses_date;
         have_key = true;
       } else {
         note("closure memo out of date: " + changed);

@@ -33,6 +33,21 @@ ClosureMemo memo_for(const testing::TestDir& dir) {
   return memo;
 }
 
+// check_closure_memo() on the memo, after checking that the hit path's check
+// of the encoded memo says the same.
+std::string check_memo(const ClosureMemo& memo) {
+  std::string answer = check_closure_memo(memo);
+  cache::Hash128 key;
+  bool uses_date = !memo.uses_date;
+  std::string encoded_answer = "not decoded";
+  EXPECT_TRUE(
+      check_encoded_closure_memo(encode_closure_memo(memo), &key, &uses_date, &encoded_answer));
+  EXPECT_EQ(encoded_answer, answer);
+  EXPECT_EQ(key, memo.action_key);
+  EXPECT_EQ(uses_date, memo.uses_date);
+  return answer;
+}
+
 TEST(ClosureMemo, RoundTrip) {
   testing::TestDir dir;
   dir.write("a.h", "x");
@@ -46,6 +61,15 @@ TEST(ClosureMemo, RoundTrip) {
   EXPECT_EQ(check_closure_memo(back), "");
   std::string bytes = encode_closure_memo(memo);
   EXPECT_FALSE(decode_closure_memo(bytes.substr(0, bytes.size() - 1), &back));
+  cache::Hash128 key;
+  bool uses_date = false;
+  std::string changed;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_FALSE(check_encoded_closure_memo(bytes.substr(0, cut), &key, &uses_date, &changed));
+  }
+  EXPECT_FALSE(check_encoded_closure_memo(bytes + "x", &key, &uses_date, &changed));
+  memo.uses_date = true;
+  EXPECT_EQ(check_memo(memo), "");
 }
 
 TEST(ClosureMemo, DetectsChangedDependency) {
@@ -54,7 +78,7 @@ TEST(ClosureMemo, DetectsChangedDependency) {
   dir.write("inc/other.h", "");
   ClosureMemo memo = memo_for(dir);
   dir.write("a.h", "xy");
-  EXPECT_EQ(check_closure_memo(memo), "changed: " + dir.at("a.h"));
+  EXPECT_EQ(check_memo(memo), "changed: " + dir.at("a.h"));
 }
 
 TEST(ClosureMemo, DetectsShadowingFile) {
@@ -63,7 +87,7 @@ TEST(ClosureMemo, DetectsShadowingFile) {
   dir.write("inc/other.h", "");
   ClosureMemo memo = memo_for(dir);
   dir.write("inc/a.h", "");
-  EXPECT_EQ(check_closure_memo(memo), "appeared: " + dir.at("inc/a.h"));
+  EXPECT_EQ(check_memo(memo), "appeared: " + dir.at("inc/a.h"));
 }
 
 TEST(ClosureMemo, UnrelatedFileInProbedDirIsNoChange) {
@@ -72,7 +96,7 @@ TEST(ClosureMemo, UnrelatedFileInProbedDirIsNoChange) {
   dir.write("inc/other.h", "");
   ClosureMemo memo = memo_for(dir);
   dir.write("inc/unrelated.h", "");
-  EXPECT_EQ(check_closure_memo(memo), "");
+  EXPECT_EQ(check_memo(memo), "");
 }
 
 TEST(ClosureMemo, DetectsFileInNewDirAndNewSearchDir) {
@@ -81,10 +105,10 @@ TEST(ClosureMemo, DetectsFileInNewDirAndNewSearchDir) {
   dir.write("inc/other.h", "");
   ClosureMemo memo = memo_for(dir);
   dir.write("nodir/a.h", "");
-  EXPECT_EQ(check_closure_memo(memo), "appeared: " + dir.at("nodir/a.h"));
+  EXPECT_EQ(check_memo(memo), "appeared: " + dir.at("nodir/a.h"));
   dir.remove("nodir");
   ::mkdir(dir.at("gone").c_str(), 0755);
-  EXPECT_EQ(check_closure_memo(memo), "search directory appeared: " + dir.at("gone"));
+  EXPECT_EQ(check_memo(memo), "search directory appeared: " + dir.at("gone"));
 }
 
 TEST(FileSummary, RoundTripAndRejectsForeignBytes) {
