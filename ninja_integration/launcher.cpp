@@ -296,7 +296,7 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   if (!have_object || (cmd_.wants_depfile && !have_depfile)) return std::nullopt;
   for (const Pending& w : writes) {
     std::string error;
-    if (!write_file_atomic(w.path, w.bytes, &error)) {
+    if (!touch_if_identical(w.path, w.bytes) && !write_file_atomic(w.path, w.bytes, &error)) {
       note("cannot write output: " + error);
       return std::nullopt;
     }
