@@ -336,6 +336,14 @@ LaunchResult Launcher::compile_and_store() {
   }
   int64_t before_compile = elapsed_us();
   ProcessResult p = run_captured(run_argv, false, serving ? &served.env() : nullptr);
+  if (serving && (!p.started || p.exit_code != 0)) {
+    // Whatever went wrong, serving must not be why a compile fails: the
+    // compiler runs again reading the filesystem, and that run is the answer.
+    note("compile with served reads failed (exit " + std::to_string(p.exit_code) +
+         "); running it again without");
+    count("served_compile_retried");
+    p = run_captured(run_argv, false, nullptr);
+  }
   int64_t after_compile = elapsed_us();
   int64_t check_us = 0;
   LaunchResult r;

@@ -1,8 +1,10 @@
 // Preparing served reads: every closure file becomes a page-aligned blob
 // whose place (pack, offset) and stat fields go into the manifest; failed
-// include probes become ENOENT entries when their directory says so.
+// include probes become ENOENT entries when their directory's listing has no
+// such name.
 #include "ninja_integration/serve_reads.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/process.h"
@@ -158,18 +161,34 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
     m.files.push_back(std::move(f));
   }
 
-  // A failed probe is answered ENOENT only when its directory exists or is
-  // missing itself; a directory that is a file would make it ENOTDIR.
-  std::unordered_map<std::string, bool> dir_ok;
+  // A failed probe is answered ENOENT only when nothing at all has its name:
+  // the resolver also fails a candidate that is a directory (<memory> next to
+  // a "memory/" folder), and the compiler may still look inside that. Each
+  // probed directory is listed once; a missing one makes its probes missing,
+  // one that cannot be listed serves none of them.
+  struct Listing {
+    bool usable = false;
+    bool missing = false;
+    std::unordered_set<std::string> names;
+  };
+  std::unordered_map<std::string, Listing> listings;
   for (const std::string& probe : closure.failed_probes) {
     std::string dir = dir_part(probe);
-    auto it = dir_ok.find(dir);
-    if (it == dir_ok.end()) {
-      struct stat st;
-      bool ok = ::stat(dir.c_str(), &st) == 0 ? S_ISDIR(st.st_mode) : errno == ENOENT;
-      it = dir_ok.emplace(dir, ok).first;
+    auto it = listings.find(dir);
+    if (it == listings.end()) {
+      Listing l;
+      if (DIR* d = ::opendir(dir.c_str())) {
+        while (const struct dirent* entry = ::readdir(d)) l.names.insert(entry->d_name);
+        ::closedir(d);
+        l.usable = true;
+      } else {
+        l.missing = l.usable = errno == ENOENT;
+      }
+      it = listings.emplace(dir, std::move(l)).first;
     }
-    if (!it->second) continue;
+    const Listing& l = it->second;
+    if (!l.usable) continue;
+    if (!l.missing && l.names.count(probe.substr(probe.rfind('/') + 1))) continue;
     m.missing.push_back(probe);
     std::string absolute = absolute_path(probe, cwd);
     if (absolute != probe) m.missing.push_back(absolute);

@@ -223,15 +223,35 @@ EXPORT void closefrom(int lowfd) {
 // A copy of a served descriptor would share the position with it in the
 // kernel; the original becomes a real open of the file first.
 EXPORT int dup(int fd) {
+  if (served(fd) && !may_mutate()) {
+    // A vfork child shares our tables: hand it a real open of the file.
+    int copy = real_copy(fd, 0);
+    if (copy < 0) errno = EMFILE;
+    return copy;
+  }
   if (served(fd) && !materialize(fd)) {
     errno = EMFILE;
     return -1;
   }
   if (!REAL(dup)) NO_REAL(-1);
-  return r_dup(fd);
+  return fresh_fd(r_dup(fd));
 }
 
 static int dup_to(int oldfd, int newfd, int flags, int three) {
+  if (served(oldfd) && !may_mutate() && oldfd != newfd && REAL(dup3) && REAL(close)) {
+    // A vfork child (e.g. setting up a child's stdin): a real open of the
+    // file goes to `newfd`; the tables stay as they are.
+    int copy = real_copy(oldfd, 0);
+    if (copy < 0) {
+      errno = EMFILE;
+      return -1;
+    }
+    int rc = r_dup3(copy, newfd, three ? flags : 0);
+    int saved = errno;
+    r_close(copy);
+    errno = saved;
+    return rc;
+  }
   if (served(oldfd) && !materialize(oldfd)) {
     errno = EMFILE;
     return -1;
@@ -259,16 +279,32 @@ EXPORT int dup3(int oldfd, int newfd, int flags) {
 }
 
 static int fcntl_common(int fd, int cmd, void* arg, int is64) {
-  if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && served(fd) && !materialize(fd)) {
+  int dups = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+  if (dups && served(fd) && !may_mutate() && REAL(fcntl) && REAL(close)) {
+    int copy = real_copy(fd, 0);
+    if (copy < 0) {
+      errno = EMFILE;
+      return -1;
+    }
+    int rc = r_fcntl(copy, cmd, arg);
+    int saved = errno;
+    r_close(copy);
+    errno = saved;
+    return rc;
+  }
+  if (dups && served(fd) && !materialize(fd)) {
     errno = EMFILE;
     return -1;
   }
+  int rc;
   if (is64) {
     if (!REAL(fcntl64)) NO_REAL(-1);
-    return r_fcntl64(fd, cmd, arg);
+    rc = r_fcntl64(fd, cmd, arg);
+  } else {
+    if (!REAL(fcntl)) NO_REAL(-1);
+    rc = r_fcntl(fd, cmd, arg);
   }
-  if (!REAL(fcntl)) NO_REAL(-1);
-  return r_fcntl(fd, cmd, arg);
+  return dups ? fresh_fd(rc) : rc;
 }
 
 EXPORT int fcntl(int fd, int cmd, ...) {
@@ -295,4 +331,52 @@ EXPORT FILE* fdopen(int fd, const char* mode) {
   }
   if (!REAL(fdopen)) NO_REAL(NULL);
   return r_fdopen(fd, mode);
+}
+
+/* ---- calls that move bytes inside the kernel ---- */
+
+// The kernel would read the pack through a served descriptor: make it a real
+// open of the file first, or fail rather than copy the wrong bytes.
+static int unserved_for_kernel(int fd) {
+  if (!served(fd) || materialize(fd)) return 1;
+  errno = EBADF;
+  return 0;
+}
+
+EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t* offset, size_t count) {
+  if (!unserved_for_kernel(in_fd)) return -1;
+  if (!REAL(sendfile)) NO_REAL(-1);
+  return r_sendfile(out_fd, in_fd, offset, count);
+}
+
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off64_t* offset, size_t count) {
+  if (!unserved_for_kernel(in_fd)) return -1;
+  if (!REAL(sendfile64)) NO_REAL(-1);
+  return r_sendfile64(out_fd, in_fd, offset, count);
+}
+
+EXPORT ssize_t copy_file_range(int in_fd, off64_t* in_off, int out_fd, off64_t* out_off, size_t len,
+                               unsigned flags) {
+  if (!unserved_for_kernel(in_fd) || !unserved_for_kernel(out_fd)) return -1;
+  if (!REAL(copy_file_range)) NO_REAL(-1);
+  return r_copy_file_range(in_fd, in_off, out_fd, out_off, len, flags);
+}
+
+EXPORT ssize_t splice(int in_fd, off64_t* in_off, int out_fd, off64_t* out_off, size_t len,
+                      unsigned flags) {
+  if (!unserved_for_kernel(in_fd) || !unserved_for_kernel(out_fd)) return -1;
+  if (!REAL(splice)) NO_REAL(-1);
+  return r_splice(in_fd, in_off, out_fd, out_off, len, flags);
+}
+
+EXPORT ssize_t preadv2(int fd, const struct iovec* iov, int count, off_t off, int flags) {
+  if (!unserved_for_kernel(fd)) return -1;
+  if (!REAL(preadv2)) NO_REAL(-1);
+  return r_preadv2(fd, iov, count, off, flags);
+}
+
+EXPORT ssize_t preadv64v2(int fd, const struct iovec* iov, int count, off64_t off, int flags) {
+  if (!unserved_for_kernel(fd)) return -1;
+  if (!REAL(preadv64v2)) NO_REAL(-1);
+  return r_preadv64v2(fd, iov, count, off, flags);
 }

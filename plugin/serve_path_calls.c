@@ -22,7 +22,10 @@
 // stat-like answers for a path: 1 answered (result in *rc), 0 fall through.
 static int serve_path_stat(const char* path, struct stat* st, int nofollow, int* rc) {
   const LexpackManifestEntry* e = lookup(path);
-  if (!e) return 0;
+  if (!e) {
+    unserve_fd_path(path);
+    return 0;
+  }
   if (e->kind == LEXPACK_ENTRY_MISSING) {
     if (nofollow) return 0;  // a dangling symlink would still lstat
     errno = ENOENT;
@@ -89,7 +92,7 @@ EXPORT int open(const char* path, int flags, ...) {
   int fd;
   if (serve_open(path, flags, &fd)) return fd;
   if (!REAL(open)) NO_REAL(-1);
-  return r_open(path, flags, mode);
+  return fresh_fd(r_open(path, flags, mode));
 }
 
 EXPORT int open64(const char* path, int flags, ...) {
@@ -100,7 +103,7 @@ EXPORT int open64(const char* path, int flags, ...) {
   int fd;
   if (serve_open(path, flags, &fd)) return fd;
   if (!REAL(open64)) NO_REAL(-1);
-  return r_open64(path, flags, mode);
+  return fresh_fd(r_open64(path, flags, mode));
 }
 
 EXPORT int openat(int dirfd, const char* path, int flags, ...) {
@@ -111,7 +114,7 @@ EXPORT int openat(int dirfd, const char* path, int flags, ...) {
   int fd;
   if (names_cwd(dirfd, path) && serve_open(path, flags, &fd)) return fd;
   if (!REAL(openat)) NO_REAL(-1);
-  return r_openat(dirfd, path, flags, mode);
+  return fresh_fd(r_openat(dirfd, path, flags, mode));
 }
 
 EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
@@ -122,35 +125,35 @@ EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
   int fd;
   if (names_cwd(dirfd, path) && serve_open(path, flags, &fd)) return fd;
   if (!REAL(openat64)) NO_REAL(-1);
-  return r_openat64(dirfd, path, flags, mode);
+  return fresh_fd(r_openat64(dirfd, path, flags, mode));
 }
 
 EXPORT int __open_2(const char* path, int flags) {
   int fd;
   if (serve_open(path, flags, &fd)) return fd;
   if (!REAL(__open_2)) NO_REAL(-1);
-  return r___open_2(path, flags);
+  return fresh_fd(r___open_2(path, flags));
 }
 
 EXPORT int __open64_2(const char* path, int flags) {
   int fd;
   if (serve_open(path, flags, &fd)) return fd;
   if (!REAL(__open64_2)) NO_REAL(-1);
-  return r___open64_2(path, flags);
+  return fresh_fd(r___open64_2(path, flags));
 }
 
 EXPORT int __openat_2(int dirfd, const char* path, int flags) {
   int fd;
   if (names_cwd(dirfd, path) && serve_open(path, flags, &fd)) return fd;
   if (!REAL(__openat_2)) NO_REAL(-1);
-  return r___openat_2(dirfd, path, flags);
+  return fresh_fd(r___openat_2(dirfd, path, flags));
 }
 
 EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
   int fd;
   if (names_cwd(dirfd, path) && serve_open(path, flags, &fd)) return fd;
   if (!REAL(__openat64_2)) NO_REAL(-1);
-  return r___openat64_2(dirfd, path, flags);
+  return fresh_fd(r___openat64_2(dirfd, path, flags));
 }
 
 /* ---- stat family ---- */
@@ -214,6 +217,7 @@ EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct s
     e = served(dirfd);
   } else if (names_cwd(dirfd, path)) {
     e = lookup(path);
+    if (!e) unserve_fd_path(path);
     if (e && e->kind == LEXPACK_ENTRY_MISSING && !(flags & AT_SYMLINK_NOFOLLOW)) {
       errno = ENOENT;
       return -1;
@@ -280,7 +284,10 @@ EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st,
 
 static int serve_access(const char* path, int mode, int nofollow, int* rc) {
   const LexpackManifestEntry* e = lookup(path);
-  if (!e) return 0;
+  if (!e) {
+    unserve_fd_path(path);
+    return 0;
+  }
   if (e->kind == LEXPACK_ENTRY_MISSING && !nofollow) {
     errno = ENOENT;
     *rc = -1;
@@ -330,6 +337,7 @@ static int serve_readlink(const char* path, char* buf, size_t size, ssize_t* rc)
     return 1;
   }
   const LexpackManifestEntry* e = lookup(path);
+  if (!e) unserve_fd_path(path);
   if (!e || e->kind != LEXPACK_ENTRY_FILE || (e->flags & LEXPACK_ENTRY_LAST_IS_SYMLINK)) return 0;
   errno = EINVAL;
   *rc = -1;
@@ -352,6 +360,7 @@ EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) {
 
 EXPORT char* realpath(const char* path, char* resolved) {
   const LexpackManifestEntry* e = lookup(path);
+  if (!e) unserve_fd_path(path);
   if (e && e->kind == LEXPACK_ENTRY_MISSING) {
     errno = ENOENT;
     return NULL;

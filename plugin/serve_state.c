@@ -153,6 +153,54 @@ int materialize(int fd) {
   return ok;
 }
 
+int real_copy(int fd, int cloexec) {
+  const LexpackManifestEntry* e = served(fd);
+  if (!e || !REAL(open) || !REAL(lseek) || !REAL(close)) return -1;
+  int saved = errno;
+  int real = r_open(g_base + e->canonical_offset, O_RDONLY | (cloexec ? O_CLOEXEC : 0));
+  if (real >= 0 && r_lseek(real, (off_t)g_fd_pos[fd], SEEK_SET) < 0) {
+    r_close(real);
+    real = -1;
+  }
+  errno = saved;
+  return real;
+}
+
+// N of "/proc/self/fd/N", "/proc/thread-self/fd/N", "/proc/<pid>/fd/N" or
+// "/dev/fd/N", else -1.
+static int fd_of_path(const char* path) {
+  const char* p = NULL;
+  if (strncmp(path, "/dev/fd/", 8) == 0) {
+    p = path + 8;
+  } else if (strncmp(path, "/proc/", 6) == 0) {
+    p = path + 6;
+    if (strncmp(p, "self/", 5) == 0) {
+      p += 5;
+    } else if (strncmp(p, "thread-self/", 12) == 0) {
+      p += 12;
+    } else {
+      while (*p >= '0' && *p <= '9') ++p;
+      if (*p != '/') return -1;
+      ++p;
+    }
+    if (strncmp(p, "fd/", 3) != 0) return -1;
+    p += 3;
+  }
+  if (!p || *p == '\0') return -1;
+  int fd = 0;
+  for (; *p; ++p) {
+    if (*p < '0' || *p > '9' || fd > MAX_FDS) return -1;
+    fd = fd * 10 + (*p - '0');
+  }
+  return fd;
+}
+
+void unserve_fd_path(const char* path) {
+  if (!g_on || !path || path[0] != '/') return;
+  int fd = fd_of_path(path);
+  if (fd >= 0 && served(fd)) materialize(fd);
+}
+
 void fill_stat(const LexpackManifestEntry* e, struct stat* st) {
   memset(st, 0, sizeof *st);
   st->st_dev = (dev_t)e->dev;

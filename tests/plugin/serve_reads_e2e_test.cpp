@@ -89,6 +89,52 @@ class ServeReadsTest : public ::testing::TestWithParam<std::string> {
   TestDir dir_;
 };
 
+// The resolver fails a candidate that is a directory ("../src/memory" for
+// <memory>, "../qt/sub" for <sub>), yet the compiler may look inside it: such
+// a probe must not be answered "does not exist". The served compile must
+// succeed by itself, not through the launcher's plain retry.
+TEST_P(ServeReadsTest, DirectoryNamedLikeAHeaderStaysVisible) {
+  dir_.write("src/memory/pool.h", "#pragma once\ninline int pool() { return 5; }\n");
+  dir_.write("qt/sub/sub", "#pragma once\ninline int sub() { return 6; }\n");
+  dir_.write("build/m.cpp",
+             "#include <memory>\n#include \"memory/pool.h\"\n#include <sub>\n"
+             "int m() { return pool() + sub(); }\n");
+  std::string compile = cxx_ + " -I../src -I../qt -I../qt/sub -c m.cpp -o m.o";
+  ProcessResult plain = sh("cd build && " + compile, false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::string object = dir_.read("build/m.o");
+  dir_.remove("build/m.o");
+  ProcessResult served = sh("cd build && " + std::string(LEXPACK_BIN) + " " + compile, true);
+  ASSERT_EQ(served.exit_code, 0) << served.err << log();
+  EXPECT_TRUE(dir_.read("build/m.o") == object);
+  std::string l = log();
+  EXPECT_NE(l.find("serving reads: "), std::string::npos) << l;
+  EXPECT_EQ(l.find("running it again without"), std::string::npos) << l;
+}
+
+// Serving must never be why a compile fails: when the served compile fails,
+// the compiler runs again reading the filesystem and that run is the answer.
+TEST_P(ServeReadsTest, FailedServedCompileRunsAgainPlain) {
+  std::string real = find_program(cxx_);
+  ASSERT_FALSE(real.empty());
+  dir_.write("wrap/" + cxx_, "#!/bin/sh\nif [ -n \"$" LEXPACK_READ_MANIFEST_ENV
+                             "\" ]; then echo served-run-fails >&2; exit 1; fi\nexec " +
+                                 real + " \"$@\"\n");
+  ASSERT_EQ(::chmod(dir_.at("wrap/" + cxx_).c_str(), 0755), 0);
+  const Tu& tu = kTus[0];
+  ProcessResult plain = sh(compile_command(tu), false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::string object = dir_.read(tu.object);
+  dir_.remove(tu.object);
+  ProcessResult served = sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH " +
+                                std::string(LEXPACK_BIN) + " " + compile_command(tu),
+                            true);
+  ASSERT_EQ(served.exit_code, 0) << served.err << log();
+  EXPECT_EQ(served.err.find("served-run-fails"), std::string::npos) << served.err;
+  EXPECT_TRUE(dir_.read(tu.object) == object);
+  EXPECT_NE(log().find("running it again without"), std::string::npos) << log();
+}
+
 TEST_P(ServeReadsTest, ObjectsAndDepfilesMatchPlainCompiles) {
   for (const Tu& tu : kTus) {
     ProcessResult plain = sh(compile_command(tu), false);
