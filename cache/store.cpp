@@ -554,17 +554,18 @@ Status StoreImpl::put_record(Table table, const std::string& key, std::string va
   return st;
 }
 
-std::optional<std::string> StoreImpl::get_record(Table table, const std::string& key) {
-  if (!index_) return std::nullopt;
-  std::optional<std::string> out;
-  bool bad = false;
+bool StoreImpl::visit_record(Table table, const std::string& key,
+                             FunctionRef<void(std::string_view)> fn) {
+  if (!index_) return false;
+  bool found = false, bad = false;
   Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
     Status s = t.get(table, key, &raw);
     if (!s.ok() || !raw) return s;
     auto value = unseal(table_name(table), key, *raw);
     if (value) {
-      out = std::string(*value);
+      fn(*value);
+      found = true;
     } else {
       bad = true;
     }
@@ -572,12 +573,18 @@ std::optional<std::string> StoreImpl::get_record(Table table, const std::string&
   });
   if (!st.ok()) {
     after_failure(st);
-    return std::nullopt;
+    return false;
   }
   if (bad) {
     report(index_path_ + ": a record in table " + table_name(table) + " is damaged; ignored",
            "corrupt_records");
   }
+  return found;
+}
+
+std::optional<std::string> StoreImpl::get_record(Table table, const std::string& key) {
+  std::optional<std::string> out;
+  visit_record(table, key, [&](std::string_view value) { out = std::string(value); });
   return out;
 }
 
@@ -605,11 +612,21 @@ Status StoreImpl::put_action(const ActionKey& key, const ActionRecord& record) {
 }
 
 std::optional<std::string> StoreImpl::get_memo(std::string_view table, std::string_view key) {
-  auto raw = get_record(Table::kMemo, memo_key(table, key));
-  if (!raw) return std::nullopt;
-  std::string_view t, k, v;
-  if (!decode_memo(*raw, &t, &k, &v) || t != table || k != key) return std::nullopt;
-  return std::string(v);
+  std::optional<std::string> out;
+  visit_memo(table, key, [&](std::string_view value) { out = std::string(value); });
+  return out;
+}
+
+bool StoreImpl::visit_memo(std::string_view table, std::string_view key,
+                           const std::function<void(std::string_view)>& fn) {
+  bool found = false;
+  visit_record(Table::kMemo, memo_key(table, key), [&](std::string_view raw) {
+    std::string_view t, k, v;
+    if (!decode_memo(raw, &t, &k, &v) || t != table || k != key) return;
+    fn(v);
+    found = true;
+  });
+  return found;
 }
 
 Status StoreImpl::put_memo(std::string_view table, std::string_view key, std::string_view value) {
@@ -632,6 +649,12 @@ Result<std::vector<BlobId>> Store::put_blobs(const std::vector<std::string_view>
     ids.push_back(id.value());
   }
   return ids;
+}
+bool Store::visit_memo(std::string_view table, std::string_view key,
+                       const std::function<void(std::string_view)>& fn) {
+  std::optional<std::string> value = get_memo(table, key);
+  if (value) fn(*value);
+  return value.has_value();
 }
 std::optional<BlobPlace> Store::locate_blob(const BlobId&) {
   return std::nullopt;

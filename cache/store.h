@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -156,6 +157,10 @@ class Store {
 
   // Small key/value memo tables named by `table` ("compiler", "closure", ...).
   virtual std::optional<std::string> get_memo(std::string_view table, std::string_view key) = 0;
+  // Calls fn with the memo's value where it lies, valid only during the call
+  // (a large memo is not copied); false, fn not called, when there is none.
+  virtual bool visit_memo(std::string_view table, std::string_view key,
+                          const std::function<void(std::string_view)>& fn);
   virtual Status put_memo(std::string_view table, std::string_view key, std::string_view value) = 0;
 
   // Statistics counters ("hits", "misses", "time_saved_us", ...).

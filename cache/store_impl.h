@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "cache/config.h"
 #include "cache/counters_file.h"
+#include "cache/function_ref.h"
 #include "cache/index_env.h"
 #include "cache/pack_file.h"
 #include "cache/records.h"
@@ -44,6 +46,8 @@ class StoreImpl final : public Store {
   std::optional<ActionRecord> get_action(const ActionKey& key) override;
   Status put_action(const ActionKey& key, const ActionRecord& record) override;
   std::optional<std::string> get_memo(std::string_view table, std::string_view key) override;
+  bool visit_memo(std::string_view table, std::string_view key,
+                  const std::function<void(std::string_view)>& fn) override;
   Status put_memo(std::string_view table, std::string_view key, std::string_view value) override;
   Status add_counter(std::string_view name, int64_t delta) override;
 
@@ -79,6 +83,9 @@ class StoreImpl final : public Store {
   Status roll_over(uint32_t full_pack);
   Status put_record(Table table, const std::string& key, std::string value);
   std::optional<std::string> get_record(Table table, const std::string& key);
+  // Calls fn with the record's value in place, inside the read transaction;
+  // false (fn not called) when it is absent, damaged or unreadable.
+  bool visit_record(Table table, const std::string& key, FunctionRef<void(std::string_view)> fn);
   uint64_t pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs);
   // Evicts a pack chunk by chunk; stops between chunks once the steady clock
   // passes deadline_ns (*done stays false, the pack stays marked evicting).

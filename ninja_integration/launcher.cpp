@@ -169,20 +169,23 @@ LaunchResult Launcher::run() {
   // Fast path: the closure memo of this translation unit.
   cache::Hash128 tu = translation_unit_key(identity_, cmd_, cwd_);
   bool have_key = false;
-  if (std::optional<std::string> bytes = store_->get_memo("closure", tu.hex())) {
-    cache::Hash128 memo_key;
-    bool memo_uses_date = false;
-    std::string changed;
-    if (check_encoded_closure_memo(*bytes, &memo_key, &memo_uses_date, &changed)) {
-      if (changed.empty()) {
-        key_ = memo_key;
-        uses_date_ = memo_uses_date;
-        have_key = true;
-      } else {
-        note("closure memo out of date: " + changed);
-      }
+  // Checked where the index holds it: copying a memo of a few hundred paths
+  // into fresh heap pages cost more than reading it.
+  cache::Hash128 memo_key;
+  bool memo_uses_date = false, memo_valid = false;
+  std::string changed;
+  bool have_memo = store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) {
+    memo_valid = check_encoded_closure_memo(bytes, &memo_key, &memo_uses_date, &changed);
+  });
+  if (have_memo && memo_valid) {
+    if (changed.empty()) {
+      key_ = memo_key;
+      uses_date_ = memo_uses_date;
+      have_key = true;
+    } else {
+      note("closure memo out of date: " + changed);
     }
-  } else if (explain_) {
+  } else if (!have_memo && explain_) {
     note("no closure memo for this command (first compile, or arguments changed)");
   }
   if (!have_key) {

@@ -127,6 +127,33 @@ TEST(Store, LongKeysAndPaths) {
   EXPECT_EQ(store->get_memo("t", key), "v");
 }
 
+TEST(Store, VisitMemoSeesTheValueInPlace) {
+  testing::TempDir tmp;
+  auto store = open_store(tmp.path());
+  // Large enough to live on LMDB overflow pages, like a closure memo.
+  std::string value(100000, 'm');
+  value[77777] = 'x';
+  ASSERT_TRUE(store->put_memo("closure", "tu", value).ok());
+  ASSERT_TRUE(store->put_memo("closure", "tu2", "").ok());
+  int calls = 0;
+  std::string seen;
+  EXPECT_TRUE(store->visit_memo("closure", "tu", [&](std::string_view v) {
+    ++calls;
+    seen = std::string(v);
+  }));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen, value);
+  EXPECT_TRUE(store->visit_memo("closure", "tu2", [&](std::string_view v) {
+    ++calls;
+    seen = std::string(v);
+  }));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(seen, "");
+  EXPECT_FALSE(store->visit_memo("closure", "tu3", [&](std::string_view) { ++calls; }));
+  EXPECT_FALSE(store->visit_memo("other", "tu", [&](std::string_view) { ++calls; }));
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(Store, RolloverOverManyPacksStaysAFewFiles) {
   testing::TempDir tmp;
   std::mt19937_64 rng(2);
