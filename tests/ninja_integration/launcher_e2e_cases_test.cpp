@@ -69,6 +69,19 @@ TEST_F(NoFalseHit, FileAFailedHasIncludeLookedFor) {
   expect_miss("g++ -Iinc -c m.cpp");
 }
 
+// clang lists in its depfile a header it was only asked __has_include about:
+// that is no scanner disagreement, yet an edit of it still makes a miss.
+TEST_F(NoFalseHit, HeaderOnlyAskedAboutByHasInclude) {
+  dir_.write("inc/opt.h", "#define UNUSED 1\n");
+  dir_.write("m.cpp", "#if __has_include(\"opt.h\")\nint x = 1;\n#endif\nint v() { return 2; }\n");
+  expect_miss("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+  EXPECT_EQ(dir_.read("log.txt").find("scanner disagreement"), std::string::npos)
+      << dir_.read("log.txt");
+  expect_hit("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+  dir_.write("inc/opt.h", "#define UNUSED 2\n");
+  expect_miss("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+}
+
 TEST_F(NoFalseHit, IncludeNextChain) {
   dir_.write("a/n.h", "#include_next <n.h>\n#define A 1\n");
   dir_.write("b/n.h", "#define B 1\n");
