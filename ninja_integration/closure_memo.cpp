@@ -34,16 +34,6 @@ bool read_sig(ByteReader* r, cache::StatSignature* s) {
          r->i64(&s->ctime_ns);
 }
 
-cache::StatSignature signature_of(const struct stat& st) {
-  cache::StatSignature sig;
-  sig.dev = uint64_t(st.st_dev);
-  sig.ino = uint64_t(st.st_ino);
-  sig.size = uint64_t(st.st_size);
-  sig.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-  sig.ctime_ns = int64_t(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec;
-  return sig;
-}
-
 // O_PATH handles on the directories of the checked paths, opened on first
 // use. fstatat(handle, name) answers exactly what stat(dir/name) answers
 // (symlinks followed the same way) without walking dir again for every file.

@@ -20,7 +20,15 @@ namespace {
 constexpr std::string_view kSummaryTag = "lexpack-summary-1";
 constexpr int64_t kSettleNs = 1'000'000'000;
 
-cache::StatSignature to_signature(const struct stat& st) {
+bool is_include_like(lexer::DirectiveKind k) {
+  using K = lexer::DirectiveKind;
+  return k == K::kInclude || k == K::kIncludeNext || k == K::kImport || k == K::kHasInclude ||
+         k == K::kHasIncludeNext;
+}
+
+}  // namespace
+
+cache::StatSignature signature_of(const struct stat& st) {
   cache::StatSignature sig;
   sig.dev = uint64_t(st.st_dev);
   sig.ino = uint64_t(st.st_ino);
@@ -30,28 +38,20 @@ cache::StatSignature to_signature(const struct stat& st) {
   return sig;
 }
 
-bool is_include_like(lexer::DirectiveKind k) {
-  using K = lexer::DirectiveKind;
-  return k == K::kInclude || k == K::kIncludeNext || k == K::kImport || k == K::kHasInclude ||
-         k == K::kHasIncludeNext;
-}
-
-}  // namespace
-
 bool stat_file(const std::string& path, cache::StatSignature* sig, bool* is_dir) {
   struct stat st;
   if (is_dir) *is_dir = false;
   if (::stat(path.empty() ? "." : path.c_str(), &st) != 0) return false;
   if (is_dir) *is_dir = S_ISDIR(st.st_mode);
   if (!S_ISREG(st.st_mode)) return false;
-  *sig = to_signature(st);
+  *sig = signature_of(st);
   return true;
 }
 
 bool stat_dir(const std::string& path, cache::StatSignature* sig) {
   struct stat st;
   if (::stat(path.empty() ? "." : path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  *sig = to_signature(st);
+  *sig = signature_of(st);
   return true;
 }
 

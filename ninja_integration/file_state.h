@@ -3,6 +3,8 @@
 // file table so that an unchanged file costs one stat, no read and no lexing.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +20,9 @@
 namespace lexpack::ninja {
 
 class ScanFileCache;
+
+// The signature fields of a stat(2) answer.
+cache::StatSignature signature_of(const struct stat& st);
 
 // stat(2) of `path`, following symlinks. False when the path does not exist
 // or is not a regular file (`*is_dir` tells a directory apart when given).

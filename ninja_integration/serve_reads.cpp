@@ -40,13 +40,6 @@ std::string real_path(const std::string& path) {
   return buf;
 }
 
-bool same_signature(const struct stat& st, const cache::StatSignature& sig) {
-  return uint64_t(st.st_dev) == sig.dev && uint64_t(st.st_ino) == sig.ino &&
-         uint64_t(st.st_size) == sig.size &&
-         int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec == sig.mtime_ns &&
-         int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec == sig.ctime_ns;
-}
-
 }  // namespace
 
 ServedReads::~ServedReads() {
@@ -79,7 +72,7 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
         continue;
       }
     }
-    if (!S_ISREG(c.st.st_mode) || !same_signature(c.st, f.stat)) {
+    if (!S_ISREG(c.st.st_mode) || !(signature_of(c.st) == f.stat)) {
       ++skipped_;
       continue;
     }
