@@ -47,19 +47,10 @@ bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) 
   auto it = probes_.find(path);
   if (it == probes_.end()) {
     std::optional<cache::StatSignature> found;
-    std::string abs;
-    bool known = false;
     if (shared_) {
-      abs = absolute_path(path, cwd_);
-      if (auto answer = shared_->find_stat(abs)) {
-        found = *answer;
-        known = true;
-      }
-    }
-    if (!known) {
-      cache::StatSignature s;
-      if (stat_file(path, &s)) found = s;
-      if (shared_) shared_->put_stat(abs, found);
+      found = shared_->stat_once(path, absolute_path(path, cwd_));
+    } else if (cache::StatSignature s; stat_file(path, &s)) {
+      found = s;
     }
     it = probes_.emplace(path, found).first;
   }

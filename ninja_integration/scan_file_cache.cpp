@@ -28,6 +28,16 @@ void ScanFileCache::put_stat(const std::string& abs_path,
   e.stat = sig;
 }
 
+std::optional<cache::StatSignature> ScanFileCache::stat_once(const std::string& path,
+                                                             const std::string& abs_path) {
+  if (auto answer = find_stat(abs_path)) return *answer;
+  std::optional<cache::StatSignature> found;
+  cache::StatSignature sig;
+  if (stat_file(path, &sig)) found = sig;
+  put_stat(abs_path, found);
+  return found;
+}
+
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
                                                                const cache::StatSignature& sig) {
   Shard& s = shard_of(abs_path);

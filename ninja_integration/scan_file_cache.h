@@ -23,6 +23,10 @@ class ScanFileCache {
   // inner optional when the path is not a regular file.
   std::optional<std::optional<cache::StatSignature>> find_stat(const std::string& abs_path);
   void put_stat(const std::string& abs_path, const std::optional<cache::StatSignature>& sig);
+  // stat_file() of `path` (relative to the working directory), asked once per
+  // scan under `abs_path`; nullopt when it is not a regular file.
+  std::optional<cache::StatSignature> stat_once(const std::string& path,
+                                                const std::string& abs_path);
 
   // The summary recorded for `abs_path` when it was taken at `sig`.
   std::shared_ptr<const FileSummary> find_summary(const std::string& abs_path,

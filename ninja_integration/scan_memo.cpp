@@ -16,13 +16,7 @@ std::optional<cache::StatSignature> file_stat(const std::string& path, const std
                                               ScanFileCache* shared) {
   std::string relative_to_cwd;
   if (path.empty() || path[0] != '/') relative_to_cwd = absolute_path(path, cwd);
-  const std::string& abs = relative_to_cwd.empty() ? path : relative_to_cwd;
-  if (auto answer = shared->find_stat(abs)) return *answer;
-  std::optional<cache::StatSignature> found;
-  cache::StatSignature sig;
-  if (stat_file(path, &sig)) found = sig;
-  shared->put_stat(abs, found);
-  return found;
+  return shared->stat_once(path, relative_to_cwd.empty() ? path : relative_to_cwd);
 }
 
 std::optional<cache::StatSignature> dir_stat(const std::string& dir, DirStatCache* dirs) {
