@@ -102,28 +102,25 @@ EXPORT ssize_t readv(int fd, const struct iovec* iov, int count) {
   return r_readv(fd, iov, count);
 }
 
+static ssize_t serve_preadv(const LexpackManifestEntry* e, const struct iovec* iov, int count,
+                            int64_t off) {
+  if (off < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  return serve_readv(e, iov, count, (uint64_t)off);
+}
+
 EXPORT ssize_t preadv(int fd, const struct iovec* iov, int count, off_t off) {
   const LexpackManifestEntry* e = served(fd);
-  if (e) {
-    if (off < 0) {
-      errno = EINVAL;
-      return -1;
-    }
-    return serve_readv(e, iov, count, (uint64_t)off);
-  }
+  if (e) return serve_preadv(e, iov, count, off);
   if (!REAL(preadv)) NO_REAL(-1);
   return r_preadv(fd, iov, count, off);
 }
 
 EXPORT ssize_t preadv64(int fd, const struct iovec* iov, int count, off64_t off) {
   const LexpackManifestEntry* e = served(fd);
-  if (e) {
-    if (off < 0) {
-      errno = EINVAL;
-      return -1;
-    }
-    return serve_readv(e, iov, count, (uint64_t)off);
-  }
+  if (e) return serve_preadv(e, iov, count, off);
   if (!REAL(preadv64)) NO_REAL(-1);
   return r_preadv64(fd, iov, count, off);
 }
