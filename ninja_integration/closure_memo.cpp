@@ -37,19 +37,19 @@ bool read_sig(ByteReader* r, cache::StatSignature* s) {
 // O_PATH handles on the directories of the checked paths, opened on first
 // use. fstatat(handle, name) answers exactly what stat(dir/name) answers
 // (symlinks followed the same way) without walking dir again for every file.
-class DirHandles {
+class DirHandles : public MemoStatSource {
  public:
   DirHandles() = default;
   DirHandles(const DirHandles&) = delete;
   DirHandles& operator=(const DirHandles&) = delete;
-  ~DirHandles() {
+  ~DirHandles() override {
     for (const auto& [dir, fd] : fds_) {
       if (fd >= 0) ::close(fd);
     }
   }
 
   // stat(2) of `path`, following symlinks: false unless it is a regular file.
-  bool stat_file(std::string_view path, cache::StatSignature* sig) {
+  bool stat_file(std::string_view path, cache::StatSignature* sig) override {
     struct stat st;
     if (!stat_path(path, &st) || !S_ISREG(st.st_mode)) return false;
     *sig = signature_of(st);
@@ -57,7 +57,7 @@ class DirHandles {
   }
 
   // stat(2) of `path`: false unless it is a directory.
-  bool stat_dir(std::string_view path, cache::StatSignature* sig) {
+  bool stat_dir(std::string_view path, cache::StatSignature* sig) override {
     struct stat st;
     if (!stat_path(path, &st) || !S_ISDIR(st.st_mode)) return false;
     *sig = signature_of(st);
@@ -137,8 +137,9 @@ struct MemoView {
   std::vector<std::string_view> absent_dirs;
 };
 
-std::string check_view(const MemoView& m) {
-  DirHandles dirs;
+std::string check_view(const MemoView& m, MemoStatSource* stats) {
+  DirHandles handles;
+  MemoStatSource& dirs = stats ? *stats : handles;
   for (const auto& d : m.dependencies) {
     cache::StatSignature now;
     if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
@@ -254,7 +255,7 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
   return r.done();
 }
 
-std::string check_closure_memo(const ClosureMemo& m) {
+std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
   MemoView v;
   v.dependencies.reserve(m.dependencies.size());
   for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
@@ -264,7 +265,7 @@ std::string check_closure_memo(const ClosureMemo& m) {
     v.probes.insert(v.probes.end(), d.probes.begin(), d.probes.end());
   }
   v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
-  return check_view(v);
+  return check_view(v, stats);
 }
 
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
@@ -308,7 +309,7 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
     if (!read_view(&r, bytes, &d)) return false;
   }
   if (!r.done()) return false;
-  *changed = check_view(m);
+  *changed = check_view(m, nullptr);
   return true;
 }
 

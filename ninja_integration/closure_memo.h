@@ -44,9 +44,19 @@ bool build_closure_memo(const Closure& closure, const SearchList& list,
 std::string encode_closure_memo(const ClosureMemo& memo);
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
 
+// Where a memo check gets its stat answers: by default handles on the
+// checked directories; a whole-build scan shares its answers across TUs.
+class MemoStatSource {
+ public:
+  virtual ~MemoStatSource() = default;
+  // stat(2) following symlinks: false unless a regular file (a directory).
+  virtual bool stat_file(std::string_view path, cache::StatSignature* sig) = 0;
+  virtual bool stat_dir(std::string_view path, cache::StatSignature* sig) = 0;
+};
+
 // Empty when everything recorded still holds; else what changed first
-// ("changed: inc/a.h", "appeared: inc/b.h", ...).
-std::string check_closure_memo(const ClosureMemo& memo);
+// ("changed: inc/a.h", "appeared: inc/b.h", ...). `stats` null: the default.
+std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = nullptr);
 
 // check_closure_memo() on the encoded memo, without decoding it into a
 // ClosureMemo (the hit path: no string built per dependency). False when

@@ -11,23 +11,39 @@ namespace {
 
 constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-1";
 
-// The stat answer for a file, asked once per scan.
-std::optional<cache::StatSignature> file_stat(const std::string& path, const std::string& cwd,
-                                              ScanFileCache* shared) {
-  std::string relative_to_cwd;
-  if (path.empty() || path[0] != '/') relative_to_cwd = absolute_path(path, cwd);
-  return shared->stat_once(path, relative_to_cwd.empty() ? path : relative_to_cwd);
-}
+// The scan's stat answers: files asked once per scan (shared by its
+// threads), directories once per worker.
+class ScanStats : public MemoStatSource {
+ public:
+  ScanStats(const std::string& cwd, ScanFileCache* shared, DirStatCache* dirs)
+      : cwd_(cwd), shared_(shared), dirs_(dirs) {}
 
-std::optional<cache::StatSignature> dir_stat(const std::string& dir, DirStatCache* dirs) {
-  auto it = dirs->find(dir);
-  if (it != dirs->end()) return it->second;
-  std::optional<cache::StatSignature> found;
-  cache::StatSignature sig;
-  if (stat_dir(dir, &sig)) found = sig;
-  dirs->emplace(dir, found);
-  return found;
-}
+  bool stat_file(std::string_view path, cache::StatSignature* sig) override {
+    std::string p(path);
+    std::optional<cache::StatSignature> found = p.empty() || p[0] != '/'
+                                                    ? shared_->stat_once(p, absolute_path(p, cwd_))
+                                                    : shared_->stat_once(p, p);
+    if (found) *sig = *found;
+    return found.has_value();
+  }
+
+  bool stat_dir(std::string_view path, cache::StatSignature* sig) override {
+    std::string dir(path);
+    auto it = dirs_->find(dir);
+    if (it == dirs_->end()) {
+      std::optional<cache::StatSignature> found;
+      if (cache::StatSignature s; ninja::stat_dir(dir, &s)) found = s;
+      it = dirs_->emplace(std::move(dir), found).first;
+    }
+    if (it->second) *sig = *it->second;
+    return it->second.has_value();
+  }
+
+ private:
+  const std::string& cwd_;
+  ScanFileCache* shared_;
+  DirStatCache* dirs_;
+};
 
 }  // namespace
 
@@ -61,22 +77,8 @@ bool decode_scan_memo(std::string_view bytes, ScanMemo* memo) {
 
 std::string check_scan_memo(const ClosureMemo& memo, const std::string& cwd, ScanFileCache* shared,
                             DirStatCache* dirs) {
-  for (const auto& d : memo.dependencies) {
-    std::optional<cache::StatSignature> now = file_stat(d.path, cwd, shared);
-    if (!now) return "missing: " + d.path;
-    if (!(*now == d.stat)) return "changed: " + d.path;
-  }
-  for (const auto& d : memo.probed_dirs) {
-    std::optional<cache::StatSignature> now = dir_stat(d.dir, dirs);
-    if (!d.check_each && now.has_value() == d.exists && (!now || *now == d.stat)) continue;
-    for (const std::string& p : d.probes) {
-      if (file_stat(p, cwd, shared)) return "appeared: " + p;
-    }
-  }
-  for (const std::string& d : memo.absent_dirs) {
-    if (dir_stat(d, dirs)) return "search directory appeared: " + d;
-  }
-  return {};
+  ScanStats stats(cwd, shared, dirs);
+  return check_closure_memo(memo, &stats);
 }
 
 }  // namespace lexpack::ninja
