@@ -97,7 +97,8 @@ class Scanner {
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
     // A warm scan: nothing the last closure of this TU rests on has changed.
-    cache::Hash128 tu_key = translation_unit_key(*identity, cmd, e.directory);
+    cache::Hash128 tu_key;
+    if (store_) tu_key = translation_unit_key(*identity, cmd, e.directory);
     if (store_ && files->shared()) {
       ScanMemo memo;
       std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
