@@ -52,22 +52,31 @@ cache::Result<CompilerIdentity> ask_compiler(const std::string& program) {
   h.field(uint64_t(id.kind));
   h.field(version.out);
   hash_file(&h, program);
+  // The remaining questions are independent: ask them all at once.
+  std::vector<std::vector<std::string>> questions;
   if (id.kind == CompilerKind::kGcc) {
     // The driver runs cc1/cc1plus: their bytes decide the object.
-    for (const char* prog : {"cc1", "cc1plus"}) {
-      ProcessResult where = run_captured({program, std::string("-print-prog-name=") + prog}, true);
-      std::string path = first_line(where.out);
-      if (where.exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
-        hash_file(&h, path);
-      } else {
-        h.field(std::string("no ") + prog);
-      }
+    for (const char* prog : {"cc1", "cc1plus"})
+      questions.push_back({program, std::string("-print-prog-name=") + prog});
+  }
+  const size_t first_lang = questions.size();
+  for (const char* lang : {"c", "c++"}) {
+    questions.push_back({program, "-x", lang, "-dM", "-E", "/dev/null"});
+    questions.push_back({program, "-x", lang, "-E", "-v", "/dev/null"});
+  }
+  std::vector<ProcessResult> answers = run_captured_all(questions);
+  for (size_t i = 0; i < first_lang; ++i) {
+    std::string path = first_line(answers[i].out);
+    if (answers[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
+      hash_file(&h, path);
+    } else {
+      h.field("no " + questions[i][1].substr(std::string_view("-print-prog-name=").size()));
     }
   }
-  for (const char* lang : {"c", "c++"}) {
-    ProcessResult macros = run_captured({program, "-x", lang, "-dM", "-E", "/dev/null"}, true);
+  for (size_t i = first_lang; i < answers.size(); i += 2) {
+    const ProcessResult& macros = answers[i];
+    const ProcessResult& dirs = answers[i + 1];
     h.field(macros.exit_code == 0 ? macros.out : "no macros");
-    ProcessResult dirs = run_captured({program, "-x", lang, "-E", "-v", "/dev/null"}, true);
     SearchList list;
     if (dirs.exit_code == 0 && parse_search_list(dirs.err, &list)) {
       h.field(encode_search_list(list));

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ninja_integration/include_resolver.h"
+#include "ninja_integration/scan_file_cache.h"
 
 namespace lexpack::ninja {
 
@@ -59,6 +60,36 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     }
   }
 
+  // The include edges of one file where it was found: from the scan-wide
+  // cache when there is one, else resolved here.
+  ScanFileCache* shared = files->shared();
+  using FileEdges = ScanFileCache::FileEdges;
+  auto edges_of = [&](const Pending& p, const FileSummary& summary) {
+    std::string key;
+    if (shared) {
+      key = resolver.context() + std::to_string(p.chain_index) + '|' + p.path;
+      if (std::shared_ptr<const FileEdges> known = shared->find_edges(key)) return known;
+    }
+    auto e = std::make_shared<FileEdges>();
+    std::string dir(dir_of(p.path));
+    for (const IncludeDirective& d : summary.includes) {
+      using K = lexer::DirectiveKind;
+      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
+      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
+      if (d.computed) {
+        e->computed = true;
+        e->computed_presence = e->computed_presence || presence;
+        continue;
+      }
+      e->edges.push_back({resolver.answer(d.name, d.angled, next, dir, p.chain_index), presence});
+    }
+    if (shared) shared->put_edges(key, e);
+    return std::shared_ptr<const FileEdges>(std::move(e));
+  };
+
+  // Every answer the walk used (the resolver, and the scan-wide cache when
+  // there is one, keep them alive).
+  std::vector<const ScanFileCache::Answer*> answers;
   while (!queue.empty()) {
     Pending p = std::move(queue.front());
     queue.pop_front();
@@ -70,33 +101,36 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     file.content = summary->content;
     closure.uses_date = closure.uses_date || summary->uses_date;
     closure.uses_time = closure.uses_time || summary->uses_time;
-    std::string dir(dir_of(p.path));
-    for (const IncludeDirective& d : summary->includes) {
-      using K = lexer::DirectiveKind;
-      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
-      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
-      if (d.computed) {
-        if (presence && closure.unsure.empty()) {
-          closure.unsure = "computed __has_include in " + p.path;
-        }
-        closure.has_computed_include = true;
-        continue;
-      }
-      Resolution r = resolver.resolve(d.name, d.angled, next, dir, p.chain_index, &failed);
+    std::shared_ptr<const FileEdges> edges = edges_of(p, *summary);
+    if (edges->computed_presence && closure.unsure.empty()) {
+      closure.unsure = "computed __has_include in " + p.path;
+    }
+    closure.has_computed_include = closure.has_computed_include || edges->computed;
+    for (const FileEdges::Edge& edge : edges->edges) {
+      answers.push_back(edge.answer.get());
+      const Resolution& r = edge.answer->resolution;
       if (!r.found) continue;
-      if (presence) {
+      if (edge.presence) {
         if (!index_of.count(r.path)) {
           index_of.emplace(r.path, closure.files.size());
           closure.files.push_back({r.path, r.stat, {}, true, p.path});
         }
       } else {
-        enqueue(std::move(r), p.path);
+        enqueue(Resolution(r), p.path);
       }
     }
   }
-  std::sort(failed.begin(), failed.end());
-  failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
-  closure.failed_probes = std::move(failed);
+  // Many files ask the same questions: drop repeated answers before their
+  // (longer) lists of failed candidates are merged.
+  std::sort(answers.begin(), answers.end());
+  answers.erase(std::unique(answers.begin(), answers.end()), answers.end());
+  std::vector<std::string_view> all_failed(failed.begin(), failed.end());
+  for (const ScanFileCache::Answer* a : answers) {
+    all_failed.insert(all_failed.end(), a->failed.begin(), a->failed.end());
+  }
+  std::sort(all_failed.begin(), all_failed.end());
+  all_failed.erase(std::unique(all_failed.begin(), all_failed.end()), all_failed.end());
+  closure.failed_probes.assign(all_failed.begin(), all_failed.end());
   return closure;
 }
 

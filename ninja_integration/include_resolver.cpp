@@ -62,14 +62,16 @@ bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) 
 Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool next,
                                     std::string_view includer_dir, int includer_index,
                                     std::vector<std::string>* failed) {
-  Resolution r;
-  if (name.empty()) return r;
-  if (name[0] == '/') {
-    r.path = std::string(name);
-    r.found = probe(r.path, &r.stat);
-    if (!r.found) failed->push_back(r.path);
-    return r;
-  }
+  std::shared_ptr<const ScanFileCache::Answer> a =
+      answer(name, angled, next, includer_dir, includer_index);
+  failed->insert(failed->end(), a->failed.begin(), a->failed.end());
+  return a->resolution;
+}
+
+std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string_view name,
+                                                                     bool angled, bool next,
+                                                                     std::string_view includer_dir,
+                                                                     int includer_index) {
   bool use_includer_dir = !angled;
   size_t start = angled ? bracket_start_ : 0;
   if (next) {
@@ -84,30 +86,36 @@ Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool nex
     // Otherwise (the main file, or clang and a file found relative to its
     // includer) #include_next behaves as #include.
   }
+  const bool absolute = !name.empty() && name[0] == '/';
   std::string memo_key;
   memo_key.reserve(name.size() + (use_includer_dir ? includer_dir.size() : 0) + 12);
-  memo_key.append(std::to_string(start)).push_back(use_includer_dir ? '"' : '<');
-  if (use_includer_dir) memo_key.append(includer_dir).push_back('\0');
+  if (absolute) {
+    memo_key.push_back('/');  // the search list plays no part
+  } else {
+    memo_key.append(std::to_string(start)).push_back(use_includer_dir ? '"' : '<');
+    if (use_includer_dir) memo_key.append(includer_dir).push_back('\0');
+  }
   memo_key.append(name);
   if (auto it = answers_.find(memo_key); it != answers_.end()) return it->second;
+  std::string shared_key;
   if (shared_) {
-    std::string key = shared_prefix_ + memo_key;
-    if (std::shared_ptr<const ScanFileCache::Answer> a = shared_->find_answer(key)) {
-      failed->insert(failed->end(), a->failed.begin(), a->failed.end());
-      answers_.emplace(std::move(memo_key), a->resolution);
-      return a->resolution;
+    shared_key = shared_prefix_ + memo_key;
+    if (std::shared_ptr<const ScanFileCache::Answer> a = shared_->find_answer(shared_key)) {
+      return answers_.emplace(std::move(memo_key), std::move(a)).first->second;
     }
-    auto a = std::make_shared<ScanFileCache::Answer>();
-    a->resolution = search(name, use_includer_dir, includer_dir, start, &a->failed);
-    failed->insert(failed->end(), a->failed.begin(), a->failed.end());
-    r = a->resolution;
-    shared_->put_answer(key, std::move(a));
-    answers_.emplace(std::move(memo_key), r);
-    return r;
   }
-  r = search(name, use_includer_dir, includer_dir, start, failed);
-  answers_.emplace(std::move(memo_key), r);
-  return r;
+  auto a = std::make_shared<ScanFileCache::Answer>();
+  if (name.empty()) {
+    // Nothing to look for: not found, nothing probed.
+  } else if (absolute) {
+    a->resolution.path = std::string(name);
+    a->resolution.found = probe(a->resolution.path, &a->resolution.stat);
+    if (!a->resolution.found) a->failed.push_back(a->resolution.path);
+  } else {
+    a->resolution = search(name, use_includer_dir, includer_dir, start, &a->failed);
+  }
+  if (shared_) shared_->put_answer(shared_key, a);
+  return answers_.emplace(std::move(memo_key), std::move(a)).first->second;
 }
 
 Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,

@@ -5,6 +5,7 @@
 // path changes the key.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,22 +14,11 @@
 
 #include "cache/store.h"
 #include "ninja_integration/compiler_identity.h"
+#include "ninja_integration/resolution.h"
+#include "ninja_integration/scan_file_cache.h"
 #include "ninja_integration/search_list.h"
 
 namespace lexpack::ninja {
-
-class ScanFileCache;
-
-// Where a file was found, for #include_next.
-inline constexpr int kFoundOutsideChain = -1;  // the source, or a path used as is
-inline constexpr int kFoundInIncluderDir = -2;
-
-struct Resolution {
-  bool found = false;
-  std::string path;  // as the compiler names it: dir + "/" + name
-  int chain_index = kFoundOutsideChain;
-  cache::StatSignature stat;
-};
 
 // dir + "/" + name, as the compiler joins them ("" is the working directory).
 std::string join_path(std::string_view dir, std::string_view name);
@@ -45,12 +35,20 @@ class IncludeResolver {
                   std::string cwd);
 
   // Resolves `name`. `includer_dir` is the directory of the including file;
-  // `includer_index` where that file was found. Failed candidates are appended
-  // to *failed (paths).
+  // `includer_index` where that file was found. Every failed candidate of the
+  // search is appended to *failed (paths), also when the answer was known.
   Resolution resolve(std::string_view name, bool angled, bool next, std::string_view includer_dir,
                      int includer_index, std::vector<std::string>* failed);
+  // The same search, answered with its failed candidates; the answer is shared
+  // by every asker of the same question and never changes.
+  std::shared_ptr<const ScanFileCache::Answer> answer(std::string_view name, bool angled, bool next,
+                                                      std::string_view includer_dir,
+                                                      int includer_index);
 
   size_t chain_size() const { return chain_.size(); }
+  // Tells this resolver's search context apart from others of the same scan;
+  // empty without a ScanFileCache.
+  const std::string& context() const { return shared_prefix_; }
   const std::vector<std::string>& chain() const { return chain_; }
 
  private:
@@ -66,9 +64,8 @@ class IncludeResolver {
   std::string shared_prefix_;  // this resolver's context id in `shared_`
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
   // Earlier answers by (includer dir if searched, start, name): the same
-  // <vector> is asked for by hundreds of headers. Their failed candidates
-  // were reported the first time.
-  std::unordered_map<std::string, Resolution> answers_;
+  // <vector> is asked for by hundreds of headers.
+  std::unordered_map<std::string, std::shared_ptr<const ScanFileCache::Answer>> answers_;
 };
 
 }  // namespace lexpack::ninja

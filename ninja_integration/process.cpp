@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 extern char** environ;
 
@@ -135,6 +136,18 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
                                    std::chrono::steady_clock::now() - start)
                                    .count());
   return result;
+}
+
+std::vector<ProcessResult> run_captured_all(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<ProcessResult> results(commands.size());
+  std::vector<std::thread> threads;
+  threads.reserve(commands.size());
+  for (size_t i = 1; i < commands.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = run_captured(commands[i], true); });
+  }
+  if (!commands.empty()) results[0] = run_captured(commands[0], true);
+  for (std::thread& t : threads) t.join();
+  return results;
 }
 
 void exec_replace(const std::vector<std::string>& argv, std::string* err) {

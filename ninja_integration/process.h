@@ -25,6 +25,11 @@ struct ProcessResult {
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
                            const std::vector<std::string>* env = nullptr);
 
+// Runs each command as run_captured(argv, true) does, all at the same time;
+// results in the order of `commands`. For questions to a compiler, which are
+// independent and each cost a process start.
+std::vector<ProcessResult> run_captured_all(const std::vector<std::vector<std::string>>& commands);
+
 // Replaces the current process by argv. Returns only on failure, with *err set.
 void exec_replace(const std::vector<std::string>& argv, std::string* err);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -77,6 +78,33 @@ void append_make_escaped(std::string* out, std::string_view s) {
   out->append(s.substr(run));
 }
 
+// Results computed once per key however many threads ask: the first caller
+// computes, the others wait for its answer.
+template <typename T>
+class OnceMap {
+ public:
+  template <typename Compute>
+  cache::Result<T> get(const std::string& key, Compute compute) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard lock(mu_);
+      std::shared_ptr<Slot>& s = slots_[key];
+      if (!s) s = std::make_shared<Slot>();
+      slot = s;
+    }
+    std::call_once(slot->once, [&] { slot->result.emplace(compute()); });
+    return *slot->result;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    std::optional<cache::Result<T>> result;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
+};
+
 class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
@@ -110,7 +138,7 @@ class Scanner {
         return tu;
       }
     }
-    auto list = query_search_list(store_, *identity, cmd, e.directory);
+    auto list = search_list_of(*identity, cmd, e.directory);
     if (!list.ok()) return skip(tu, list.message());
     auto closure = compute_closure(files, cmd, *list, identity->kind, e.directory);
     if (!closure.ok()) return skip(tu, closure.message());
@@ -139,21 +167,24 @@ class Scanner {
     return tu;
   }
   cache::Result<CompilerIdentity> identity_of(const std::string& compiler) {
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = identities_.find(compiler); it != identities_.end()) return it->second;
-    }
-    auto id = compiler_identity(store_, compiler);
-    if (!id.ok()) return id;
-    std::lock_guard lock(mu_);
-    identities_.emplace(compiler, *id);
-    return id;
+    return identities_.get(compiler, [&] { return compiler_identity(store_, compiler); });
+  }
+  // Each distinct search list is asked once per scan, even when several
+  // threads need it at the same moment (each question runs the compiler).
+  cache::Result<SearchList> search_list_of(const CompilerIdentity& identity,
+                                           const CompileCommand& cmd, const std::string& cwd) {
+    std::string key = identity.hash.hex();
+    key.push_back('\0');
+    key.append(cwd).push_back('\0');
+    key.append(language_name(cmd.language)).push_back('\0');
+    for (const std::string& a : cmd.search_args) key.append(a).push_back('\0');
+    return search_lists_.get(key, [&] { return query_search_list(store_, identity, cmd, cwd); });
   }
 
   cache::Store* store_;
   const lexer::Kernel* kernel_;
-  std::mutex mu_;
-  std::map<std::string, CompilerIdentity> identities_;
+  OnceMap<CompilerIdentity> identities_;
+  OnceMap<SearchList> search_lists_;
 };
 
 }  // namespace

@@ -63,17 +63,4 @@ uint64_t ScanFileCache::context_id(const std::string& context) {
   return contexts_.emplace(context, contexts_.size()).first->second;
 }
 
-std::shared_ptr<const ScanFileCache::Answer> ScanFileCache::find_answer(const std::string& key) {
-  AnswerShard& s = answer_shards_[std::hash<std::string>{}(key) % kShards];
-  std::lock_guard lock(s.mu);
-  auto it = s.answers.find(key);
-  return it == s.answers.end() ? nullptr : it->second;
-}
-
-void ScanFileCache::put_answer(const std::string& key, std::shared_ptr<const Answer> answer) {
-  AnswerShard& s = answer_shards_[std::hash<std::string>{}(key) % kShards];
-  std::lock_guard lock(s.mu);
-  s.answers.emplace(key, std::move(answer));
-}
-
 }  // namespace lexpack::ninja

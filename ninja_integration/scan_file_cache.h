@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,7 +14,7 @@
 
 #include "cache/store.h"
 #include "ninja_integration/file_state.h"
-#include "ninja_integration/include_resolver.h"
+#include "ninja_integration/resolution.h"
 
 namespace lexpack::ninja {
 
@@ -42,8 +43,27 @@ class ScanFileCache {
   };
   // A small number for one (working directory, compiler kind, search chain).
   uint64_t context_id(const std::string& context);
-  std::shared_ptr<const Answer> find_answer(const std::string& key);
-  void put_answer(const std::string& key, std::shared_ptr<const Answer> answer);
+  std::shared_ptr<const Answer> find_answer(const std::string& key) { return answers_.find(key); }
+  void put_answer(const std::string& key, std::shared_ptr<const Answer> answer) {
+    answers_.put(key, std::move(answer));
+  }
+
+  // What the include directives of one file resolve to in one search context,
+  // given where the file itself was found: the same for every TU of the scan
+  // that reaches the file that way, so it is worked out once.
+  struct FileEdges {
+    struct Edge {
+      std::shared_ptr<const Answer> answer;
+      bool presence = false;  // asked by __has_include only
+    };
+    std::vector<Edge> edges;         // one per plain directive, in order
+    bool computed = false;           // a computed #include or __has_include
+    bool computed_presence = false;  // a computed __has_include
+  };
+  std::shared_ptr<const FileEdges> find_edges(const std::string& key) { return edges_.find(key); }
+  void put_edges(const std::string& key, std::shared_ptr<const FileEdges> edges) {
+    edges_.put(key, std::move(edges));
+  }
 
  private:
   struct Entry {
@@ -61,11 +81,35 @@ class ScanFileCache {
   std::array<Shard, kShards> shards_;
   std::mutex contexts_mu_;
   std::unordered_map<std::string, uint64_t> contexts_;
-  struct AnswerShard {
-    std::mutex mu;
-    std::unordered_map<std::string, std::shared_ptr<const Answer>> answers;
+
+  // Immutable values shared by key; the first one put for a key stays.
+  template <typename V>
+  class SharedMap {
+   public:
+    std::shared_ptr<const V> find(const std::string& key) {
+      Part& p = part_of(key);
+      std::lock_guard lock(p.mu);
+      auto it = p.values.find(key);
+      return it == p.values.end() ? nullptr : it->second;
+    }
+    void put(const std::string& key, std::shared_ptr<const V> value) {
+      Part& p = part_of(key);
+      std::lock_guard lock(p.mu);
+      p.values.emplace(key, std::move(value));
+    }
+
+   private:
+    struct Part {
+      std::mutex mu;
+      std::unordered_map<std::string, std::shared_ptr<const V>> values;
+    };
+    Part& part_of(const std::string& key) {
+      return parts_[std::hash<std::string>{}(key) % kShards];
+    }
+    std::array<Part, kShards> parts_;
   };
-  std::array<AnswerShard, kShards> answer_shards_;
+  SharedMap<Answer> answers_;
+  SharedMap<FileEdges> edges_;
 };
 
 }  // namespace lexpack::ninja

@@ -230,5 +230,47 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   EXPECT_EQ(after.tus[2].deps, cold.tus[2].deps);
 }
 
+// Headers' include answers are shared by the TUs of one scan: a TU that reaches
+// a header only after another TU resolved the same include elsewhere must
+// still record that include's failed candidates, or a header added in an
+// earlier -I dir would leave it served from its memo.
+TEST(ScanMemo, SharedHeaderAnswersKeepTheirFailedProbesInEveryTu) {
+  TestDir dir;
+  dir.write("inc1/.keep", "");
+  dir.write("inc2/x.h", "#pragma once\n");
+  dir.write("first.h", "#pragma once\n#include <x.h>\n");
+  dir.write("shared.h", "#pragma once\n#include <x.h>\n");
+  dir.write("a.cpp", "#include \"first.h\"\n#include \"shared.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"shared.h\"\nint b() { return 2; }\n");
+  sleep(2);  // memos are kept only for signatures at least a second old
+  std::vector<CompdbEntry> entries;
+  for (std::string tu : {"a", "b"}) {
+    entries.push_back({dir.path(),
+                       tu + ".cpp",
+                       tu + ".o",
+                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
+  }
+  cache::StoreOptions options;
+  options.dir = dir.at("cache");
+  auto scan = [&] {
+    auto store = cache::Store::open(options);
+    EXPECT_TRUE(store.ok()) << store.message();
+    // One thread: a is walked first, so b meets shared.h's answers second-hand.
+    return scan_build(entries, store.ok() ? store->get() : nullptr, 1, nullptr);
+  };
+  ScanReport cold = scan();
+  ASSERT_EQ(cold.scanned, 2u) << cold.tus[0].skipped << cold.tus[1].skipped;
+  EXPECT_TRUE(has_dep(cold.tus[1], dir.at("inc2/x.h")));
+
+  dir.write("inc1/x.h", "#pragma once\n");
+  ScanReport after = scan();
+  ASSERT_EQ(after.scanned, 2u);
+  EXPECT_EQ(after.from_memo, 0u);
+  for (const TuScan& tu : after.tus) {
+    EXPECT_TRUE(has_dep(tu, dir.at("inc1/x.h"))) << tu.source;
+    EXPECT_FALSE(has_dep(tu, dir.at("inc2/x.h"))) << tu.source;
+  }
+}
+
 }  // namespace
 }  // namespace lexpack::ninja::testing
