@@ -71,6 +71,24 @@ echo "  lexpack hit          $lp_hit ms   cpu $lp_cpu ms"
 echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx wall, %.1fx cpu' % ($cc_hit / $lp_hit, $cc_cpu / $lp_cpu))")"
 echo "  ratio plain/lexpack hit:  $(python3 -c "print('%.1fx' % ($plain / $lp_hit))")"
 
+# The floor of any hit that checks its inputs by stat: a process that only
+# stats the files, once with the compiler's own list (g++ -M, what any such
+# cache must check) and once with lexpack's closure (every #if branch).
+floor=$(dirname "$lexpack")/lexpack-bench-stat-floor
+if [ -x "$floor" ]; then
+  $cxx -O2 -M heavy.cpp | tr ' \\' '\n\n' | grep -v -e '^$' -e ':$' | xargs realpath -m | sort -u > compiler-deps.txt
+  printf '[{"directory": "%s", "file": "heavy.cpp", "command": "%s %s"}]\n' "$PWD" "$cxx" "$args" > compdb.json
+  "$lexpack" scan --compdb compdb.json 2>/dev/null | tr ' \\' '\n\n' | grep -v -e '^$' -e ':$' | sort -u > lexpack-deps.txt
+  hyperfine -N -w 3 -r "$runs" --export-json "$work/floor.json" \
+    "$floor $PWD/compiler-deps.txt" "$floor $PWD/lexpack-deps.txt" >/dev/null 2>&1
+  median_ms "$work/floor.json" > "$work/floor.txt"
+  floor_cc=$(awk 'NR==1{print $2}' "$work/floor.txt")
+  floor_lp=$(awk 'NR==2{print $2}' "$work/floor.txt")
+  echo "  stat floor, compiler's $(wc -l < compiler-deps.txt) deps:   $floor_cc ms (best possible ratio over ccache: $(python3 -c "print('%.1fx' % ($cc_hit / $floor_cc))"))"
+  echo "  stat floor, lexpack's $(wc -l < lexpack-deps.txt) files:    $floor_lp ms (best possible ratio over ccache: $(python3 -c "print('%.1fx' % ($cc_hit / $floor_lp))"))"
+  echo "  lexpack hit over its floor: +$(python3 -c "print('%.2f' % ($lp_hit - $floor_lp))") ms"
+fi
+
 # --- a generated project ------------------------------------------------
 python3 "$root/examples/gen_project.py" "$work/project" --tus "$tus" >/dev/null
 sleep 2
