@@ -633,6 +633,36 @@ Status StoreImpl::put_memo(std::string_view table, std::string_view key, std::st
   return put_record(Table::kMemo, memo_key(table, key), encode_memo(table, key, value));
 }
 
+Status StoreImpl::put_records(const std::vector<FileWrite>& files,
+                              const std::vector<MemoWrite>& memos) {
+  if (!index_) return Status::error(dir_ + ": the index is not open");
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  struct Sealed {
+    Table table;
+    std::string key, value;
+  };
+  std::vector<Sealed> sealed;
+  sealed.reserve(files.size() + memos.size());
+  for (const FileWrite& f : files) {
+    std::string key = file_key(f.path);
+    std::string value = seal(table_name(Table::kFiles), key, encode(f.path, f.record));
+    sealed.push_back({Table::kFiles, std::move(key), std::move(value)});
+  }
+  for (const MemoWrite& m : memos) {
+    std::string key = memo_key(m.table, m.key);
+    std::string value = seal(table_name(Table::kMemo), key, encode_memo(m.table, m.key, m.value));
+    sealed.push_back({Table::kMemo, std::move(key), std::move(value)});
+  }
+  Status st = index_->write([&](Txn& t) {
+    for (const Sealed& r : sealed) {
+      if (Status put = t.put(r.table, r.key, r.value); !put.ok()) return put;
+    }
+    return Status();
+  });
+  if (!st.ok()) return after_failure(st);
+  return st;
+}
+
 Status StoreImpl::add_counter(std::string_view name, int64_t delta) {
   if (!counters_) return Status::error(dir_ + ": statistics are not available");
   return counters_->add(name, delta);
@@ -656,6 +686,17 @@ bool Store::visit_memo(std::string_view table, std::string_view key,
   if (value) fn(*value);
   return value.has_value();
 }
+Status Store::put_records(const std::vector<FileWrite>& files,
+                          const std::vector<MemoWrite>& memos) {
+  for (const FileWrite& f : files) {
+    if (Status st = put_file(f.path, f.record); !st.ok()) return st;
+  }
+  for (const MemoWrite& m : memos) {
+    if (Status st = put_memo(m.table, m.key, m.value); !st.ok()) return st;
+  }
+  return Status();
+}
+
 std::optional<BlobPlace> Store::locate_blob(const BlobId&) {
   return std::nullopt;
 }

@@ -163,6 +163,19 @@ class Store {
                           const std::function<void(std::string_view)>& fn);
   virtual Status put_memo(std::string_view table, std::string_view key, std::string_view value) = 0;
 
+  // File records and memos written together, for callers that learn many at
+  // once (a whole-build scan): the store writes them in one index transaction,
+  // all or none; the default writes them one by one.
+  struct FileWrite {
+    std::string path;
+    FileRecord record;
+  };
+  struct MemoWrite {
+    std::string table, key, value;
+  };
+  virtual Status put_records(const std::vector<FileWrite>& files,
+                             const std::vector<MemoWrite>& memos);
+
   // Statistics counters ("hits", "misses", "time_saved_us", ...).
   virtual Status add_counter(std::string_view name, int64_t delta) = 0;
 

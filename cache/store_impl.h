@@ -49,6 +49,8 @@ class StoreImpl final : public Store {
   bool visit_memo(std::string_view table, std::string_view key,
                   const std::function<void(std::string_view)>& fn) override;
   Status put_memo(std::string_view table, std::string_view key, std::string_view value) override;
+  Status put_records(const std::vector<FileWrite>& files,
+                     const std::vector<MemoWrite>& memos) override;
   Status add_counter(std::string_view name, int64_t delta) override;
 
   Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,

@@ -56,6 +56,10 @@ class LockedStore : public cache::Store {
     std::lock_guard lock(mu_);
     return inner_->add_counter(name, delta);
   }
+  cache::Status flush() override {
+    std::lock_guard lock(mu_);
+    return inner_->flush();
+  }
 
  private:
   cache::Store* inner_;

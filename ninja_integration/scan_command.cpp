@@ -18,6 +18,7 @@
 
 #include "lexer/kernel.h"
 #include "ninja_integration/action_key.h"
+#include "ninja_integration/batching_store.h"
 #include "ninja_integration/closure_memo.h"
 #include "ninja_integration/compile_command.h"
 #include "ninja_integration/compiler_identity.h"
@@ -196,8 +197,14 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   report.tus.resize(entries.size());
   std::string err;
   const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  // What the scan learns goes to the index in batches, not a transaction
+  // per file and per TU.
+  std::unique_ptr<BatchingStore> batching;
   std::unique_ptr<LockedStore> locked;
-  if (store) locked = std::make_unique<LockedStore>(store);
+  if (store) {
+    batching = std::make_unique<BatchingStore>(store);
+    locked = std::make_unique<LockedStore>(batching.get());
+  }
   Scanner scanner(locked.get(), kernel);
   ScanFileCache shared_files;
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -246,6 +253,8 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.
   }
+  // A failed write only costs the next scan some work; the report is whole.
+  if (locked) locked->flush();
   for (const TuScan& tu : report.tus) {
     report.scanned += tu.skipped.empty();
     report.from_memo += tu.from_memo;

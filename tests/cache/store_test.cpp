@@ -114,6 +114,30 @@ TEST(Store, ReopenKeepsEverything) {
   EXPECT_EQ(stats->memos, 1u);
 }
 
+TEST(Store, PutRecordsWritesFilesAndMemosTogether) {
+  testing::TempDir tmp;
+  FileRecord a{{1, 2, 3, 4, 5}, hash_bytes("a"), hash_bytes("scan a")};
+  FileRecord b{{6, 7, 8, 9, 10}, hash_bytes("b"), {}};
+  {
+    auto store = open_store(tmp.path());
+    ASSERT_TRUE(store->put_file("/src/b.h", FileRecord{}).ok());
+    ASSERT_TRUE(store
+                    ->put_records({{"/src/a.h", a}, {"/src/b.h", b}},
+                                  {{"scan", "tu1", "one"}, {"scan", "tu2", std::string(3, '\0')}})
+                    .ok());
+  }
+  auto store = open_store(tmp.path());
+  EXPECT_EQ(store->get_file("/src/a.h"), a);
+  EXPECT_EQ(store->get_file("/src/b.h"), b);  // replaced
+  EXPECT_EQ(store->get_memo("scan", "tu1"), "one");
+  EXPECT_EQ(store->get_memo("scan", "tu2"), std::string(3, '\0'));
+  auto stats = store->stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->files, 2u);
+  EXPECT_EQ(stats->memos, 2u);
+  EXPECT_TRUE(store->put_records({}, {}).ok());
+}
+
 TEST(Store, LongKeysAndPaths) {
   testing::TempDir tmp;
   auto store = open_store(tmp.path());
