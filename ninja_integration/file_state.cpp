@@ -55,6 +55,11 @@ bool stat_dir(const std::string& path, cache::StatSignature* sig) {
   return true;
 }
 
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.empty() ? "." : path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -28,6 +28,8 @@ cache::StatSignature signature_of(const struct stat& st);
 // or is not a regular file (`*is_dir` tells a directory apart when given).
 bool stat_file(const std::string& path, cache::StatSignature* sig, bool* is_dir = nullptr);
 bool stat_dir(const std::string& path, cache::StatSignature* sig);
+// True when `path` names a directory (following symlinks).
+bool is_directory(const std::string& path);
 
 // Nanoseconds since the epoch, real-time clock.
 int64_t now_ns();

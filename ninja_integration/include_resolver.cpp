@@ -47,7 +47,10 @@ bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) 
   auto it = probes_.find(path);
   if (it == probes_.end()) {
     std::optional<cache::StatSignature> found;
-    if (shared_) {
+    if (!dir_exists(dir_of(path))) {
+      // Nothing under a missing directory exists: no stat per name. Most
+      // failed candidates are of this kind (<bits/...> tried in each -I dir).
+    } else if (shared_) {
       found = shared_->stat_once(path, absolute_path(path, cwd_));
     } else if (cache::StatSignature s; stat_file(path, &s)) {
       found = s;
@@ -57,6 +60,17 @@ bool IncludeResolver::probe(const std::string& path, cache::StatSignature* sig) 
   if (!it->second) return false;
   *sig = *it->second;
   return true;
+}
+
+bool IncludeResolver::dir_exists(std::string_view dir) {
+  if (dir.empty() || dir == "/") return true;
+  std::string key(dir);
+  auto it = dirs_.find(key);
+  if (it != dirs_.end()) return it->second;
+  bool exists =
+      shared_ ? shared_->dir_exists_once(key, absolute_path(key, cwd_)) : is_directory(key);
+  dirs_.emplace(std::move(key), exists);
+  return exists;
 }
 
 Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool next,

@@ -53,6 +53,7 @@ class IncludeResolver {
 
  private:
   bool probe(const std::string& path, cache::StatSignature* sig);
+  bool dir_exists(std::string_view dir);
   Resolution search(std::string_view name, bool use_includer_dir, std::string_view includer_dir,
                     size_t start, std::vector<std::string>* failed);
 
@@ -63,6 +64,7 @@ class IncludeResolver {
   std::string cwd_;
   std::string shared_prefix_;  // this resolver's context id in `shared_`
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;
+  std::unordered_map<std::string, bool> dirs_;  // directory -> exists
   // Earlier answers by (includer dir if searched, start, name): the same
   // <vector> is asked for by hundreds of headers.
   std::unordered_map<std::string, std::shared_ptr<const ScanFileCache::Answer>> answers_;

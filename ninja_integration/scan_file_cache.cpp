@@ -38,6 +38,21 @@ std::optional<cache::StatSignature> ScanFileCache::stat_once(const std::string& 
   return found;
 }
 
+bool ScanFileCache::dir_exists_once(const std::string& path, const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.dir_known) return it->second.is_dir;
+  }
+  bool is_dir = is_directory(path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.dir_known = true;
+  e.is_dir = is_dir;
+  return is_dir;
+}
+
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
                                                                const cache::StatSignature& sig) {
   Shard& s = shard_of(abs_path);

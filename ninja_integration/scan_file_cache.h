@@ -29,6 +29,10 @@ class ScanFileCache {
   std::optional<cache::StatSignature> stat_once(const std::string& path,
                                                 const std::string& abs_path);
 
+  // Whether `path` is a directory (following symlinks), asked once per scan
+  // under `abs_path`.
+  bool dir_exists_once(const std::string& path, const std::string& abs_path);
+
   // The summary recorded for `abs_path` when it was taken at `sig`.
   std::shared_ptr<const FileSummary> find_summary(const std::string& abs_path,
                                                   const cache::StatSignature& sig);
@@ -69,6 +73,8 @@ class ScanFileCache {
   struct Entry {
     bool stat_known = false;
     std::optional<cache::StatSignature> stat;
+    bool dir_known = false;
+    bool is_dir = false;
     cache::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };

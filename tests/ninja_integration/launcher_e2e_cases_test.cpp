@@ -49,6 +49,19 @@ TEST_F(NoFalseHit, HeaderAddedEarlierInSearchPath) {
   expect_miss("g++ -Ifirst -Isecond -c m.cpp");
 }
 
+// The failed candidate first/sub/s.h lies in a directory that does not exist
+// yet: creating the directory with the header must still make a miss.
+TEST_F(NoFalseHit, HeaderAddedInANewDirectoryEarlierInSearchPath) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/sub/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <sub/s.h>\nint v() { return S; }\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+  dir_.write("first/sub/s.h", "#define S 2\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+}
+
 TEST_F(NoFalseHit, QuotedHeaderAddedBesideSource) {
   dir_.write("inc/q.h", "#define Q 1\n");
   dir_.write("src/m.cpp", "#include \"q.h\"\nint v() { return Q; }\n");
