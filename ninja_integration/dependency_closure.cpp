@@ -1,136 +1,153 @@
-// Breadth-first walk over include directives. Each file is lexed at most once
-// per path (and not at all when the file table already knows its content).
+// Breadth-first walk over the include graph. Each file is lexed at most once
+// per path (and not at all when the file table already knows its content),
+// and its includes are resolved once per search context: the nodes of the
+// graph are shared by every TU of a scan, or private to one compile.
 #include "ninja_integration/dependency_closure.h"
 
-#include <algorithm>
-#include <deque>
-#include <unordered_map>
+#include <memory>
+#include <string_view>
+#include <unordered_set>
 
 #include "ninja_integration/include_resolver.h"
 #include "ninja_integration/scan_file_cache.h"
 
 namespace lexpack::ninja {
+namespace {
+
+using Node = ScanFileCache::Node;
+
+// Loads the node's file and resolves its directives, once per node.
+const cache::Status& expand(Node* n, FileStates* files, IncludeResolver* resolver,
+                            ScanFileCache* graph, const std::string& cwd) {
+  std::call_once(n->expanded, [&] {
+    const Resolution& where = n->where;
+    cache::Result<std::shared_ptr<const FileSummary>> loaded =
+        files->load_shared(where.path, absolute_path(where.path, cwd), where.stat);
+    if (!loaded.ok()) {
+      n->status = loaded.status();
+      return;
+    }
+    n->summary = std::move(loaded.value());
+    std::string dir(dir_of(where.path));
+    for (const IncludeDirective& d : n->summary->includes) {
+      using K = lexer::DirectiveKind;
+      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
+      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
+      if (d.computed) {
+        n->computed = true;
+        n->computed_presence = n->computed_presence || presence;
+        continue;
+      }
+      std::shared_ptr<const ScanFileCache::Answer> a =
+          resolver->answer(d.name, d.angled, next, dir, where.chain_index);
+      Node* child = a->resolution.found ? graph->node(resolver->context(), a->resolution) : nullptr;
+      n->edges.push_back({std::move(a), child, presence});
+    }
+  });
+  return n->status;
+}
+
+}  // namespace
 
 cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& command,
                                        const SearchList& list, CompilerKind kind,
                                        const std::string& cwd) {
+  // One compile walks a graph of its own; a scan shares one between its TUs.
+  std::unique_ptr<ScanFileCache> own;
+  ScanFileCache* graph = files->shared();
+  if (!graph) graph = (own = std::make_unique<ScanFileCache>()).get();
+  IncludeResolver resolver(list, kind, graph, cwd);
   Closure closure;
-  IncludeResolver resolver(list, kind, files->shared(), cwd);
-  std::unordered_map<std::string, size_t> index_of;  // path -> files[] position
+  // files[] position of each path id reached, -1 for none yet.
+  std::vector<int32_t> position;
   struct Pending {
-    std::string path;
-    int chain_index;
-    cache::StatSignature stat;
-    std::string included_by;
+    Node* node;
+    const std::string* included_by;  // null for roots
   };
-  std::deque<Pending> queue;
+  std::vector<Pending> queue;
   std::vector<std::string> failed;
 
-  auto enqueue = [&](Resolution&& r, const std::string& by) {
-    auto it = index_of.find(r.path);
-    if (it != index_of.end()) {
-      ClosureFile& f = closure.files[it->second];
+  auto enqueue = [&](Node* n, const std::string* by) {
+    if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
+    int32_t& pos = position[n->path_id];
+    if (pos >= 0) {
+      ClosureFile& f = closure.files[size_t(pos)];
       if (!f.presence_only) return;
       f.presence_only = false;  // upgraded below when its turn comes
     } else {
-      index_of.emplace(r.path, closure.files.size());
-      closure.files.push_back({r.path, r.stat, {}, false, by});
+      pos = int32_t(closure.files.size());
+      closure.files.push_back({n->where.path, n->where.stat, {}, false, by ? *by : std::string()});
     }
-    queue.push_back({std::move(r.path), r.chain_index, r.stat, by});
+    queue.push_back({n, by});
   };
 
   cache::StatSignature source_sig;
   if (!stat_file(command.source, &source_sig)) {
     return cache::Status::error("cannot stat source " + command.source);
   }
-  enqueue(Resolution{true, command.source, kFoundOutsideChain, source_sig}, "");
+  const std::string& context = resolver.context();
+  enqueue(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}),
+          nullptr);
 
   // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
   // then -imacros/-include files, searched first in the working directory.
   if (kind == CompilerKind::kGcc) {
     Resolution r = resolver.resolve("stdc-predef.h", true, false, "", kFoundOutsideChain, &failed);
-    if (r.found) enqueue(std::move(r), "");
+    if (r.found) enqueue(graph->node(context, r), nullptr);
   }
   for (const std::string& name : command.forced_includes) {
     Resolution r = resolver.resolve(name, false, false, "", kFoundOutsideChain, &failed);
     if (r.found) {
-      enqueue(std::move(r), "");
+      enqueue(graph->node(context, r), nullptr);
     } else {
       closure.unsure = "forced include not found: " + name;
     }
   }
 
-  // The include edges of one file where it was found: from the scan-wide
-  // cache when there is one, else resolved here.
-  ScanFileCache* shared = files->shared();
-  using FileEdges = ScanFileCache::FileEdges;
-  auto edges_of = [&](const Pending& p, const FileSummary& summary) {
-    std::string key;
-    if (shared) {
-      key = resolver.context() + std::to_string(p.chain_index) + '|' + p.path;
-      if (std::shared_ptr<const FileEdges> known = shared->find_edges(key)) return known;
+  // Every answer the walk used (the graph keeps them alive).
+  std::vector<const ScanFileCache::Answer*> answers;
+  for (size_t next = 0; next < queue.size(); ++next) {
+    Node* n = queue[next].node;
+    if (const cache::Status& st = expand(n, files, &resolver, graph, cwd); !st.ok()) return st;
+    const std::string& path = n->where.path;
+    const FileSummary& summary = *n->summary;
+    if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
+    closure.files[size_t(position[n->path_id])].content = summary.content;
+    closure.uses_date = closure.uses_date || summary.uses_date;
+    closure.uses_time = closure.uses_time || summary.uses_time;
+    if (n->computed_presence && closure.unsure.empty()) {
+      closure.unsure = "computed __has_include in " + path;
     }
-    auto e = std::make_shared<FileEdges>();
-    std::string dir(dir_of(p.path));
-    for (const IncludeDirective& d : summary.includes) {
-      using K = lexer::DirectiveKind;
-      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
-      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
-      if (d.computed) {
-        e->computed = true;
-        e->computed_presence = e->computed_presence || presence;
+    closure.has_computed_include = closure.has_computed_include || n->computed;
+    for (const Node::Edge& edge : n->edges) {
+      answers.push_back(edge.answer.get());
+      if (!edge.node) continue;
+      if (!edge.presence) {
+        enqueue(edge.node, &path);
         continue;
       }
-      e->edges.push_back({resolver.answer(d.name, d.angled, next, dir, p.chain_index), presence});
-    }
-    if (shared) shared->put_edges(key, e);
-    return std::shared_ptr<const FileEdges>(std::move(e));
-  };
-
-  // Every answer the walk used (the resolver, and the scan-wide cache when
-  // there is one, keep them alive).
-  std::vector<const ScanFileCache::Answer*> answers;
-  while (!queue.empty()) {
-    Pending p = std::move(queue.front());
-    queue.pop_front();
-    cache::Result<std::shared_ptr<const FileSummary>> loaded =
-        files->load_shared(p.path, absolute_path(p.path, cwd), p.stat);
-    if (!loaded.ok()) return loaded.status();
-    const FileSummary* summary = loaded->get();
-    ClosureFile& file = closure.files[index_of[p.path]];
-    file.content = summary->content;
-    closure.uses_date = closure.uses_date || summary->uses_date;
-    closure.uses_time = closure.uses_time || summary->uses_time;
-    std::shared_ptr<const FileEdges> edges = edges_of(p, *summary);
-    if (edges->computed_presence && closure.unsure.empty()) {
-      closure.unsure = "computed __has_include in " + p.path;
-    }
-    closure.has_computed_include = closure.has_computed_include || edges->computed;
-    for (const FileEdges::Edge& edge : edges->edges) {
-      answers.push_back(edge.answer.get());
-      const Resolution& r = edge.answer->resolution;
-      if (!r.found) continue;
-      if (edge.presence) {
-        if (!index_of.count(r.path)) {
-          index_of.emplace(r.path, closure.files.size());
-          closure.files.push_back({r.path, r.stat, {}, true, p.path});
-        }
-      } else {
-        enqueue(Resolution(r), p.path);
+      Node* c = edge.node;
+      if (c->path_id >= position.size()) position.resize(c->path_id + 1 + position.size() / 2, -1);
+      if (position[c->path_id] < 0) {
+        position[c->path_id] = int32_t(closure.files.size());
+        closure.files.push_back({c->where.path, c->where.stat, {}, true, path});
       }
     }
   }
-  // Many files ask the same questions: drop repeated answers before their
-  // (longer) lists of failed candidates are merged.
-  std::sort(answers.begin(), answers.end());
-  answers.erase(std::unique(answers.begin(), answers.end()), answers.end());
-  std::vector<std::string_view> all_failed(failed.begin(), failed.end());
-  for (const ScanFileCache::Answer* a : answers) {
-    all_failed.insert(all_failed.end(), a->failed.begin(), a->failed.end());
+  // Many files ask the same questions: each answer's failed candidates are
+  // taken once, in the order the walk met them (the same on every run).
+  std::unordered_set<const ScanFileCache::Answer*> seen_answers;
+  std::unordered_set<std::string_view> seen;
+  seen_answers.reserve(answers.size());
+  for (const std::string& f : failed) {
+    if (seen.insert(f).second) closure.failed_probes.push_back(f);
   }
-  std::sort(all_failed.begin(), all_failed.end());
-  all_failed.erase(std::unique(all_failed.begin(), all_failed.end()), all_failed.end());
-  closure.failed_probes.assign(all_failed.begin(), all_failed.end());
+  for (const ScanFileCache::Answer* a : answers) {
+    if (a->failed.empty() || !seen_answers.insert(a).second) continue;
+    for (const std::string& f : a->failed) {
+      if (seen.insert(f).second) closure.failed_probes.push_back(f);
+    }
+  }
   return closure;
 }
 

@@ -26,7 +26,7 @@ struct ClosureFile {
 
 struct Closure {
   std::vector<ClosureFile> files;          // files[0] is the source
-  std::vector<std::string> failed_probes;  // sorted, unique
+  std::vector<std::string> failed_probes;  // unique, in the order the walk met them
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
   bool has_computed_include = false;

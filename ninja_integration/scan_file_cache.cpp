@@ -78,4 +78,34 @@ uint64_t ScanFileCache::context_id(const std::string& context) {
   return contexts_.emplace(context, contexts_.size()).first->second;
 }
 
+ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resolution& where) {
+  std::string key = context;
+  key.append(std::to_string(where.chain_index)).push_back('|');
+  key.append(where.path);
+  NodePart& part = node_parts_[std::hash<std::string>{}(key) % kShards];
+  {
+    std::lock_guard lock(part.mu);
+    auto it = part.nodes.find(key);
+    if (it != part.nodes.end()) return it->second.get();
+  }
+  uint32_t id;
+  {
+    std::lock_guard lock(path_ids_mu_);
+    id = path_ids_.emplace(context + where.path, uint32_t(path_ids_.size())).first->second;
+  }
+  std::lock_guard lock(part.mu);
+  std::unique_ptr<Node>& slot = part.nodes[key];
+  if (!slot) {
+    slot = std::make_unique<Node>();
+    slot->where = where;
+    slot->path_id = id;
+  }
+  return slot.get();
+}
+
+uint32_t ScanFileCache::path_ids() {
+  std::lock_guard lock(path_ids_mu_);
+  return uint32_t(path_ids_.size());
+}
+
 }  // namespace lexpack::ninja

@@ -52,22 +52,30 @@ class ScanFileCache {
     answers_.put(key, std::move(answer));
   }
 
-  // What the include directives of one file resolve to in one search context,
-  // given where the file itself was found: the same for every TU of the scan
-  // that reaches the file that way, so it is worked out once.
-  struct FileEdges {
+  // One file of the include graph of a search context, as found at one place
+  // in the search chain (which #include_next depends on). Its edges are worked
+  // out once, by whichever walk reaches it first, under `expanded`; they are
+  // the same for every TU of that context.
+  struct Node {
+    Resolution where;      // the path as the compiler names it, stat, chain index
+    uint32_t path_id = 0;  // equal for every node of the same context and path
+    std::once_flag expanded;
+    cache::Status status;  // of the expansion
+    std::shared_ptr<const FileSummary> summary;
     struct Edge {
       std::shared_ptr<const Answer> answer;
+      Node* node = nullptr;   // the file the answer found; null when none
       bool presence = false;  // asked by __has_include only
     };
     std::vector<Edge> edges;         // one per plain directive, in order
     bool computed = false;           // a computed #include or __has_include
     bool computed_presence = false;  // a computed __has_include
   };
-  std::shared_ptr<const FileEdges> find_edges(const std::string& key) { return edges_.find(key); }
-  void put_edges(const std::string& key, std::shared_ptr<const FileEdges> edges) {
-    edges_.put(key, std::move(edges));
-  }
+  // The node of `where` in `context` (a resolver's context()), made on first
+  // use; it lives as long as this cache.
+  Node* node(const std::string& context, const Resolution& where);
+  // One more than the largest path_id given so far.
+  uint32_t path_ids();
 
  private:
   struct Entry {
@@ -115,7 +123,13 @@ class ScanFileCache {
     std::array<Part, kShards> parts_;
   };
   SharedMap<Answer> answers_;
-  SharedMap<FileEdges> edges_;
+  struct NodePart {
+    std::mutex mu;
+    std::unordered_map<std::string, std::unique_ptr<Node>> nodes;
+  };
+  std::array<NodePart, kShards> node_parts_;
+  std::mutex path_ids_mu_;
+  std::unordered_map<std::string, uint32_t> path_ids_;  // context + path -> id
 };
 
 }  // namespace lexpack::ninja
