@@ -15,6 +15,7 @@
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/include_resolver.h"
+#include "ninja_integration/scan_file_cache.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -172,22 +173,32 @@ bool read_view(ByteReader* r, std::string_view bytes, std::string_view* out) {
 }  // namespace
 
 bool build_closure_memo(const Closure& closure, const SearchList& list,
-                        const cache::Hash128& action_key, ClosureMemo* memo) {
+                        const cache::Hash128& action_key, ClosureMemo* memo, ScanFileCache* shared,
+                        const std::string& cwd) {
   int64_t now = now_ns();
   memo->action_key = action_key;
   memo->uses_date = closure.uses_date;
+  memo->dependencies.reserve(closure.files.size());
   for (const ClosureFile& f : closure.files) {
     if (!signature_is_settled(f.stat, now)) return false;
     memo->dependencies.push_back({f.path, f.stat});
   }
-  std::map<std::string, std::vector<std::string>> by_dir;
-  for (const std::string& p : closure.failed_probes) by_dir[std::string(dir_of(p))].push_back(p);
+  std::map<std::string_view, std::vector<std::string_view>> by_dir;
+  for (const std::string& p : closure.failed_probes) by_dir[dir_of(p)].push_back(p);
+  memo->probed_dirs.reserve(by_dir.size());
   for (auto& [dir, probes] : by_dir) {
     ClosureMemo::ProbedDir d;
-    d.dir = dir;
-    d.exists = stat_dir(dir, &d.stat);
+    d.dir = std::string(dir);
+    if (shared) {
+      std::optional<cache::StatSignature> sig =
+          shared->dir_stat_once(d.dir, absolute_path(d.dir, cwd));
+      d.exists = sig.has_value();
+      if (sig) d.stat = *sig;
+    } else {
+      d.exists = stat_dir(d.dir, &d.stat);
+    }
     d.check_each = d.exists && !signature_is_settled(d.stat, now);
-    d.probes = std::move(probes);
+    d.probes.assign(probes.begin(), probes.end());
     memo->probed_dirs.push_back(std::move(d));
   }
   memo->absent_dirs = list.missing_dirs;

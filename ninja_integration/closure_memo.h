@@ -15,6 +15,8 @@
 
 namespace lexpack::ninja {
 
+class ScanFileCache;
+
 struct ClosureMemo {
   struct Dependency {
     std::string path;
@@ -37,9 +39,12 @@ struct ClosureMemo {
 };
 
 // Builds the memo. False when some signature is too fresh to be trusted
-// (then the memo must not be stored).
+// (then the memo must not be stored). A whole-build scan passes its `shared`
+// cache, whose directory signatures were taken before any probe in them;
+// without one each probed directory is stat'ed now.
 bool build_closure_memo(const Closure& closure, const SearchList& list,
-                        const cache::Hash128& action_key, ClosureMemo* memo);
+                        const cache::Hash128& action_key, ClosureMemo* memo,
+                        ScanFileCache* shared = nullptr, const std::string& cwd = {});
 
 std::string encode_closure_memo(const ClosureMemo& memo);
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);

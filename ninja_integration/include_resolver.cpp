@@ -67,8 +67,8 @@ bool IncludeResolver::dir_exists(std::string_view dir) {
   std::string key(dir);
   auto it = dirs_.find(key);
   if (it != dirs_.end()) return it->second;
-  bool exists =
-      shared_ ? shared_->dir_exists_once(key, absolute_path(key, cwd_)) : is_directory(key);
+  bool exists = shared_ ? shared_->dir_stat_once(key, absolute_path(key, cwd_)).has_value()
+                        : is_directory(key);
   dirs_.emplace(std::move(key), exists);
   return exists;
 }

@@ -153,7 +153,8 @@ class Scanner {
     if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
     tu.deps.erase(std::unique(tu.deps.begin(), tu.deps.end()), tu.deps.end());
     ScanMemo memo;
-    if (store_ && build_closure_memo(*closure, *list, {}, &memo.closure)) {
+    if (store_ &&
+        build_closure_memo(*closure, *list, {}, &memo.closure, files->shared(), e.directory)) {
       memo.deps = tu.deps;
       for (const std::string& d : memo.deps) memo.sizes.push_back(tu_sizes[d]);
       store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(memo));

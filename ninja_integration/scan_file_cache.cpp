@@ -38,19 +38,23 @@ std::optional<cache::StatSignature> ScanFileCache::stat_once(const std::string& 
   return found;
 }
 
-bool ScanFileCache::dir_exists_once(const std::string& path, const std::string& abs_path) {
+std::optional<cache::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
+                                                                 const std::string& abs_path) {
   Shard& s = shard_of(abs_path);
   {
     std::lock_guard lock(s.mu);
     auto it = s.entries.find(abs_path);
-    if (it != s.entries.end() && it->second.dir_known) return it->second.is_dir;
+    if (it != s.entries.end() && it->second.dir_known) return it->second.dir;
   }
-  bool is_dir = is_directory(path);
+  std::optional<cache::StatSignature> dir;
+  if (cache::StatSignature sig; stat_dir(path, &sig)) dir = sig;
   std::lock_guard lock(s.mu);
   Entry& e = s.entries[abs_path];
-  e.dir_known = true;
-  e.is_dir = is_dir;
-  return is_dir;
+  if (!e.dir_known) {
+    e.dir_known = true;
+    e.dir = dir;
+  }
+  return e.dir;
 }
 
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,

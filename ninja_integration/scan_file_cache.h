@@ -29,9 +29,10 @@ class ScanFileCache {
   std::optional<cache::StatSignature> stat_once(const std::string& path,
                                                 const std::string& abs_path);
 
-  // Whether `path` is a directory (following symlinks), asked once per scan
-  // under `abs_path`.
-  bool dir_exists_once(const std::string& path, const std::string& abs_path);
+  // The signature of directory `path` (following symlinks), nullopt when it
+  // is not a directory; asked once per scan under `abs_path`.
+  std::optional<cache::StatSignature> dir_stat_once(const std::string& path,
+                                                    const std::string& abs_path);
 
   // The summary recorded for `abs_path` when it was taken at `sig`.
   std::shared_ptr<const FileSummary> find_summary(const std::string& abs_path,
@@ -82,7 +83,7 @@ class ScanFileCache {
     bool stat_known = false;
     std::optional<cache::StatSignature> stat;
     bool dir_known = false;
-    bool is_dir = false;
+    std::optional<cache::StatSignature> dir;
     cache::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };
