@@ -44,7 +44,7 @@ cache::Hash128 action_key(const CompilerIdentity& identity, const CompileCommand
     h.field(f.presence_only ? std::string("present") : f.content.hex());
   }
   h.field(closure.failed_probes.size());
-  for (const std::string& p : closure.failed_probes) h.field(p);
+  for (std::string_view p : closure.failed_probes) h.field(p);
   return h.digest();
 }
 

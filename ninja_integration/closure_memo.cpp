@@ -184,7 +184,7 @@ bool build_closure_memo(const Closure& closure, const SearchList& list,
     memo->dependencies.push_back({f.path, f.stat});
   }
   std::map<std::string_view, std::vector<std::string_view>> by_dir;
-  for (const std::string& p : closure.failed_probes) by_dir[dir_of(p)].push_back(p);
+  for (std::string_view p : closure.failed_probes) by_dir[dir_of(p)].push_back(p);
   memo->probed_dirs.reserve(by_dir.size());
   for (auto& [dir, probes] : by_dir) {
     ClosureMemo::ProbedDir d;

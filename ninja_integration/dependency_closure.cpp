@@ -52,12 +52,16 @@ const cache::Status& expand(Node* n, FileStates* files, IncludeResolver* resolve
 cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& command,
                                        const SearchList& list, CompilerKind kind,
                                        const std::string& cwd) {
-  // One compile walks a graph of its own; a scan shares one between its TUs.
-  std::unique_ptr<ScanFileCache> own;
-  ScanFileCache* graph = files->shared();
-  if (!graph) graph = (own = std::make_unique<ScanFileCache>()).get();
-  IncludeResolver resolver(list, kind, graph, cwd);
+  // One compile walks a graph of its own, kept with its closure (the failed
+  // candidates point into it); a scan shares one between its TUs.
   Closure closure;
+  ScanFileCache* graph = files->shared();
+  if (!graph) {
+    auto own = std::make_shared<ScanFileCache>();
+    graph = own.get();
+    closure.storage = std::move(own);
+  }
+  IncludeResolver resolver(list, kind, graph, cwd);
   // files[] position of each path id reached, -1 for none yet.
   std::vector<int32_t> position;
   struct Pending {
@@ -65,7 +69,8 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     const std::string* included_by;  // null for roots
   };
   std::vector<Pending> queue;
-  std::vector<std::string> failed;
+  // Every answer the walk used (the graph keeps them alive).
+  std::vector<const ScanFileCache::Answer*> answers;
 
   auto enqueue = [&](Node* n, const std::string* by) {
     if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
@@ -91,21 +96,17 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
 
   // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
   // then -imacros/-include files, searched first in the working directory.
-  if (kind == CompilerKind::kGcc) {
-    Resolution r = resolver.resolve("stdc-predef.h", true, false, "", kFoundOutsideChain, &failed);
-    if (r.found) enqueue(graph->node(context, r), nullptr);
-  }
+  auto root = [&](std::string_view name, bool angled) {
+    std::shared_ptr<const ScanFileCache::Answer> a =
+        resolver.answer(name, angled, false, "", kFoundOutsideChain);
+    answers.push_back(a.get());
+    if (a->resolution.found) enqueue(graph->node(context, a->resolution), nullptr);
+    return a->resolution.found;
+  };
+  if (kind == CompilerKind::kGcc) root("stdc-predef.h", true);
   for (const std::string& name : command.forced_includes) {
-    Resolution r = resolver.resolve(name, false, false, "", kFoundOutsideChain, &failed);
-    if (r.found) {
-      enqueue(graph->node(context, r), nullptr);
-    } else {
-      closure.unsure = "forced include not found: " + name;
-    }
+    if (!root(name, false)) closure.unsure = "forced include not found: " + name;
   }
-
-  // Every answer the walk used (the graph keeps them alive).
-  std::vector<const ScanFileCache::Answer*> answers;
   for (size_t next = 0; next < queue.size(); ++next) {
     Node* n = queue[next].node;
     if (const cache::Status& st = expand(n, files, &resolver, graph, cwd); !st.ok()) return st;
@@ -139,9 +140,6 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   std::unordered_set<const ScanFileCache::Answer*> seen_answers;
   std::unordered_set<std::string_view> seen;
   seen_answers.reserve(answers.size());
-  for (const std::string& f : failed) {
-    if (seen.insert(f).second) closure.failed_probes.push_back(f);
-  }
   for (const ScanFileCache::Answer* a : answers) {
     if (a->failed.empty() || !seen_answers.insert(a).second) continue;
     for (const std::string& f : a->failed) {

@@ -3,7 +3,9 @@
 // #if branches counted), each failed search candidate and __has_include answer.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/hash.h"
@@ -25,8 +27,10 @@ struct ClosureFile {
 };
 
 struct Closure {
-  std::vector<ClosureFile> files;          // files[0] is the source
-  std::vector<std::string> failed_probes;  // unique, in the order the walk met them
+  std::vector<ClosureFile> files;  // files[0] is the source
+  // Unique, in the order the walk met them; the views point into `storage`.
+  std::vector<std::string_view> failed_probes;
+  std::shared_ptr<const void> storage;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
   bool has_computed_include = false;

@@ -165,7 +165,8 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
     std::unordered_set<std::string> names;
   };
   std::unordered_map<std::string, Listing> listings;
-  for (const std::string& probe : closure.failed_probes) {
+  for (std::string_view probe_view : closure.failed_probes) {
+    const std::string probe(probe_view);
     std::string dir = dir_part(probe);
     auto it = listings.find(dir);
     if (it == listings.end()) {
