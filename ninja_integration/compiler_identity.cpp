@@ -2,6 +2,12 @@
 // store's "compiler" memo keyed by path and stat signature.
 #include "ninja_integration/compiler_identity.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/process.h"
@@ -29,13 +35,24 @@ std::string memo_key(const std::string& program, const cache::StatSignature& sig
 }
 
 // Hashes a file's bytes into `h`; a file that cannot be read hashes its name.
+// Compiler binaries are tens of MB: read through one reused buffer (the same
+// digest as hashing the whole file at once), never copied whole into memory.
 void hash_file(cache::Hasher* h, const std::string& path) {
-  std::string bytes, err;
-  if (read_file(path, &bytes, &err)) {
-    h->field(cache::hash_bytes(bytes).hex());
-  } else {
-    h->field("unreadable:" + path);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    cache::Hasher content;
+    std::vector<char> buf(size_t(1) << 20);
+    ssize_t n;
+    while ((n = ::read(fd, buf.data(), buf.size())) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) content.update(std::string_view(buf.data(), size_t(n)));
+    }
+    ::close(fd);
+    if (n == 0) {
+      h->field(content.digest().hex());
+      return;
+    }
   }
+  h->field("unreadable:" + path);
 }
 
 cache::Result<CompilerIdentity> ask_compiler(const std::string& program) {
