@@ -20,7 +20,15 @@
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kMemoFormat = "lexpack-closure-1";
+// 2: probes are kept as names relative to their directory.
+constexpr std::string_view kMemoFormat = "lexpack-closure-2";
+
+// A probe as stored: its name within `dir` (which dir_of(probe) returned).
+std::string_view probe_name(std::string_view dir, std::string_view probe) {
+  std::string_view name = probe.substr(dir.size());
+  if (!name.empty() && name[0] == '/') name.remove_prefix(1);
+  return name;
+}
 
 void write_sig(ByteWriter* w, const cache::StatSignature& s) {
   w->u64(s.dev);
@@ -134,7 +142,7 @@ struct MemoView {
   };
   std::vector<Dependency> dependencies;
   std::vector<ProbedDir> probed_dirs;
-  std::vector<std::string_view> probes;
+  std::vector<std::string_view> probes;  // names within their ProbedDir's dir
   std::vector<std::string_view> absent_dirs;
 };
 
@@ -152,7 +160,8 @@ std::string check_view(const MemoView& m, MemoStatSource* stats) {
     if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
     for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) {
       cache::StatSignature sig;
-      if (dirs.stat_file(m.probes[i], &sig)) return "appeared: " + std::string(m.probes[i]);
+      std::string path = join_path(d.dir, m.probes[i]);
+      if (dirs.stat_file(path, &sig)) return "appeared: " + path;
     }
   }
   for (std::string_view d : m.absent_dirs) {
@@ -222,7 +231,7 @@ std::string encode_closure_memo(const ClosureMemo& m) {
     w.u8(uint8_t((d.exists ? 1 : 0) | (d.check_each ? 2 : 0)));
     write_sig(&w, d.stat);
     w.u64(d.probes.size());
-    for (const std::string& p : d.probes) w.str(p);
+    for (const std::string& p : d.probes) w.str(probe_name(d.dir, p));
   }
   w.u64(m.absent_dirs.size());
   for (const std::string& d : m.absent_dirs) w.str(d);
@@ -255,7 +264,9 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
     d.check_each = flags & 2;
     d.probes.resize(count);
     for (std::string& p : d.probes) {
-      if (!r.str(&p)) return false;
+      std::string name;
+      if (!r.str(&name)) return false;
+      p = join_path(d.dir, name);
     }
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
@@ -273,7 +284,7 @@ std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
   for (const auto& d : m.probed_dirs) {
     v.probed_dirs.push_back(
         {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
-    v.probes.insert(v.probes.end(), d.probes.begin(), d.probes.end());
+    for (const std::string& p : d.probes) v.probes.push_back(probe_name(d.dir, p));
   }
   v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
   return check_view(v, stats);

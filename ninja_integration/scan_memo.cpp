@@ -3,13 +3,16 @@
 // fast hit path), through the scan's shared stat answers.
 #include "ninja_integration/scan_memo.h"
 
+#include <unordered_map>
+
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/file_state.h"
 
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-1";
+// 2: deps that are closure paths are written as their place in the closure.
+constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-2";
 
 // The scan's stat answers: files asked once per scan (shared by its
 // threads), directories once per worker.
@@ -51,9 +54,18 @@ std::string encode_scan_memo(const ScanMemo& memo) {
   ByteWriter w;
   w.str(kScanMemoFormat);
   w.str(encode_closure_memo(memo.closure));
+  // Most deps are closure paths already absolute and normal: those are
+  // written as their place in the closure (1-based), the others in full.
+  std::unordered_map<std::string_view, uint64_t> place;
+  place.reserve(memo.closure.dependencies.size());
+  for (size_t i = 0; i < memo.closure.dependencies.size(); ++i) {
+    place.emplace(memo.closure.dependencies[i].path, i + 1);
+  }
   w.u64(memo.deps.size());
   for (size_t i = 0; i < memo.deps.size(); ++i) {
-    w.str(memo.deps[i]);
+    auto it = place.find(memo.deps[i]);
+    w.u64(it == place.end() ? 0 : it->second);
+    if (it == place.end()) w.str(memo.deps[i]);
     w.u64(i < memo.sizes.size() ? memo.sizes[i] : 0);
   }
   return w.take();
@@ -69,8 +81,16 @@ bool decode_scan_memo(std::string_view bytes, ScanMemo* memo) {
   }
   memo->deps.resize(n);
   memo->sizes.resize(n);
+  const auto& closure_deps = memo->closure.dependencies;
   for (size_t i = 0; i < n; ++i) {
-    if (!r.str(&memo->deps[i]) || !r.u64(&memo->sizes[i])) return false;
+    uint64_t place = 0;
+    if (!r.u64(&place) || place > closure_deps.size()) return false;
+    if (place > 0) {
+      memo->deps[i] = closure_deps[place - 1].path;
+    } else if (!r.str(&memo->deps[i])) {
+      return false;
+    }
+    if (!r.u64(&memo->sizes[i])) return false;
   }
   return r.done();
 }
