@@ -110,6 +110,40 @@ class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
 
+  // Asks every compiler and every search list the entries will need, all at
+  // once: each question runs the compiler (tens of ms), and asked on demand
+  // they stall the walk at the first TU of every target.
+  void ask_ahead(const std::vector<CompdbEntry>& entries, const std::vector<size_t>& group,
+                 const std::string& dir) {
+    std::vector<CompileCommand> cmds;
+    std::set<std::string> compilers;
+    for (size_t i : group) {
+      cmds.push_back(parse_compile_command(entries[i].argv));
+      if (cmds.back().uncacheable.empty() || cmds.back().uncacheable == "modules") {
+        compilers.insert(cmds.back().compiler);
+      }
+    }
+    std::vector<std::thread> threads;
+    for (const std::string& c : compilers) threads.emplace_back([this, &c] { identity_of(c); });
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+    std::set<std::string> asked;
+    for (const CompileCommand& cmd : cmds) {
+      if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules") continue;
+      cache::Result<CompilerIdentity> id = identity_of(cmd.compiler);
+      if (!id.ok() || id->kind == CompilerKind::kUnknown) continue;
+      std::string key = search_key(*id, cmd, dir);
+      if (!asked.insert(key).second) continue;
+      threads.emplace_back(
+          [this, id = *id, &cmd, &dir, key] { search_list_of(id, cmd, dir, key); });
+      if (threads.size() >= kMaxQuestionsAtOnce) {
+        for (std::thread& t : threads) t.join();
+        threads.clear();
+      }
+    }
+    for (std::thread& t : threads) t.join();
+  }
+
   // Scans one entry; `sizes` collects path -> size of every file reached.
   TuScan scan(const CompdbEntry& e, FileStates* files, DirStatCache* dirs,
               std::unordered_map<std::string, uint64_t>* sizes) {
@@ -139,7 +173,8 @@ class Scanner {
         return tu;
       }
     }
-    auto list = search_list_of(*identity, cmd, e.directory);
+    auto list =
+        search_list_of(*identity, cmd, e.directory, search_key(*identity, cmd, e.directory));
     if (!list.ok()) return skip(tu, list.message());
     auto closure = compute_closure(files, cmd, *list, identity->kind, e.directory);
     if (!closure.ok()) return skip(tu, closure.message());
@@ -173,16 +208,22 @@ class Scanner {
   }
   // Each distinct search list is asked once per scan, even when several
   // threads need it at the same moment (each question runs the compiler).
-  cache::Result<SearchList> search_list_of(const CompilerIdentity& identity,
-                                           const CompileCommand& cmd, const std::string& cwd) {
+  static std::string search_key(const CompilerIdentity& identity, const CompileCommand& cmd,
+                                const std::string& cwd) {
     std::string key = identity.hash.hex();
     key.push_back('\0');
     key.append(cwd).push_back('\0');
     key.append(language_name(cmd.language)).push_back('\0');
     for (const std::string& a : cmd.search_args) key.append(a).push_back('\0');
+    return key;
+  }
+  cache::Result<SearchList> search_list_of(const CompilerIdentity& identity,
+                                           const CompileCommand& cmd, const std::string& cwd,
+                                           const std::string& key) {
     return search_lists_.get(key, [&] { return query_search_list(store_, identity, cmd, cwd); });
   }
 
+  static constexpr size_t kMaxQuestionsAtOnce = 16;
   cache::Store* store_;
   const lexer::Kernel* kernel_;
   OnceMap<CompilerIdentity> identities_;
@@ -222,6 +263,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
       continue;
     }
+    if (kernel) scanner.ask_ahead(entries, group, dir);
     std::atomic<size_t> next{0};
     auto work = [&, &group = group] {
       FileStates files(locked.get(), kernel);
