@@ -4,7 +4,9 @@
 // graph are shared by every TU of a scan, or private to one compile.
 #include "ninja_integration/dependency_closure.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <unordered_set>
 
@@ -16,17 +18,16 @@ namespace {
 
 using Node = ScanFileCache::Node;
 
-// Loads the node's file and resolves its directives, once per node.
-const cache::Status& expand(Node* n, FileStates* files, IncludeResolver* resolver,
-                            ScanFileCache* graph, const std::string& cwd) {
-  std::call_once(n->expanded, [&] {
-    const Resolution& where = n->where;
-    cache::Result<std::shared_ptr<const FileSummary>> loaded =
-        files->load_shared(where.path, absolute_path(where.path, cwd), where.stat);
-    if (!loaded.ok()) {
-      n->status = loaded.status();
-      return;
-    }
+// Loads the node's file and resolves its directives. Only the walk that
+// claimed the node calls this.
+void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache* graph,
+            const std::string& cwd) {
+  const Resolution& where = n->where;
+  cache::Result<std::shared_ptr<const FileSummary>> loaded =
+      files->load_shared(where.path, absolute_path(where.path, cwd), where.stat);
+  if (!loaded.ok()) {
+    n->status = loaded.status();
+  } else {
     n->summary = std::move(loaded.value());
     std::string dir(dir_of(where.path));
     for (const IncludeDirective& d : n->summary->includes) {
@@ -43,8 +44,17 @@ const cache::Status& expand(Node* n, FileStates* files, IncludeResolver* resolve
       Node* child = a->resolution.found ? graph->node(resolver->context(), a->resolution) : nullptr;
       n->edges.push_back({std::move(a), child, presence});
     }
-  });
-  return n->status;
+  }
+  {
+    std::lock_guard lock(n->mu);
+    n->state.store(Node::kExpanded, std::memory_order_release);
+  }
+  n->expanded.notify_all();
+}
+
+bool claim(Node* n) {
+  int expected = Node::kNew;
+  return n->state.compare_exchange_strong(expected, Node::kClaimed, std::memory_order_acq_rel);
 }
 
 }  // namespace
@@ -109,7 +119,23 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   }
   for (size_t next = 0; next < queue.size(); ++next) {
     Node* n = queue[next].node;
-    if (const cache::Status& st = expand(n, files, &resolver, graph, cwd); !st.ok()) return st;
+    if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
+      if (claim(n)) {
+        expand(n, files, &resolver, graph, cwd);
+      } else {
+        // Another TU's walk is expanding it: expand the nodes queued after it
+        // meanwhile (this walk needs them too; the order of expansion changes
+        // nothing), then wait.
+        for (size_t k = next + 1;
+             k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded; ++k) {
+          if (claim(queue[k].node)) expand(queue[k].node, files, &resolver, graph, cwd);
+        }
+        std::unique_lock lock(n->mu);
+        n->expanded.wait(
+            lock, [n] { return n->state.load(std::memory_order_acquire) == Node::kExpanded; });
+      }
+    }
+    if (!n->status.ok()) return n->status;
     const std::string& path = n->where.path;
     const FileSummary& summary = *n->summary;
     if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);

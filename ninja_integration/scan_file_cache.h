@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -55,12 +57,17 @@ class ScanFileCache {
 
   // One file of the include graph of a search context, as found at one place
   // in the search chain (which #include_next depends on). Its edges are worked
-  // out once, by whichever walk reaches it first, under `expanded`; they are
-  // the same for every TU of that context.
+  // out once, by whichever walk claims it first; they are the same for every
+  // TU of that context.
   struct Node {
     Resolution where;      // the path as the compiler names it, stat, chain index
     uint32_t path_id = 0;  // equal for every node of the same context and path
-    std::once_flag expanded;
+    // kNew, then kClaimed by the walk expanding it, then kExpanded: only then
+    // may the fields below be read.
+    enum State : int { kNew, kClaimed, kExpanded };
+    std::atomic<int> state{kNew};
+    std::mutex mu;
+    std::condition_variable expanded;
     cache::Status status;  // of the expansion
     std::shared_ptr<const FileSummary> summary;
     struct Edge {
