@@ -228,9 +228,11 @@ void Scanner::find_has_include(size_t from) {
 
 // __DATE__, __TIME__ and __TIMESTAMP__ as identifiers in directive text.
 void Scanner::find_clock_macros(size_t from) {
-  // The prepass found every such identifier; look only when one is in this line.
-  bool any = false;
-  for (size_t h = next_hit_; h < hits_.size() && hits_[h].pos < line_.end(); ++h) {
+  // The prepass found every such identifier written in one piece; look only
+  // when one is in this line, or when splices or comments were taken out of
+  // it (a name split by a splice is whole only in the logical line).
+  bool any = line_.mapped_;
+  for (size_t h = next_hit_; !any && h < hits_.size() && hits_[h].pos < line_.end(); ++h) {
     any |= hits_[h].kind == HitKind::kDate || hits_[h].kind == HitKind::kTime ||
            hits_[h].kind == HitKind::kTimestamp;
   }

@@ -365,6 +365,14 @@ TEST(ScannerReproducibility, ClockMacros) {
   EXPECT_FALSE(r.uses_date);
   EXPECT_FALSE(r.uses_time);
   EXPECT_FALSE(r.uses_timestamp);
+  // Inside a directive the logical line counts: a splice or a comment next to
+  // the name does not hide it.
+  r = scan_all("#define D __DA\\\nTE__\n#if X /* c */ && __TIMESTAMP__\n#endif\n");
+  EXPECT_TRUE(r.uses_date);
+  EXPECT_TRUE(r.uses_timestamp);
+  EXPECT_FALSE(r.uses_time);
+  r = scan_all("#if defined(X) && \\\r\n  __TI\\\r\nME__ > 0\n#endif\n");
+  EXPECT_TRUE(r.uses_time);
 }
 
 // 28. Robustness
