@@ -16,13 +16,17 @@ cache::Result<cache::BlobId> BatchingStore::put_blob(std::string_view bytes,
                                                      const cache::BlobOptions& options) {
   if (options.page_aligned) return inner_->put_blob(bytes, options);
   cache::BlobId id = cache::hash_bytes(bytes);
-  if (blobs_.emplace(id, std::string(bytes)).second) held_bytes_ += bytes.size();
+  auto [it, added] = blobs_.try_emplace(id);
+  if (added) {
+    it->second = std::make_unique<std::string>(bytes);
+    held_bytes_ += bytes.size();
+  }
   if (cache::Status st = write_if_full(); !st.ok()) return st;
   return id;
 }
 
 std::optional<std::string_view> BatchingStore::get_blob(const cache::BlobId& id) {
-  if (auto it = blobs_.find(id); it != blobs_.end()) return std::string_view(it->second);
+  if (auto it = blobs_.find(id); it != blobs_.end()) return std::string_view(*it->second);
   return inner_->get_blob(id);
 }
 
@@ -70,7 +74,7 @@ cache::Status BatchingStore::write_if_full() {
 cache::Status BatchingStore::write_held() {
   std::vector<std::string_view> blobs;
   blobs.reserve(blobs_.size());
-  for (const auto& [id, bytes] : blobs_) blobs.push_back(bytes);
+  for (const auto& [id, bytes] : blobs_) blobs.push_back(*bytes);
   std::vector<cache::Store::FileWrite> files;
   files.reserve(files_.size());
   for (auto& [path, record] : files_) files.push_back({path, record});
@@ -85,6 +89,7 @@ cache::Status BatchingStore::write_held() {
   // Without their blobs the file records would only name missing summaries:
   // drop everything (a cache may forget) and report why.
   if (st.ok() && (!files.empty() || !memos.empty())) st = inner_->put_records(files, memos);
+  for (auto& [id, bytes] : blobs_) written_.push_back(std::move(bytes));
   blobs_.clear();
   files_.clear();
   memos_.clear();

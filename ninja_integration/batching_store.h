@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,7 +58,11 @@ class BatchingStore : public cache::Store {
       return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
     }
   };
-  std::map<cache::BlobId, std::string, IdLess> blobs_;
+  // Held blobs; get_blob's views into them must outlive a write-out (the
+  // Store contract: valid for the life of the store), so written ones retire
+  // to `written_` instead of being freed.
+  std::map<cache::BlobId, std::unique_ptr<std::string>, IdLess> blobs_;
+  std::vector<std::unique_ptr<std::string>> written_;
   std::unordered_map<std::string, cache::FileRecord> files_;
   std::map<std::pair<std::string, std::string>, std::string> memos_;  // (table, key)
 };

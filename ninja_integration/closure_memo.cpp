@@ -184,7 +184,9 @@ bool read_view(ByteReader* r, std::string_view bytes, std::string_view* out) {
 bool build_closure_memo(const Closure& closure, const SearchList& list,
                         const cache::Hash128& action_key, ClosureMemo* memo, ScanFileCache* shared,
                         const std::string& cwd) {
-  int64_t now = now_ns();
+  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
+  // none is older than its cache.
+  int64_t now = shared ? shared->created_ns() : now_ns();
   memo->action_key = action_key;
   memo->uses_date = closure.uses_date;
   memo->dependencies.reserve(closure.files.size());

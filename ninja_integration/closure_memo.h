@@ -40,8 +40,9 @@ struct ClosureMemo {
 
 // Builds the memo. False when some signature is too fresh to be trusted
 // (then the memo must not be stored). A whole-build scan passes its `shared`
-// cache, whose directory signatures were taken before any probe in them;
-// without one each probed directory is stat'ed now.
+// cache, whose directory signatures were taken before any probe in them, and
+// whose creation time is when signatures are judged settled; without one each
+// probed directory is stat'ed now.
 bool build_closure_memo(const Closure& closure, const SearchList& list,
                         const cache::Hash128& action_key, ClosureMemo* memo,
                         ScanFileCache* shared = nullptr, const std::string& cwd = {});

@@ -128,8 +128,9 @@ std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string
   } else {
     a->resolution = search(name, use_includer_dir, includer_dir, start, &a->failed);
   }
-  if (shared_) shared_->put_answer(shared_key, a);
-  return answers_.emplace(std::move(memo_key), std::move(a)).first->second;
+  std::shared_ptr<const ScanFileCache::Answer> kept =
+      shared_ ? shared_->put_answer(shared_key, std::move(a)) : std::move(a);
+  return answers_.emplace(std::move(memo_key), std::move(kept)).first->second;
 }
 
 Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,

@@ -124,13 +124,14 @@ class Scanner {
       }
     }
     std::vector<std::thread> threads;
-    for (const std::string& c : compilers) threads.emplace_back([this, &c] { identity_of(c); });
+    for (const std::string& c : compilers)
+      threads.emplace_back([this, &c, &dir] { identity_of(c, dir); });
     for (std::thread& t : threads) t.join();
     threads.clear();
     std::set<std::string> asked;
     for (const CompileCommand& cmd : cmds) {
       if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules") continue;
-      cache::Result<CompilerIdentity> id = identity_of(cmd.compiler);
+      cache::Result<CompilerIdentity> id = identity_of(cmd.compiler, dir);
       if (!id.ok() || id->kind == CompilerKind::kUnknown) continue;
       std::string key = search_key(*id, cmd, dir);
       if (!asked.insert(key).second) continue;
@@ -156,7 +157,7 @@ class Scanner {
     // module directives can still be scanned.
     if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules")
       return skip(tu, "not a compile: " + cmd.uncacheable);
-    auto identity = identity_of(cmd.compiler);
+    auto identity = identity_of(cmd.compiler, e.directory);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
     // A warm scan: nothing the last closure of this TU rests on has changed.
@@ -203,8 +204,12 @@ class Scanner {
     tu.skipped = why.empty() ? "unknown reason" : std::move(why);
     return tu;
   }
-  cache::Result<CompilerIdentity> identity_of(const std::string& compiler) {
-    return identities_.get(compiler, [&] { return compiler_identity(store_, compiler); });
+  // `compiler` as the command names it, from `dir` (the working directory):
+  // a relative path with a slash names a different binary in each directory.
+  cache::Result<CompilerIdentity> identity_of(const std::string& compiler, const std::string& dir) {
+    bool relative = compiler.find('/') != std::string::npos && compiler[0] != '/';
+    std::string key = relative ? dir + '\0' + compiler : compiler;
+    return identities_.get(key, [&] { return compiler_identity(store_, compiler); });
   }
   // Each distinct search list is asked once per scan, even when several
   // threads need it at the same moment (each question runs the compiler).

@@ -4,6 +4,8 @@
 
 #include <functional>
 
+#include "ninja_integration/include_resolver.h"
+
 namespace lexpack::ninja {
 
 ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
@@ -31,6 +33,10 @@ void ScanFileCache::put_stat(const std::string& abs_path,
 std::optional<cache::StatSignature> ScanFileCache::stat_once(const std::string& path,
                                                              const std::string& abs_path) {
   if (auto answer = find_stat(abs_path)) return *answer;
+  // The directory first: a memo records its signature with the names found
+  // missing in it, so that signature must not be newer than their answers.
+  std::string_view dir = dir_of(path);
+  dir_stat_once(std::string(dir), std::string(dir_of(abs_path)));
   std::optional<cache::StatSignature> found;
   cache::StatSignature sig;
   if (stat_file(path, &sig)) found = sig;

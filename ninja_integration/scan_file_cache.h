@@ -36,6 +36,10 @@ class ScanFileCache {
   std::optional<cache::StatSignature> dir_stat_once(const std::string& path,
                                                     const std::string& abs_path);
 
+  // Every stat this cache answers was taken after this time (its creation):
+  // whether a signature was settled when taken is judged against it.
+  int64_t created_ns() const { return created_ns_; }
+
   // The summary recorded for `abs_path` when it was taken at `sig`.
   std::shared_ptr<const FileSummary> find_summary(const std::string& abs_path,
                                                   const cache::StatSignature& sig);
@@ -51,8 +55,11 @@ class ScanFileCache {
   // A small number for one (working directory, compiler kind, search chain).
   uint64_t context_id(const std::string& context);
   std::shared_ptr<const Answer> find_answer(const std::string& key) { return answers_.find(key); }
-  void put_answer(const std::string& key, std::shared_ptr<const Answer> answer) {
-    answers_.put(key, std::move(answer));
+  // Keeps `answer` unless another thread put one for `key` first; returns the
+  // one kept, which every asker must use (the other is freed with its owner).
+  std::shared_ptr<const Answer> put_answer(const std::string& key,
+                                           std::shared_ptr<const Answer> answer) {
+    return answers_.put(key, std::move(answer));
   }
 
   // One file of the include graph of a search context, as found at one place
@@ -86,6 +93,7 @@ class ScanFileCache {
   uint32_t path_ids();
 
  private:
+  const int64_t created_ns_ = now_ns();
   struct Entry {
     bool stat_known = false;
     std::optional<cache::StatSignature> stat;
@@ -114,10 +122,10 @@ class ScanFileCache {
       auto it = p.values.find(key);
       return it == p.values.end() ? nullptr : it->second;
     }
-    void put(const std::string& key, std::shared_ptr<const V> value) {
+    std::shared_ptr<const V> put(const std::string& key, std::shared_ptr<const V> value) {
       Part& p = part_of(key);
       std::lock_guard lock(p.mu);
-      p.values.emplace(key, std::move(value));
+      return p.values.emplace(key, std::move(value)).first->second;
     }
 
    private:

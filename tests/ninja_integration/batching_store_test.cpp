@@ -80,5 +80,24 @@ TEST(BatchingStore, LaterPutOfTheSameKeyWins) {
   EXPECT_EQ(inner->get_memo("t", "k"), "new");
 }
 
+// A view get_blob gave must stay valid after the blob is written out (the
+// Store contract: valid for the life of the store).
+TEST(BatchingStore, HeldBlobViewOutlivesAWriteOut) {
+  TestDir dir;
+  auto inner = open_store(dir.at("cache"));
+  ASSERT_TRUE(inner);
+  BatchingStore batching(inner.get(), /*max_items=*/3);
+  const std::string bytes(200, 'S');
+  auto blob = batching.put_blob(bytes, {});
+  ASSERT_TRUE(blob.ok());
+  std::optional<std::string_view> view = batching.get_blob(blob.value());
+  ASSERT_TRUE(view);
+  ASSERT_TRUE(batching.put_memo("scan", "a", "1").ok());
+  ASSERT_TRUE(batching.put_memo("scan", "b", "2").ok());  // the batch is full: written out
+  EXPECT_EQ(inner->get_blob(blob.value()), bytes);
+  std::vector<std::string> churn(32, std::string(200, 'Z'));
+  EXPECT_EQ(*view, bytes);
+}
+
 }  // namespace
 }  // namespace lexpack::ninja::testing

@@ -1,0 +1,99 @@
+// The include graph shared by the TUs of a scan: walks racing over the same
+// questions keep valid answers, and a memo never pairs a directory signature
+// with a missing-name answer older than it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lexer/kernel.h"
+#include "ninja_integration/closure_memo.h"
+#include "ninja_integration/dependency_closure.h"
+#include "ninja_integration/file_state.h"
+#include "ninja_integration/scan_file_cache.h"
+#include "ninja_integration/scan_memo.h"
+#include "tests/ninja_integration/test_dir.h"
+
+namespace lexpack::ninja {
+namespace {
+
+const lexer::Kernel* kernel() {
+  std::string err;
+  const lexer::Kernel* k = lexer::default_kernel(&err);
+  EXPECT_NE(k, nullptr) << err;
+  return k;
+}
+
+// gcc's implicit stdc-predef.h is asked by every walk before its source: two
+// walks that ask at once must both end up with failed candidates that read
+// what was probed, whichever of their answers the scan kept.
+TEST(SharedWalk, RacingWalksKeepValidFailedCandidates) {
+  testing::TestDir d;
+  d.write("inc/x.h", "int x;\n");
+  d.write("sys/stdc-predef.h", "\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  const std::string expected = d.at("inc/stdc-predef.h");
+  for (int iter = 0; iter < 300; ++iter) {
+    ScanFileCache shared;
+    std::atomic<int> ready{0};
+    Closure out[2];
+    auto walk = [&](int i) {
+      FileStates files(nullptr, kernel());
+      files.share(&shared);
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      auto c = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
+      ASSERT_TRUE(c.ok()) << c.message();
+      out[i] = std::move(c.value());
+    };
+    std::thread other(walk, 1);
+    walk(0);
+    other.join();
+    // Churn the heap: a view into a freed answer would now read other bytes.
+    std::vector<std::string> churn(64, std::string(expected.size(), 'Z'));
+    for (const Closure& c : out) {
+      ASSERT_FALSE(c.failed_probes.empty());
+      ASSERT_EQ(c.failed_probes[0], expected) << "iteration " << iter;
+    }
+  }
+}
+
+// A name found missing early in a scan, then created: the memo must carry
+// the directory's signature from before that answer, so the next scan sees
+// the directory changed and looks for the name again.
+TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
+  testing::TestDir d;
+  d.write("inc/.keep", "");
+  d.write("sys/x.h", "int x;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // let the files settle
+  SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  ScanFileCache shared;
+  // Another TU's memo check asks about inc/x.h first, as the warm check does.
+  ASSERT_FALSE(shared.stat_once(d.at("inc/x.h"), d.at("inc/x.h")));
+  d.write("inc/x.h", "int shadow;\n");
+  FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  ScanMemo memo;
+  ASSERT_TRUE(build_closure_memo(*closure, list, {}, &memo.closure, &shared, d.path()));
+  ScanFileCache next_scan;
+  DirStatCache dirs;
+  EXPECT_FALSE(check_scan_memo(memo.closure, d.path(), &next_scan, &dirs).empty())
+      << "the memo was accepted although inc/x.h now shadows sys/x.h";
+}
+
+}  // namespace
+}  // namespace lexpack::ninja
