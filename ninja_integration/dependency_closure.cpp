@@ -41,7 +41,14 @@ void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache
       }
       std::shared_ptr<const ScanFileCache::Answer> a =
           resolver->answer(d.name, d.angled, next, dir, where.chain_index);
-      Node* child = a->resolution.found ? graph->node(resolver->context(), a->resolution) : nullptr;
+      Node* child = nullptr;
+      if (a->resolution.found) {
+        child = a->node.load(std::memory_order_acquire);
+        if (!child) {
+          child = graph->node(resolver->context(), a->resolution);
+          a->node.store(child, std::memory_order_release);
+        }
+      }
       n->edges.push_back({std::move(a), child, presence});
     }
   }
@@ -62,16 +69,21 @@ bool claim(Node* n) {
 cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& command,
                                        const SearchList& list, CompilerKind kind,
                                        const std::string& cwd) {
-  // One compile walks a graph of its own, kept with its closure (the failed
-  // candidates point into it); a scan shares one between its TUs.
+  // What the closure's failed candidates point into: the answers of the
+  // roots, and for one compile (no scan) its own graph, whose nodes hold the
+  // other answers. A scan's graph is shared between its TUs and outlives them.
+  struct Storage {
+    std::unique_ptr<ScanFileCache> own_graph;
+    std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
+  };
+  auto storage = std::make_shared<Storage>();
   Closure closure;
-  ScanFileCache* graph = files->shared();
-  if (!graph) {
-    auto own = std::make_shared<ScanFileCache>();
-    graph = own.get();
-    closure.storage = std::move(own);
-  }
-  IncludeResolver resolver(list, kind, graph, cwd);
+  ScanFileCache* shared = files->shared();
+  ScanFileCache* graph = shared;
+  if (!graph) graph = (storage->own_graph = std::make_unique<ScanFileCache>()).get();
+  closure.storage = storage;
+  // Without a scan the resolver keeps its answers and stat results to itself.
+  IncludeResolver resolver(list, kind, shared, cwd);
   // files[] position of each path id reached, -1 for none yet.
   std::vector<int32_t> position;
   struct Pending {
@@ -79,7 +91,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     const std::string* included_by;  // null for roots
   };
   std::vector<Pending> queue;
-  // Every answer the walk used (the graph keeps them alive).
+  // Every answer the walk used (nodes and `storage` keep them alive).
   std::vector<const ScanFileCache::Answer*> answers;
 
   auto enqueue = [&](Node* n, const std::string* by) {
@@ -110,6 +122,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     std::shared_ptr<const ScanFileCache::Answer> a =
         resolver.answer(name, angled, false, "", kFoundOutsideChain);
     answers.push_back(a.get());
+    storage->roots.push_back(a);
     if (a->resolution.found) enqueue(graph->node(context, a->resolution), nullptr);
     return a->resolution.found;
   };

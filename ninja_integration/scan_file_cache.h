@@ -48,9 +48,13 @@ class ScanFileCache {
 
   // One search's outcome and the candidates it found missing, so that a TU
   // that asks the same question reports the same failed probes.
+  struct Node;
   struct Answer {
     Resolution resolution;
     std::vector<std::string> failed;
+    // The graph node of `resolution` once a walk looked it up (the same for
+    // every asker: an answer belongs to one search context).
+    mutable std::atomic<Node*> node{nullptr};
   };
   // A small number for one (working directory, compiler kind, search chain).
   uint64_t context_id(const std::string& context);
