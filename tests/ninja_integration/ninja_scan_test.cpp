@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 
 #include "cache/store.h"
 
@@ -179,6 +180,28 @@ bool has_dep(const TuScan& tu, const std::string& path) {
   return std::find(tu.deps.begin(), tu.deps.end(), path) != tu.deps.end();
 }
 
+// g++ compiles of each named TU in `dir` with -Iinc1 -Iinc2.
+std::vector<CompdbEntry> two_dir_entries(const TestDir& dir,
+                                         std::initializer_list<std::string> tus) {
+  std::vector<CompdbEntry> entries;
+  for (const std::string& tu : tus) {
+    entries.push_back({dir.path(),
+                       tu + ".cpp",
+                       tu + ".o",
+                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
+  }
+  return entries;
+}
+
+// One whole-build scan with the cache in dir/cache, on `jobs` threads.
+ScanReport scan_with_cache(const TestDir& dir, const std::vector<CompdbEntry>& entries, int jobs) {
+  cache::StoreOptions options;
+  options.dir = dir.at("cache");
+  auto store = cache::Store::open(options);
+  EXPECT_TRUE(store.ok()) << store.message();
+  return scan_build(entries, store.ok() ? store->get() : nullptr, jobs, nullptr);
+}
+
 // A warm scan answers unchanged TUs from their scan memo, with the same deps as
 // a full scan, and rescans exactly the TUs whose files or search dirs changed.
 TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
@@ -190,20 +213,8 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   dir.write("b.cpp", "#include \"y.h\"\nint b() { return 2; }\n");
   dir.write("c.cpp", "int c() { return 3; }\n");
   sleep(2);  // memos are kept only for signatures at least a second old
-  std::vector<CompdbEntry> entries;
-  for (std::string tu : {"a", "b", "c"}) {
-    entries.push_back({dir.path(),
-                       tu + ".cpp",
-                       tu + ".o",
-                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
-  }
-  cache::StoreOptions options;
-  options.dir = dir.at("cache");
-  auto scan = [&] {
-    auto store = cache::Store::open(options);
-    EXPECT_TRUE(store.ok()) << store.message();
-    return scan_build(entries, store.ok() ? store->get() : nullptr, 2, nullptr);
-  };
+  const std::vector<CompdbEntry> entries = two_dir_entries(dir, {"a", "b", "c"});
+  auto scan = [&] { return scan_with_cache(dir, entries, 2); };
   ScanReport cold = scan();
   ASSERT_EQ(cold.scanned, 3u) << cold.tus[0].skipped;
   EXPECT_EQ(cold.from_memo, 0u);
@@ -243,21 +254,9 @@ TEST(ScanMemo, SharedHeaderAnswersKeepTheirFailedProbesInEveryTu) {
   dir.write("a.cpp", "#include \"first.h\"\n#include \"shared.h\"\nint a() { return 1; }\n");
   dir.write("b.cpp", "#include \"shared.h\"\nint b() { return 2; }\n");
   sleep(2);  // memos are kept only for signatures at least a second old
-  std::vector<CompdbEntry> entries;
-  for (std::string tu : {"a", "b"}) {
-    entries.push_back({dir.path(),
-                       tu + ".cpp",
-                       tu + ".o",
-                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
-  }
-  cache::StoreOptions options;
-  options.dir = dir.at("cache");
-  auto scan = [&] {
-    auto store = cache::Store::open(options);
-    EXPECT_TRUE(store.ok()) << store.message();
-    // One thread: a is walked first, so b meets shared.h's answers second-hand.
-    return scan_build(entries, store.ok() ? store->get() : nullptr, 1, nullptr);
-  };
+  const std::vector<CompdbEntry> entries = two_dir_entries(dir, {"a", "b"});
+  // One thread: a is walked first, so b meets shared.h's answers second-hand.
+  auto scan = [&] { return scan_with_cache(dir, entries, 1); };
   ScanReport cold = scan();
   ASSERT_EQ(cold.scanned, 2u) << cold.tus[0].skipped << cold.tus[1].skipped;
   EXPECT_TRUE(has_dep(cold.tus[1], dir.at("inc2/x.h")));
