@@ -113,9 +113,4 @@ ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resol
   return slot.get();
 }
 
-uint32_t ScanFileCache::path_ids() {
-  std::lock_guard lock(path_ids_mu_);
-  return uint32_t(path_ids_.size());
-}
-
 }  // namespace lexpack::ninja

@@ -1,6 +1,7 @@
 // What one whole-build scan learns about files, shared by all its threads:
 // each path is stat'ed, looked up in the store or lexed once per scan rather
-// than once per TU. Only the scan uses it; a launcher run sees one TU.
+// than once per TU, and each include resolved once per search context. One
+// compile outside a scan keeps a private one only for its include graph.
 #pragma once
 
 #include <array>
@@ -93,8 +94,6 @@ class ScanFileCache {
   // The node of `where` in `context` (a resolver's context()), made on first
   // use; it lives as long as this cache.
   Node* node(const std::string& context, const Resolution& where);
-  // One more than the largest path_id given so far.
-  uint32_t path_ids();
 
  private:
   const int64_t created_ns_ = now_ns();
