@@ -294,6 +294,12 @@ std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
 
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
                                 std::string* changed) {
+  return check_encoded_closure_memo(bytes, nullptr, action_key, uses_date, changed, nullptr);
+}
+
+bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
+                                cache::Hash128* action_key, bool* uses_date, std::string* changed,
+                                std::vector<std::string_view>* dependencies) {
   // The same format decode_closure_memo() reads, every path left in place.
   ByteReader r(bytes);
   std::string_view tag;
@@ -333,7 +339,12 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
     if (!read_view(&r, bytes, &d)) return false;
   }
   if (!r.done()) return false;
-  *changed = check_view(m, nullptr);
+  *changed = check_view(m, stats);
+  if (dependencies) {
+    dependencies->clear();
+    dependencies->reserve(m.dependencies.size());
+    for (const auto& d : m.dependencies) dependencies->push_back(d.path);
+  }
   return true;
 }
 

@@ -69,5 +69,10 @@ std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = 
 // `bytes` is not a memo; else *action_key, *uses_date and *changed are set.
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
                                 std::string* changed);
+// The same through `stats` (may be null), also giving the dependencies' paths
+// as views into `bytes` when `dependencies` is not null.
+bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
+                                cache::Hash128* action_key, bool* uses_date, std::string* changed,
+                                std::vector<std::string_view>* dependencies);
 
 }  // namespace lexpack::ninja

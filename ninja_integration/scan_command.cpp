@@ -164,12 +164,13 @@ class Scanner {
     cache::Hash128 tu_key;
     if (store_) tu_key = translation_unit_key(*identity, cmd, e.directory);
     if (store_ && files->shared()) {
-      ScanMemo memo;
+      std::vector<std::string> deps;
+      std::vector<uint64_t> dep_sizes;
       std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
-      if (bytes && decode_scan_memo(*bytes, &memo) &&
-          check_scan_memo(memo.closure, e.directory, files->shared(), dirs).empty()) {
-        for (size_t i = 0; i < memo.deps.size(); ++i) (*sizes)[memo.deps[i]] = memo.sizes[i];
-        tu.deps = std::move(memo.deps);
+      if (bytes &&
+          check_encoded_scan_memo(*bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes)) {
+        for (size_t i = 0; i < deps.size(); ++i) (*sizes)[deps[i]] = dep_sizes[i];
+        tu.deps = std::move(deps);
         tu.from_memo = true;
         return tu;
       }

@@ -95,6 +95,46 @@ bool decode_scan_memo(std::string_view bytes, ScanMemo* memo) {
   return r.done();
 }
 
+bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd, ScanFileCache* shared,
+                             DirStatCache* dirs, std::vector<std::string>* deps,
+                             std::vector<uint64_t>* sizes) {
+  // The layout encode_scan_memo() writes, the closure memo left in place.
+  ByteReader r(bytes);
+  std::string tag;
+  uint64_t closure_size = 0;
+  if (!r.str(&tag) || tag != kScanMemoFormat || !r.u64(&closure_size) ||
+      closure_size > bytes.size() - r.pos()) {
+    return false;
+  }
+  std::string_view closure = bytes.substr(r.pos(), closure_size);
+  if (!r.skip(closure_size)) return false;
+  ScanStats stats(cwd, shared, dirs);
+  cache::Hash128 action_key;
+  bool uses_date = false;
+  std::string changed;
+  std::vector<std::string_view> closure_deps;
+  if (!check_encoded_closure_memo(closure, &stats, &action_key, &uses_date, &changed,
+                                  &closure_deps) ||
+      !changed.empty()) {
+    return false;
+  }
+  uint64_t n = 0;
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  deps->resize(n);
+  sizes->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t place = 0;
+    if (!r.u64(&place) || place > closure_deps.size()) return false;
+    if (place > 0) {
+      (*deps)[i] = std::string(closure_deps[place - 1]);
+    } else if (!r.str(&(*deps)[i])) {
+      return false;
+    }
+    if (!r.u64(&(*sizes)[i])) return false;
+  }
+  return r.done();
+}
+
 std::string check_scan_memo(const ClosureMemo& memo, const std::string& cwd, ScanFileCache* shared,
                             DirStatCache* dirs) {
   ScanStats stats(cwd, shared, dirs);

@@ -27,6 +27,14 @@ bool decode_scan_memo(std::string_view bytes, ScanMemo* memo);
 // Per-thread stat answers for directories, shared by the TUs one worker checks.
 using DirStatCache = std::unordered_map<std::string, std::optional<cache::StatSignature>>;
 
+// A warm scan's question on the encoded memo, checked where it lies (no
+// string built per dependency or probe): true when every signature recorded
+// still holds, with the memo's deps and sizes; false when something changed
+// or `bytes` is not a scan memo.
+bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd, ScanFileCache* shared,
+                             DirStatCache* dirs, std::vector<std::string>* deps,
+                             std::vector<uint64_t>* sizes);
+
 // Empty when every signature recorded in `memo` still holds, else what changed
 // first. Paths are relative to `cwd` (the process's working directory); file
 // stats are shared with the other TUs of the scan through `shared`.

@@ -95,5 +95,45 @@ TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
       << "the memo was accepted although inc/x.h now shadows sys/x.h";
 }
 
+// A warm scan checks the encoded memo where it lies: the same deps come back
+// when nothing changed, and a change or a damaged memo is a rescan.
+TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
+  testing::TestDir d;
+  d.write("sys/x.h", "int x;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // let the files settle
+  SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  ScanFileCache shared;
+  FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  ScanMemo memo;
+  ASSERT_TRUE(build_closure_memo(*closure, list, {}, &memo.closure, &shared, d.path()));
+  memo.deps = {d.at("m.cpp"), d.at("sys/x.h"), "/not/in/the/closure.h"};
+  memo.sizes = {15, 7, 3};
+  const std::string bytes = encode_scan_memo(memo);
+
+  auto check = [&](std::string_view b, std::vector<std::string>* deps,
+                   std::vector<uint64_t>* sizes) {
+    ScanFileCache next_scan;
+    DirStatCache dirs;
+    return check_encoded_scan_memo(b, d.path(), &next_scan, &dirs, deps, sizes);
+  };
+  std::vector<std::string> deps;
+  std::vector<uint64_t> sizes;
+  ASSERT_TRUE(check(bytes, &deps, &sizes));
+  EXPECT_EQ(deps, memo.deps);
+  EXPECT_EQ(sizes, memo.sizes);
+  for (size_t cut : {size_t(0), size_t(10), bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_FALSE(check(std::string_view(bytes).substr(0, cut), &deps, &sizes)) << cut;
+  }
+  d.write("sys/x.h", "int x, y;\n");
+  EXPECT_FALSE(check(bytes, &deps, &sizes));
+}
+
 }  // namespace
 }  // namespace lexpack::ninja
