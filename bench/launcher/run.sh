@@ -10,6 +10,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../heavy_tu.sh"
 root=$(cd "$here/../.." && pwd)
 lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
 tus=${2:-120}
@@ -40,15 +41,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
 # --- one heavy TU -------------------------------------------------------
 mkdir -p "$work/heavy"
 cd "$work/heavy"
-for h in algorithm any array atomic bitset chrono complex condition_variable deque \
-         exception filesystem fstream functional future iomanip ios iostream istream \
-         iterator limits list locale map memory mutex numeric optional ostream queue \
-         random ratio regex set shared_mutex sstream stack stdexcept streambuf string \
-         string_view system_error thread tuple type_traits typeindex unordered_map \
-         unordered_set utility valarray variant vector; do
-  echo "#include <$h>"
-done > heavy.cpp
-echo 'int heavy() { std::vector<int> v{1, 2}; return int(v.size()); }' >> heavy.cpp
+write_heavy_tu heavy.cpp
 headers=$($cxx -H -O2 -c heavy.cpp -o /dev/null 2>&1 | grep -c '^\.' || true)
 sleep 2  # let the source's stat signature settle, as in a real tree
 args="-O2 -c heavy.cpp -o heavy.o"

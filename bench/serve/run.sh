@@ -13,6 +13,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../heavy_tu.sh"
 root=$(cd "$here/../.." && pwd)
 lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
 runs=${RUNS:-10}
@@ -179,15 +180,7 @@ print('  header syscalls cut: compiler %.1f%% (%d -> %d), launcher and compiler 
 
 # --- a heavy TU: many standard headers ----------------------------------
 mkdir -p "$work/heavy"
-for h in algorithm any array atomic bitset chrono complex condition_variable deque \
-         exception filesystem fstream functional future iomanip ios iostream istream \
-         iterator limits list locale map memory mutex numeric optional ostream queue \
-         random ratio regex set shared_mutex sstream stack stdexcept streambuf string \
-         string_view system_error thread tuple type_traits typeindex unordered_map \
-         unordered_set utility valarray variant vector; do
-  echo "#include <$h>"
-done > "$work/heavy/tu.cpp"
-echo 'int heavy() { std::vector<int> v{1, 2}; return int(v.size()); }' >> "$work/heavy/tu.cpp"
+write_heavy_tu "$work/heavy/tu.cpp"
 measure heavy "$work/heavy" "-O0 -c tu.cpp -o tu.o"
 
 # --- a project TU with 30 -I directories ---------------------------------
