@@ -106,6 +106,12 @@ class OnceMap {
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
 };
 
+// Module flags keep a compile out of the cache, but its includes and its
+// module directives can still be scanned.
+bool scannable(const CompileCommand& cmd) {
+  return cmd.uncacheable.empty() || cmd.uncacheable == "modules";
+}
+
 class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
@@ -119,9 +125,7 @@ class Scanner {
     std::set<std::string> compilers;
     for (size_t i : group) {
       cmds.push_back(parse_compile_command(entries[i].argv));
-      if (cmds.back().uncacheable.empty() || cmds.back().uncacheable == "modules") {
-        compilers.insert(cmds.back().compiler);
-      }
+      if (scannable(cmds.back())) compilers.insert(cmds.back().compiler);
     }
     std::vector<std::thread> threads;
     for (const std::string& c : compilers)
@@ -130,7 +134,7 @@ class Scanner {
     threads.clear();
     std::set<std::string> asked;
     for (const CompileCommand& cmd : cmds) {
-      if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules") continue;
+      if (!scannable(cmd)) continue;
       cache::Result<CompilerIdentity> id = identity_of(cmd.compiler, dir);
       if (!id.ok() || id->kind == CompilerKind::kUnknown) continue;
       std::string key = search_key(*id, cmd, dir);
@@ -153,10 +157,7 @@ class Scanner {
     tu.source = e.file;
     CompileCommand cmd = parse_compile_command(e.argv);
     tu.output = e.output.empty() ? cmd.output : e.output;
-    // Module flags keep a compile out of the cache, but its includes and its
-    // module directives can still be scanned.
-    if (!cmd.uncacheable.empty() && cmd.uncacheable != "modules")
-      return skip(tu, "not a compile: " + cmd.uncacheable);
+    if (!scannable(cmd)) return skip(tu, "not a compile: " + cmd.uncacheable);
     auto identity = identity_of(cmd.compiler, e.directory);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == CompilerKind::kUnknown) return skip(tu, "not gcc or clang");

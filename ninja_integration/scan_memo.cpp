@@ -71,30 +71,6 @@ std::string encode_scan_memo(const ScanMemo& memo) {
   return w.take();
 }
 
-bool decode_scan_memo(std::string_view bytes, ScanMemo* memo) {
-  ByteReader r(bytes);
-  std::string tag, closure;
-  uint64_t n = 0;
-  if (!r.str(&tag) || tag != kScanMemoFormat || !r.str(&closure) ||
-      !decode_closure_memo(closure, &memo->closure) || !r.u64(&n) || n > bytes.size()) {
-    return false;
-  }
-  memo->deps.resize(n);
-  memo->sizes.resize(n);
-  const auto& closure_deps = memo->closure.dependencies;
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t place = 0;
-    if (!r.u64(&place) || place > closure_deps.size()) return false;
-    if (place > 0) {
-      memo->deps[i] = closure_deps[place - 1].path;
-    } else if (!r.str(&memo->deps[i])) {
-      return false;
-    }
-    if (!r.u64(&memo->sizes[i])) return false;
-  }
-  return r.done();
-}
-
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd, ScanFileCache* shared,
                              DirStatCache* dirs, std::vector<std::string>* deps,
                              std::vector<uint64_t>* sizes) {
@@ -133,12 +109,6 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd, Sca
     if (!r.u64(&(*sizes)[i])) return false;
   }
   return r.done();
-}
-
-std::string check_scan_memo(const ClosureMemo& memo, const std::string& cwd, ScanFileCache* shared,
-                            DirStatCache* dirs) {
-  ScanStats stats(cwd, shared, dirs);
-  return check_closure_memo(memo, &stats);
 }
 
 }  // namespace lexpack::ninja

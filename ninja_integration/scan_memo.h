@@ -22,7 +22,6 @@ struct ScanMemo {
 };
 
 std::string encode_scan_memo(const ScanMemo& memo);
-bool decode_scan_memo(std::string_view bytes, ScanMemo* memo);
 
 // Per-thread stat answers for directories, shared by the TUs one worker checks.
 using DirStatCache = std::unordered_map<std::string, std::optional<cache::StatSignature>>;
@@ -34,11 +33,5 @@ using DirStatCache = std::unordered_map<std::string, std::optional<cache::StatSi
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd, ScanFileCache* shared,
                              DirStatCache* dirs, std::vector<std::string>* deps,
                              std::vector<uint64_t>* sizes);
-
-// Empty when every signature recorded in `memo` still holds, else what changed
-// first. Paths are relative to `cwd` (the process's working directory); file
-// stats are shared with the other TUs of the scan through `shared`.
-std::string check_scan_memo(const ClosureMemo& memo, const std::string& cwd, ScanFileCache* shared,
-                            DirStatCache* dirs);
 
 }  // namespace lexpack::ninja

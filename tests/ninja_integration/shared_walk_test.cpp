@@ -27,6 +27,22 @@ const lexer::Kernel* kernel() {
   return k;
 }
 
+// m.cpp includes <x.h>, searched in inc (empty) then sys; all settled.
+struct TwoDirs {
+  SearchList list;
+  CompileCommand cmd;
+};
+TwoDirs settled_two_dirs(testing::TestDir& d) {
+  d.write("inc/.keep", "");
+  d.write("sys/x.h", "int x;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  TwoDirs t;
+  t.list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  t.cmd.source = d.at("m.cpp");
+  return t;
+}
+
 // gcc's implicit stdc-predef.h is asked by every walk before its source: two
 // walks that ask at once must both end up with failed candidates that read
 // what was probed, whichever of their answers the scan kept.
@@ -71,14 +87,7 @@ TEST(SharedWalk, RacingWalksKeepValidFailedCandidates) {
 // the directory changed and looks for the name again.
 TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
   testing::TestDir d;
-  d.write("inc/.keep", "");
-  d.write("sys/x.h", "int x;\n");
-  d.write("m.cpp", "#include <x.h>\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // let the files settle
-  SearchList list;
-  list.bracket_dirs = {d.at("inc"), d.at("sys")};
-  CompileCommand cmd;
-  cmd.source = d.at("m.cpp");
+  const auto [list, cmd] = settled_two_dirs(d);
   ScanFileCache shared;
   // Another TU's memo check asks about inc/x.h first, as the warm check does.
   ASSERT_FALSE(shared.stat_once(d.at("inc/x.h"), d.at("inc/x.h")));
@@ -91,7 +100,10 @@ TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
   ASSERT_TRUE(build_closure_memo(*closure, list, {}, &memo.closure, &shared, d.path()));
   ScanFileCache next_scan;
   DirStatCache dirs;
-  EXPECT_FALSE(check_scan_memo(memo.closure, d.path(), &next_scan, &dirs).empty())
+  std::vector<std::string> deps;
+  std::vector<uint64_t> sizes;
+  EXPECT_FALSE(
+      check_encoded_scan_memo(encode_scan_memo(memo), d.path(), &next_scan, &dirs, &deps, &sizes))
       << "the memo was accepted although inc/x.h now shadows sys/x.h";
 }
 
@@ -99,13 +111,7 @@ TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
 // when nothing changed, and a change or a damaged memo is a rescan.
 TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
   testing::TestDir d;
-  d.write("sys/x.h", "int x;\n");
-  d.write("m.cpp", "#include <x.h>\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // let the files settle
-  SearchList list;
-  list.bracket_dirs = {d.at("inc"), d.at("sys")};
-  CompileCommand cmd;
-  cmd.source = d.at("m.cpp");
+  const auto [list, cmd] = settled_two_dirs(d);
   ScanFileCache shared;
   FileStates files(nullptr, kernel());
   files.share(&shared);
