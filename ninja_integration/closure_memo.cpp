@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
-#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -181,47 +181,16 @@ bool read_view(ByteReader* r, std::string_view bytes, std::string_view* out) {
 
 }  // namespace
 
-bool build_closure_memo(const Closure& closure, const SearchList& list,
-                        const cache::Hash128& action_key, ClosureMemo* memo, ScanFileCache* shared,
-                        const std::string& cwd) {
-  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
-  // none is older than its cache.
-  int64_t now = shared ? shared->created_ns() : now_ns();
-  memo->action_key = action_key;
-  memo->uses_date = closure.uses_date;
-  memo->dependencies.reserve(closure.files.size());
-  for (const ClosureFile& f : closure.files) {
-    if (!signature_is_settled(f.stat, now)) return false;
-    memo->dependencies.push_back({f.path, f.stat});
-  }
-  std::map<std::string_view, std::vector<std::string_view>> by_dir;
-  for (std::string_view p : closure.failed_probes) by_dir[dir_of(p)].push_back(p);
-  memo->probed_dirs.reserve(by_dir.size());
-  for (auto& [dir, probes] : by_dir) {
-    ClosureMemo::ProbedDir d;
-    d.dir = std::string(dir);
-    if (shared) {
-      std::optional<cache::StatSignature> sig =
-          shared->dir_stat_once(d.dir, absolute_path(d.dir, cwd));
-      d.exists = sig.has_value();
-      if (sig) d.stat = *sig;
-    } else {
-      d.exists = stat_dir(d.dir, &d.stat);
-    }
-    d.check_each = d.exists && !signature_is_settled(d.stat, now);
-    d.probes.assign(probes.begin(), probes.end());
-    memo->probed_dirs.push_back(std::move(d));
-  }
-  memo->absent_dirs = list.missing_dirs;
-  return true;
-}
+namespace {
 
-std::string encode_closure_memo(const ClosureMemo& m) {
+// The one writer of the layout decode_closure_memo() and
+// check_encoded_closure_memo() read.
+std::string encode_view(const MemoView& m, const cache::Hash128& action_key, bool uses_date) {
   ByteWriter w;
   w.str(kMemoFormat);
-  w.u64(m.action_key.lo);
-  w.u64(m.action_key.hi);
-  w.u8(m.uses_date ? 1 : 0);
+  w.u64(action_key.lo);
+  w.u64(action_key.hi);
+  w.u8(uses_date ? 1 : 0);
   w.u64(m.dependencies.size());
   for (const auto& d : m.dependencies) {
     w.str(d.path);
@@ -232,12 +201,74 @@ std::string encode_closure_memo(const ClosureMemo& m) {
     w.str(d.dir);
     w.u8(uint8_t((d.exists ? 1 : 0) | (d.check_each ? 2 : 0)));
     write_sig(&w, d.stat);
-    w.u64(d.probes.size());
-    for (const std::string& p : d.probes) w.str(probe_name(d.dir, p));
+    w.u64(d.probe_count);
+    for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) w.str(m.probes[i]);
   }
   w.u64(m.absent_dirs.size());
-  for (const std::string& d : m.absent_dirs) w.str(d);
+  for (std::string_view d : m.absent_dirs) w.str(d);
   return w.take();
+}
+
+MemoView view_of(const ClosureMemo& m) {
+  MemoView v;
+  v.dependencies.reserve(m.dependencies.size());
+  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
+  for (const auto& d : m.probed_dirs) {
+    v.probed_dirs.push_back(
+        {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
+    for (const std::string& p : d.probes) v.probes.push_back(probe_name(d.dir, p));
+  }
+  v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::string> encode_closure_memo(const Closure& closure, const SearchList& list,
+                                               const cache::Hash128& action_key,
+                                               ScanFileCache* shared, const std::string& cwd) {
+  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
+  // none is older than its cache.
+  int64_t now = shared ? shared->created_ns() : now_ns();
+  MemoView m;
+  m.dependencies.reserve(closure.files.size());
+  for (const ClosureFile& f : closure.files) {
+    if (!signature_is_settled(f.stat, now)) return std::nullopt;
+    m.dependencies.push_back({f.path, f.stat});
+  }
+  // Probes by directory, the directories in name order and each one's probes
+  // in the order the walk met them.
+  std::vector<std::pair<std::string_view, std::string_view>> by_dir;
+  by_dir.reserve(closure.failed_probes.size());
+  for (std::string_view p : closure.failed_probes) by_dir.emplace_back(dir_of(p), p);
+  std::stable_sort(by_dir.begin(), by_dir.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  m.probes.reserve(by_dir.size());
+  for (size_t i = 0; i < by_dir.size();) {
+    MemoView::ProbedDir d;
+    d.dir = by_dir[i].first;
+    std::string dir(d.dir);
+    if (shared) {
+      std::optional<cache::StatSignature> sig = shared->dir_stat_once(dir, absolute_path(dir, cwd));
+      d.exists = sig.has_value();
+      if (sig) d.stat = *sig;
+    } else {
+      d.exists = stat_dir(dir, &d.stat);
+    }
+    d.check_each = d.exists && !signature_is_settled(d.stat, now);
+    d.first_probe = m.probes.size();
+    for (; i < by_dir.size() && by_dir[i].first == d.dir; ++i) {
+      m.probes.push_back(probe_name(d.dir, by_dir[i].second));
+    }
+    d.probe_count = m.probes.size() - d.first_probe;
+    m.probed_dirs.push_back(d);
+  }
+  m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());
+  return encode_view(m, action_key, closure.uses_date);
+}
+
+std::string encode_closure_memo(const ClosureMemo& m) {
+  return encode_view(view_of(m), m.action_key, m.uses_date);
 }
 
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
@@ -280,16 +311,7 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
 }
 
 std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
-  MemoView v;
-  v.dependencies.reserve(m.dependencies.size());
-  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
-  for (const auto& d : m.probed_dirs) {
-    v.probed_dirs.push_back(
-        {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
-    for (const std::string& p : d.probes) v.probes.push_back(probe_name(d.dir, p));
-  }
-  v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
-  return check_view(v, stats);
+  return check_view(view_of(m), stats);
 }
 
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,

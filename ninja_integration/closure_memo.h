@@ -4,6 +4,7 @@
 // Checking it costs one stat per dependency and per probed directory.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,15 +39,17 @@ struct ClosureMemo {
   std::vector<std::string> absent_dirs;  // search dirs the compiler skipped as missing
 };
 
-// Builds the memo. False when some signature is too fresh to be trusted
-// (then the memo must not be stored). A whole-build scan passes its `shared`
-// cache, whose directory signatures were taken before any probe in them, and
-// whose creation time is when signatures are judged settled; without one each
-// probed directory is stat'ed now.
-bool build_closure_memo(const Closure& closure, const SearchList& list,
-                        const cache::Hash128& action_key, ClosureMemo* memo,
-                        ScanFileCache* shared = nullptr, const std::string& cwd = {});
-
+// The encoded memo of `closure` (action key before the date is mixed in).
+// nullopt when some signature is too fresh to be trusted: then no memo may be
+// stored. A whole-build scan passes its `shared` cache, whose directory
+// signatures were taken before any probe in them, and whose creation time is
+// when signatures are judged settled; without one each probed directory is
+// stat'ed now.
+std::optional<std::string> encode_closure_memo(const Closure& closure, const SearchList& list,
+                                               const cache::Hash128& action_key,
+                                               ScanFileCache* shared = nullptr,
+                                               const std::string& cwd = {});
+// The same layout from a memo given field by field.
 std::string encode_closure_memo(const ClosureMemo& memo);
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
 

@@ -29,6 +29,7 @@ void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache
     n->status = loaded.status();
   } else {
     n->summary = std::move(loaded.value());
+    if (graph == files->shared()) n->normal = normal_path(where.path, cwd);
     std::string dir(dir_of(where.path));
     for (const IncludeDirective& d : n->summary->includes) {
       using K = lexer::DirectiveKind;
@@ -86,15 +87,11 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   IncludeResolver resolver(list, kind, shared, cwd);
   // files[] position of each path id reached, -1 for none yet.
   std::vector<int32_t> position;
-  struct Pending {
-    Node* node;
-    const std::string* included_by;  // null for roots
-  };
-  std::vector<Pending> queue;
+  std::vector<Node*> queue;
   // Every answer the walk used (nodes and `storage` keep them alive).
   std::vector<const ScanFileCache::Answer*> answers;
 
-  auto enqueue = [&](Node* n, const std::string* by) {
+  auto enqueue = [&](Node* n) {
     if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
     int32_t& pos = position[n->path_id];
     if (pos >= 0) {
@@ -103,9 +100,9 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
       f.presence_only = false;  // upgraded below when its turn comes
     } else {
       pos = int32_t(closure.files.size());
-      closure.files.push_back({n->where.path, n->where.stat, {}, false, by ? *by : std::string()});
+      closure.files.push_back({n->where.path, n->where.stat, {}, false, {}});
     }
-    queue.push_back({n, by});
+    queue.push_back(n);
   };
 
   cache::StatSignature source_sig;
@@ -113,8 +110,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     return cache::Status::error("cannot stat source " + command.source);
   }
   const std::string& context = resolver.context();
-  enqueue(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}),
-          nullptr);
+  enqueue(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
 
   // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
   // then -imacros/-include files, searched first in the working directory.
@@ -123,7 +119,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
         resolver.answer(name, angled, false, "", kFoundOutsideChain);
     answers.push_back(a.get());
     storage->roots.push_back(a);
-    if (a->resolution.found) enqueue(graph->node(context, a->resolution), nullptr);
+    if (a->resolution.found) enqueue(graph->node(context, a->resolution));
     return a->resolution.found;
   };
   if (kind == CompilerKind::kGcc) root("stdc-predef.h", true);
@@ -131,7 +127,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     if (!root(name, false)) closure.unsure = "forced include not found: " + name;
   }
   for (size_t next = 0; next < queue.size(); ++next) {
-    Node* n = queue[next].node;
+    Node* n = queue[next];
     if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
       if (claim(n)) {
         expand(n, files, &resolver, graph, cwd);
@@ -141,7 +137,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
         // nothing), then wait.
         for (size_t k = next + 1;
              k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded; ++k) {
-          if (claim(queue[k].node)) expand(queue[k].node, files, &resolver, graph, cwd);
+          if (claim(queue[k])) expand(queue[k], files, &resolver, graph, cwd);
         }
         std::unique_lock lock(n->mu);
         n->expanded.wait(
@@ -152,7 +148,9 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     const std::string& path = n->where.path;
     const FileSummary& summary = *n->summary;
     if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
-    closure.files[size_t(position[n->path_id])].content = summary.content;
+    ClosureFile& file = closure.files[size_t(position[n->path_id])];
+    file.content = summary.content;
+    file.normal = n->normal;
     closure.uses_date = closure.uses_date || summary.uses_date;
     closure.uses_time = closure.uses_time || summary.uses_time;
     if (n->computed_presence && closure.unsure.empty()) {
@@ -163,14 +161,14 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
       answers.push_back(edge.answer.get());
       if (!edge.node) continue;
       if (!edge.presence) {
-        enqueue(edge.node, &path);
+        enqueue(edge.node);
         continue;
       }
       Node* c = edge.node;
       if (c->path_id >= position.size()) position.resize(c->path_id + 1 + position.size() / 2, -1);
       if (position[c->path_id] < 0) {
         position[c->path_id] = int32_t(closure.files.size());
-        closure.files.push_back({c->where.path, c->where.stat, {}, true, path});
+        closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
       }
     }
   }

@@ -23,7 +23,9 @@ struct ClosureFile {
   cache::StatSignature stat;
   cache::Hash128 content;      // zero for presence-only entries
   bool presence_only = false;  // reached only by __has_include
-  std::string included_by;     // the first file that reached it ("" for roots)
+  // In a whole-build scan: the path made absolute and lexically normal (it
+  // lives in the scan's shared graph); empty otherwise.
+  std::string_view normal;
 };
 
 struct Closure {

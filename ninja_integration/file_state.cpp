@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include "lexer/scanner.h"
 #include "ninja_integration/byte_codec.h"
@@ -152,6 +153,33 @@ std::string absolute_path(const std::string& path, const std::string& cwd) {
   if (!path.empty() && path[0] == '/') return path;
   if (path.empty()) return cwd;
   return cwd + "/" + path;
+}
+
+std::string normal_path(const std::string& path, const std::string& dir) {
+  std::string abs = absolute_path(path, dir);
+  size_t last = abs.rfind('/');
+  std::string_view tail = last == std::string::npos ? std::string_view() : abs.substr(last + 1);
+  // The common case by hand (lexically_normal allocates per component): an
+  // absolute path not starting with "//" whose last component is a name.
+  if (abs.size() < 2 || abs[0] != '/' || abs[1] == '/' || tail.empty() || tail == "." ||
+      tail == "..") {
+    return std::filesystem::path(abs).lexically_normal().string();
+  }
+  std::string out;
+  out.reserve(abs.size());
+  for (size_t i = 0; i < abs.size();) {
+    size_t end = abs.find('/', i);
+    if (end == std::string::npos) end = abs.size();
+    std::string_view part(abs.data() + i, end - i);
+    if (part == "..") {
+      out.resize(out.rfind('/') == std::string::npos ? 0 : out.rfind('/'));
+    } else if (!part.empty() && part != ".") {
+      out.push_back('/');
+      out.append(part);
+    }
+    i = end + 1;
+  }
+  return out;
 }
 
 cache::Result<FileSummary> FileStates::load(const std::string& path, const std::string& key_path,

@@ -100,4 +100,8 @@ bool read_file(const std::string& path, std::string* bytes, std::string* err);
 // `path` made absolute against `cwd` (no normalization).
 std::string absolute_path(const std::string& path, const std::string& cwd);
 
+// `path` made absolute against `dir` and lexically normalized, exactly as
+// std::filesystem::path::lexically_normal() gives it.
+std::string normal_path(const std::string& path, const std::string& dir);
+
 }  // namespace lexpack::ninja

@@ -198,9 +198,10 @@ LaunchResult Launcher::run() {
       count("uncacheable_unsure_closure");
       return passthrough("uncacheable: " + closure_.unsure);
     }
-    ClosureMemo memo;
-    if (!read_only_ && !explain_ && build_closure_memo(closure_, list_, key_, &memo)) {
-      store_->put_memo("closure", tu.hex(), encode_closure_memo(memo));
+    if (!read_only_ && !explain_) {
+      if (std::optional<std::string> memo = encode_closure_memo(closure_, list_, key_)) {
+        store_->put_memo("closure", tu.hex(), *memo);
+      }
     }
   }
   cache::Hash128 key = uses_date_ ? dated_key(key_) : key_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -34,37 +35,6 @@ namespace lexpack::ninja {
 namespace {
 
 constexpr std::string_view kScanMemoTable = "scan";
-
-}  // namespace
-
-std::string normal_path(const std::string& path, const std::string& dir) {
-  std::string abs = absolute_path(path, dir);
-  size_t last = abs.rfind('/');
-  std::string_view tail = last == std::string::npos ? std::string_view() : abs.substr(last + 1);
-  // The common case by hand (lexically_normal allocates per component): an
-  // absolute path not starting with "//" whose last component is a name.
-  if (abs.size() < 2 || abs[0] != '/' || abs[1] == '/' || tail.empty() || tail == "." ||
-      tail == "..") {
-    return std::filesystem::path(abs).lexically_normal().string();
-  }
-  std::string out;
-  out.reserve(abs.size());
-  for (size_t i = 0; i < abs.size();) {
-    size_t end = abs.find('/', i);
-    if (end == std::string::npos) end = abs.size();
-    std::string_view part(abs.data() + i, end - i);
-    if (part == "..") {
-      out.resize(out.rfind('/') == std::string::npos ? 0 : out.rfind('/'));
-    } else if (!part.empty() && part != ".") {
-      out.push_back('/');
-      out.append(part);
-    }
-    i = end + 1;
-  }
-  return out;
-}
-
-namespace {
 
 // Appends `s` escaped for a Make rule; plain runs are copied whole.
 void append_make_escaped(std::string* out, std::string_view s) {
@@ -112,6 +82,17 @@ bool scannable(const CompileCommand& cmd) {
   return cmd.uncacheable.empty() || cmd.uncacheable == "modules";
 }
 
+// Path -> size of each file a scan reached, looked up by view.
+struct ViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+using FileSizes = std::unordered_map<std::string, uint64_t, ViewHash, std::equal_to<>>;
+
+void note_size(FileSizes* sizes, std::string_view path, uint64_t size) {
+  if (sizes->find(path) == sizes->end()) sizes->emplace(path, size);
+}
+
 class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
@@ -150,8 +131,7 @@ class Scanner {
   }
 
   // Scans one entry; `sizes` collects path -> size of every file reached.
-  TuScan scan(const CompdbEntry& e, FileStates* files, DirStatCache* dirs,
-              std::unordered_map<std::string, uint64_t>* sizes) {
+  TuScan scan(const CompdbEntry& e, FileStates* files, DirStatCache* dirs, FileSizes* sizes) {
     TuScan tu;
     tu.directory = e.directory;
     tu.source = e.file;
@@ -170,7 +150,7 @@ class Scanner {
       std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
       if (bytes &&
           check_encoded_scan_memo(*bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes)) {
-        for (size_t i = 0; i < deps.size(); ++i) (*sizes)[deps[i]] = dep_sizes[i];
+        for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
         tu.deps = std::move(deps);
         tu.from_memo = true;
         return tu;
@@ -181,23 +161,42 @@ class Scanner {
     if (!list.ok()) return skip(tu, list.message());
     auto closure = compute_closure(files, cmd, *list, identity->kind, e.directory);
     if (!closure.ok()) return skip(tu, closure.message());
-    std::unordered_map<std::string, uint64_t> tu_sizes;
-    for (const ClosureFile& f : closure->files) {
-      if (f.presence_only) continue;
-      std::string path = normal_path(f.path, e.directory);
-      tu_sizes[path] = f.stat.size;
-      tu.deps.push_back(std::move(path));
+    // The answer: each file the compiler reads, once, by its normal path (the
+    // shared graph made it once per file); the source first, the rest sorted.
+    const std::vector<ClosureFile>& reached = closure->files;
+    std::deque<std::string> made;  // normal paths the graph did not hold
+    std::vector<std::string_view> normal(reached.size());
+    std::vector<uint32_t> order;
+    order.reserve(reached.size());
+    for (uint32_t i = 0; i < reached.size(); ++i) {
+      if (reached[i].presence_only) continue;
+      normal[i] = reached[i].normal;
+      if (normal[i].empty())
+        normal[i] = made.emplace_back(normal_path(reached[i].path, e.directory));
+      order.push_back(i);
     }
-    if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
-    tu.deps.erase(std::unique(tu.deps.begin(), tu.deps.end()), tu.deps.end());
-    ScanMemo memo;
-    if (store_ &&
-        build_closure_memo(*closure, *list, {}, &memo.closure, files->shared(), e.directory)) {
-      memo.deps = tu.deps;
-      for (const std::string& d : memo.deps) memo.sizes.push_back(tu_sizes[d]);
-      store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(memo));
+    auto by_path = [&](uint32_t a, uint32_t b) { return normal[a] < normal[b]; };
+    auto same_path = [&](uint32_t a, uint32_t b) { return normal[a] == normal[b]; };
+    if (!order.empty()) std::sort(order.begin() + 1, order.end(), by_path);
+    order.erase(std::unique(order.begin(), order.end(), same_path), order.end());
+    tu.deps.reserve(order.size());
+    for (uint32_t i : order) {
+      tu.deps.emplace_back(normal[i]);
+      note_size(sizes, normal[i], reached[i].stat.size);
     }
-    sizes->merge(tu_sizes);
+    if (store_) {
+      std::optional<std::string> closure_memo =
+          encode_closure_memo(*closure, *list, {}, files->shared(), e.directory);
+      if (closure_memo) {
+        std::vector<ScanMemoDep> deps;
+        deps.reserve(order.size());
+        for (uint32_t i : order) {
+          deps.push_back(
+              {normal[i], reached[i].stat.size, normal[i] == reached[i].path ? i + 1 : 0});
+        }
+        store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(*closure_memo, deps));
+      }
+    }
     return tu;
   }
 
@@ -262,7 +261,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   std::map<std::string, std::vector<size_t>> by_dir;
   for (size_t i = 0; i < entries.size(); ++i) by_dir[entries[i].directory].push_back(i);
   std::mutex merge_mu;
-  std::unordered_map<std::string, uint64_t> all_sizes;
+  FileSizes all_sizes;
   char old_cwd[4096];
   bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
   for (const auto& [dir, group] : by_dir) {
@@ -276,7 +275,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       FileStates files(locked.get(), kernel);
       files.share(&shared_files);
       DirStatCache dirs;
-      std::unordered_map<std::string, uint64_t> sizes;
+      FileSizes sizes;
       uint64_t read_before = 0;
       for (size_t k; (k = next.fetch_add(1)) < group.size();) {
         size_t i = group[k];

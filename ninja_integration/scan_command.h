@@ -44,10 +44,6 @@ struct ScanReport {
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
                       ScanProgress* progress);
 
-// `path` made absolute against `dir` and lexically normalized, exactly as
-// std::filesystem::path::lexically_normal() gives it.
-std::string normal_path(const std::string& path, const std::string& dir);
-
 // Make-style rules, one per scanned TU: "output: source dep...".
 std::string format_make(const ScanReport& report);
 // {"tus": [{"directory", "source", "output", "deps": [...]}, ...]}

@@ -88,6 +88,7 @@ class ScanFileCache {
       bool presence = false;  // asked by __has_include only
     };
     std::vector<Edge> edges;         // one per plain directive, in order
+    std::string normal;              // in a scan: where.path absolute and normal
     bool computed = false;           // a computed #include or __has_include
     bool computed_presence = false;  // a computed __has_include
   };

@@ -50,23 +50,17 @@ class ScanStats : public MemoStatSource {
 
 }  // namespace
 
-std::string encode_scan_memo(const ScanMemo& memo) {
+std::string encode_scan_memo(std::string_view closure_memo, const std::vector<ScanMemoDep>& deps) {
   ByteWriter w;
   w.str(kScanMemoFormat);
-  w.str(encode_closure_memo(memo.closure));
+  w.str(closure_memo);
   // Most deps are closure paths already absolute and normal: those are
-  // written as their place in the closure (1-based), the others in full.
-  std::unordered_map<std::string_view, uint64_t> place;
-  place.reserve(memo.closure.dependencies.size());
-  for (size_t i = 0; i < memo.closure.dependencies.size(); ++i) {
-    place.emplace(memo.closure.dependencies[i].path, i + 1);
-  }
-  w.u64(memo.deps.size());
-  for (size_t i = 0; i < memo.deps.size(); ++i) {
-    auto it = place.find(memo.deps[i]);
-    w.u64(it == place.end() ? 0 : it->second);
-    if (it == place.end()) w.str(memo.deps[i]);
-    w.u64(i < memo.sizes.size() ? memo.sizes[i] : 0);
+  // written as their place in the closure, the others in full.
+  w.u64(deps.size());
+  for (const ScanMemoDep& d : deps) {
+    w.u64(d.place);
+    if (d.place == 0) w.str(d.path);
+    w.u64(d.size);
   }
   return w.take();
 }

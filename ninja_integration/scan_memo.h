@@ -15,13 +15,17 @@
 
 namespace lexpack::ninja {
 
-struct ScanMemo {
-  ClosureMemo closure;
-  std::vector<std::string> deps;  // the scan's answer: absolute, normalized, source first
-  std::vector<uint64_t> sizes;    // size of each dep
+// One dependency in a TU's scan answer.
+struct ScanMemoDep {
+  std::string_view path;  // absolute, normalized
+  uint64_t size = 0;
+  // 1-based place of `path` among the closure memo's dependencies (stored as
+  // that number), 0 when it is not one of them (stored in full).
+  uint64_t place = 0;
 };
-
-std::string encode_scan_memo(const ScanMemo& memo);
+// The memo: the TU's encoded closure memo and the scan's answer, `deps` with
+// the source first.
+std::string encode_scan_memo(std::string_view closure_memo, const std::vector<ScanMemoDep>& deps);
 
 // Per-thread stat answers for directories, shared by the TUs one worker checks.
 using DirStatCache = std::unordered_map<std::string, std::optional<cache::StatSignature>>;

@@ -11,6 +11,7 @@
 #include "cache/store.h"
 
 #include "ninja_integration/compdb.h"
+#include "ninja_integration/file_state.h"
 #include "ninja_integration/ninja_deps_reader.h"
 #include "ninja_integration/process.h"
 #include "ninja_integration/scan_command.h"

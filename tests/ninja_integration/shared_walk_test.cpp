@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,14 +97,14 @@ TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
   files.share(&shared);
   auto closure = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
   ASSERT_TRUE(closure.ok()) << closure.message();
-  ScanMemo memo;
-  ASSERT_TRUE(build_closure_memo(*closure, list, {}, &memo.closure, &shared, d.path()));
+  std::optional<std::string> memo = encode_closure_memo(*closure, list, {}, &shared, d.path());
+  ASSERT_TRUE(memo);
   ScanFileCache next_scan;
   DirStatCache dirs;
   std::vector<std::string> deps;
   std::vector<uint64_t> sizes;
-  EXPECT_FALSE(
-      check_encoded_scan_memo(encode_scan_memo(memo), d.path(), &next_scan, &dirs, &deps, &sizes))
+  EXPECT_FALSE(check_encoded_scan_memo(encode_scan_memo(*memo, {{d.at("m.cpp"), 15, 1}}), d.path(),
+                                       &next_scan, &dirs, &deps, &sizes))
       << "the memo was accepted although inc/x.h now shadows sys/x.h";
 }
 
@@ -117,11 +118,17 @@ TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
   files.share(&shared);
   auto closure = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
   ASSERT_TRUE(closure.ok()) << closure.message();
-  ScanMemo memo;
-  ASSERT_TRUE(build_closure_memo(*closure, list, {}, &memo.closure, &shared, d.path()));
-  memo.deps = {d.at("m.cpp"), d.at("sys/x.h"), "/not/in/the/closure.h"};
-  memo.sizes = {15, 7, 3};
-  const std::string bytes = encode_scan_memo(memo);
+  std::optional<std::string> closure_memo =
+      encode_closure_memo(*closure, list, {}, &shared, d.path());
+  ASSERT_TRUE(closure_memo);
+  // The source and x.h by their place in the closure, one path in full.
+  ASSERT_EQ(closure->files.size(), 2u);
+  ASSERT_EQ(closure->files[1].path, d.at("sys/x.h"));
+  const std::vector<std::string> want_deps = {d.at("m.cpp"), d.at("sys/x.h"),
+                                              "/not/in/the/closure.h"};
+  const std::vector<uint64_t> want_sizes = {15, 7, 3};
+  const std::string bytes = encode_scan_memo(
+      *closure_memo, {{want_deps[0], 15, 1}, {want_deps[1], 7, 2}, {want_deps[2], 3, 0}});
 
   auto check = [&](std::string_view b, std::vector<std::string>* deps,
                    std::vector<uint64_t>* sizes) {
@@ -132,13 +139,59 @@ TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
   std::vector<std::string> deps;
   std::vector<uint64_t> sizes;
   ASSERT_TRUE(check(bytes, &deps, &sizes));
-  EXPECT_EQ(deps, memo.deps);
-  EXPECT_EQ(sizes, memo.sizes);
+  EXPECT_EQ(deps, want_deps);
+  EXPECT_EQ(sizes, want_sizes);
   for (size_t cut : {size_t(0), size_t(10), bytes.size() / 2, bytes.size() - 1}) {
     EXPECT_FALSE(check(std::string_view(bytes).substr(0, cut), &deps, &sizes)) << cut;
   }
   d.write("sys/x.h", "int x, y;\n");
   EXPECT_FALSE(check(bytes, &deps, &sizes));
+}
+
+// The memo written straight from a closure holds what the closure holds: its
+// files with their signatures, each failed candidate under its directory (the
+// directories in name order, their candidates in walk order), the search
+// dirs the compiler found missing; and it reads back to the same bytes.
+TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
+  testing::TestDir d;
+  d.write("a/.keep", "");
+  d.write("b/.keep", "");
+  d.write("sys/x.h", "#include <y.h>\n");
+  d.write("sys/y.h", "int y;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  SearchList list;
+  list.bracket_dirs = {d.at("b"), d.at("a"), d.at("sys")};
+  list.missing_dirs = {d.at("gone")};
+  CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  ScanFileCache shared;
+  FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure = compute_closure(&files, cmd, list, CompilerKind::kClang, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  const cache::Hash128 key{1, 2};
+  std::optional<std::string> bytes = encode_closure_memo(*closure, list, key, &shared, d.path());
+  ASSERT_TRUE(bytes);
+  ClosureMemo memo;
+  ASSERT_TRUE(decode_closure_memo(*bytes, &memo));
+  EXPECT_EQ(encode_closure_memo(memo), *bytes);
+  EXPECT_EQ(memo.action_key, key);
+  ASSERT_EQ(memo.dependencies.size(), closure->files.size());
+  for (size_t i = 0; i < memo.dependencies.size(); ++i) {
+    EXPECT_EQ(memo.dependencies[i].path, closure->files[i].path);
+    EXPECT_EQ(memo.dependencies[i].stat, closure->files[i].stat);
+  }
+  ASSERT_EQ(memo.probed_dirs.size(), 2u);
+  EXPECT_EQ(memo.probed_dirs[0].dir, d.at("a"));
+  EXPECT_EQ(memo.probed_dirs[0].probes, (std::vector<std::string>{d.at("a/x.h"), d.at("a/y.h")}));
+  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("b"));
+  EXPECT_EQ(memo.probed_dirs[1].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
+  for (const ClosureMemo::ProbedDir& p : memo.probed_dirs) EXPECT_TRUE(p.exists) << p.dir;
+  EXPECT_EQ(memo.absent_dirs, list.missing_dirs);
+  EXPECT_EQ(check_closure_memo(memo), "");
+  d.write("a/y.h", "int shadow;\n");
+  EXPECT_NE(check_closure_memo(memo), "");
 }
 
 }  // namespace
