@@ -237,16 +237,22 @@ std::optional<std::string> encode_closure_memo(const Closure& closure, const Sea
     m.dependencies.push_back({f.path, f.stat});
   }
   // Probes by directory, the directories in name order and each one's probes
-  // in the order the walk met them.
-  std::vector<std::pair<std::string_view, std::string_view>> by_dir;
-  by_dir.reserve(closure.failed_probes.size());
-  for (std::string_view p : closure.failed_probes) by_dir.emplace_back(dir_of(p), p);
-  std::stable_sort(by_dir.begin(), by_dir.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  m.probes.reserve(by_dir.size());
-  for (size_t i = 0; i < by_dir.size();) {
+  // in the order the walk met them: grouped by hash, then the few
+  // directories sorted.
+  std::unordered_map<std::string_view, size_t> group_of;
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> groups;
+  for (std::string_view p : closure.failed_probes) {
+    std::string_view dir = dir_of(p);
+    auto [it, added] = group_of.try_emplace(dir, groups.size());
+    if (added) groups.emplace_back(dir, std::vector<std::string_view>());
+    groups[it->second].second.push_back(probe_name(dir, p));
+  }
+  std::sort(groups.begin(), groups.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  m.probes.reserve(closure.failed_probes.size());
+  for (const auto& [dir_view, names] : groups) {
     MemoView::ProbedDir d;
-    d.dir = by_dir[i].first;
+    d.dir = dir_view;
     std::string dir(d.dir);
     if (shared) {
       std::optional<cache::StatSignature> sig = shared->dir_stat_once(dir, absolute_path(dir, cwd));
@@ -257,10 +263,8 @@ std::optional<std::string> encode_closure_memo(const Closure& closure, const Sea
     }
     d.check_each = d.exists && !signature_is_settled(d.stat, now);
     d.first_probe = m.probes.size();
-    for (; i < by_dir.size() && by_dir[i].first == d.dir; ++i) {
-      m.probes.push_back(probe_name(d.dir, by_dir[i].second));
-    }
-    d.probe_count = m.probes.size() - d.first_probe;
+    d.probe_count = names.size();
+    m.probes.insert(m.probes.end(), names.begin(), names.end());
     m.probed_dirs.push_back(d);
   }
   m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());

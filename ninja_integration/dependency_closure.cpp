@@ -8,8 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
-#include <unordered_set>
 
+#include "ninja_integration/flat_set.h"
 #include "ninja_integration/include_resolver.h"
 #include "ninja_integration/scan_file_cache.h"
 
@@ -88,7 +88,8 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   // files[] position of each path id reached, -1 for none yet.
   std::vector<int32_t> position;
   std::vector<Node*> queue;
-  // Every answer the walk used (nodes and `storage` keep them alive).
+  // Every answer the walk used that has failed candidates (nodes and
+  // `storage` keep them alive).
   std::vector<const ScanFileCache::Answer*> answers;
 
   auto enqueue = [&](Node* n) {
@@ -117,7 +118,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   auto root = [&](std::string_view name, bool angled) {
     std::shared_ptr<const ScanFileCache::Answer> a =
         resolver.answer(name, angled, false, "", kFoundOutsideChain);
-    answers.push_back(a.get());
+    if (!a->failed.empty()) answers.push_back(a.get());
     storage->roots.push_back(a);
     if (a->resolution.found) enqueue(graph->node(context, a->resolution));
     return a->resolution.found;
@@ -158,7 +159,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     }
     closure.has_computed_include = closure.has_computed_include || n->computed;
     for (const Node::Edge& edge : n->edges) {
-      answers.push_back(edge.answer.get());
+      if (!edge.answer->failed.empty()) answers.push_back(edge.answer.get());
       if (!edge.node) continue;
       if (!edge.presence) {
         enqueue(edge.node);
@@ -174,13 +175,12 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).
-  std::unordered_set<const ScanFileCache::Answer*> seen_answers;
-  std::unordered_set<std::string_view> seen;
-  seen_answers.reserve(answers.size());
+  FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());
+  FlatSet<std::string_view> seen(answers.size() * 4);
   for (const ScanFileCache::Answer* a : answers) {
-    if (a->failed.empty() || !seen_answers.insert(a).second) continue;
+    if (!seen_answers.insert(a)) continue;
     for (const std::string& f : a->failed) {
-      if (seen.insert(f).second) closure.failed_probes.push_back(f);
+      if (seen.insert(f)) closure.failed_probes.push_back(f);
     }
   }
   return closure;
