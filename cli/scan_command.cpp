@@ -93,6 +93,11 @@ int run_scan(const ScanArgs& a) {
   }
   ninja::ScanProgress progress;
   ninja::ScanReport report;
+  // Whichever way this returns, the report is not freed piece by piece.
+  struct KeepUntilExit {
+    ninja::ScanReport* report;
+    ~KeepUntilExit() { ninja::keep_until_exit(std::move(*report)); }
+  } keep{&report};
   {
     ProgressLine line(&progress, entries->size());
     report = ninja::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);

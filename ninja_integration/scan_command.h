@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct ScanReport {
   uint64_t unique_files = 0;
   uint64_t unique_bytes = 0;  // size of the unique files
   uint64_t elapsed_us = 0;
+  // What the scan learned about files (its include graph), freed with it.
+  std::shared_ptr<const void> graph;
 };
 
 // `store` may be null (no caches). `jobs` <= 0: one per core. Works from
@@ -44,6 +47,10 @@ struct ScanReport {
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
                       ScanProgress* progress);
 
+// Leaves `report` to the end of the process instead of freeing it one
+// allocation at a time just before exit (tens of ms for a large build); it
+// stays reachable from a static, so it is not a leak.
+void keep_until_exit(ScanReport report);
 // Make-style rules, one per scanned TU: "output: source dep...".
 std::string format_make(const ScanReport& report);
 // {"tus": [{"directory", "source", "output", "deps": [...]}, ...]}
