@@ -237,15 +237,22 @@ std::optional<std::string> encode_closure_memo(const Closure& closure, const Sea
     m.dependencies.push_back({f.path, f.stat});
   }
   // Probes by directory, the directories in name order and each one's probes
-  // in the order the walk met them: grouped by hash, then the few
-  // directories sorted.
-  std::unordered_map<std::string_view, size_t> group_of;
+  // in the order the walk met them: grouped by the directories' numbers, then
+  // the few directories sorted. (A closure without the numbers gets no memo.)
+  const std::vector<uint32_t>& dir_ids = closure.failed_probe_dirs;
+  if (dir_ids.size() != closure.failed_probes.size()) return std::nullopt;
+  std::vector<int32_t> group_of;  // by directory number, -1 for none yet
   std::vector<std::pair<std::string_view, std::vector<std::string_view>>> groups;
-  for (std::string_view p : closure.failed_probes) {
-    std::string_view dir = dir_of(p);
-    auto [it, added] = group_of.try_emplace(dir, groups.size());
-    if (added) groups.emplace_back(dir, std::vector<std::string_view>());
-    groups[it->second].second.push_back(probe_name(dir, p));
+  for (size_t i = 0; i < closure.failed_probes.size(); ++i) {
+    std::string_view p = closure.failed_probes[i];
+    uint32_t id = dir_ids[i];
+    if (id >= group_of.size()) group_of.resize(id + 1 + group_of.size() / 2, -1);
+    if (group_of[id] < 0) {
+      group_of[id] = int32_t(groups.size());
+      groups.emplace_back(dir_of(p), std::vector<std::string_view>());
+    }
+    auto& [dir, names] = groups[size_t(group_of[id])];
+    names.push_back(probe_name(dir, p));
   }
   std::sort(groups.begin(), groups.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -85,6 +85,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   closure.storage = storage;
   // Without a scan the resolver keeps its answers and stat results to itself.
   IncludeResolver resolver(list, kind, shared, cwd);
+  resolver.number_candidates_in(graph);
   // files[] position of each path id reached, -1 for none yet.
   std::vector<int32_t> position;
   std::vector<Node*> queue;
@@ -176,11 +177,19 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).
   FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());
-  FlatSet<std::string_view> seen(answers.size() * 4);
+  std::vector<uint8_t> seen;  // by candidate id
   for (const ScanFileCache::Answer* a : answers) {
     if (!seen_answers.insert(a)) continue;
-    for (const std::string& f : a->failed) {
-      if (seen.insert(f)) closure.failed_probes.push_back(f);
+    if (a->failed_ids.size() != a->failed.size()) {
+      return cache::Status::error("internal: failed candidates without numbers");
+    }
+    for (size_t i = 0; i < a->failed.size(); ++i) {
+      uint32_t id = a->failed_ids[i];
+      if (id >= seen.size()) seen.resize(id + 1 + seen.size() / 2, 0);
+      if (seen[id]) continue;
+      seen[id] = 1;
+      closure.failed_probes.push_back(a->failed[i]);
+      closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
     }
   }
   return closure;

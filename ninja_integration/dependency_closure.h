@@ -32,6 +32,9 @@ struct Closure {
   std::vector<ClosureFile> files;  // files[0] is the source
   // Unique, in the order the walk met them; the views point into `storage`.
   std::vector<std::string_view> failed_probes;
+  // Per failed probe, a number for its directory: equal numbers, equal
+  // directories (the memo groups probes by it).
+  std::vector<uint32_t> failed_probe_dirs;
   std::shared_ptr<const void> storage;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__

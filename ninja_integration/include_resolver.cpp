@@ -128,6 +128,15 @@ std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string
   } else {
     a->resolution = search(name, use_includer_dir, includer_dir, start, &a->failed);
   }
+  if (ids_) {
+    a->failed_ids.reserve(a->failed.size());
+    a->failed_dir_ids.reserve(a->failed.size());
+    for (const std::string& f : a->failed) {
+      ScanFileCache::CandidateIds id = ids_->candidate_ids(f);
+      a->failed_ids.push_back(id.candidate);
+      a->failed_dir_ids.push_back(id.dir);
+    }
+  }
   std::shared_ptr<const ScanFileCache::Answer> kept =
       shared_ ? shared_->put_answer(shared_key, std::move(a)) : std::move(a);
   return answers_.emplace(std::move(memo_key), std::move(kept)).first->second;

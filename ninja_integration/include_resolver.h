@@ -45,6 +45,10 @@ class IncludeResolver {
                                                       std::string_view includer_dir,
                                                       int includer_index);
 
+  // Numbers the failed candidates of the answers this resolver makes from
+  // now on in `ids` (ScanFileCache::candidate_ids).
+  void number_candidates_in(ScanFileCache* ids) { ids_ = ids; }
+
   size_t chain_size() const { return chain_.size(); }
   // Tells this resolver's search context apart from others of the same scan;
   // empty without a ScanFileCache.
@@ -61,6 +65,7 @@ class IncludeResolver {
   size_t bracket_start_ = 0;
   CompilerKind kind_;
   ScanFileCache* shared_ = nullptr;
+  ScanFileCache* ids_ = nullptr;
   std::string cwd_;
   std::string shared_prefix_;  // this resolver's context id in `shared_`
   std::unordered_map<std::string, std::optional<cache::StatSignature>> probes_;

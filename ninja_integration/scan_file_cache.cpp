@@ -83,6 +83,17 @@ void ScanFileCache::put_summary(const std::string& abs_path, const cache::StatSi
   e.summary = std::move(summary);
 }
 
+ScanFileCache::CandidateIds ScanFileCache::candidate_ids(std::string_view path) {
+  std::string_view dir = dir_of(path);
+  std::lock_guard lock(candidate_ids_mu_);
+  auto id_of = [](IdMap* ids, std::string_view s) {
+    auto it = ids->find(s);
+    if (it == ids->end()) it = ids->emplace(std::string(s), uint32_t(ids->size())).first;
+    return it->second;
+  };
+  return {id_of(&candidate_ids_, path), id_of(&dir_ids_, dir)};
+}
+
 uint64_t ScanFileCache::context_id(const std::string& context) {
   std::lock_guard lock(contexts_mu_);
   return contexts_.emplace(context, contexts_.size()).first->second;

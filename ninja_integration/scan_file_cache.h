@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -53,6 +54,11 @@ class ScanFileCache {
   struct Answer {
     Resolution resolution;
     std::vector<std::string> failed;
+    // Per failed candidate: its id and its directory's id (candidate_ids()),
+    // so a walk dedupes and groups them by number, not by string. Empty when
+    // the resolver that made the answer had no cache to number them.
+    std::vector<uint32_t> failed_ids;
+    std::vector<uint32_t> failed_dir_ids;
     // The graph node of `resolution` once a walk looked it up (the same for
     // every asker: an answer belongs to one search context).
     mutable std::atomic<Node*> node{nullptr};
@@ -66,6 +72,14 @@ class ScanFileCache {
                                            std::shared_ptr<const Answer> answer) {
     return answers_.put(key, std::move(answer));
   }
+
+  // Dense numbers for failed candidates and, separately, for directories:
+  // the same path has the same number in every context of this cache.
+  struct CandidateIds {
+    uint32_t candidate;
+    uint32_t dir;
+  };
+  CandidateIds candidate_ids(std::string_view path);
 
   // One file of the include graph of a search context, as found at one place
   // in the search chain (which #include_next depends on). Its edges are worked
@@ -148,6 +162,13 @@ class ScanFileCache {
     std::unordered_map<std::string, std::unique_ptr<Node>> nodes;
   };
   std::array<NodePart, kShards> node_parts_;
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using IdMap = std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>>;
+  std::mutex candidate_ids_mu_;
+  IdMap candidate_ids_, dir_ids_;
   std::mutex path_ids_mu_;
   std::unordered_map<std::string, uint32_t> path_ids_;  // context + path -> id
 };
