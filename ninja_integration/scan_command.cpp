@@ -130,7 +130,8 @@ class Scanner {
     for (std::thread& t : threads) t.join();
   }
 
-  // Scans one entry; `sizes` collects path -> size of every file reached.
+  // Scans one entry; `sizes` collects path -> size of every file a memo
+  // answered for (the files of a walk are the shared graph's nodes).
   TuScan scan(const CompdbEntry& e, FileStates* files, DirStatCache* dirs, FileSizes* sizes) {
     TuScan tu;
     tu.directory = e.directory;
@@ -182,7 +183,6 @@ class Scanner {
     tu.deps.reserve(order.size());
     for (uint32_t i : order) {
       tu.deps.emplace_back(normal[i]);
-      note_size(sizes, normal[i], reached[i].stat.size);
     }
     if (store_) {
       std::optional<std::string> closure_memo =
@@ -310,6 +310,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     report.scanned += tu.skipped.empty();
     report.from_memo += tu.from_memo;
   }
+  graph->for_each_expanded([&](const ScanFileCache::Node& n) {
+    if (n.status.ok() && !n.normal.empty()) note_size(&all_sizes, n.normal, n.where.stat.size);
+  });
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
   report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(

@@ -124,4 +124,13 @@ ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resol
   return slot.get();
 }
 
+void ScanFileCache::for_each_expanded(const std::function<void(const Node&)>& fn) {
+  for (NodePart& part : node_parts_) {
+    std::lock_guard lock(part.mu);
+    for (const auto& [key, n] : part.nodes) {
+      if (n->state.load(std::memory_order_acquire) == Node::kExpanded) fn(*n);
+    }
+  }
+}
+
 }  // namespace lexpack::ninja

@@ -109,6 +109,9 @@ class ScanFileCache {
   // The node of `where` in `context` (a resolver's context()), made on first
   // use; it lives as long as this cache.
   Node* node(const std::string& context, const Resolution& where);
+  // Calls `fn` on every node some walk expanded: each file a walk reached
+  // (not one only asked about by __has_include).
+  void for_each_expanded(const std::function<void(const Node&)>& fn);
 
  private:
   const int64_t created_ns_ = now_ns();
