@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <initializer_list>
+#include <set>
+#include <string>
 
 #include "cache/store.h"
 
@@ -225,6 +227,13 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(warm.tus[i].deps, cold.tus[i].deps) << i;
   EXPECT_EQ(warm.unique_files, cold.unique_files);
   EXPECT_EQ(warm.unique_bytes, cold.unique_bytes);
+  // Unique files: every dep of every TU once (gcc's stdc-predef.h included).
+  std::set<std::string> all_deps;
+  for (const TuScan& tu : cold.tus) all_deps.insert(tu.deps.begin(), tu.deps.end());
+  EXPECT_EQ(cold.unique_files, all_deps.size());
+  uint64_t bytes = 0;
+  for (const std::string& d : all_deps) bytes += std::filesystem::file_size(d);
+  EXPECT_EQ(cold.unique_bytes, bytes);
 
   // A header now shadows x.h from an earlier -I dir, and y.h gains an include.
   dir.write("inc1/x.h", "#pragma once\n");
