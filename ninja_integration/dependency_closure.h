@@ -19,7 +19,7 @@
 namespace lexpack::ninja {
 
 struct ClosureFile {
-  std::string path;  // as the compiler names it
+  std::string_view path;  // as the compiler names it (in the walk's graph: Closure::storage)
   cache::StatSignature stat;
   cache::Hash128 content;      // zero for presence-only entries
   bool presence_only = false;  // reached only by __has_include

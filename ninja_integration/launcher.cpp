@@ -386,8 +386,9 @@ LaunchResult Launcher::compile_and_store() {
   if (!check.unsure.empty()) return finish("not stored: " + check.unsure);
   for (const ClosureFile& f : closure_.files) {
     cache::StatSignature now;
-    if (!stat_file(f.path, &now) || !(now == f.stat)) {
-      return finish("not stored: " + f.path + " changed during the compile");
+    std::string path(f.path);
+    if (!stat_file(path, &now) || !(now == f.stat)) {
+      return finish("not stored: " + path + " changed during the compile");
     }
   }
 

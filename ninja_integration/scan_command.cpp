@@ -173,7 +173,7 @@ class Scanner {
       if (reached[i].presence_only) continue;
       normal[i] = reached[i].normal;
       if (normal[i].empty())
-        normal[i] = made.emplace_back(normal_path(reached[i].path, e.directory));
+        normal[i] = made.emplace_back(normal_path(std::string(reached[i].path), e.directory));
       order.push_back(i);
     }
     auto by_path = [&](uint32_t a, uint32_t b) { return normal[a] < normal[b]; };

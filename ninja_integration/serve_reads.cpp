@@ -54,20 +54,21 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
   }
   struct Candidate {
     const ClosureFile* file;
+    std::string path;
     struct stat st;
     bool symlink;
   };
   std::vector<Candidate> candidates;
   for (const ClosureFile& f : closure.files) {
     if (f.presence_only || f.content.is_zero()) continue;
-    Candidate c{&f, {}, false};
-    if (::lstat(f.path.c_str(), &c.st) != 0) {
+    Candidate c{&f, std::string(f.path), {}, false};
+    if (::lstat(c.path.c_str(), &c.st) != 0) {
       ++skipped_;
       continue;
     }
     if (S_ISLNK(c.st.st_mode)) {
       c.symlink = true;
-      if (::stat(f.path.c_str(), &c.st) != 0) {
+      if (::stat(c.path.c_str(), &c.st) != 0) {
         ++skipped_;
         continue;
       }
@@ -76,7 +77,7 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
       ++skipped_;
       continue;
     }
-    candidates.push_back(c);
+    candidates.push_back(std::move(c));
   }
 
   // Bytes of files not yet stored page-aligned, put in one batch. A file whose
@@ -88,7 +89,7 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
     places[i] = store->locate_blob(candidates[i].file->content);
     if (places[i]) continue;
     std::string bytes, err;
-    if (!read_file(candidates[i].file->path, &bytes, &err) ||
+    if (!read_file(candidates[i].path, &bytes, &err) ||
         cache::hash_bytes(bytes) != candidates[i].file->content) {
       continue;
     }
@@ -119,14 +120,14 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
       continue;
     }
     ManifestFile f;
-    std::string dir = dir_part(c.file->path);
+    std::string dir = dir_part(c.path);
     if (c.symlink) {
-      f.canonical = real_path(c.file->path);
+      f.canonical = real_path(c.path);
     } else {
       auto it = real_dirs.find(dir);
       if (it == real_dirs.end()) it = real_dirs.emplace(dir, real_path(dir)).first;
       if (!it->second.empty()) {
-        const std::string& base = c.file->path.substr(c.file->path.rfind('/') + 1);
+        const std::string& base = c.path.substr(c.path.rfind('/') + 1);
         f.canonical = it->second == "/" ? "/" + base : it->second + "/" + base;
       }
     }
@@ -143,9 +144,9 @@ bool ServedReads::prepare(cache::Store* store, const Closure& closure, const std
       }
       m.packs.push_back({places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino});
     }
-    f.names.push_back(c.file->path);
-    std::string absolute = absolute_path(c.file->path, cwd);
-    if (absolute != c.file->path) f.names.push_back(absolute);
+    f.names.push_back(c.path);
+    std::string absolute = absolute_path(c.path, cwd);
+    if (absolute != c.path) f.names.push_back(absolute);
     f.last_is_symlink = c.symlink;
     f.pack = it->second;
     f.blob_offset = places[i]->offset;
