@@ -50,7 +50,8 @@ void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache
           a->node.store(child, std::memory_order_release);
         }
       }
-      n->edges.push_back({std::move(a), child, presence});
+      const bool failed = !a->failed.empty();
+      n->edges.push_back({std::move(a), child, presence, failed});
     }
   }
   {
@@ -160,7 +161,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     }
     closure.has_computed_include = closure.has_computed_include || n->computed;
     for (const Node::Edge& edge : n->edges) {
-      if (!edge.answer->failed.empty()) answers.push_back(edge.answer.get());
+      if (edge.failed) answers.push_back(edge.answer.get());
       if (!edge.node) continue;
       if (!edge.presence) {
         enqueue(edge.node);

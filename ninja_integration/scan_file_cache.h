@@ -100,6 +100,7 @@ class ScanFileCache {
       std::shared_ptr<const Answer> answer;
       Node* node = nullptr;   // the file the answer found; null when none
       bool presence = false;  // asked by __has_include only
+      bool failed = false;    // the answer has failed candidates
     };
     std::vector<Edge> edges;         // one per plain directive, in order
     std::string normal;              // in a scan: where.path absolute and normal
