@@ -25,6 +25,8 @@ class ByteWriter {
     u64(s.size());
     out_.append(s);
   }
+  // Room for `n` more bytes, so a large record is not regrown as it is written.
+  void reserve(size_t n) { out_.reserve(out_.size() + n); }
   const std::string& bytes() const { return out_; }
   std::string take() { return std::move(out_); }
 

@@ -186,7 +186,14 @@ namespace {
 // The one writer of the layout decode_closure_memo() and
 // check_encoded_closure_memo() read.
 std::string encode_view(const MemoView& m, const cache::Hash128& action_key, bool uses_date) {
+  // At most 10 bytes per number, 5 numbers per signature.
+  size_t size = kMemoFormat.size() + 64;
+  for (const auto& d : m.dependencies) size += d.path.size() + 60;
+  for (const auto& d : m.probed_dirs) size += d.dir.size() + 71;
+  for (std::string_view p : m.probes) size += p.size() + 10;
+  for (std::string_view d : m.absent_dirs) size += d.size() + 10;
   ByteWriter w;
+  w.reserve(size);
   w.str(kMemoFormat);
   w.u64(action_key.lo);
   w.u64(action_key.hi);
@@ -262,7 +269,9 @@ std::optional<std::string> encode_closure_memo(const Closure& closure, const Sea
     d.dir = dir_view;
     std::string dir(d.dir);
     if (shared) {
-      std::optional<cache::StatSignature> sig = shared->dir_stat_once(dir, absolute_path(dir, cwd));
+      std::optional<cache::StatSignature> sig =
+          dir[0] == '/' ? shared->dir_stat_once(dir, dir)
+                        : shared->dir_stat_once(dir, absolute_path(dir, cwd));
       d.exists = sig.has_value();
       if (sig) d.stat = *sig;
     } else {

@@ -52,6 +52,7 @@ class ScanStats : public MemoStatSource {
 
 std::string encode_scan_memo(std::string_view closure_memo, const std::vector<ScanMemoDep>& deps) {
   ByteWriter w;
+  w.reserve(kScanMemoFormat.size() + closure_memo.size() + 20 + deps.size() * 30);
   w.str(kScanMemoFormat);
   w.str(closure_memo);
   // Most deps are closure paths already absolute and normal: those are
