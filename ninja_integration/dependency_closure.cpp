@@ -87,9 +87,12 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
   // Without a scan the resolver keeps its answers and stat results to itself.
   IncludeResolver resolver(list, kind, shared, cwd);
   resolver.number_candidates_in(graph);
-  // files[] position of each path id reached, -1 for none yet.
+  // files[] position of each path id reached, -1 for none yet: one entry per
+  // path. But each node is walked: the same path found at another place in
+  // the search chain has other #include_next answers.
   std::vector<int32_t> position;
   std::vector<Node*> queue;
+  FlatSet<const Node*> walked(256);
   // Every answer the walk used that has failed candidates (nodes and
   // `storage` keep them alive).
   std::vector<const ScanFileCache::Answer*> answers;
@@ -98,14 +101,12 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
     int32_t& pos = position[n->path_id];
     if (pos >= 0) {
-      ClosureFile& f = closure.files[size_t(pos)];
-      if (!f.presence_only) return;
-      f.presence_only = false;  // upgraded below when its turn comes
+      closure.files[size_t(pos)].presence_only = false;  // filled in when its turn comes
     } else {
       pos = int32_t(closure.files.size());
       closure.files.push_back({n->where.path, n->where.stat, {}, false, {}});
     }
-    queue.push_back(n);
+    if (walked.insert(n)) queue.push_back(n);
   };
 
   cache::StatSignature source_sig;
@@ -193,6 +194,7 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
       closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
     }
   }
+  for (Node* n : queue) n->in_a_closure.store(true, std::memory_order_relaxed);
   return closure;
 }
 

@@ -311,7 +311,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     report.from_memo += tu.from_memo;
   }
   graph->for_each_expanded([&](const ScanFileCache::Node& n) {
-    if (n.status.ok() && !n.normal.empty()) note_size(&all_sizes, n.normal, n.where.stat.size);
+    if (n.in_a_closure.load(std::memory_order_relaxed) && !n.normal.empty()) {
+      note_size(&all_sizes, n.normal, n.where.stat.size);
+    }
   });
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;

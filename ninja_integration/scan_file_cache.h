@@ -102,16 +102,18 @@ class ScanFileCache {
       bool presence = false;  // asked by __has_include only
       bool failed = false;    // the answer has failed candidates
     };
-    std::vector<Edge> edges;         // one per plain directive, in order
-    std::string normal;              // in a scan: where.path absolute and normal
+    std::vector<Edge> edges;  // one per plain directive, in order
+    std::string normal;       // in a scan: where.path absolute and normal
+    // Set by every walk that reached this node and completed: the file is a
+    // dependency in some closure (not only in one that failed).
+    std::atomic<bool> in_a_closure{false};
     bool computed = false;           // a computed #include or __has_include
     bool computed_presence = false;  // a computed __has_include
   };
   // The node of `where` in `context` (a resolver's context()), made on first
   // use; it lives as long as this cache.
   Node* node(const std::string& context, const Resolution& where);
-  // Calls `fn` on every node some walk expanded: each file a walk reached
-  // (not one only asked about by __has_include).
+  // Calls `fn` on every node some walk expanded. Not while walks run.
   void for_each_expanded(const std::function<void(const Node&)>& fn);
 
  private:

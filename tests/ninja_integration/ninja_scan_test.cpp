@@ -205,6 +205,22 @@ ScanReport scan_with_cache(const TestDir& dir, const std::vector<CompdbEntry>& e
   return scan_build(entries, store.ok() ? store->get() : nullptr, jobs, nullptr);
 }
 
+// A TU whose walk fails (a header that cannot be read) is skipped, and the
+// files its walk reached before failing are not counted as the scan's.
+TEST(ScanMemo, SkippedTuFilesAreNotCounted) {
+  TestDir dir;
+  dir.write("a.h", "int a;\n");
+  dir.write("bad.cpp", "#include \"a.h\"\n#include \"/proc/self/mem\"\n");
+  dir.write("ok.cpp", "int ok;\n");
+  const std::vector<CompdbEntry> entries = two_dir_entries(dir, {"bad", "ok"});
+  ScanReport r = scan_build(entries, nullptr, 1, nullptr);
+  ASSERT_FALSE(r.tus[0].skipped.empty());
+  ASSERT_TRUE(r.tus[1].skipped.empty()) << r.tus[1].skipped;
+  std::set<std::string> all_deps;
+  for (const TuScan& tu : r.tus) all_deps.insert(tu.deps.begin(), tu.deps.end());
+  EXPECT_EQ(r.unique_files, all_deps.size());
+}
+
 // A warm scan answers unchanged TUs from their scan memo, with the same deps as
 // a full scan, and rescans exactly the TUs whose files or search dirs changed.
 TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {

@@ -3,6 +3,7 @@
 // with a missing-name answer older than it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -192,6 +193,32 @@ TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
   EXPECT_EQ(check_closure_memo(memo), "");
   d.write("a/y.h", "int shadow;\n");
   EXPECT_NE(check_closure_memo(memo), "");
+}
+
+// One header found at two places of the search chain: its #include_next
+// answers differ by place, so the walk follows both (the file is listed once).
+TEST(SharedWalk, SamePathAtTwoChainPlacesKeepsBothIncludeNexts) {
+  testing::TestDir d;
+  d.write("m.cpp", "#include \"inc/x.h\"\n#include <x.h>\n");
+  d.write("inc/x.h", "#include_next <y.h>\n");
+  d.write("inc/y.h", "int iy;\n");
+  d.write("other/y.h", "int oy;\n");
+  SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("other")};
+  CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  for (bool scan : {false, true}) {
+    ScanFileCache shared;
+    FileStates files(nullptr, kernel());
+    if (scan) files.share(&shared);
+    auto closure = compute_closure(&files, cmd, list, CompilerKind::kGcc, d.path());
+    ASSERT_TRUE(closure.ok()) << closure.message();
+    std::vector<std::string> paths;
+    for (const ClosureFile& f : closure->files) paths.emplace_back(f.path);
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("inc/x.h")), 1) << scan;
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("inc/y.h")), 1) << scan;
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("other/y.h")), 1) << scan;
+  }
 }
 
 }  // namespace
