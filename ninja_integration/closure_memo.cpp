@@ -21,7 +21,9 @@ namespace lexpack::ninja {
 namespace {
 
 // 2: probes are kept as names relative to their directory.
-constexpr std::string_view kMemoFormat = "lexpack-closure-2";
+// 3: a probed directory that was missing keeps no names (any entry it gains
+// is a change).
+constexpr std::string_view kMemoFormat = "lexpack-closure-3";
 
 // A probe as stored: its name within `dir` (which dir_of(probe) returned).
 std::string_view probe_name(std::string_view dir, std::string_view probe) {
@@ -158,6 +160,8 @@ std::string check_view(const MemoView& m, MemoStatSource* stats) {
     cache::StatSignature now;
     bool exists = dirs.stat_dir(d.dir, &now);
     if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
+    // Nothing was under it when it was probed, so whatever is now may be found.
+    if (!d.exists) return "probed directory appeared: " + std::string(d.dir);
     for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) {
       cache::StatSignature sig;
       std::string path = join_path(d.dir, m.probes[i]);
@@ -279,8 +283,10 @@ std::optional<std::string> encode_closure_memo(const Closure& closure, const Sea
     }
     d.check_each = d.exists && !signature_is_settled(d.stat, now);
     d.first_probe = m.probes.size();
-    d.probe_count = names.size();
-    m.probes.insert(m.probes.end(), names.begin(), names.end());
+    if (d.exists) {
+      d.probe_count = names.size();
+      m.probes.insert(m.probes.end(), names.begin(), names.end());
+    }
     m.probed_dirs.push_back(d);
   }
   m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());

@@ -105,7 +105,11 @@ TEST(ClosureMemo, DetectsFileInNewDirAndNewSearchDir) {
   dir.write("inc/other.h", "");
   ClosureMemo memo = memo_for(dir);
   dir.write("nodir/a.h", "");
-  EXPECT_EQ(check_memo(memo), "appeared: " + dir.at("nodir/a.h"));
+  EXPECT_EQ(check_memo(memo), "probed directory appeared: " + dir.at("nodir"));
+  dir.remove("nodir");
+  // Whatever it holds: its names were not kept.
+  dir.write("nodir/unrelated.h", "");
+  EXPECT_EQ(check_memo(memo), "probed directory appeared: " + dir.at("nodir"));
   dir.remove("nodir");
   ::mkdir(dir.at("gone").c_str(), 0755);
   EXPECT_EQ(check_memo(memo), "search directory appeared: " + dir.at("gone"));

@@ -157,8 +157,9 @@ TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
   testing::TestDir d;
   d.write("a/.keep", "");
   d.write("b/.keep", "");
-  d.write("sys/x.h", "#include <y.h>\n");
+  d.write("sys/x.h", "#include <y.h>\n#include <sub/z.h>\n");
   d.write("sys/y.h", "int y;\n");
+  d.write("sys/sub/z.h", "int z;\n");
   d.write("m.cpp", "#include <x.h>\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   SearchList list;
@@ -183,16 +184,27 @@ TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
     EXPECT_EQ(memo.dependencies[i].path, closure->files[i].path);
     EXPECT_EQ(memo.dependencies[i].stat, closure->files[i].stat);
   }
-  ASSERT_EQ(memo.probed_dirs.size(), 2u);
+  // The missing a/sub and b/sub keep no names.
+  ASSERT_EQ(memo.probed_dirs.size(), 4u);
   EXPECT_EQ(memo.probed_dirs[0].dir, d.at("a"));
   EXPECT_EQ(memo.probed_dirs[0].probes, (std::vector<std::string>{d.at("a/x.h"), d.at("a/y.h")}));
-  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("b"));
-  EXPECT_EQ(memo.probed_dirs[1].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
-  for (const ClosureMemo::ProbedDir& p : memo.probed_dirs) EXPECT_TRUE(p.exists) << p.dir;
+  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("a/sub"));
+  EXPECT_EQ(memo.probed_dirs[2].dir, d.at("b"));
+  EXPECT_EQ(memo.probed_dirs[2].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
+  EXPECT_EQ(memo.probed_dirs[3].dir, d.at("b/sub"));
+  for (size_t i : {0, 2}) EXPECT_TRUE(memo.probed_dirs[i].exists) << i;
+  for (size_t i : {1, 3}) {
+    EXPECT_FALSE(memo.probed_dirs[i].exists) << i;
+    EXPECT_TRUE(memo.probed_dirs[i].probes.empty()) << i;
+  }
   EXPECT_EQ(memo.absent_dirs, list.missing_dirs);
   EXPECT_EQ(check_closure_memo(memo), "");
+  d.write("b/sub/other.h", "int other;\n");
+  EXPECT_EQ(check_closure_memo(memo), "probed directory appeared: " + d.at("b/sub"));
+  d.remove("b/sub");
+  EXPECT_EQ(check_closure_memo(memo), "");
   d.write("a/y.h", "int shadow;\n");
-  EXPECT_NE(check_closure_memo(memo), "");
+  EXPECT_EQ(check_closure_memo(memo), "appeared: " + d.at("a/y.h"));
 }
 
 // One header found at two places of the search chain: its #include_next
