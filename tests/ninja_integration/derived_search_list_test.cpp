@@ -158,6 +158,67 @@ TEST_P(DerivedAgainstCompiler, NaiveDerivationWouldBeWrong) {
   }
 }
 
+// The identity's single run per language (-dM -E -v -I probe) says what the
+// two separate runs say: the same macros, and once the probe is taken out the
+// same search list.
+TEST_P(DerivedAgainstCompiler, OneIdentityRunAnswersBothQuestions) {
+  for (const char* lang : {"c", "c++"}) {
+    ProcessResult macros = run_captured({GetParam(), "-x", lang, "-dM", "-E", "/dev/null"}, true);
+    ProcessResult list = run_captured({GetParam(), "-x", lang, "-E", "-v", "/dev/null"}, true);
+    ProcessResult both = run_captured(
+        {GetParam(), "-x", lang, "-dM", "-E", "-v", "-I", std::string(kProbeDir), "/dev/null"},
+        true);
+    ASSERT_EQ(macros.exit_code, 0);
+    ASSERT_EQ(both.exit_code, 0);
+    EXPECT_FALSE(macros.out.empty());
+    EXPECT_EQ(both.out, macros.out) << lang;
+    SearchList alone, probed, stripped;
+    ASSERT_TRUE(parse_search_list(list.err, &alone));
+    ASSERT_TRUE(parse_search_list(both.err, &probed));
+    EXPECT_FALSE(probe_dropped(both.err));
+    ASSERT_TRUE(strip_probe(probed, &stripped));
+    EXPECT_EQ(stripped, alone) << lang;
+  }
+}
+
+// Through a store, as the scan and the launcher use it: the identity leaves
+// the bare base in the search memo, and lists derived from it are memoized
+// and equal to the compiler's own.
+TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
+  cache::StoreOptions options;
+  options.dir = dir_.at("cache");
+  auto store = cache::Store::open(options);
+  ASSERT_TRUE(store.ok()) << store.message();
+  auto id = compiler_identity(store->get(), GetParam());
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_EQ(id->hash, identity_.hash);
+  // Any question to this "compiler" fails: only memos and derivation answer.
+  CompilerIdentity mute = *id;
+  mute.program = dir_.at("no-such-compiler");
+  for (const char* source : {"x.c", "x.cpp"}) {
+    CompileCommand cmd =
+        parse_compile_command({GetParam(), "-Ib", "-I" + dir_.at("a"), "-Ic", "-c", source});
+    EXPECT_TRUE(probed_base_search_list(store->get(), mute, cmd.language, {}, dir_.path()).ok());
+    auto list = search_list_for(store->get(), mute, cmd, dir_.path());
+    ASSERT_TRUE(list.ok()) << list.message();
+    auto truth = asked_search_list(nullptr, *id, cmd.language, cmd.search_args, dir_.path());
+    ASSERT_TRUE(truth.ok()) << truth.message();
+    EXPECT_EQ(*list, *truth) << source;
+    ASSERT_FALSE(list->bracket_dirs.empty());
+    EXPECT_EQ(list->bracket_dirs[0], "b");
+    // Memoized like an asked list: found again with no base to derive from.
+    BaseLookup no_base = [](const std::vector<std::string>&) -> cache::Result<SearchList> {
+      return cache::Status::error("no base");
+    };
+    auto again = search_list_for(store->get(), mute, cmd, dir_.path(), &no_base);
+    ASSERT_TRUE(again.ok()) << again.message();
+    EXPECT_EQ(*again, *truth);
+    // A command whose -I cannot be derived is asked, and asking fails here.
+    CompileCommand dup = parse_compile_command({GetParam(), "-Ia", "-Ia", "-c", source});
+    EXPECT_FALSE(search_list_for(store->get(), mute, dup, dir_.path()).ok());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, DerivedAgainstCompiler, ::testing::Values("g++", "clang++-14"),
                          [](const auto& info) {
                            return info.param == "g++" ? std::string("gcc") : std::string("clang");
