@@ -113,6 +113,7 @@ TEST_P(DerivedAgainstCompiler, AcceptedListsAreTheCompilersOwn) {
   expect_accepted({"-Ic", "-I", "a", "-Isub/inner", "-Ib"});
   expect_accepted({"-Ia_link"});
   expect_accepted({"-fPIC", "-Ia", "-m64", "-Ib"});
+  expect_accepted({"-Ia", "-march=x86-64", "-Ib", "-fno-plt"});
   expect_accepted({"-iquote", "q", "-Ia", "-isystem", "s", "-Ib", "-idirafter", "after"});
   expect_accepted({"-isystem", dir_.at("s"), "-I" + dir_.at("b"), "-iquote", dir_.at("q")});
   expect_accepted({"-nostdinc", "-Ia", "-Ib"});
@@ -216,6 +217,48 @@ TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
     // A command whose -I cannot be derived is asked, and asking fails here.
     CompileCommand dup = parse_compile_command({GetParam(), "-Ia", "-Ia", "-c", source});
     EXPECT_FALSE(search_list_for(store->get(), mute, dup, dir_.path()).ok());
+  }
+}
+
+// The code-generation flags compile_command.cpp leaves out of the search
+// arguments: the compiler's list is the same with them as without.
+TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {
+  const std::vector<std::string> flags = {"-fPIC",
+                                          "-fpic",
+                                          "-fPIE",
+                                          "-fpie",
+                                          "-fno-pic",
+                                          "-fno-pie",
+                                          "-fno-PIC",
+                                          "-fno-PIE",
+                                          "-fvisibility=hidden",
+                                          "-fvisibility-inlines-hidden",
+                                          "-fno-delete-null-pointer-checks",
+                                          "-ffunction-sections",
+                                          "-fdata-sections",
+                                          "-fomit-frame-pointer",
+                                          "-fno-omit-frame-pointer",
+                                          "-fexceptions",
+                                          "-fno-exceptions",
+                                          "-frtti",
+                                          "-fno-rtti",
+                                          "-fno-strict-aliasing",
+                                          "-fno-common",
+                                          "-fstack-protector",
+                                          "-fstack-protector-strong",
+                                          "-fno-stack-protector"};
+  std::vector<std::string> argv = {GetParam()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-c", "x.cpp"});
+  EXPECT_TRUE(parse_compile_command(argv).search_args.empty());
+  for (Language lang : {Language::kC, Language::kCxx}) {
+    auto bare = asked_search_list(nullptr, identity_, lang, {}, dir_.path());
+    ASSERT_TRUE(bare.ok());
+    for (const std::string& flag : flags) {
+      auto with = asked_search_list(nullptr, identity_, lang, {flag}, dir_.path());
+      ASSERT_TRUE(with.ok()) << flag;
+      EXPECT_EQ(*with, *bare) << flag;
+    }
   }
 }
 
