@@ -207,6 +207,19 @@ bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSpli
   return true;
 }
 
+bool include_dirs_distinct(const std::vector<std::string>& include_dirs) {
+  std::vector<DirId> seen;
+  for (const std::string& dir : include_dirs) {
+    DirId id;
+    if (!dir_id(dir, &id)) return false;
+    for (const DirId& other : seen) {
+      if (other == id) return false;
+    }
+    seen.push_back(id);
+  }
+  return true;
+}
+
 bool search_path_environment_set() {
   for (const char* name : kSearchPathEnv) {
     if (std::getenv(name)) return true;
@@ -301,7 +314,8 @@ bool derived_search_list(cache::Store* store, const CompilerIdentity& identity,
                          const CompileCommand& command, const std::string& cwd, SearchList* list,
                          const BaseLookup* base_lookup) {
   IncludeSplit split;
-  if (search_path_environment_set() || !split_include_dirs(command.search_args, &split)) {
+  if (search_path_environment_set() || !split_include_dirs(command.search_args, &split) ||
+      !include_dirs_distinct(split.include_dirs)) {
     return false;
   }
   cache::Result<SearchList> probed =

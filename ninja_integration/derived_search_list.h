@@ -33,6 +33,10 @@ struct IncludeSplit {
 // -I value is not a plain path the compilers print as given.
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split);
 
+// True when every dir exists, is a directory and is no other one of them
+// (the part of derive_search_list's test that needs no base).
+bool include_dirs_distinct(const std::vector<std::string>& include_dirs);
+
 // True when an environment variable adds directories to the search list.
 bool search_path_environment_set();
 

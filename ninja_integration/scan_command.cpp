@@ -147,7 +147,8 @@ class Scanner {
       cache::Result<CompilerIdentity> id = identity_of(cmd.compiler, dir);
       IncludeSplit split;
       if (!id.ok() || id->kind == CompilerKind::kUnknown ||
-          !split_include_dirs(cmd.search_args, &split)) {
+          !split_include_dirs(cmd.search_args, &split) ||
+          !include_dirs_distinct(split.include_dirs)) {
         continue;
       }
       std::string key = base_key(*id, cmd.language, split.rest, dir);
