@@ -118,10 +118,47 @@ Language language_from_x(std::string_view x, bool* known) {
   return Language::kNone;
 }
 
+// Code-generation flags common in CMake builds that neither gcc nor clang
+// turns into search dirs (tests/ninja_integration/derived_search_list_test.cpp
+// checks each against g++ and clang++-14).
+constexpr std::string_view kCodegenFlags[] = {
+    "-fPIC",
+    "-fpic",
+    "-fPIE",
+    "-fpie",
+    "-fno-pic",
+    "-fno-pie",
+    "-fno-PIC",
+    "-fno-PIE",
+    "-fvisibility-inlines-hidden",
+    "-fno-delete-null-pointer-checks",
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-fomit-frame-pointer",
+    "-fno-omit-frame-pointer",
+    "-fexceptions",
+    "-fno-exceptions",
+    "-frtti",
+    "-fno-rtti",
+    "-fno-strict-aliasing",
+    "-fno-common",
+    "-fstack-protector",
+    "-fstack-protector-strong",
+    "-fno-stack-protector",
+};
+
+bool is_codegen_flag(std::string_view arg) {
+  if (starts_with(arg, "-fvisibility=")) return true;
+  for (std::string_view f : kCodegenFlags) {
+    if (arg == f) return true;
+  }
+  return false;
+}
+
 // Arguments that cannot change the include search list: left out of the
 // search-list query so that TUs differing only in them share one answer.
 bool irrelevant_to_search(std::string_view arg) {
-  return arg == "-c" || starts_with(arg, "-D") || starts_with(arg, "-U") ||
+  return arg == "-c" || is_codegen_flag(arg) || starts_with(arg, "-D") || starts_with(arg, "-U") ||
          starts_with(arg, "-W") || starts_with(arg, "-O") || starts_with(arg, "-g") ||
          starts_with(arg, "-std=") || starts_with(arg, "-M") || starts_with(arg, "-fdiagnostics") ||
          arg == "-pipe" || arg == "-w" || arg == "-pedantic" || arg == "-pedantic-errors";

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <thread>
 #include <vector>
 
 #include "ninja_integration/byte_codec.h"
+#include "ninja_integration/derived_search_list.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/process.h"
 #include "ninja_integration/search_list.h"
@@ -16,7 +18,7 @@
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kIdentityFormat = "lexpack-compiler-1";
+constexpr std::string_view kIdentityFormat = "lexpack-compiler-2";
 
 std::string first_line(std::string_view text) {
   size_t nl = text.find('\n');
@@ -34,10 +36,10 @@ std::string memo_key(const std::string& program, const cache::StatSignature& sig
   return w.take();
 }
 
-// Hashes a file's bytes into `h`; a file that cannot be read hashes its name.
-// Compiler binaries are tens of MB: read through one reused buffer (the same
-// digest as hashing the whole file at once), never copied whole into memory.
-void hash_file(cache::Hasher* h, const std::string& path) {
+// The digest of a file's bytes, or of its name when it cannot be read.
+// Compiler binaries are tens of MB: read through one buffer, never copied
+// whole into memory.
+std::string file_digest(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     cache::Hasher content;
@@ -47,15 +49,12 @@ void hash_file(cache::Hasher* h, const std::string& path) {
       if (n > 0) content.update(std::string_view(buf.data(), size_t(n)));
     }
     ::close(fd);
-    if (n == 0) {
-      h->field(content.digest().hex());
-      return;
-    }
+    if (n == 0) return content.digest().hex();
   }
-  h->field("unreadable:" + path);
+  return "unreadable:" + path;
 }
 
-cache::Result<CompilerIdentity> ask_compiler(const std::string& program) {
+cache::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::string& program) {
   CompilerIdentity id;
   id.program = program;
   ProcessResult version = run_captured({program, "--version"}, true);
@@ -64,44 +63,69 @@ cache::Result<CompilerIdentity> ask_compiler(const std::string& program) {
   id.version = first_line(version.out);
   if (id.kind == CompilerKind::kUnknown) return id;
 
+  // Hashing the binaries (cc1plus is 35 MB) overlaps the questions, which
+  // each run the compiler: one thread per binary.
+  std::string driver_digest;
+  std::thread driver([&] { driver_digest = file_digest(program); });
+  // One run per language answers both its predefined macros (stdout) and
+  // its search list (stderr); -I kProbeDir makes that list a base for
+  // derived ones (derived_search_list.h) and does not change the macros.
+  std::vector<std::vector<std::string>> questions;
+  for (const char* lang : {"c", "c++"}) {
+    questions.push_back(
+        {program, "-x", lang, "-dM", "-E", "-v", "-I", std::string(kProbeDir), "/dev/null"});
+  }
+  std::vector<ProcessResult> answers;
+  std::thread languages([&] { answers = run_captured_all(questions); });
+  // The gcc driver runs cc1/cc1plus: their bytes decide the object.
+  constexpr const char* kPrograms[] = {"cc1", "cc1plus"};
+  std::string prog_digests[2];
+  if (id.kind == CompilerKind::kGcc) {
+    std::vector<ProcessResult> paths = run_captured_all(
+        {{program, "-print-prog-name=cc1"}, {program, "-print-prog-name=cc1plus"}});
+    std::vector<std::thread> hashers;
+    for (size_t i = 0; i < 2; ++i) {
+      std::string path = first_line(paths[i].out);
+      if (paths[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
+        hashers.emplace_back([&prog_digests, i, path] { prog_digests[i] = file_digest(path); });
+      } else {
+        prog_digests[i] = std::string("no ") + kPrograms[i];
+      }
+    }
+    for (std::thread& t : hashers) t.join();
+  }
+  languages.join();
+  driver.join();
+
   cache::Hasher h;
   h.field(kIdentityFormat);
   h.field(uint64_t(id.kind));
   h.field(version.out);
-  hash_file(&h, program);
-  // The remaining questions are independent: ask them all at once.
-  std::vector<std::vector<std::string>> questions;
+  h.field(driver_digest);
   if (id.kind == CompilerKind::kGcc) {
-    // The driver runs cc1/cc1plus: their bytes decide the object.
-    for (const char* prog : {"cc1", "cc1plus"})
-      questions.push_back({program, std::string("-print-prog-name=") + prog});
+    for (const std::string& d : prog_digests) h.field(d);
   }
-  const size_t first_lang = questions.size();
-  for (const char* lang : {"c", "c++"}) {
-    questions.push_back({program, "-x", lang, "-dM", "-E", "/dev/null"});
-    questions.push_back({program, "-x", lang, "-E", "-v", "/dev/null"});
-  }
-  std::vector<ProcessResult> answers = run_captured_all(questions);
-  for (size_t i = 0; i < first_lang; ++i) {
-    std::string path = first_line(answers[i].out);
-    if (answers[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
-      hash_file(&h, path);
-    } else {
-      h.field("no " + questions[i][1].substr(std::string_view("-print-prog-name=").size()));
-    }
-  }
-  for (size_t i = first_lang; i < answers.size(); i += 2) {
-    const ProcessResult& macros = answers[i];
-    const ProcessResult& dirs = answers[i + 1];
-    h.field(macros.exit_code == 0 ? macros.out : "no macros");
-    SearchList list;
-    if (dirs.exit_code == 0 && parse_search_list(dirs.err, &list)) {
-      h.field(encode_search_list(list));
+  SearchList probed[2];
+  bool is_base[2] = {false, false};
+  for (size_t i = 0; i < 2; ++i) {
+    const ProcessResult& a = answers[i];
+    h.field(a.exit_code == 0 ? a.out : "no macros");
+    SearchList plain;
+    if (a.exit_code == 0 && parse_search_list(a.err, &probed[i])) {
+      // The list without the probe, as asked without it, when the probe
+      // displaced nothing; else the whole answer (the same facts).
+      is_base[i] = !probe_dropped(a.err) && strip_probe(probed[i], &plain);
+      h.field(encode_search_list(is_base[i] ? plain : probed[i]));
     } else {
       h.field("no search list");
     }
   }
   id.hash = h.digest();
+  for (size_t i = 0; i < 2; ++i) {
+    if (is_base[i]) {
+      remember_bare_probed_list(store, id, i == 0 ? Language::kC : Language::kCxx, probed[i]);
+    }
+  }
   return id;
 }
 
@@ -140,7 +164,7 @@ cache::Result<CompilerIdentity> compiler_identity(cache::Store* store,
       }
     }
   }
-  cache::Result<CompilerIdentity> id = ask_compiler(program);
+  cache::Result<CompilerIdentity> id = ask_compiler(store, program);
   if (!id.ok()) return id;
   cache::StatSignature after;
   if (store && stat_file(program, &after) && after == sig && signature_is_settled(sig, now_ns())) {

@@ -24,6 +24,7 @@
 #include "ninja_integration/compile_command.h"
 #include "ninja_integration/compiler_identity.h"
 #include "ninja_integration/dependency_closure.h"
+#include "ninja_integration/derived_search_list.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/json_string.h"
 #include "ninja_integration/locked_store.h"
@@ -113,7 +114,33 @@ class Scanner {
       threads.emplace_back([this, &c, &dir] { identity_of(c, dir); });
     for (std::thread& t : threads) t.join();
     threads.clear();
+    auto run_batch = [&threads](bool all) {
+      if (!all && threads.size() < kMaxQuestionsAtOnce) return;
+      for (std::thread& t : threads) t.join();
+      threads.clear();
+    };
+    // First the base questions (the search arguments without -I) the lists
+    // can be derived from: commands of different targets usually share one.
+    const bool derive = !search_path_environment_set();
     std::set<std::string> asked;
+    for (const CompileCommand& cmd : cmds) {
+      if (!scannable(cmd) || !derive) continue;
+      cache::Result<CompilerIdentity> id = identity_of(cmd.compiler, dir);
+      IncludeSplit split;
+      if (!id.ok() || id->kind == CompilerKind::kUnknown ||
+          !split_include_dirs(cmd.search_args, &split) ||
+          !include_dirs_distinct(split.include_dirs)) {
+        continue;
+      }
+      std::string key = base_key(*id, cmd.language, split.rest, dir);
+      if (!asked.insert(key).second) continue;
+      threads.emplace_back([this, id = *id, lang = cmd.language, rest = std::move(split.rest),
+                            &dir] { base_of(id, lang, rest, dir); });
+      run_batch(false);
+    }
+    run_batch(true);
+    // Then every list: derived from its base where that is exact, else asked.
+    asked.clear();
     for (const CompileCommand& cmd : cmds) {
       if (!scannable(cmd)) continue;
       cache::Result<CompilerIdentity> id = identity_of(cmd.compiler, dir);
@@ -122,12 +149,9 @@ class Scanner {
       if (!asked.insert(key).second) continue;
       threads.emplace_back(
           [this, id = *id, &cmd, &dir, key] { search_list_of(id, cmd, dir, key); });
-      if (threads.size() >= kMaxQuestionsAtOnce) {
-        for (std::thread& t : threads) t.join();
-        threads.clear();
-      }
+      run_batch(false);
     }
-    for (std::thread& t : threads) t.join();
+    run_batch(true);
   }
 
   // Scans one entry; `sizes` collects path -> size of every file a memo
@@ -226,7 +250,29 @@ class Scanner {
   cache::Result<SearchList> search_list_of(const CompilerIdentity& identity,
                                            const CompileCommand& cmd, const std::string& cwd,
                                            const std::string& key) {
-    return search_lists_.get(key, [&] { return query_search_list(store_, identity, cmd, cwd); });
+    return search_lists_.get(key, [&] {
+      BaseLookup bases = [&](const std::vector<std::string>& rest) {
+        return base_of(identity, cmd.language, rest, cwd);
+      };
+      return search_list_for(store_, identity, cmd, cwd, &bases);
+    });
+  }
+  // A base question's answer (derived_search_list.h), asked once per scan.
+  static std::string base_key(const CompilerIdentity& identity, Language language,
+                              const std::vector<std::string>& rest, const std::string& cwd) {
+    std::string key = identity.hash.hex();
+    key.push_back('\0');
+    if (!rest.empty()) key.append(cwd);  // no argument, no relative path
+    key.push_back('\0');
+    key.append(language_name(language)).push_back('\0');
+    for (const std::string& a : rest) key.append(a).push_back('\0');
+    return key;
+  }
+  cache::Result<SearchList> base_of(const CompilerIdentity& identity, Language language,
+                                    const std::vector<std::string>& rest, const std::string& cwd) {
+    return bases_.get(base_key(identity, language, rest, cwd), [&] {
+      return probed_base_search_list(store_, identity, language, rest, cwd);
+    });
   }
 
   static constexpr size_t kMaxQuestionsAtOnce = 16;
@@ -234,6 +280,7 @@ class Scanner {
   const lexer::Kernel* kernel_;
   OnceMap<CompilerIdentity> identities_;
   OnceMap<SearchList> search_lists_;
+  OnceMap<SearchList> bases_;
 };
 
 }  // namespace

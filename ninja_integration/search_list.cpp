@@ -1,12 +1,12 @@
 // The search list comes from the compiler itself (-E -v), so -I/-isystem
-// de-duplication, sysroots, multiarch dirs and CPATH are exactly its own.
+// de-duplication, sysroots, multiarch dirs and CPATH are exactly its own
+// (derived_search_list.cpp asks it, or derives where that is exact).
 #include "ninja_integration/search_list.h"
 
 #include <cstdlib>
 
 #include "ninja_integration/byte_codec.h"
-#include "ninja_integration/file_state.h"
-#include "ninja_integration/process.h"
+#include "ninja_integration/derived_search_list.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -108,41 +108,7 @@ std::string relevant_environment() {
 
 cache::Result<SearchList> query_search_list(cache::Store* store, const CompilerIdentity& identity,
                                             const CompileCommand& command, const std::string& cwd) {
-  ByteWriter key;
-  key.str(kSearchFormat);
-  key.u64(identity.hash.lo);
-  key.u64(identity.hash.hi);
-  key.str(cwd);
-  key.str(language_name(command.language));
-  key.str(relevant_environment());
-  write_list(&key, command.search_args);
-  if (store) {
-    if (std::optional<std::string> memo = store->get_memo("search", key.bytes())) {
-      SearchList list;
-      if (decode_search_list(*memo, &list)) {
-        bool still_missing = true;
-        for (const std::string& dir : list.missing_dirs) {
-          cache::StatSignature sig;
-          bool is_dir = false;
-          if (stat_file(dir, &sig, &is_dir) || is_dir) still_missing = false;
-        }
-        if (still_missing) return list;
-      }
-    }
-  }
-  std::vector<std::string> argv = {identity.program};
-  argv.insert(argv.end(), command.search_args.begin(), command.search_args.end());
-  for (const char* a : {"-x", "", "-E", "-v", "/dev/null", "-o", "/dev/null"}) argv.push_back(a);
-  argv[command.search_args.size() + 2] = std::string(language_name(command.language));
-  ProcessResult r = run_captured(argv, true);
-  if (!r.started) return cache::Status::error(r.error);
-  SearchList list;
-  if (r.exit_code != 0 || !parse_search_list(r.err, &list)) {
-    return cache::Status::error("cannot read the include search list from " + identity.program +
-                                " -E -v (exit " + std::to_string(r.exit_code) + ")");
-  }
-  if (store) store->put_memo("search", key.bytes(), encode_search_list(list));
-  return list;
+  return search_list_for(store, identity, command, cwd);
 }
 
 }  // namespace lexpack::ninja

@@ -1,0 +1,271 @@
+// Derived search lists against the compilers' own: whenever derivation
+// accepts a command, its list must be exactly what g++ or clang++ prints for
+// that command, and the cases where a compiler drops or moves a -I dir must
+// be refused (asked instead).
+#include "ninja_integration/derived_search_list.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ninja_integration/process.h"
+#include "tests/ninja_integration/test_dir.h"
+
+namespace lexpack::ninja {
+namespace {
+
+using testing::TestDir;
+
+TEST(DerivedSearchList, SplitsPlainIncludeDirsFromTheRest) {
+  IncludeSplit split;
+  ASSERT_TRUE(split_include_dirs(
+      {"-Ia", "-fPIC", "-I", "/x/b", "-isystem", "-Inot-an-include", "-iquote", "q"}, &split));
+  EXPECT_EQ(split.include_dirs, (std::vector<std::string>{"a", "/x/b"}));
+  EXPECT_EQ(split.rest,
+            (std::vector<std::string>{"-fPIC", "-isystem", "-Inot-an-include", "-iquote", "q"}));
+  for (std::vector<std::string> refused : std::vector<std::vector<std::string>>{
+           {"-I=a"},
+           {"-I$SYSROOT/a"},
+           {"-I", "-"},
+           {"-Ia/"},
+           {"-Ia//b"},
+           {"-Ia/./b"},
+           {"-Ia/../b"},
+           {"-I./a"},
+           {"-I."},
+           {"-I.."},
+           {"-I"},
+           {"-I-"},
+           {"--include-directory=a"},
+           {"-iprefix", "/p/", "-iwithprefixbefore", "a"},
+           {"-Fframeworks"},
+           {"-working-directory", "/x", "-Ia"},
+       }) {
+    EXPECT_FALSE(split_include_dirs(refused, &split)) << refused[0];
+  }
+}
+
+// One compiler, one language, one temp tree of directories to name.
+class DerivedAgainstCompiler : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (search_path_environment_set()) GTEST_SKIP() << "CPATH or a similar variable is set";
+    if (find_program(GetParam()).empty()) GTEST_SKIP() << GetParam() << " not installed";
+    auto id = compiler_identity(nullptr, GetParam());
+    ASSERT_TRUE(id.ok()) << id.message();
+    ASSERT_NE(id->kind, CompilerKind::kUnknown);
+    identity_ = *id;
+    for (const char* d : {"a", "b", "c", "q", "s", "after", "sub/inner"}) {
+      std::filesystem::create_directories(dir_.at(d));
+    }
+    dir_.write("plain_file", "");
+    std::filesystem::create_directory_symlink("/usr/include", dir_.at("sys_link"));
+    std::filesystem::create_directory_symlink(dir_.at("a"), dir_.at("a_link"));
+    ASSERT_EQ(::chdir(dir_.path().c_str()), 0);
+  }
+
+  // Derives the list for `args` and compares it with the compiler's answer.
+  // Returns whether derivation accepted the command.
+  bool check(const std::vector<std::string>& args, const char* source) {
+    std::vector<std::string> argv = {GetParam()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-c", source});
+    CompileCommand cmd = parse_compile_command(argv);
+    EXPECT_EQ(cmd.uncacheable, "");
+    SearchList derived;
+    bool accepted = derived_search_list(nullptr, identity_, cmd, dir_.path(), &derived);
+    cache::Result<SearchList> asked =
+        asked_search_list(nullptr, identity_, cmd.language, cmd.search_args, dir_.path());
+    EXPECT_TRUE(asked.ok()) << asked.message();
+    if (accepted && asked.ok()) {
+      EXPECT_EQ(derived.quote_dirs, asked->quote_dirs) << describe(args, source);
+      EXPECT_EQ(derived.bracket_dirs, asked->bracket_dirs) << describe(args, source);
+      EXPECT_EQ(derived.missing_dirs, asked->missing_dirs) << describe(args, source);
+    }
+    return accepted;
+  }
+
+  std::string describe(const std::vector<std::string>& args, const char* source) {
+    std::string s = GetParam();
+    for (const std::string& a : args) s += " " + a;
+    return s + " " + source;
+  }
+
+  void expect_accepted(const std::vector<std::string>& args) {
+    for (const char* source : {"x.c", "x.cpp"}) {
+      EXPECT_TRUE(check(args, source)) << "refused: " << describe(args, source);
+    }
+  }
+  void expect_refused(const std::vector<std::string>& args) {
+    for (const char* source : {"x.c", "x.cpp"}) {
+      EXPECT_FALSE(check(args, source)) << "accepted: " << describe(args, source);
+    }
+  }
+
+  TestDir dir_;
+  CompilerIdentity identity_;
+};
+
+TEST_P(DerivedAgainstCompiler, AcceptedListsAreTheCompilersOwn) {
+  expect_accepted({});
+  expect_accepted({"-I" + dir_.at("a"), "-I", dir_.at("b"), "-I" + dir_.at("c")});
+  expect_accepted({"-Ic", "-I", "a", "-Isub/inner", "-Ib"});
+  expect_accepted({"-Ia_link"});
+  expect_accepted({"-fPIC", "-Ia", "-m64", "-Ib"});
+  expect_accepted({"-Ia", "-march=x86-64", "-Ib", "-fno-plt"});
+  expect_accepted({"-iquote", "q", "-Ia", "-isystem", "s", "-Ib", "-idirafter", "after"});
+  expect_accepted({"-isystem", dir_.at("s"), "-I" + dir_.at("b"), "-iquote", dir_.at("q")});
+  expect_accepted({"-nostdinc", "-Ia", "-Ib"});
+}
+
+TEST_P(DerivedAgainstCompiler, RefusesWhatTheCompilerDropsOrRewrites) {
+  expect_refused({"-I/usr/include"});
+  expect_refused({"-Isys_link"});
+  expect_refused({"-Ia", "-Ia"});
+  expect_refused({"-Ia", "-Ia_link"});
+  expect_refused({"-Ia", "-I" + dir_.at("a")});
+  expect_refused({"-Ia", "-Inonexistent"});
+  expect_refused({"-Iplain_file"});
+  expect_refused({"-Ia/"});
+  expect_refused({"-I./a"});
+  expect_refused({"-Isub/../a"});
+  expect_refused({"-Ia", "-isystem", "a"});
+  expect_refused({"-iquote", "b", "-Ib"});
+  expect_refused({"-idirafter", "c", "-Ic"});
+  expect_refused({"-isystem", "/dev", "-Ia"});
+}
+
+// The refusals above matter: putting the -I dirs first without the checks
+// gives a list the compiler does not print.
+TEST_P(DerivedAgainstCompiler, NaiveDerivationWouldBeWrong) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"-I/usr/include"}, {"-Ia", "-Ia_link"}}) {
+    std::vector<std::string> argv = {GetParam()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-c", "x.c"});
+    CompileCommand cmd = parse_compile_command(argv);
+    IncludeSplit split;
+    ASSERT_TRUE(split_include_dirs(cmd.search_args, &split));
+    auto probed = probed_base_search_list(nullptr, identity_, cmd.language, split.rest, ".");
+    ASSERT_TRUE(probed.ok());
+    SearchList base;
+    ASSERT_TRUE(strip_probe(*probed, &base));
+    std::vector<std::string> naive = split.include_dirs;
+    naive.insert(naive.end(), base.bracket_dirs.begin(), base.bracket_dirs.end());
+    auto asked = asked_search_list(nullptr, identity_, cmd.language, cmd.search_args, ".");
+    ASSERT_TRUE(asked.ok());
+    EXPECT_NE(naive, asked->bracket_dirs) << describe(args, "x.c");
+  }
+}
+
+// The identity's single run per language (-dM -E -v -I probe) says what the
+// two separate runs say: the same macros, and once the probe is taken out the
+// same search list.
+TEST_P(DerivedAgainstCompiler, OneIdentityRunAnswersBothQuestions) {
+  for (const char* lang : {"c", "c++"}) {
+    ProcessResult macros = run_captured({GetParam(), "-x", lang, "-dM", "-E", "/dev/null"}, true);
+    ProcessResult list = run_captured({GetParam(), "-x", lang, "-E", "-v", "/dev/null"}, true);
+    ProcessResult both = run_captured(
+        {GetParam(), "-x", lang, "-dM", "-E", "-v", "-I", std::string(kProbeDir), "/dev/null"},
+        true);
+    ASSERT_EQ(macros.exit_code, 0);
+    ASSERT_EQ(both.exit_code, 0);
+    EXPECT_FALSE(macros.out.empty());
+    EXPECT_EQ(both.out, macros.out) << lang;
+    SearchList alone, probed, stripped;
+    ASSERT_TRUE(parse_search_list(list.err, &alone));
+    ASSERT_TRUE(parse_search_list(both.err, &probed));
+    EXPECT_FALSE(probe_dropped(both.err));
+    ASSERT_TRUE(strip_probe(probed, &stripped));
+    EXPECT_EQ(stripped, alone) << lang;
+  }
+}
+
+// Through a store, as the scan and the launcher use it: the identity leaves
+// the bare base in the search memo, and lists derived from it are memoized
+// and equal to the compiler's own.
+TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
+  cache::StoreOptions options;
+  options.dir = dir_.at("cache");
+  auto store = cache::Store::open(options);
+  ASSERT_TRUE(store.ok()) << store.message();
+  auto id = compiler_identity(store->get(), GetParam());
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_EQ(id->hash, identity_.hash);
+  // Any question to this "compiler" fails: only memos and derivation answer.
+  CompilerIdentity mute = *id;
+  mute.program = dir_.at("no-such-compiler");
+  for (const char* source : {"x.c", "x.cpp"}) {
+    CompileCommand cmd =
+        parse_compile_command({GetParam(), "-Ib", "-I" + dir_.at("a"), "-Ic", "-c", source});
+    EXPECT_TRUE(probed_base_search_list(store->get(), mute, cmd.language, {}, dir_.path()).ok());
+    auto list = search_list_for(store->get(), mute, cmd, dir_.path());
+    ASSERT_TRUE(list.ok()) << list.message();
+    auto truth = asked_search_list(nullptr, *id, cmd.language, cmd.search_args, dir_.path());
+    ASSERT_TRUE(truth.ok()) << truth.message();
+    EXPECT_EQ(*list, *truth) << source;
+    ASSERT_FALSE(list->bracket_dirs.empty());
+    EXPECT_EQ(list->bracket_dirs[0], "b");
+    // Memoized like an asked list: found again with no base to derive from.
+    BaseLookup no_base = [](const std::vector<std::string>&) -> cache::Result<SearchList> {
+      return cache::Status::error("no base");
+    };
+    auto again = search_list_for(store->get(), mute, cmd, dir_.path(), &no_base);
+    ASSERT_TRUE(again.ok()) << again.message();
+    EXPECT_EQ(*again, *truth);
+    // A command whose -I cannot be derived is asked, and asking fails here.
+    CompileCommand dup = parse_compile_command({GetParam(), "-Ia", "-Ia", "-c", source});
+    EXPECT_FALSE(search_list_for(store->get(), mute, dup, dir_.path()).ok());
+  }
+}
+
+// The code-generation flags compile_command.cpp leaves out of the search
+// arguments: the compiler's list is the same with them as without.
+TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {
+  const std::vector<std::string> flags = {"-fPIC",
+                                          "-fpic",
+                                          "-fPIE",
+                                          "-fpie",
+                                          "-fno-pic",
+                                          "-fno-pie",
+                                          "-fno-PIC",
+                                          "-fno-PIE",
+                                          "-fvisibility=hidden",
+                                          "-fvisibility-inlines-hidden",
+                                          "-fno-delete-null-pointer-checks",
+                                          "-ffunction-sections",
+                                          "-fdata-sections",
+                                          "-fomit-frame-pointer",
+                                          "-fno-omit-frame-pointer",
+                                          "-fexceptions",
+                                          "-fno-exceptions",
+                                          "-frtti",
+                                          "-fno-rtti",
+                                          "-fno-strict-aliasing",
+                                          "-fno-common",
+                                          "-fstack-protector",
+                                          "-fstack-protector-strong",
+                                          "-fno-stack-protector"};
+  std::vector<std::string> argv = {GetParam()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-c", "x.cpp"});
+  EXPECT_TRUE(parse_compile_command(argv).search_args.empty());
+  for (Language lang : {Language::kC, Language::kCxx}) {
+    auto bare = asked_search_list(nullptr, identity_, lang, {}, dir_.path());
+    ASSERT_TRUE(bare.ok());
+    for (const std::string& flag : flags) {
+      auto with = asked_search_list(nullptr, identity_, lang, {flag}, dir_.path());
+      ASSERT_TRUE(with.ok()) << flag;
+      EXPECT_EQ(*with, *bare) << flag;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Compilers, DerivedAgainstCompiler, ::testing::Values("g++", "clang++-14"),
+                         [](const auto& info) {
+                           return info.param == "g++" ? std::string("gcc") : std::string("clang");
+                         });
+
+}  // namespace
+}  // namespace lexpack::ninja
