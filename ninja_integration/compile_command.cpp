@@ -145,6 +145,27 @@ constexpr std::string_view kCodegenFlags[] = {
     "-fstack-protector",
     "-fstack-protector-strong",
     "-fno-stack-protector",
+    // x86 instruction-set extensions (not -m32/-m64/-march: those may pick
+    // another multilib).
+    "-msse2",
+    "-msse3",
+    "-mssse3",
+    "-msse4.1",
+    "-msse4.2",
+    "-mpopcnt",
+    "-mavx",
+    "-mavx2",
+    "-mfma",
+    "-mf16c",
+    "-mbmi",
+    "-mbmi2",
+    "-mlzcnt",
+    "-mmovbe",
+    "-maes",
+    "-mpclmul",
+    "-mavx512f",
+    "-mavx512bw",
+    "-mavx512vl",
 };
 
 bool is_codegen_flag(std::string_view arg) {

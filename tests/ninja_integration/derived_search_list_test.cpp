@@ -246,7 +246,26 @@ TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {
                                           "-fno-common",
                                           "-fstack-protector",
                                           "-fstack-protector-strong",
-                                          "-fno-stack-protector"};
+                                          "-fno-stack-protector",
+                                          "-msse2",
+                                          "-msse3",
+                                          "-mssse3",
+                                          "-msse4.1",
+                                          "-msse4.2",
+                                          "-mpopcnt",
+                                          "-mavx",
+                                          "-mavx2",
+                                          "-mfma",
+                                          "-mf16c",
+                                          "-mbmi",
+                                          "-mbmi2",
+                                          "-mlzcnt",
+                                          "-mmovbe",
+                                          "-maes",
+                                          "-mpclmul",
+                                          "-mavx512f",
+                                          "-mavx512bw",
+                                          "-mavx512vl"};
   std::vector<std::string> argv = {GetParam()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-c", "x.cpp"});
