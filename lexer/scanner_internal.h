@@ -88,8 +88,7 @@ class Scanner {
   // directive_parser.cpp
   const char* parse_directive(const char* hash);
   const char* parse_module(const char* start, const char* keyword, bool exported, HitKind kind);
-  void parse_include(DirectiveKind kind, std::string_view rest, size_t rest_index,
-                     const char* hash);
+  void parse_include(DirectiveKind kind, std::string_view rest, const char* hash);
   void find_has_include(size_t from);
   void find_clock_macros(size_t from);
   Directive& add(DirectiveKind kind, const char* at);
