@@ -112,6 +112,12 @@ const char* Scanner::parse_directive(const char* hash) {
   const char* n = skip_splices(hash + 1, end_);
   if (n < end_ && *n == '#') return n + 1;  // "##" is the paste operator
   read_line(hash + 1, LineMode::kDirective);
+  parse_directive_line(hash);
+  pass_line_end(hash);
+  return line_.end();
+}
+
+void Scanner::parse_directive_line(const char* hash) {
   const std::string_view v = line_.view();
   const size_t name_begin = skip_space(v, 0);
   const size_t name_end = skip_ident(v, name_begin);
@@ -139,7 +145,7 @@ const char* Scanner::parse_directive(const char* hash) {
   switch (directive_name(name)) {
     case Name::kDefine: {
       const std::string_view macro = macro_name("define");
-      if (macro.empty()) return line_.end();
+      if (macro.empty()) return;
       size_t body = first_word_end;
       if (body < rest.size() && rest[body] == '(') {
         const size_t close = rest.find(')', body);
@@ -208,7 +214,6 @@ const char* Scanner::parse_directive(const char* hash) {
     case Name::kOther:
       break;
   }
-  return line_.end();
 }
 
 void Scanner::parse_include(DirectiveKind kind, std::string_view rest, const char* hash) {
