@@ -246,6 +246,8 @@ void Scanner::parse_include(DirectiveKind kind, std::string_view rest, const cha
 // Records __has_include(...) and __has_include_next(...) in cleaned text.
 void Scanner::find_has_include(size_t from) {
   const std::string_view v = line_.view();
+  // "__has_include" and its '(' need 14 bytes; most macro bodies are shorter.
+  if (v.size() - from < 14) return;
   // Search for the rarer tail: '_' is common in directive lines, 'h' is not.
   static constexpr std::string_view kTail = "has_include";
   size_t i = from;
