@@ -1,6 +1,7 @@
 // Gives meaning to one directive's logical line: includes, macros,
 // conditionals (kept as text), pragma once, __has_include, and C++20 module
 // declarations. Malformed lines become diagnostics; scanning always goes on.
+#include <cstring>
 #include <string>
 
 #include "lexer/chars.h"
@@ -40,6 +41,55 @@ bool is_conditional_open(DirectiveKind k) {
   return k == DirectiveKind::kIf || k == DirectiveKind::kIfdef || k == DirectiveKind::kIfndef;
 }
 
+// The directive names the scanner gives meaning to, told apart by length and
+// then by their bytes (one comparison per name of that length).
+enum class Name {
+  kOther,
+  kDefine,
+  kUndef,
+  kIf,
+  kIfdef,
+  kIfndef,
+  kElif,
+  kElifdef,
+  kElifndef,
+  kElse,
+  kEndif,
+  kInclude,
+  kIncludeNext,
+  kImport,
+  kPragma,
+};
+
+Name directive_name(std::string_view n) {
+  auto is = [&]<size_t N>(const char(&word)[N]) { return std::memcmp(n.data(), word, N - 1) == 0; };
+  switch (n.size()) {
+    case 2:
+      return is("if") ? Name::kIf : Name::kOther;
+    case 4:
+      return is("elif") ? Name::kElif : is("else") ? Name::kElse : Name::kOther;
+    case 5:
+      return is("ifdef")   ? Name::kIfdef
+             : is("endif") ? Name::kEndif
+             : is("undef") ? Name::kUndef
+                           : Name::kOther;
+    case 6:
+      return is("define")   ? Name::kDefine
+             : is("ifndef") ? Name::kIfndef
+             : is("import") ? Name::kImport
+             : is("pragma") ? Name::kPragma
+                            : Name::kOther;
+    case 7:
+      return is("include") ? Name::kInclude : is("elifdef") ? Name::kElifdef : Name::kOther;
+    case 8:
+      return is("elifndef") ? Name::kElifndef : Name::kOther;
+    case 12:
+      return is("include_next") ? Name::kIncludeNext : Name::kOther;
+    default:
+      return Name::kOther;
+  }
+}
+
 }  // namespace
 
 void Scanner::set_text(Directive& d, std::string_view text) {
@@ -62,6 +112,12 @@ const char* Scanner::parse_directive(const char* hash) {
   const char* n = skip_splices(hash + 1, end_);
   if (n < end_ && *n == '#') return n + 1;  // "##" is the paste operator
   read_line(hash + 1, LineMode::kDirective);
+  parse_directive_line(hash);
+  pass_line_end(hash);
+  return line_.end();
+}
+
+void Scanner::parse_directive_line(const char* hash) {
   const std::string_view v = line_.view();
   const size_t name_begin = skip_space(v, 0);
   const size_t name_end = skip_ident(v, name_begin);
@@ -86,74 +142,95 @@ const char* Scanner::parse_directive(const char* hash) {
     set_text(add(kind, hash), text);
   };
 
-  if (name == "define") {
-    const std::string_view macro = macro_name("define");
-    if (macro.empty()) return line_.end();
-    size_t body = first_word_end;
-    if (body < rest.size() && rest[body] == '(') {
-      const size_t close = rest.find(')', body);
-      if (close == std::string_view::npos) {
-        diagnose(hash, "missing ')' in macro parameter list of " + std::string(macro));
-        body = rest.size();
-      } else {
-        body = close + 1;
+  switch (directive_name(name)) {
+    case Name::kDefine: {
+      const std::string_view macro = macro_name("define");
+      if (macro.empty()) return;
+      size_t body = first_word_end;
+      if (body < rest.size() && rest[body] == '(') {
+        const size_t close = rest.find(')', body);
+        if (close == std::string_view::npos) {
+          diagnose(hash, "missing ')' in macro parameter list of " + std::string(macro));
+          body = rest.size();
+        } else {
+          body = close + 1;
+        }
       }
+      body = skip_space(rest, body);
+      Directive& d = add(DirectiveKind::kDefine, hash);
+      set_text(d, macro);
+      const size_t body_index = rest_index + body;
+      const char* body_begin = line_.orig(body_index);
+      d.body_offset = static_cast<uint64_t>(body_begin - begin_);
+      if (body < rest.size()) {
+        d.body_size =
+            static_cast<uint64_t>(line_.orig(rest_index + rest.size() - 1) + 1 - body_begin);
+      }
+      find_has_include(body_index);
+      find_clock_macros(body_index);
+      break;
     }
-    body = skip_space(rest, body);
-    Directive& d = add(DirectiveKind::kDefine, hash);
-    set_text(d, macro);
-    const size_t body_index = rest_index + body;
-    const char* body_begin = line_.orig(body_index);
-    d.body_offset = static_cast<uint64_t>(body_begin - begin_);
-    if (body < rest.size()) {
-      d.body_size =
-          static_cast<uint64_t>(line_.orig(rest_index + rest.size() - 1) + 1 - body_begin);
+    case Name::kIf:
+    case Name::kElif:
+      conditional(name.size() == 2 ? DirectiveKind::kIf : DirectiveKind::kElif, rest);
+      find_has_include(rest_index);
+      find_clock_macros(rest_index);
+      break;
+    case Name::kIfdef:
+      conditional(DirectiveKind::kIfdef, macro_name(name));
+      break;
+    case Name::kIfndef:
+      conditional(DirectiveKind::kIfndef, macro_name(name));
+      break;
+    case Name::kElifdef:
+      conditional(DirectiveKind::kElifdef, macro_name(name));
+      break;
+    case Name::kElifndef:
+      conditional(DirectiveKind::kElifndef, macro_name(name));
+      break;
+    case Name::kEndif:
+      conditional(DirectiveKind::kEndif, {});
+      break;
+    case Name::kElse:
+      conditional(DirectiveKind::kElse, {});
+      break;
+    case Name::kInclude:
+      parse_include(DirectiveKind::kInclude, rest, hash);
+      break;
+    case Name::kIncludeNext:
+      parse_include(DirectiveKind::kIncludeNext, rest, hash);
+      break;
+    case Name::kImport:
+      parse_include(DirectiveKind::kImport, rest, hash);
+      break;
+    case Name::kUndef: {
+      const std::string_view macro = macro_name("undef");
+      if (!macro.empty()) set_text(add(DirectiveKind::kUndef, hash), macro);
+      break;
     }
-    find_has_include(body_index);
-    find_clock_macros(body_index);
-  } else if (name == "if" || name == "elif") {
-    conditional(name == "if" ? DirectiveKind::kIf : DirectiveKind::kElif, rest);
-    find_has_include(rest_index);
-    find_clock_macros(rest_index);
-  } else if (name == "ifdef" || name == "ifndef" || name == "elifdef" || name == "elifndef") {
-    const DirectiveKind kind = name == "ifdef"     ? DirectiveKind::kIfdef
-                               : name == "ifndef"  ? DirectiveKind::kIfndef
-                               : name == "elifdef" ? DirectiveKind::kElifdef
-                                                   : DirectiveKind::kElifndef;
-    conditional(kind, macro_name(name));
-  } else if (name == "endif" || name == "else") {
-    conditional(name == "endif" ? DirectiveKind::kEndif : DirectiveKind::kElse, {});
-  } else if (name == "include") {
-    parse_include(DirectiveKind::kInclude, rest, rest_index, hash);
-  } else if (name == "include_next") {
-    parse_include(DirectiveKind::kIncludeNext, rest, rest_index, hash);
-  } else if (name == "import") {
-    parse_include(DirectiveKind::kImport, rest, rest_index, hash);
-  } else if (name == "undef") {
-    const std::string_view macro = macro_name("undef");
-    if (!macro.empty()) set_text(add(DirectiveKind::kUndef, hash), macro);
-  } else if (name == "pragma") {
-    if (rest.substr(0, first_word_end) == "once") add(DirectiveKind::kPragmaOnce, hash);
+    case Name::kPragma:
+      if (rest.substr(0, first_word_end) == "once") add(DirectiveKind::kPragmaOnce, hash);
+      break;
+    case Name::kOther:
+      break;
   }
-  return line_.end();
 }
 
-void Scanner::parse_include(DirectiveKind kind, std::string_view rest, size_t rest_index,
-                            const char* hash) {
-  const std::string spelled = "#" + std::string(kind_name(kind));
+void Scanner::parse_include(DirectiveKind kind, std::string_view rest, const char* hash) {
+  auto spelled = [&] { return "#" + std::string(kind_name(kind)); };
   if (rest.empty()) {
-    diagnose(hash, spelled + " expects \"FILENAME\" or <FILENAME>");
+    diagnose(hash, spelled() + " expects \"FILENAME\" or <FILENAME>");
     return;
   }
   if (rest[0] == '<' || rest[0] == '"') {
     const char close = rest[0] == '<' ? '>' : '"';
     const size_t end = rest.find(close, 1);
     if (end == std::string_view::npos) {
-      diagnose(hash, spelled + ": missing terminating " + std::string(1, close));
+      diagnose(hash, spelled() + ": missing terminating " + std::string(1, close));
       return;
     }
     if (end == 1) {
-      diagnose(hash, spelled + ": empty file name");
+      diagnose(hash, spelled() + ": empty file name");
       return;
     }
     Directive& d = add(kind, hash);
@@ -164,12 +241,13 @@ void Scanner::parse_include(DirectiveKind kind, std::string_view rest, size_t re
   Directive& d = add(kind, hash);
   set_text(d, rest);
   d.computed = true;
-  (void)rest_index;
 }
 
 // Records __has_include(...) and __has_include_next(...) in cleaned text.
 void Scanner::find_has_include(size_t from) {
   const std::string_view v = line_.view();
+  // "__has_include" and its '(' need 14 bytes; most macro bodies are shorter.
+  if (v.size() - from < 14) return;
   // Search for the rarer tail: '_' is common in directive lines, 'h' is not.
   static constexpr std::string_view kTail = "has_include";
   size_t i = from;
@@ -231,13 +309,20 @@ void Scanner::find_clock_macros(size_t from) {
   // The prepass found every such identifier written in one piece; look only
   // when one is in this line, or when splices or comments were taken out of
   // it (a name split by a splice is whole only in the logical line).
-  bool any = line_.mapped_;
+  const std::string_view v = line_.view();
+  bool any = false;
+  if (line_.mapped_) {
+    // Every name sought contains "_DATE__" or "__TIME": without either, no
+    // token of the logical line can be one.
+    const std::string_view tail = v.substr(from);
+    any = tail.find("_DATE__") != std::string_view::npos ||
+          tail.find("__TIME") != std::string_view::npos;
+  }
   for (size_t h = next_hit_; !any && h < hits_.size() && hits_[h].pos < line_.end(); ++h) {
     any |= hits_[h].kind == HitKind::kDate || hits_[h].kind == HitKind::kTime ||
            hits_[h].kind == HitKind::kTimestamp;
   }
   if (!any) return;
-  const std::string_view v = line_.view();
   size_t i = from;
   while (i < v.size()) {
     if (v[i] == '"' || v[i] == '\'') {

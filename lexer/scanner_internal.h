@@ -75,6 +75,7 @@ class Scanner {
   bool at_line_start(const char* p) const;
   const char* skip_space_back(const char* p) const;
   uint32_t line_at(const char* p);
+  void pass_line_end(const char* line_start);
   void diagnose(const char* p, std::string message);
 
   // logical_line.cpp
@@ -87,9 +88,9 @@ class Scanner {
 
   // directive_parser.cpp
   const char* parse_directive(const char* hash);
+  void parse_directive_line(const char* hash);
   const char* parse_module(const char* start, const char* keyword, bool exported, HitKind kind);
-  void parse_include(DirectiveKind kind, std::string_view rest, size_t rest_index,
-                     const char* hash);
+  void parse_include(DirectiveKind kind, std::string_view rest, const char* hash);
   void find_has_include(size_t from);
   void find_clock_macros(size_t from);
   Directive& add(DirectiveKind kind, const char* at);

@@ -310,6 +310,37 @@ TEST_P(KernelTest, RandomBuffersAgainstOracle) {
   }
 }
 
+// Needle sets that pair up (two bytes one bit apart, or repeated), as the
+// scanner's own sets do, in text full of bytes one bit away from each needle.
+TEST_P(KernelTest, FindAny4PairedNeedlesAgainstOracle) {
+  const char sets[][4] = {{'#', '/', '"', '\''},     {'\n', '\r', '\n', '\r'},
+                          {'/', '/', '/', '/'},      {')', ')', ')', ')'},
+                          {'a', 'c', 'b', 'f'},      {'\0', '\x80', 'x', 'y'},
+                          {'\xff', '\x7f', 'p', 'p'}};
+  std::mt19937 rng(99);
+  for (const auto& needles : sets) {
+    std::string alpha = "  ab";
+    for (char n : needles) {
+      alpha += n;
+      for (int bit = 0; bit < 8; ++bit) alpha += char(n ^ (1 << bit));
+    }
+    for (int iter = 0; iter < 3000; ++iter) {
+      const size_t len = iter % 9 == 0 ? rng() % 700 : rng() % kMaxLen;
+      std::string s = random_text(rng, len, alpha);
+      // Mostly needle-free text, so the first match lands anywhere.
+      if (iter % 2) {
+        for (char& c : s) {
+          for (char n : needles) {
+            if (c == n && rng() % 8) c = 'q';
+          }
+        }
+      }
+      const uint32_t quad = make_quad("abab");
+      ASSERT_NO_FATAL_FAILURE(check_all(s, needles, &quad, 1)) << "iteration " << iter;
+    }
+  }
+}
+
 TEST_P(KernelTest, EmptyRanges) {
   const char needles[4] = {'a', 'b', 'c', 'd'};
   const uint32_t quad = make_quad("abcd");

@@ -424,5 +424,21 @@ TEST(ScannerRobustness, TrigraphsAreNotReplaced) {
             "define A | include<a.h>");
 }
 
+// A spliced or commented directive line is cleaned in runs between special
+// bytes; runs of every length up to a few words must still stop at each one.
+TEST(ScannerLogicalLine, RunsOfEveryLengthStopAtSpecialBytes) {
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string run(n, 'a');
+    const std::string src = "#define X " + run + "\\\n" + run + " __DA\\\nTE__ " + run +
+                            "/* c */ \"" + run + "\" " + run + "'x' " + run + "\n#include <z>\n";
+    const ScanResult r = scan_all(src, false);
+    ASSERT_EQ(render(r), "define X | include<z>") << n;
+    EXPECT_TRUE(r.uses_date) << n;
+    const Directive& d = r.directives[0];
+    const size_t last = src.find("'x' ") + (n ? 4 + n : 3);
+    EXPECT_EQ(d.body_offset + d.body_size, last) << n;
+  }
+}
+
 }  // namespace
 }  // namespace lexpack::lexer
