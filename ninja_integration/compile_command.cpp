@@ -30,13 +30,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-bool takes_separate_value(std::string_view arg) {
-  for (std::string_view o : kSeparateValue) {
-    if (arg == o) return true;
-  }
-  return false;
-}
-
 // Options after which lexpack cannot know what the compiler does, or which
 // read or write files outside the model. First match wins.
 struct Refusal {
@@ -186,6 +179,13 @@ bool irrelevant_to_search(std::string_view arg) {
 }
 
 }  // namespace
+
+bool takes_separate_value(std::string_view arg) {
+  for (std::string_view o : kSeparateValue) {
+    if (arg == o) return true;
+  }
+  return false;
+}
 
 std::string_view language_name(Language language) {
   switch (language) {

@@ -40,6 +40,9 @@ struct CompileCommand {
 // uncacheable, never an error: the compiler will report it.
 CompileCommand parse_compile_command(const std::vector<std::string>& argv);
 
+// True for an option whose value may be the next argument (-o out, -I dir).
+bool takes_separate_value(std::string_view arg);
+
 // "c" or "c++", as given to -x.
 std::string_view language_name(Language language);
 

@@ -20,29 +20,6 @@ namespace {
 
 constexpr std::string_view kSearchFormat = "lexpack-search-1";
 
-// Search arguments whose value may be the next argument (as in
-// compile_command.cpp); that value is never read as an -I flag.
-constexpr std::string_view kValueOptions[] = {
-    "-iquote",      "-isystem",
-    "-idirafter",   "-isysroot",
-    "--sysroot",    "-iprefix",
-    "-iwithprefix", "-imultilib",
-    "-Xclang",      "-Xpreprocessor",
-    "-Xassembler",  "-Xlinker",
-    "-target",      "-arch",
-    "-L",           "-T",
-    "-u",           "-z",
-    "-aux-info",    "--param",
-    "-MJ",          "-iwithprefixbefore",
-    "-A",           "-ivfsoverlay",
-    "-include-pch", "-B",
-    "-o",           "-x",
-    "-include",     "-imacros",
-    "-D",           "-U",
-    "-MF",          "-MT",
-    "-MQ",
-};
-
 // Arguments after which -I dirs are not simply put first: other ways into
 // the -I chain, and options that change how a path in it is read.
 constexpr std::string_view kRefusedPrefixes[] = {
@@ -67,13 +44,6 @@ constexpr const char* kSearchPathEnv[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCL
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
-}
-
-bool is_value_option(std::string_view arg) {
-  for (std::string_view o : kValueOptions) {
-    if (arg == o) return true;
-  }
-  return false;
 }
 
 // A path gcc and clang both print exactly as given: no sysroot prefix, no
@@ -202,7 +172,10 @@ bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSpli
       continue;
     }
     split->rest.push_back(arg);
-    if (is_value_option(arg) && i + 1 < search_args.size()) split->rest.push_back(search_args[++i]);
+    // The value of such an option is never read as an -I flag.
+    if (takes_separate_value(arg) && i + 1 < search_args.size()) {
+      split->rest.push_back(search_args[++i]);
+    }
   }
   return true;
 }
