@@ -1,6 +1,7 @@
 // The include search list of one command line, exactly as the compiler will
-// use it (after its own de-duplication and dropping of missing dirs), asked
-// once from the compiler with -E -v and remembered in the store.
+// use it (after its own de-duplication and dropping of missing dirs): asked
+// from the compiler with -E -v, or derived from such an answer where that is
+// exact (derived_search_list.h), and remembered in the store.
 #pragma once
 
 #include <string>
