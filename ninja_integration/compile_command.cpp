@@ -4,6 +4,7 @@
 #include "ninja_integration/compile_command.h"
 
 #include <array>
+#include <span>
 
 #include "ninja_integration/response_file.h"
 
@@ -111,9 +112,7 @@ Language language_from_x(std::string_view x, bool* known) {
   return Language::kNone;
 }
 
-// Code-generation flags common in CMake builds that neither gcc nor clang
-// turns into search dirs (tests/ninja_integration/derived_search_list_test.cpp
-// checks each against g++ and clang++-14).
+// search_neutral_flags().
 constexpr std::string_view kCodegenFlags[] = {
     "-fPIC",
     "-fpic",
@@ -179,6 +178,10 @@ bool irrelevant_to_search(std::string_view arg) {
 }
 
 }  // namespace
+
+std::span<const std::string_view> search_neutral_flags() {
+  return kCodegenFlags;
+}
 
 bool takes_separate_value(std::string_view arg) {
   for (std::string_view o : kSeparateValue) {

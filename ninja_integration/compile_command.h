@@ -3,6 +3,7 @@
 // must not cache it, the reason why.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,13 @@ struct CompileCommand {
 // expanded; a response file that cannot be read makes the command
 // uncacheable, never an error: the compiler will report it.
 CompileCommand parse_compile_command(const std::vector<std::string>& argv);
+
+// Flags that neither gcc nor clang turns into search dirs, left out of the
+// search arguments by name (as is any -fvisibility=...): code generation and
+// x86 instruction sets (not -m32/-m64/-march=, which may pick another
+// multilib). tests/ninja_integration/derived_search_list_test.cpp checks each
+// against g++ and clang++-14.
+std::span<const std::string_view> search_neutral_flags();
 
 // True for an option whose value may be the next argument (-o out, -I dir).
 bool takes_separate_value(std::string_view arg);

@@ -223,49 +223,8 @@ TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
 // The code-generation flags compile_command.cpp leaves out of the search
 // arguments: the compiler's list is the same with them as without.
 TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {
-  const std::vector<std::string> flags = {"-fPIC",
-                                          "-fpic",
-                                          "-fPIE",
-                                          "-fpie",
-                                          "-fno-pic",
-                                          "-fno-pie",
-                                          "-fno-PIC",
-                                          "-fno-PIE",
-                                          "-fvisibility=hidden",
-                                          "-fvisibility-inlines-hidden",
-                                          "-fno-delete-null-pointer-checks",
-                                          "-ffunction-sections",
-                                          "-fdata-sections",
-                                          "-fomit-frame-pointer",
-                                          "-fno-omit-frame-pointer",
-                                          "-fexceptions",
-                                          "-fno-exceptions",
-                                          "-frtti",
-                                          "-fno-rtti",
-                                          "-fno-strict-aliasing",
-                                          "-fno-common",
-                                          "-fstack-protector",
-                                          "-fstack-protector-strong",
-                                          "-fno-stack-protector",
-                                          "-msse2",
-                                          "-msse3",
-                                          "-mssse3",
-                                          "-msse4.1",
-                                          "-msse4.2",
-                                          "-mpopcnt",
-                                          "-mavx",
-                                          "-mavx2",
-                                          "-mfma",
-                                          "-mf16c",
-                                          "-mbmi",
-                                          "-mbmi2",
-                                          "-mlzcnt",
-                                          "-mmovbe",
-                                          "-maes",
-                                          "-mpclmul",
-                                          "-mavx512f",
-                                          "-mavx512bw",
-                                          "-mavx512vl"};
+  std::vector<std::string> flags(search_neutral_flags().begin(), search_neutral_flags().end());
+  flags.push_back("-fvisibility=hidden");
   std::vector<std::string> argv = {GetParam()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-c", "x.cpp"});
