@@ -39,11 +39,31 @@ constexpr std::string_view kRefusedPrefixes[] = {
     "--gcc-toolchain",
 };
 
+// Variables that add search dirs, or (clang's CCC_OVERRIDE_OPTIONS) rewrite
+// the command's own -I flags before the compiler sees them.
 constexpr const char* kSearchPathEnv[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-                                          "OBJC_INCLUDE_PATH"};
+                                          "OBJC_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS"};
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
+}
+
+// Whether `arg`, an option lexpack does not know to take a value, certainly
+// does not take the next argument as one: an -I right after an option that
+// does is that option's value, not a search dir (clang's `-Xanalyzer -Ifoo`,
+// `-Xarch_x86_64 -Ifoo`, `-mllvm -Ifoo`).
+bool leaves_next_alone(std::string_view arg) {
+  if (arg.empty() || arg[0] != '-') return true;             // a value or an input
+  if (arg.find('=') != std::string_view::npos) return true;  // its value is joined
+  if (arg == "-mllvm" || starts_with(arg, "-gcc")) return false;
+  for (std::string_view p : {"-f", "-m", "-O", "-W", "-g", "-nostdinc", "-nostdlib"}) {
+    if (starts_with(arg, p)) return true;
+  }
+  for (std::string_view a : {"-w", "-pthread", "-pipe", "-pedantic", "-pedantic-errors", "-ansi",
+                             "-undef", "-trigraphs", "-C", "-P", "-H", "-v"}) {
+    if (arg == a) return true;
+  }
+  return false;
 }
 
 // A path gcc and clang both print exactly as given: no sysroot prefix, no
@@ -116,10 +136,10 @@ std::optional<SearchList> memoized_search_list(cache::Store* store, const std::s
   std::optional<std::string> memo = store->get_memo("search", key);
   SearchList list;
   if (!memo || !decode_search_list(*memo, &list)) return std::nullopt;
+  // A skipped dir that is now a directory would be searched: ask again. (A
+  // plain file there is skipped as before.)
   for (const std::string& dir : list.missing_dirs) {
-    cache::StatSignature sig;
-    bool is_dir = false;
-    if (stat_file(dir, &sig, &is_dir) || is_dir) return std::nullopt;  // ask again
+    if (is_directory(dir)) return std::nullopt;
   }
   return list;
 }
@@ -154,12 +174,14 @@ cache::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& ident
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split) {
   split->include_dirs.clear();
   split->rest.clear();
+  bool next_is_free = true;  // the next argument is nobody's value
   for (size_t i = 0; i < search_args.size(); ++i) {
     const std::string& arg = search_args[i];
     for (std::string_view p : kRefusedPrefixes) {
       if (starts_with(arg, p)) return false;
     }
     if (starts_with(arg, "-I")) {
+      if (!next_is_free) return false;
       std::string dir;
       if (arg == "-I") {
         if (i + 1 >= search_args.size()) return false;
@@ -169,12 +191,16 @@ bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSpli
       }
       if (!plain_path(dir)) return false;
       split->include_dirs.push_back(std::move(dir));
+      next_is_free = true;
       continue;
     }
     split->rest.push_back(arg);
     // The value of such an option is never read as an -I flag.
     if (takes_separate_value(arg) && i + 1 < search_args.size()) {
       split->rest.push_back(search_args[++i]);
+      next_is_free = true;
+    } else {
+      next_is_free = leaves_next_alone(arg);
     }
   }
   return true;
@@ -251,6 +277,12 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
       if (!dir_id(dir, &id)) {
         *why = "search dir " + dir + " is no longer a directory";
         return false;
+      }
+      for (const DirId& other : seen) {
+        if (other == id) {
+          *why = "search dir " + dir + " is now the same directory as another";
+          return false;
+        }
       }
       seen.push_back(id);
     }

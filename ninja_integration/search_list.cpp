@@ -55,9 +55,18 @@ bool parse_search_list(std::string_view text, SearchList* list) {
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     constexpr std::string_view kMissing = "ignoring nonexistent directory \"";
+    // gcc: "cc1plus: warning: X: not a directory" (clang calls it nonexistent).
+    constexpr std::string_view kWarning = ": warning: ";
+    constexpr std::string_view kNotDir = ": not a directory";
+    size_t warning = line.find(kWarning);
     if (line.substr(0, kMissing.size()) == kMissing && line.back() == '"') {
       list->missing_dirs.emplace_back(
           line.substr(kMissing.size(), line.size() - kMissing.size() - 1));
+    } else if (state == kBefore && warning != std::string_view::npos &&
+               line.size() > warning + kWarning.size() + kNotDir.size() &&
+               line.substr(line.size() - kNotDir.size()) == kNotDir) {
+      size_t start = warning + kWarning.size();
+      list->missing_dirs.emplace_back(line.substr(start, line.size() - kNotDir.size() - start));
     } else if (line == "#include \"...\" search starts here:") {
       state = kQuote;
     } else if (line == "#include <...> search starts here:") {

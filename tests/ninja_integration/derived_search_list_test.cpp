@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "ninja_integration/process.h"
@@ -41,9 +42,60 @@ TEST(DerivedSearchList, SplitsPlainIncludeDirsFromTheRest) {
            {"-iprefix", "/p/", "-iwithprefixbefore", "a"},
            {"-Fframeworks"},
            {"-working-directory", "/x", "-Ia"},
+           // An -I right after an option that may take it as its value.
+           {"-Xanalyzer", "-Ia", "-fcolor-diagnostics"},
+           {"-Xarch_x86_64", "-Ia", "-m64"},
+           {"-Xopenmp-target", "-Ia", "-m64"},
+           {"-mllvm", "-Ia"},
+           {"-unknown-option", "-Ia"},
        }) {
-    EXPECT_FALSE(split_include_dirs(refused, &split)) << refused[0];
+    EXPECT_FALSE(split_include_dirs(refused, &split)) << refused[0] << " " << refused[1];
   }
+  // Options that take no value, and values of known options, leave it alone.
+  for (std::vector<std::string> accepted : std::vector<std::vector<std::string>>{
+           {"-m64", "-Ia"},
+           {"-march=x86-64", "-Ia"},
+           {"-pthread", "-Ia"},
+           {"-nostdinc", "-Ia"},
+           {"-isystem", "s", "-Ia"},
+           {"-Ia", "-Ib"},
+           {"-I", "a", "-Ib"},
+       }) {
+    EXPECT_TRUE(split_include_dirs(accepted, &split)) << accepted[0] << " " << accepted[1];
+  }
+}
+
+// clang's CCC_OVERRIDE_OPTIONS may rewrite the command's -I flags, so no list
+// is derived while it is set.
+TEST(DerivedSearchList, OverrideOptionsStopDerivation) {
+  const char* old = std::getenv("CCC_OVERRIDE_OPTIONS");
+  std::string saved = old ? old : "";
+  ::setenv("CCC_OVERRIDE_OPTIONS", "#x-Ia", 1);
+  EXPECT_TRUE(search_path_environment_set());
+  if (old) {
+    ::setenv("CCC_OVERRIDE_OPTIONS", saved.c_str(), 1);
+  } else {
+    ::unsetenv("CCC_OVERRIDE_OPTIONS");
+  }
+}
+
+// A base whose dirs have since become one directory (a symlink) is no base:
+// the compiler would now drop one of them.
+TEST(DerivedSearchList, RefusesABaseWhoseDirsBecameTheSame) {
+  TestDir dir;
+  std::filesystem::create_directories(dir.at("x"));
+  std::filesystem::create_directories(dir.at("y"));
+  std::filesystem::create_directories(dir.at("inc"));
+  SearchList base;
+  base.bracket_dirs = {dir.at("x"), dir.at("y")};
+  SearchList derived;
+  std::string why;
+  ASSERT_TRUE(derive_search_list(base, {dir.at("inc")}, &derived, &why)) << why;
+  EXPECT_EQ(derived.bracket_dirs,
+            (std::vector<std::string>{dir.at("inc"), dir.at("x"), dir.at("y")}));
+  std::filesystem::remove(dir.at("y"));
+  std::filesystem::create_directory_symlink(dir.at("x"), dir.at("y"));
+  EXPECT_FALSE(derive_search_list(base, {dir.at("inc")}, &derived, &why));
 }
 
 // One compiler, one language, one temp tree of directories to name.

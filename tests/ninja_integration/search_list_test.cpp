@@ -29,6 +29,22 @@ TEST(SearchList, ParsesGccReport) {
   EXPECT_FALSE(decode_search_list(encode_search_list(list).substr(3), &back));
 }
 
+// gcc skips a search dir that is a plain file with a warning, not as
+// "nonexistent": it is a skipped dir all the same (if it becomes a directory,
+// the compiler will search it).
+TEST(SearchList, GccNotADirectoryIsASkippedDir) {
+  const char* text =
+      "cc1plus: warning: afile: not a directory\n"
+      "cc1plus: warning: command-line option '-Wx' is not for C++\n"
+      "#include <...> search starts here:\n"
+      " /usr/include\n"
+      "End of search list.\n";
+  SearchList list;
+  ASSERT_TRUE(parse_search_list(text, &list));
+  EXPECT_EQ(list.missing_dirs, (std::vector<std::string>{"afile"}));
+  EXPECT_EQ(list.bracket_dirs, (std::vector<std::string>{"/usr/include"}));
+}
+
 TEST(SearchList, RejectsTruncatedReport) {
   SearchList list;
   EXPECT_FALSE(parse_search_list("#include <...> search starts here:\n /usr/include\n", &list));
