@@ -228,6 +228,8 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
     return cmd;
   }
   cmd.compiler = argv[0];
+  // g++, c++, clang++-14, x86_64-linux-gnu-g++-12, ...
+  const bool cxx_driver = basename_of(cmd.compiler).find("++") != std::string_view::npos;
   cmd.args.assign(argv.begin() + 1, argv.end());
   std::string err;
   if (!expand_response_files(&cmd.args, &err)) {
@@ -277,6 +279,10 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
     if (arg[0] != '-') {
       if (!x_known) refuse("unknown_language", "-x " + x_value);
       Language lang = x_language != Language::kNone ? x_language : language_from_path(arg);
+      // g++ and clang++ compile a .c file as C++ unless -x says otherwise.
+      if (x_language == Language::kNone && lang == Language::kC && cxx_driver) {
+        lang = Language::kCxx;
+      }
       sources.push_back(arg);
       source_languages.push_back(lang);
       cmd.search_args.push_back(arg);  // removed again below once known as the source

@@ -40,6 +40,19 @@ TEST(CompileCommand, DerivedOutputAndDepfile) {
   EXPECT_EQ(c.depfile, "");
 }
 
+// g++ and clang++ compile a .c file as C++ (so they search the C++ dirs),
+// unless -x says otherwise; gcc and clang compile it as C.
+TEST(CompileCommand, CxxDriversCompileDotCAsCxx) {
+  for (const char* cxx : {"g++", "/usr/bin/c++", "clang++-14", "x86_64-linux-gnu-g++-12"}) {
+    EXPECT_EQ(parse({cxx, "-c", "t.c"}).language, Language::kCxx) << cxx;
+    EXPECT_EQ(parse({cxx, "-x", "c", "-c", "t.c"}).language, Language::kC) << cxx;
+    EXPECT_EQ(parse({cxx, "-x", "none", "-c", "t.c"}).language, Language::kCxx) << cxx;
+  }
+  for (const char* c : {"gcc", "/usr/bin/cc", "clang-14"}) {
+    EXPECT_EQ(parse({c, "-c", "t.c"}).language, Language::kC) << c;
+  }
+}
+
 TEST(CompileCommand, LanguageFromX) {
   CompileCommand c = parse({"clang", "-x", "c++", "-c", "a.inc", "-o", "a.o"});
   EXPECT_EQ(c.uncacheable, "");
