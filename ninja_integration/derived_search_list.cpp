@@ -270,21 +270,27 @@ bool strip_probe(const SearchList& probed, SearchList* base) {
 
 bool derive_search_list(const SearchList& base, const std::vector<std::string>& include_dirs,
                         SearchList* derived, std::string* why) {
+  // Every dir of the result must be a directory no other one of them is: the
+  // compiler would drop a duplicate.
   std::vector<DirId> seen;
-  for (const std::vector<std::string>* dirs : {&base.quote_dirs, &base.bracket_dirs}) {
-    for (const std::string& dir : *dirs) {
-      DirId id;
-      if (!dir_id(dir, &id)) {
-        *why = "search dir " + dir + " is no longer a directory";
+  auto distinct_dir = [&](const std::string& dir, const std::string& what) {
+    DirId id;
+    if (!dir_id(dir, &id)) {
+      *why = what + dir + " is not an existing directory";
+      return false;
+    }
+    for (const DirId& other : seen) {
+      if (other == id) {
+        *why = what + dir + " is the same directory as another search dir";
         return false;
       }
-      for (const DirId& other : seen) {
-        if (other == id) {
-          *why = "search dir " + dir + " is now the same directory as another";
-          return false;
-        }
-      }
-      seen.push_back(id);
+    }
+    seen.push_back(id);
+    return true;
+  };
+  for (const std::vector<std::string>* dirs : {&base.quote_dirs, &base.bracket_dirs}) {
+    for (const std::string& dir : *dirs) {
+      if (!distinct_dir(dir, "search dir ")) return false;
     }
   }
   for (const std::string& dir : base.missing_dirs) {
@@ -294,18 +300,7 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
     }
   }
   for (const std::string& dir : include_dirs) {
-    DirId id;
-    if (!dir_id(dir, &id)) {
-      *why = "-I " + dir + " is not an existing directory";
-      return false;
-    }
-    for (const DirId& other : seen) {
-      if (other == id) {
-        *why = "-I " + dir + " is the same directory as another search dir";
-        return false;
-      }
-    }
-    seen.push_back(id);
+    if (!distinct_dir(dir, "-I ")) return false;
   }
   derived->quote_dirs = base.quote_dirs;
   derived->bracket_dirs = include_dirs;
