@@ -16,6 +16,7 @@
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/include_resolver.h"
 #include "ninja_integration/scan_file_cache.h"
+#include "ninja_integration/view_map.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -117,13 +118,8 @@ class DirHandles : public MemoStatSource {
     return fd;
   }
 
-  // Looked up by string_view: no string is built per checked file.
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
   static constexpr size_t kMaxHandles = 256;
-  std::unordered_map<std::string, int, Hash, std::equal_to<>> fds_;
+  ViewMap<int> fds_;  // looked up by view: no string built per checked file
   std::string name_;
 };
 

@@ -31,6 +31,7 @@
 #include "ninja_integration/scan_file_cache.h"
 #include "ninja_integration/scan_memo.h"
 #include "ninja_integration/search_list.h"
+#include "ninja_integration/view_map.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -84,11 +85,7 @@ bool scannable(const CompileCommand& cmd) {
 }
 
 // Path -> size of each file a scan reached, looked up by view.
-struct ViewHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-};
-using FileSizes = std::unordered_map<std::string, uint64_t, ViewHash, std::equal_to<>>;
+using FileSizes = ViewMap<uint64_t>;
 
 void note_size(FileSizes* sizes, std::string_view path, uint64_t size) {
   if (sizes->find(path) == sizes->end()) sizes->emplace(path, size);

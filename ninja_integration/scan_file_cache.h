@@ -19,6 +19,7 @@
 #include "cache/store.h"
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/resolution.h"
+#include "ninja_integration/view_map.h"
 
 namespace lexpack::ninja {
 
@@ -168,11 +169,7 @@ class ScanFileCache {
     std::unordered_map<std::string, std::unique_ptr<Node>> nodes;
   };
   std::array<NodePart, kShards> node_parts_;
-  struct ViewHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  using IdMap = std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>>;
+  using IdMap = ViewMap<uint32_t>;
   std::mutex candidate_ids_mu_;
   IdMap candidate_ids_, dir_ids_;
   std::mutex path_ids_mu_;
