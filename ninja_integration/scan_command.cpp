@@ -235,14 +235,18 @@ class Scanner {
   }
   // Each distinct search list is asked once per scan, even when several
   // threads need it at the same moment (each question runs the compiler).
-  static std::string search_key(const CompilerIdentity& identity, const CompileCommand& cmd,
-                                const std::string& cwd) {
+  static std::string question_key(const CompilerIdentity& identity, Language language,
+                                  const std::vector<std::string>& args, const std::string& cwd) {
     std::string key = identity.hash.hex();
     key.push_back('\0');
     key.append(cwd).push_back('\0');
-    key.append(language_name(cmd.language)).push_back('\0');
-    for (const std::string& a : cmd.search_args) key.append(a).push_back('\0');
+    key.append(language_name(language)).push_back('\0');
+    for (const std::string& a : args) key.append(a).push_back('\0');
     return key;
+  }
+  static std::string search_key(const CompilerIdentity& identity, const CompileCommand& cmd,
+                                const std::string& cwd) {
+    return question_key(identity, cmd.language, cmd.search_args, cwd);
   }
   cache::Result<SearchList> search_list_of(const CompilerIdentity& identity,
                                            const CompileCommand& cmd, const std::string& cwd,
@@ -257,13 +261,8 @@ class Scanner {
   // A base question's answer (derived_search_list.h), asked once per scan.
   static std::string base_key(const CompilerIdentity& identity, Language language,
                               const std::vector<std::string>& rest, const std::string& cwd) {
-    std::string key = identity.hash.hex();
-    key.push_back('\0');
-    if (!rest.empty()) key.append(cwd);  // no argument, no relative path
-    key.push_back('\0');
-    key.append(language_name(language)).push_back('\0');
-    for (const std::string& a : rest) key.append(a).push_back('\0');
-    return key;
+    // No argument, no relative path: one answer for every directory.
+    return question_key(identity, language, rest, rest.empty() ? std::string() : cwd);
   }
   cache::Result<SearchList> base_of(const CompilerIdentity& identity, Language language,
                                     const std::vector<std::string>& rest, const std::string& cwd) {
