@@ -13,6 +13,74 @@ namespace lexpack::lexer {
 
 // Up to kMaxQuads four-byte needles, each read as p[0] | p[1] << 8 | ... .
 inline constexpr int kMaxQuads = 8;
+inline constexpr int kMaxQuadTests = 2;
+
+// A cheap filter on two bytes of a four-byte window at p: p passes when
+// (p[at[0]] | ones[0]) == value[0] and (p[at[1]] | ones[1]) == value[1].
+// Bits set in `ones` make a test accept several bytes at once: ones 0x10 with
+// value 'T' accepts 'D' and 'T'.
+struct QuadTest {
+  uint8_t at[2];  // 0..3
+  uint8_t ones[2];
+  uint8_t value[2];
+
+  constexpr bool passes(uint32_t quad) const {
+    for (int k = 0; k < 2; ++k) {
+      if ((uint8_t(quad >> (8 * at[k])) | ones[k]) != value[k]) return false;
+    }
+    return true;
+  }
+};
+
+// What find_quad looks for: positions whose four bytes equal one of quads,
+// and the tests the kernels use to pick candidate positions before comparing
+// them. Every quad must pass one of the tests (covers() says whether it does);
+// the fewer bytes the tests accept, the fewer candidates get compared.
+struct QuadSearch {
+  uint32_t quads[kMaxQuads] = {};
+  int quad_count = 0;
+  QuadTest tests[kMaxQuadTests] = {};
+  int test_count = 0;
+
+  constexpr bool covers() const {
+    if (quad_count < 0 || quad_count > kMaxQuads || test_count < 1 || test_count > kMaxQuadTests)
+      return false;
+    for (int t = 0; t < test_count; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        if (tests[t].at[k] > 3 || (tests[t].value[k] & tests[t].ones[k]) != tests[t].ones[k])
+          return false;
+      }
+    }
+    for (int q = 0; q < quad_count; ++q) {
+      bool passed = false;
+      for (int t = 0; t < test_count; ++t) passed = passed || tests[t].passes(quads[q]);
+      if (!passed) return false;
+    }
+    return true;
+  }
+};
+
+// A search for quads[0..count) with one test on the first and last bytes that
+// accepts every quad's bytes (and whatever else the merged bits let through).
+constexpr QuadSearch covering_search(const uint32_t* quads, int count) {
+  QuadSearch s;
+  s.quad_count = count;
+  s.test_count = 1;
+  s.tests[0].at[0] = 0;
+  s.tests[0].at[1] = 3;
+  for (int q = 0; q < count; ++q) {
+    s.quads[q] = quads[q];
+    for (int k = 0; k < 2; ++k) {
+      const uint8_t byte = uint8_t(quads[q] >> (8 * s.tests[0].at[k]));
+      const uint8_t first = uint8_t(quads[0] >> (8 * s.tests[0].at[k]));
+      s.tests[0].ones[k] |= uint8_t(byte ^ first);
+    }
+  }
+  for (int k = 0; k < 2 && count > 0; ++k) {
+    s.tests[0].value[k] = uint8_t(uint8_t(quads[0] >> (8 * s.tests[0].at[k])) | s.tests[0].ones[k]);
+  }
+  return s;
+}
 
 struct Kernel {
   const char* name;
@@ -22,8 +90,9 @@ struct Kernel {
   const char* (*find_any4)(const char* begin, const char* end, const char needles[4]);
 
   // First p in [begin, end - 3) such that the four bytes at p equal one of
-  // quads[0..count) (little-endian packed); end if none. count <= kMaxQuads.
-  const char* (*find_quad)(const char* begin, const char* end, const uint32_t* quads, int count);
+  // search.quads (little-endian packed); end if none. search.covers() must
+  // hold.
+  const char* (*find_quad)(const char* begin, const char* end, const QuadSearch& search);
 
   // Number of line ends in [begin, end): each '\n', and each '\r' not followed
   // by '\n' inside the range.

@@ -84,26 +84,29 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-// The quad count is a template parameter so the per-quad loops unroll.
+// The test count is a template parameter so the per-test loops unroll.
 template <int N>
 struct Quads {
-  __m256i first[N], last[N];
-  uint32_t value[N];
-  explicit Quads(const uint32_t* quads) {
-    for (int i = 0; i < N; ++i) {
-      first[i] = splat(quads[i]);
-      last[i] = splat(quads[i] >> 24);
-      value[i] = quads[i];
+  __m256i ones[N][2], value[N][2];
+  int at[N][2];
+  const QuadSearch& search;
+  explicit Quads(const QuadSearch& s) : search(s) {
+    for (int t = 0; t < N; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        ones[t][k] = splat(s.tests[t].ones[k]);
+        value[t][k] = splat(s.tests[t].value[k]);
+        at[t][k] = s.tests[t].at[k];
+      }
     }
   }
-  // Positions p..p+31 whose first and last byte fit some quad; reads p..p+34.
+  __m256i fits(const char* p, int t, int k) const {
+    return _mm256_cmpeq_epi8(_mm256_or_si256(load(p + at[t][k]), ones[t][k]), value[t][k]);
+  }
+  // Positions p..p+31 that pass a test; reads p..p+34.
   uint32_t candidates(const char* p) const {
-    const __m256i a = load(p), d = load(p + 3);
-    __m256i m = _mm256_and_si256(_mm256_cmpeq_epi8(a, first[0]), _mm256_cmpeq_epi8(d, last[0]));
-    for (int i = 1; i < N; ++i) {
-      m = _mm256_or_si256(
-          m, _mm256_and_si256(_mm256_cmpeq_epi8(a, first[i]), _mm256_cmpeq_epi8(d, last[i])));
-    }
+    __m256i m = _mm256_and_si256(fits(p, 0, 0), fits(p, 0, 1));
+    for (int t = 1; t < N; ++t)
+      m = _mm256_or_si256(m, _mm256_and_si256(fits(p, t, 0), fits(p, t, 1)));
     return bits(m);
   }
   // First candidate whose four bytes equal a quad, as an index; -1 if none.
@@ -112,8 +115,8 @@ struct Quads {
       const int i = int(_tzcnt_u32(m));
       uint32_t v;
       std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < N; ++q) {
-        if (v == value[q]) return i;
+      for (int q = 0; q < search.quad_count; ++q) {
+        if (v == search.quads[q]) return i;
       }
     }
     return -1;
@@ -121,8 +124,8 @@ struct Quads {
 };
 
 template <int N>
-const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
-  const Quads<N> qs(quads);
+const char* find_quad_n(const char* begin, const char* end, const QuadSearch& search) {
+  const Quads<N> qs(search);
   const char* stop = end - 3;  // one past the last start position
   const char* p = begin;
   while (stop - p >= kWidth) {
@@ -147,10 +150,8 @@ const char* find_quad_n(const char* begin, const char* end, const uint32_t* quad
   return end;
 }
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  return find_quad_by_count<find_quad_n<1>, find_quad_n<2>, find_quad_n<3>, find_quad_n<4>,
-                            find_quad_n<5>, find_quad_n<6>, find_quad_n<7>, find_quad_n<8>>(
-      begin, end, quads, count);
+const char* find_quad(const char* begin, const char* end, const QuadSearch& search) {
+  return find_quad_by_tests<find_quad_n<1>, find_quad_n<2>>(begin, end, search);
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not

@@ -76,26 +76,29 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-// The quad count is a template parameter so the per-quad loops unroll.
+// The test count is a template parameter so the per-test loops unroll.
 template <int N>
 struct Quads {
-  uint8x16_t first[N], last[N];
-  uint32_t value[N];
-  explicit Quads(const uint32_t* quads) {
-    for (int i = 0; i < N; ++i) {
-      first[i] = splat(quads[i]);
-      last[i] = splat(quads[i] >> 24);
-      value[i] = quads[i];
+  uint8x16_t ones[N][2], value[N][2];
+  int at[N][2];
+  const QuadSearch& search;
+  explicit Quads(const QuadSearch& s) : search(s) {
+    for (int t = 0; t < N; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        ones[t][k] = splat(s.tests[t].ones[k]);
+        value[t][k] = splat(s.tests[t].value[k]);
+        at[t][k] = s.tests[t].at[k];
+      }
     }
   }
-  // Positions p..p+15 whose first and last byte fit some quad, one bit per
+  uint8x16_t fits(const char* p, int t, int k) const {
+    return vceqq_u8(vorrq_u8(load(p + at[t][k]), ones[t][k]), value[t][k]);
+  }
+  // Positions p..p+15 that pass a test; one bit per
   // lane (bit 4*i+3); reads p..p+18.
   uint64_t candidates(const char* p) const {
-    const uint8x16_t a = load(p), d = load(p + 3);
-    uint8x16_t m = vandq_u8(vceqq_u8(a, first[0]), vceqq_u8(d, last[0]));
-    for (int i = 1; i < N; ++i) {
-      m = vorrq_u8(m, vandq_u8(vceqq_u8(a, first[i]), vceqq_u8(d, last[i])));
-    }
+    uint8x16_t m = vandq_u8(fits(p, 0, 0), fits(p, 0, 1));
+    for (int t = 1; t < N; ++t) m = vorrq_u8(m, vandq_u8(fits(p, t, 0), fits(p, t, 1)));
     return nibbles(m) & 0x8888888888888888ull;
   }
   // First candidate whose four bytes equal a quad, as an index; -1 if none.
@@ -104,8 +107,8 @@ struct Quads {
       const int i = first_lane(m);
       uint32_t v;
       std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < N; ++q) {
-        if (v == value[q]) return i;
+      for (int q = 0; q < search.quad_count; ++q) {
+        if (v == search.quads[q]) return i;
       }
     }
     return -1;
@@ -113,8 +116,8 @@ struct Quads {
 };
 
 template <int N>
-const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
-  const Quads<N> qs(quads);
+const char* find_quad_n(const char* begin, const char* end, const QuadSearch& search) {
+  const Quads<N> qs(search);
   const char* stop = end - 3;  // one past the last start position
   const char* p = begin;
   while (stop - p >= kWidth) {
@@ -139,10 +142,8 @@ const char* find_quad_n(const char* begin, const char* end, const uint32_t* quad
   return end;
 }
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  return find_quad_by_count<find_quad_n<1>, find_quad_n<2>, find_quad_n<3>, find_quad_n<4>,
-                            find_quad_n<5>, find_quad_n<6>, find_quad_n<7>, find_quad_n<8>>(
-      begin, end, quads, count);
+const char* find_quad(const char* begin, const char* end, const QuadSearch& search) {
+  return find_quad_by_tests<find_quad_n<1>, find_quad_n<2>>(begin, end, search);
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not

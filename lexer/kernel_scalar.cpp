@@ -131,51 +131,53 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-template <int N>
-inline bool quad_at(const char* p, const uint32_t* quads) {
+inline bool quad_at(const char* p, const QuadSearch& s) {
   const uint32_t v = load32(p);
   bool hit = false;
-  for (int i = 0; i < N; ++i) hit |= v == quads[i];
+  for (int i = 0; i < s.quad_count; ++i) hit |= v == s.quads[i];
   return hit;
 }
 
-// The quad count is a template parameter so the per-quad loops unroll.
+// The test count is a template parameter so the per-test loops unroll.
 template <int N>
-const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
-  uint64_t first[N], last[N];
-  for (int i = 0; i < N; ++i) {
-    first[i] = kOnes * (quads[i] & 0xff);
-    last[i] = kOnes * (quads[i] >> 24);
+const char* find_quad_n(const char* begin, const char* end, const QuadSearch& s) {
+  uint64_t ones[N][2], value[N][2];
+  int at[N][2];
+  for (int t = 0; t < N; ++t) {
+    for (int k = 0; k < 2; ++k) {
+      ones[t][k] = broadcast(char(s.tests[t].ones[k]));
+      value[t][k] = broadcast(char(s.tests[t].value[k]));
+      at[t][k] = s.tests[t].at[k];
+    }
   }
   const char* stop = end - 3;  // one past the last position a quad may start at
   const char* p = begin;
-  // Positions p..p+7 need bytes up to p+10: the word at p and the word at p+3.
+  // Positions p..p+7 need bytes up to p+10: words at p + at, at <= 3.
   while (end - p >= 11) {
-    const uint64_t a = load64(p), d = load64(p + 3);
     uint64_t m = 0;
-    for (int i = 0; i < N; ++i) {
-      const uint64_t x = (a ^ first[i]) | (d ^ last[i]);  // zero where both bytes fit
+    for (int t = 0; t < N; ++t) {
+      // Zero where both tested bytes fit.
+      const uint64_t x = ((load64(p + at[t][0]) | ones[t][0]) ^ value[t][0]) |
+                         ((load64(p + at[t][1]) | ones[t][1]) ^ value[t][1]);
       m |= (x - kOnes) & ~x;
     }
     m &= kHighs;
     // The lowest flag is exact; higher ones may be borrow noise, so verify each.
     while (m) {
       const char* c = p + first_byte(m);
-      if (quad_at<N>(c, quads)) return c;
+      if (quad_at(c, s)) return c;
       m &= m - 1;
     }
     p += 8;
   }
   for (; p < stop; ++p) {
-    if (quad_at<N>(p, quads)) return p;
+    if (quad_at(p, s)) return p;
   }
   return end;
 }
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  return find_quad_by_count<find_quad_n<1>, find_quad_n<2>, find_quad_n<3>, find_quad_n<4>,
-                            find_quad_n<5>, find_quad_n<6>, find_quad_n<7>, find_quad_n<8>>(
-      begin, end, quads, count);
+const char* find_quad(const char* begin, const char* end, const QuadSearch& search) {
+  return find_quad_by_tests<find_quad_n<1>, find_quad_n<2>>(begin, end, search);
 }
 
 // Sums the eight byte lanes of v (each at most 255).

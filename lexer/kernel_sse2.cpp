@@ -69,25 +69,28 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-// The quad count is a template parameter so the per-quad loops unroll.
+// The test count is a template parameter so the per-test loops unroll.
 template <int N>
 struct Quads {
-  __m128i first[N], last[N];
-  uint32_t value[N];
-  explicit Quads(const uint32_t* quads) {
-    for (int i = 0; i < N; ++i) {
-      first[i] = splat(quads[i]);
-      last[i] = splat(quads[i] >> 24);
-      value[i] = quads[i];
+  __m128i ones[N][2], value[N][2];
+  int at[N][2];
+  const QuadSearch& search;
+  explicit Quads(const QuadSearch& s) : search(s) {
+    for (int t = 0; t < N; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        ones[t][k] = splat(s.tests[t].ones[k]);
+        value[t][k] = splat(s.tests[t].value[k]);
+        at[t][k] = s.tests[t].at[k];
+      }
     }
   }
-  // Positions p..p+15 whose first and last byte fit some quad; reads p..p+18.
+  __m128i fits(const char* p, int t, int k) const {
+    return _mm_cmpeq_epi8(_mm_or_si128(load(p + at[t][k]), ones[t][k]), value[t][k]);
+  }
+  // Positions p..p+15 that pass a test; reads p..p+18.
   uint32_t candidates(const char* p) const {
-    const __m128i a = load(p), d = load(p + 3);
-    __m128i m = _mm_setzero_si128();
-    for (int i = 0; i < N; ++i) {
-      m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(a, first[i]), _mm_cmpeq_epi8(d, last[i])));
-    }
+    __m128i m = _mm_and_si128(fits(p, 0, 0), fits(p, 0, 1));
+    for (int t = 1; t < N; ++t) m = _mm_or_si128(m, _mm_and_si128(fits(p, t, 0), fits(p, t, 1)));
     return bits(m);
   }
   // First candidate whose four bytes equal a quad, as an index; -1 if none.
@@ -96,8 +99,8 @@ struct Quads {
       const int i = __builtin_ctz(m);
       uint32_t v;
       std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < N; ++q) {
-        if (v == value[q]) return i;
+      for (int q = 0; q < search.quad_count; ++q) {
+        if (v == search.quads[q]) return i;
       }
     }
     return -1;
@@ -105,8 +108,8 @@ struct Quads {
 };
 
 template <int N>
-const char* find_quad_n(const char* begin, const char* end, const uint32_t* quads) {
-  const Quads<N> qs(quads);
+const char* find_quad_n(const char* begin, const char* end, const QuadSearch& search) {
+  const Quads<N> qs(search);
   const char* stop = end - 3;  // one past the last start position
   const char* p = begin;
   while (stop - p >= kWidth) {
@@ -131,10 +134,8 @@ const char* find_quad_n(const char* begin, const char* end, const uint32_t* quad
   return end;
 }
 
-const char* find_quad(const char* begin, const char* end, const uint32_t* quads, int count) {
-  return find_quad_by_count<find_quad_n<1>, find_quad_n<2>, find_quad_n<3>, find_quad_n<4>,
-                            find_quad_n<5>, find_quad_n<6>, find_quad_n<7>, find_quad_n<8>>(
-      begin, end, quads, count);
+const char* find_quad(const char* begin, const char* end, const QuadSearch& search) {
+  return find_quad_by_tests<find_quad_n<1>, find_quad_n<2>>(begin, end, search);
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not

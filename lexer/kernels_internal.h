@@ -8,41 +8,15 @@
 
 namespace lexpack::lexer {
 
-// The quad count is a template parameter of each kernel's search so its
-// per-quad loops unroll; this maps a run-time count (1..kMaxQuads) to the
+// The test count is a template parameter of each kernel's search so its
+// per-test loops unroll; this maps a run-time count (1..kMaxQuadTests) to the
 // instantiation. Search is find_quad_n of the calling kernel's own file.
-template <const char* (*Search1)(const char*, const char*, const uint32_t*),
-          const char* (*Search2)(const char*, const char*, const uint32_t*),
-          const char* (*Search3)(const char*, const char*, const uint32_t*),
-          const char* (*Search4)(const char*, const char*, const uint32_t*),
-          const char* (*Search5)(const char*, const char*, const uint32_t*),
-          const char* (*Search6)(const char*, const char*, const uint32_t*),
-          const char* (*Search7)(const char*, const char*, const uint32_t*),
-          const char* (*Search8)(const char*, const char*, const uint32_t*)>
-const char* find_quad_by_count(const char* begin, const char* end, const uint32_t* quads,
-                               int count) {
-  static_assert(kMaxQuads == 8);
-  if (end - begin < 4) return end;
-  switch (count) {
-    case 1:
-      return Search1(begin, end, quads);
-    case 2:
-      return Search2(begin, end, quads);
-    case 3:
-      return Search3(begin, end, quads);
-    case 4:
-      return Search4(begin, end, quads);
-    case 5:
-      return Search5(begin, end, quads);
-    case 6:
-      return Search6(begin, end, quads);
-    case 7:
-      return Search7(begin, end, quads);
-    case 8:
-      return Search8(begin, end, quads);
-    default:
-      return end;
-  }
+template <const char* (*Search1)(const char*, const char*, const QuadSearch&),
+          const char* (*Search2)(const char*, const char*, const QuadSearch&)>
+const char* find_quad_by_tests(const char* begin, const char* end, const QuadSearch& search) {
+  static_assert(kMaxQuadTests == 2);
+  if (end - begin < 4 || search.quad_count <= 0) return end;
+  return search.test_count == 1 ? Search1(begin, end, search) : Search2(begin, end, search);
 }
 
 // kernel_scalar.cpp: portable SWAR code, always present.

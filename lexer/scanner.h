@@ -13,4 +13,9 @@ namespace lexpack::lexer {
 // cannot make sense of are reported in ScanResult::diagnostics.
 ScanResult scan(std::string_view bytes, const Kernel& kernel);
 
+// The quad search the scanner runs over each whole file before the main loop
+// (for the words that matter outside directives: __DATE__, __TIME__,
+// __TIMESTAMP__, _Pragma, import, module). The benchmark times it alone.
+const QuadSearch& prepass_search();
+
 }  // namespace lexpack::lexer

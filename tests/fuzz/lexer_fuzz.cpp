@@ -14,13 +14,37 @@ namespace lexpack::lexer {
 namespace {
 
 // Runs the three primitives of k and of the scalar kernel over [b, e) with
-// needles and quads taken from the input itself.
+// needles and quad searches taken from the input itself.
 void check_primitives(const Kernel& k, const char* b, const char* e, const char needles[4],
-                      const uint32_t* quads, int count) {
+                      const QuadSearch* searches, int search_count) {
   const Kernel& ref = scalar_kernel();
   if (k.find_any4(b, e, needles) != ref.find_any4(b, e, needles)) __builtin_trap();
-  if (k.find_quad(b, e, quads, count) != ref.find_quad(b, e, quads, count)) __builtin_trap();
+  for (int i = 0; i < search_count; ++i) {
+    if (k.find_quad(b, e, searches[i]) != ref.find_quad(b, e, searches[i])) __builtin_trap();
+  }
   if (k.count_lines(b, e) != ref.count_lines(b, e)) __builtin_trap();
+}
+
+// Two tests on the byte positions `at` picks, quads alternating between them,
+// each test's merged bits exactly what its quads need.
+QuadSearch split_search(const uint32_t* quads, int count, uint8_t at) {
+  QuadSearch s;
+  s.quad_count = count;
+  s.test_count = count > 1 ? 2 : 1;
+  for (int q = 0; q < count; ++q) s.quads[q] = quads[q];
+  for (int t = 0; t < s.test_count; ++t) {
+    QuadTest& test = s.tests[t];
+    test.at[0] = uint8_t((at >> (4 * t)) & 3);
+    test.at[1] = uint8_t((at >> (4 * t + 2)) & 3);
+    for (int k = 0; k < 2; ++k) {
+      const uint8_t first = uint8_t(quads[t] >> (8 * test.at[k]));
+      for (int q = t; q < count; q += s.test_count)
+        test.ones[k] |= uint8_t(uint8_t(quads[q] >> (8 * test.at[k])) ^ first);
+      test.value[k] = uint8_t(first | test.ones[k]);
+    }
+  }
+  if (!s.covers()) __builtin_trap();
+  return s;
 }
 
 void fuzz_one(const uint8_t* data, size_t size) {
@@ -45,6 +69,8 @@ void fuzz_one(const uint8_t* data, size_t size) {
     for (int j = 0; j < 4; ++j) v |= uint32_t(data[size_t(1 + 4 * q + j) % size]) << (8 * j);
     quads[q] = v;
   }
+  const QuadSearch searches[2] = {covering_search(quads, count),
+                                  split_search(quads, count, data[size / 2])};
   // Several start and end points move the input across block alignments; the
   // range always ends at the end of the fuzzer's exact-size buffer or before it.
   const char* b = bytes.data();
@@ -52,10 +78,10 @@ void fuzz_one(const uint8_t* data, size_t size) {
   for (const Kernel* k : kernels) {
     if (k == &scalar_kernel()) continue;
     for (size_t skip = 0; skip < 4 && skip <= size; ++skip) {
-      check_primitives(*k, b + skip, e, needles, quads, count);
-      check_primitives(*k, b, e - skip, needles, quads, count);
+      check_primitives(*k, b + skip, e, needles, searches, 2);
+      check_primitives(*k, b, e - skip, needles, searches, 2);
     }
-    check_primitives(*k, b + size / 2, e, needles, quads, count);
+    check_primitives(*k, b + size / 2, e, needles, searches, 2);
   }
 }
 

@@ -120,9 +120,22 @@ class KernelTest : public ::testing::TestWithParam<const Kernel*> {
       const char* e = b + s.size();
       ASSERT_EQ(k().find_any4(b, e, needles) - b, oracle_find_any4(b, e, needles) - b)
           << "len " << s.size();
-      ASSERT_EQ(k().find_quad(b, e, quads, count) - b, oracle_find_quad(b, e, quads, count) - b)
+      ASSERT_EQ(k().find_quad(b, e, covering_search(quads, count)) - b,
+                oracle_find_quad(b, e, quads, count) - b)
           << "len " << s.size() << " quads " << count;
       ASSERT_EQ(k().count_lines(b, e), oracle_count_lines(b, e)) << "len " << s.size();
+    }
+  }
+
+  // find_quad with a given search against the oracle on s, at both guards.
+  void check_search(const std::string& s, const QuadSearch& search) {
+    ASSERT_TRUE(search.covers());
+    for (int where = 0; where < 2; ++where) {
+      const char* b = where ? guard_.at_start(s) : guard_.at_end(s);
+      const char* e = b + s.size();
+      ASSERT_EQ(k().find_quad(b, e, search) - b,
+                oracle_find_quad(b, e, search.quads, search.quad_count) - b)
+          << "len " << s.size() << " quads " << search.quad_count << " tests " << search.test_count;
     }
   }
 
@@ -188,7 +201,7 @@ TEST_P(KernelTest, FindQuadEveryCountOffsetAndLength) {
     for (size_t len = 0; len <= kMaxLen; ++len) {
       const std::string none(len, '_');
       const char* b = guard_.at_end(none);
-      ASSERT_EQ(k().find_quad(b, b + len, quads, count), b + len) << "len " << len;
+      ASSERT_EQ(k().find_quad(b, b + len, covering_search(quads, count)), b + len) << "len " << len;
       for (size_t pos = 0; pos + 4 <= len; ++pos) {
         const int q = int(pos % size_t(count));
         std::string s = none;
@@ -199,12 +212,12 @@ TEST_P(KernelTest, FindQuadEveryCountOffsetAndLength) {
           s[pos - 2] = char(quads[q] >> 24);
         }
         b = guard_.at_end(s);
-        ASSERT_EQ(k().find_quad(b, b + len, quads, count),
+        ASSERT_EQ(k().find_quad(b, b + len, covering_search(quads, count)),
                   oracle_find_quad(b, b + len, quads, count))
             << "count " << count << " len " << len << " pos " << pos;
         ASSERT_EQ(oracle_find_quad(b, b + len, quads, count), b + pos);
         b = guard_.at_start(s);
-        ASSERT_EQ(k().find_quad(b, b + len, quads, count), b + pos)
+        ASSERT_EQ(k().find_quad(b, b + len, covering_search(quads, count)), b + pos)
             << "count " << count << " len " << len << " pos " << pos;
       }
     }
@@ -218,14 +231,14 @@ TEST_P(KernelTest, FindQuadCutByEnd) {
     std::string s(len, '.');
     std::memcpy(&s[len - 3], "abc", 3);
     const char* b = guard_.at_end(s);
-    ASSERT_EQ(k().find_quad(b, b + len, quads, 2), b + len) << "len " << len;
+    ASSERT_EQ(k().find_quad(b, b + len, covering_search(quads, 2)), b + len) << "len " << len;
   }
   // A quad with NUL bytes must not match zero padding past the end.
   for (size_t len = 1; len <= kMaxLen; ++len) {
     std::string s(len, '.');
     s[len - 1] = 'a';
     const char* b = guard_.at_end(s);
-    ASSERT_EQ(k().find_quad(b, b + len, quads, 2), b + len) << "len " << len;
+    ASSERT_EQ(k().find_quad(b, b + len, covering_search(quads, 2)), b + len) << "len " << len;
   }
 }
 
@@ -239,7 +252,7 @@ TEST_P(KernelTest, FindQuadStraddlesBlockBoundaries) {
           std::string s(pos + 4 + extra, 'x');
           std::memcpy(&s[pos], "__TI", 4);
           const char* b = guard_.at_end(s);
-          ASSERT_EQ(k().find_quad(b, b + s.size(), quads, 3), b + pos)
+          ASSERT_EQ(k().find_quad(b, b + s.size(), covering_search(quads, 3)), b + pos)
               << "block " << block << " pos " << pos;
         }
       }
@@ -341,15 +354,97 @@ TEST_P(KernelTest, FindAny4PairedNeedlesAgainstOracle) {
   }
 }
 
+// A test that accepts several bytes (bits in `ones`) and two tests on other
+// byte positions, as the scanner's prepass uses them: text full of bytes that
+// pass the tests but are no quad, and of bytes one bit away from passing.
+TEST_P(KernelTest, FindQuadTwoTestsWithMergedBits) {
+  const QuadSearch search = {{make_quad("DATE"), make_quad("TIME"), make_quad("Prag"),
+                              make_quad("port"), make_quad("modu")},
+                             5,
+                             {{{0, 3}, {0x14, 0x22}, {'T', 'g'}}, {{1, 3}, {0, 0x01}, {'o', 'u'}}},
+                             2};
+  ASSERT_TRUE(search.covers());
+  std::mt19937 rng(31);
+  const std::string alpha = "@DPTEGegotuDATIMEPragportmodu_ xUVQ\x04\xd4";
+  for (int iter = 0; iter < 20000; ++iter) {
+    const size_t len = iter % 11 == 0 ? rng() % 900 : rng() % kMaxLen;
+    std::string s = random_text(rng, len, alpha);
+    if (iter % 3 == 0 && len >= 4) {
+      // One real quad somewhere, often after near misses.
+      const uint32_t q = search.quads[rng() % 5];
+      const size_t pos = rng() % (len - 3);
+      for (int j = 0; j < 4; ++j) s[pos + j] = char((q >> (8 * j)) & 0xff);
+    }
+    ASSERT_NO_FATAL_FAILURE(check_search(s, search)) << "iteration " << iter;
+  }
+}
+
+// Random quads split between two tests on random byte positions; each test's
+// merged bits are exactly what its quads need, or more.
+TEST_P(KernelTest, FindQuadRandomSearchesAgainstOracle) {
+  std::mt19937 rng(4242);
+  const std::string_view alpha("ab\x01\x81\xfe\x7f\0cA", 9);
+  for (int iter = 0; iter < 20000; ++iter) {
+    QuadSearch search;
+    search.quad_count = 1 + int(rng() % kMaxQuads);
+    search.test_count = 1 + int(rng() % kMaxQuadTests);
+    for (int q = 0; q < search.quad_count; ++q) {
+      char w[5] = {};
+      for (int j = 0; j < 4; ++j) w[j] = alpha[rng() % alpha.size()];
+      search.quads[q] = make_quad(w);
+    }
+    for (int t = 0; t < search.test_count; ++t) {
+      QuadTest& test = search.tests[t];
+      test.at[0] = uint8_t(rng() % 4);
+      test.at[1] = uint8_t(rng() % 4);
+      bool any = false;
+      uint8_t first[2] = {};
+      for (int q = t; q < search.quad_count; q += search.test_count) {
+        for (int k = 0; k < 2; ++k) {
+          const uint8_t byte = uint8_t(search.quads[q] >> (8 * test.at[k]));
+          if (!any) first[k] = byte;
+          test.ones[k] |= uint8_t(byte ^ first[k]);
+        }
+        any = true;
+      }
+      for (int k = 0; k < 2; ++k) {
+        if (rng() % 4 == 0) test.ones[k] |= uint8_t(1u << (rng() % 8));
+        test.value[k] = uint8_t(first[k] | test.ones[k]);
+      }
+    }
+    const size_t len = iter % 7 == 0 ? rng() % 1500 : rng() % kMaxLen;
+    const std::string s = random_text(rng, len, alpha);
+    ASSERT_NO_FATAL_FAILURE(check_search(s, search)) << "iteration " << iter;
+  }
+}
+
+TEST(QuadSearchTest, CoversOnlyWhenEveryQuadPassesATest) {
+  const uint32_t quads[3] = {make_quad("DATE"), make_quad("TIME"), make_quad("abcd")};
+  QuadSearch s = covering_search(quads, 3);
+  EXPECT_TRUE(s.covers());
+  s.quads[2] = make_quad("zzzz");  // 'z' | ones differs from the test's value
+  EXPECT_FALSE(s.covers());
+  QuadSearch merged = {
+      {make_quad("DATE"), make_quad("TIME")}, 2, {{{0, 3}, {0x10, 0}, {'T', 'E'}}}, 1};
+  EXPECT_TRUE(merged.covers());
+  merged.tests[0].value[0] = 'D';  // the value lacks the merged bit: nothing passes
+  EXPECT_FALSE(merged.covers());
+  merged.tests[0] = {{0, 4}, {0x10, 0}, {'T', 'E'}};  // byte 4 is outside a quad
+  EXPECT_FALSE(merged.covers());
+  merged.tests[0] = {{0, 3}, {0x10, 0}, {'T', 'E'}};
+  merged.test_count = 0;
+  EXPECT_FALSE(merged.covers());
+}
+
 TEST_P(KernelTest, EmptyRanges) {
   const char needles[4] = {'a', 'b', 'c', 'd'};
   const uint32_t quad = make_quad("abcd");
   const char* b = guard_.at_end("");
   EXPECT_EQ(k().find_any4(b, b, needles), b);
-  EXPECT_EQ(k().find_quad(b, b, &quad, 1), b);
+  EXPECT_EQ(k().find_quad(b, b, covering_search(&quad, 1)), b);
   EXPECT_EQ(k().count_lines(b, b), 0u);
   const char* s = guard_.at_end("abcd");
-  EXPECT_EQ(k().find_quad(s, s + 4, &quad, 0), s + 4);
+  EXPECT_EQ(k().find_quad(s, s + 4, covering_search(&quad, 0)), s + 4);
 }
 
 std::string kernel_name(const ::testing::TestParamInfo<const Kernel*>& info) {
