@@ -2,6 +2,10 @@
 // is a backslash, optional horizontal whitespace (GCC accepts it), then a line end.
 #pragma once
 
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
 namespace lexpack::lexer {
 
 inline bool is_hspace(char c) {
@@ -23,6 +27,36 @@ inline bool is_ident_start(char c) {
 }
 inline bool is_ident_char(char c) {
   return kIdentPart[static_cast<unsigned char>(c)];
+}
+
+// High bit set in each byte of the eight-byte word x that is an identifier
+// byte (the same set as is_ident_char). Every sum below stays inside its byte
+// (the low seven bits are at most 0x7f), so bytes never disturb each other.
+inline uint64_t ident_byte_flags(uint64_t x) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  const uint64_t v = x & ~kHighs;              // low seven bits
+  const uint64_t folded = v | (0x20 * kOnes);  // 'A'..'Z' -> 'a'..'z'
+  const uint64_t letter = (folded + (0x80 - 'a') * kOnes) & ~(folded + (0x7f - 'z') * kOnes);
+  const uint64_t digit = (v + (0x80 - '0') * kOnes) & ~(v + (0x7f - '9') * kOnes);
+  const uint64_t underscore = ~((v ^ ('_' * kOnes)) + ~kHighs);
+  return (x | letter | digit | underscore) & kHighs;  // x: bytes >= 0x80
+}
+
+// The end of the run of identifier bytes that starts at p (p itself when *p
+// is none); eight bytes per step while eight remain before end, so names of
+// any length cost no branch per byte.
+inline const char* skip_ident_bytes(const char* p, const char* end) {
+  while (end - p >= 8) {
+    uint64_t x;
+    std::memcpy(&x, p, sizeof x);
+    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+    const uint64_t stops = ~ident_byte_flags(x) & 0x8080808080808080ull;
+    if (stops) return p + (std::countr_zero(stops) >> 3);
+    p += 8;
+  }
+  while (p < end && is_ident_char(*p)) ++p;
+  return p;
 }
 
 // If `p` (which must point at '\\') starts a splice, sets *after past its line

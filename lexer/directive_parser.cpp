@@ -17,10 +17,8 @@ size_t skip_space(std::string_view v, size_t i) {
 
 size_t skip_ident(std::string_view v, size_t i) {
   if (i < v.size() && is_ident_start(v[i])) {
-    const char* p = v.data() + i + 1;
     const char* const end = v.data() + v.size();
-    while (p < end && is_ident_char(*p)) ++p;
-    i = static_cast<size_t>(p - v.data());
+    i = static_cast<size_t>(skip_ident_bytes(v.data() + i + 1, end) - v.data());
   }
   return i;
 }
