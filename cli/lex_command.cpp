@@ -124,6 +124,7 @@ void add_lex_command(CLI::App& app, int* exit_code) {
       *exit_code = 2;
       return;
     }
+    lexer::ScanResult r;  // reused for every file
     for (const std::string& file : files) {
       MappedFile mapped;
       if (!mapped.open(file, &err)) {
@@ -131,7 +132,7 @@ void add_lex_command(CLI::App& app, int* exit_code) {
         *exit_code = 1;
         continue;
       }
-      const lexer::ScanResult r = lexer::scan(mapped.bytes(), *kernel);
+      lexer::scan_into(mapped.bytes(), *kernel, &r);
       if (opts->json) {
         std::string line = lexer::to_json(file, r);
         line.push_back('\n');

@@ -32,19 +32,42 @@ const QuadSearch& prepass_search() {
 }
 
 ScanResult scan(std::string_view bytes, const Kernel& kernel) {
-  return Scanner(bytes, kernel).run();
+  ScanResult result;
+  scan_into(bytes, kernel, &result);
+  return result;
 }
 
-Scanner::Scanner(std::string_view bytes, const Kernel& kernel)
+void scan_into(std::string_view bytes, const Kernel& kernel, ScanResult* out) {
+  thread_local ScanScratch scratch;
+  Scanner(bytes, kernel, out, &scratch).run();
+}
+
+Scanner::Scanner(std::string_view bytes, const Kernel& kernel, ScanResult* out,
+                 ScanScratch* scratch)
     : begin_(bytes.data()),
       end_(bytes.data() + bytes.size()),
       start_(bytes.data()),
       kernel_(kernel),
-      line_pos_(bytes.data()) {
+      result_(*out),
+      hits_(scratch->hits),
+      line_pos_(bytes.data()),
+      open_conditionals_(scratch->open_conditionals),
+      directive_ends_(scratch->directive_ends),
+      line_(scratch->line) {
   if (bytes.size() >= 3 && std::memcmp(begin_, "\xEF\xBB\xBF", 3) == 0) start_ += 3;
+  // Every field of the result starts empty; the vectors keep their memory.
+  result_.directives.clear();
+  result_.text_pool.clear();
+  result_.diagnostics.clear();
+  result_.include_guard.clear();
+  result_.uses_date = result_.uses_time = result_.uses_timestamp = false;
+  hits_.clear();
+  open_conditionals_.clear();
+  directive_ends_.clear();
+  line_.reset();
 }
 
-ScanResult Scanner::run() {
+void Scanner::run() {
   // Headers average about one directive per 100 bytes; reserving avoids most
   // regrowth of the vectors for typical files.
   const size_t expected = static_cast<size_t>(end_ - begin_) / 128 + 8;
@@ -83,7 +106,6 @@ ScanResult Scanner::run() {
          std::string("unterminated #") + std::string(kind_name(open.kind)) + " at end of file"});
   }
   detect_include_guard();
-  return std::move(result_);
 }
 
 // The prepass: whole identifiers that matter outside directives. They are rare,

@@ -13,6 +13,11 @@ namespace lexpack::lexer {
 // cannot make sense of are reported in ScanResult::diagnostics.
 ScanResult scan(std::string_view bytes, const Kernel& kernel);
 
+// The same scan into *out, replacing all it held but keeping its memory:
+// scanning many files into one ScanResult allocates only when a file needs
+// more room than the ones before it.
+void scan_into(std::string_view bytes, const Kernel& kernel, ScanResult* out);
+
 // The quad search the scanner runs over each whole file before the main loop
 // (for the words that matter outside directives: __DATE__, __TIME__,
 // __TIMESTAMP__, _Pragma, import, module). The benchmark times it alone.

@@ -39,6 +39,14 @@ class LogicalLine {
     return base_ + runs_[lo].offset + (i - runs_[lo].text_index);
   }
   const char* end() const { return end_; }  // the line end (or input end)
+  // Back to no line, keeping the memory of the copied text.
+  void reset() {
+    view_ = {};
+    storage_.clear();
+    runs_.clear();
+    base_ = end_ = nullptr;
+    mapped_ = false;
+  }
 
  private:
   friend class Scanner;
@@ -55,10 +63,27 @@ class LogicalLine {
   bool mapped_ = false;
 };
 
+// A conditional directive not closed yet.
+struct OpenConditional {
+  uint32_t line;
+  uint64_t offset;
+  DirectiveKind kind;
+};
+
+// Buffers a scan needs only while it runs. Each thread keeps one and every
+// scan on it reuses their memory.
+struct ScanScratch {
+  std::vector<Hit> hits;
+  std::vector<OpenConditional> open_conditionals;
+  std::vector<const char*> directive_ends;  // parallel to the result's directives
+  LogicalLine line;
+};
+
 class Scanner {
  public:
-  Scanner(std::string_view bytes, const Kernel& kernel);
-  ScanResult run();
+  // Clears *out and *scratch (keeping their memory); run() fills *out.
+  Scanner(std::string_view bytes, const Kernel& kernel, ScanResult* out, ScanScratch* scratch);
+  void run();
 
  private:
   // scanner.cpp
@@ -104,9 +129,9 @@ class Scanner {
   const char* const end_;
   const char* start_;  // after a UTF-8 byte-order mark
   const Kernel& kernel_;
-  ScanResult result_;
+  ScanResult& result_;
 
-  std::vector<Hit> hits_;
+  std::vector<Hit>& hits_;
   size_t next_hit_ = 0;
 
   const char* line_pos_;
@@ -115,15 +140,9 @@ class Scanner {
   const char* last_comment_end_ = nullptr;
   bool last_comment_at_line_start_ = false;
 
-  struct OpenConditional {
-    uint32_t line;
-    uint64_t offset;
-    DirectiveKind kind;
-  };
-  std::vector<OpenConditional> open_conditionals_;
-  std::vector<const char*> directive_ends_;  // parallel to result_.directives
-
-  LogicalLine line_;
+  std::vector<OpenConditional>& open_conditionals_;
+  std::vector<const char*>& directive_ends_;  // parallel to result_.directives
+  LogicalLine& line_;
 };
 
 }  // namespace lexpack::lexer

@@ -202,7 +202,10 @@ cache::Result<FileSummary> FileStates::load(const std::string& path, const std::
     return cache::Status::error(path + " changed while it was read");
   }
   cache::Hash128 content = cache::hash_bytes(bytes);
-  FileSummary s = summarize(lexer::scan(bytes, *kernel_), content);
+  // Each thread scans into one result whose memory is reused file after file.
+  thread_local lexer::ScanResult scanned;
+  lexer::scan_into(bytes, *kernel_, &scanned);
+  FileSummary s = summarize(scanned, content);
   if (store_ && signature_is_settled(sig, now_ns())) {
     cache::Result<cache::BlobId> blob = store_->put_blob(encode_summary(s));
     if (blob.ok()) store_->put_file(key_path, cache::FileRecord{sig, content, blob.value()});
