@@ -76,40 +76,31 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-// The test count is a template parameter so the per-test loops unroll.
+// The vector operations the quad filter is written with.
+struct Ops {
+  using Vec = uint8x16_t;
+  static Vec load(const char* p) { return lexer::load(p); }
+  static Vec splat(uint8_t byte) { return lexer::splat(byte); }
+  static Vec bit_or(Vec a, Vec b) { return vorrq_u8(a, b); }
+  static Vec bit_and(Vec a, Vec b) { return vandq_u8(a, b); }
+  static Vec eq(Vec a, Vec b) { return vceqq_u8(a, b); }
+};
+
 template <int N>
 struct Quads {
-  uint8x16_t ones[N][2], value[N][2];
-  int at[N][2];
+  QuadFilter<Ops, N> filter;
   const QuadSearch& search;
-  explicit Quads(const QuadSearch& s) : search(s) {
-    for (int t = 0; t < N; ++t) {
-      for (int k = 0; k < 2; ++k) {
-        ones[t][k] = splat(s.tests[t].ones[k]);
-        value[t][k] = splat(s.tests[t].value[k]);
-        at[t][k] = s.tests[t].at[k];
-      }
-    }
-  }
-  uint8x16_t fits(const char* p, int t, int k) const {
-    return vceqq_u8(vorrq_u8(load(p + at[t][k]), ones[t][k]), value[t][k]);
-  }
-  // Positions p..p+15 that pass a test; one bit per
-  // lane (bit 4*i+3); reads p..p+18.
+  explicit Quads(const QuadSearch& s) : filter(s), search(s) {}
+  // Positions p..p+15 that pass a test, one bit per lane (bit 4*i+3);
+  // reads p..p+18.
   uint64_t candidates(const char* p) const {
-    uint8x16_t m = vandq_u8(fits(p, 0, 0), fits(p, 0, 1));
-    for (int t = 1; t < N; ++t) m = vorrq_u8(m, vandq_u8(fits(p, t, 0), fits(p, t, 1)));
-    return nibbles(m) & 0x8888888888888888ull;
+    return nibbles(filter.passes(p)) & 0x8888888888888888ull;
   }
   // First candidate whose four bytes equal a quad, as an index; -1 if none.
   int verify(const char* p, uint64_t m) const {
     for (; m; m &= m - 1) {
       const int i = first_lane(m);
-      uint32_t v;
-      std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < search.quad_count; ++q) {
-        if (v == search.quads[q]) return i;
-      }
+      if (is_quad(p + i, search)) return i;
     }
     return -1;
   }

@@ -69,39 +69,28 @@ const char* find_any4(const char* begin, const char* end, const char needles[4])
   return end;
 }
 
-// The test count is a template parameter so the per-test loops unroll.
+// The vector operations the quad filter is written with.
+struct Ops {
+  using Vec = __m128i;
+  static Vec load(const char* p) { return lexer::load(p); }
+  static Vec splat(uint8_t byte) { return lexer::splat(byte); }
+  static Vec bit_or(Vec a, Vec b) { return _mm_or_si128(a, b); }
+  static Vec bit_and(Vec a, Vec b) { return _mm_and_si128(a, b); }
+  static Vec eq(Vec a, Vec b) { return _mm_cmpeq_epi8(a, b); }
+};
+
 template <int N>
 struct Quads {
-  __m128i ones[N][2], value[N][2];
-  int at[N][2];
+  QuadFilter<Ops, N> filter;
   const QuadSearch& search;
-  explicit Quads(const QuadSearch& s) : search(s) {
-    for (int t = 0; t < N; ++t) {
-      for (int k = 0; k < 2; ++k) {
-        ones[t][k] = splat(s.tests[t].ones[k]);
-        value[t][k] = splat(s.tests[t].value[k]);
-        at[t][k] = s.tests[t].at[k];
-      }
-    }
-  }
-  __m128i fits(const char* p, int t, int k) const {
-    return _mm_cmpeq_epi8(_mm_or_si128(load(p + at[t][k]), ones[t][k]), value[t][k]);
-  }
+  explicit Quads(const QuadSearch& s) : filter(s), search(s) {}
   // Positions p..p+15 that pass a test; reads p..p+18.
-  uint32_t candidates(const char* p) const {
-    __m128i m = _mm_and_si128(fits(p, 0, 0), fits(p, 0, 1));
-    for (int t = 1; t < N; ++t) m = _mm_or_si128(m, _mm_and_si128(fits(p, t, 0), fits(p, t, 1)));
-    return bits(m);
-  }
+  uint32_t candidates(const char* p) const { return bits(filter.passes(p)); }
   // First candidate whose four bytes equal a quad, as an index; -1 if none.
   int verify(const char* p, uint32_t m) const {
     for (; m; m &= m - 1) {
       const int i = __builtin_ctz(m);
-      uint32_t v;
-      std::memcpy(&v, p + i, 4);
-      for (int q = 0; q < search.quad_count; ++q) {
-        if (v == search.quads[q]) return i;
-      }
+      if (is_quad(p + i, search)) return i;
     }
     return -1;
   }

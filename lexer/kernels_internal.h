@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "lexer/kernel.h"
 
@@ -17,6 +18,50 @@ const char* find_quad_by_tests(const char* begin, const char* end, const QuadSea
   static_assert(kMaxQuadTests == 2);
   if (end - begin < 4 || search.quad_count <= 0) return end;
   return search.test_count == 1 ? Search1(begin, end, search) : Search2(begin, end, search);
+}
+
+// The candidate filter of a quad search, written once for the vector kernels:
+// Ops is the kernel's vector type (Ops::Vec) with load, splat, bit_or,
+// bit_and and eq (bytewise equal: all ones or zero per lane). The test count
+// is a template parameter so the per-test loops unroll.
+template <class Ops, int N>
+class QuadFilter {
+ public:
+  using Vec = typename Ops::Vec;
+  explicit QuadFilter(const QuadSearch& s) {
+    for (int t = 0; t < N; ++t) {
+      for (int k = 0; k < 2; ++k) {
+        ones_[t][k] = Ops::splat(s.tests[t].ones[k]);
+        value_[t][k] = Ops::splat(s.tests[t].value[k]);
+        at_[t][k] = s.tests[t].at[k];
+      }
+    }
+  }
+  // All ones in each lane whose position (p + lane) passes a test; reads up to
+  // three bytes past the vector at p.
+  Vec passes(const char* p) const {
+    Vec m = Ops::bit_and(fits(p, 0, 0), fits(p, 0, 1));
+    for (int t = 1; t < N; ++t) m = Ops::bit_or(m, Ops::bit_and(fits(p, t, 0), fits(p, t, 1)));
+    return m;
+  }
+
+ private:
+  Vec fits(const char* p, int t, int k) const {
+    return Ops::eq(Ops::bit_or(Ops::load(p + at_[t][k]), ones_[t][k]), value_[t][k]);
+  }
+  Vec ones_[N][2], value_[N][2];
+  int at_[N][2];
+};
+
+// True when the four bytes at p are one of the search's quads. The quads are
+// packed little-endian, as every vector kernel's target is.
+inline bool is_quad(const char* p, const QuadSearch& s) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  for (int q = 0; q < s.quad_count; ++q) {
+    if (v == s.quads[q]) return true;
+  }
+  return false;
 }
 
 // kernel_scalar.cpp: portable SWAR code, always present.
