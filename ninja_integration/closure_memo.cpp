@@ -234,6 +234,7 @@ MemoView view_of(const ClosureMemo& m) {
 std::optional<std::string> encode_closure_memo(const Closure& closure, const SearchList& list,
                                                const cache::Hash128& action_key,
                                                ScanFileCache* shared, const std::string& cwd) {
+  if (!list.memoizable) return std::nullopt;  // see SearchList::memoizable
   // Settled means settled when stat'ed: a scan's stats may be minutes old, but
   // none is older than its cache.
   int64_t now = shared ? shared->created_ns() : now_ns();

@@ -165,7 +165,8 @@ cache::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& ident
   if (probed && probe_dropped(r.err)) {
     return cache::Status::error(std::string(kProbeDir) + " is already in the search list");
   }
-  if (store) store->put_memo("search", key, encode_search_list(list));
+  list.memoizable = duplicates_only_by_spelling(list, r.err, args);
+  if (store && list.memoizable) store->put_memo("search", key, encode_search_list(list));
   return list;
 }
 
@@ -247,7 +248,7 @@ bool probe_dropped(std::string_view verbose_output) {
 
 void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& identity,
                                Language language, const SearchList& probed) {
-  if (!store || search_path_environment_set()) return;
+  if (!store || search_path_environment_set() || !probed.memoizable) return;
   store->put_memo("search", memo_key(identity, language, with_probe({}), base_cwd({}, "")),
                   encode_search_list(probed));
 }
@@ -307,6 +308,7 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
   derived->bracket_dirs.insert(derived->bracket_dirs.end(), base.bracket_dirs.begin(),
                                base.bracket_dirs.end());
   derived->missing_dirs = base.missing_dirs;
+  derived->memoizable = base.memoizable;
   return true;
 }
 
@@ -334,7 +336,7 @@ cache::Result<SearchList> search_list_for(cache::Store* store, const CompilerIde
   if (std::optional<SearchList> memo = memoized_search_list(store, key)) return *memo;
   SearchList derived;
   if (derived_search_list(store, identity, command, cwd, &derived, base_lookup)) {
-    if (store) store->put_memo("search", key, encode_search_list(derived));
+    if (store && derived.memoizable) store->put_memo("search", key, encode_search_list(derived));
     return derived;
   }
   return asked_search_list(store, identity, command.language, command.search_args, cwd);

@@ -21,11 +21,26 @@ struct SearchList {
   // Dirs the compiler ignored because they did not exist: if one appears,
   // the list is asked again.
   std::vector<std::string> missing_dirs;
+  // False when the compiler dropped a search dir as the same directory as
+  // another one spelled differently (a symlink): if it ever becomes a
+  // directory of its own the compiler searches it, and nothing in the list
+  // would tell. Such a list, and closures found with it, are never memoized.
+  // (Not encoded: only memoizable lists are stored.)
+  bool memoizable = true;
   bool operator==(const SearchList&) const = default;
 };
 
 // Parses the stderr of `cc -E -v`. False when the markers are missing.
 bool parse_search_list(std::string_view verbose_output, SearchList* list);
+
+// Whether every search dir the compiler dropped as a duplicate (named in
+// `verbose_output`, or given in `args` by -I, -isystem, -iquote, -idirafter
+// and not listed) is spelled like a dir of `list`, up to "./", "//", "/."
+// and a trailing '/', and names its directory through no symlink: such a
+// duplicate can never become a directory of its own. Relative paths are
+// taken from the working directory, as the compiler that answered took them.
+bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
+                                 const std::vector<std::string>& args);
 
 std::string encode_search_list(const SearchList& list);
 bool decode_search_list(std::string_view bytes, SearchList* list);

@@ -272,6 +272,48 @@ TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
   }
 }
 
+// A list is memoized unless the compiler dropped a search dir that is the
+// same directory as another only through a symlink (that dir may become one
+// of its own). Dropped spellings of the same path are harmless.
+TEST_P(DerivedAgainstCompiler, ListsWithADuplicateThroughASymlinkAreNotMemoized) {
+  auto memoizable = [&](const std::vector<std::string>& args, const char* source) {
+    std::vector<std::string> argv = {GetParam()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-c", source});
+    CompileCommand cmd = parse_compile_command(argv);
+    auto asked = asked_search_list(nullptr, identity_, cmd.language, cmd.search_args, dir_.path());
+    EXPECT_TRUE(asked.ok()) << asked.message();
+    return asked.ok() && asked->memoizable;
+  };
+  for (const char* source : {"x.c", "x.cpp"}) {
+    SCOPED_TRACE(source);
+    EXPECT_TRUE(memoizable({}, source));
+    EXPECT_TRUE(memoizable({"-Ia", "-Ib"}, source));
+    EXPECT_TRUE(memoizable({"-Ia", "-Ia"}, source));
+    EXPECT_TRUE(memoizable({"-I./a/", "-Ia", "-I", "a//"}, source));
+    EXPECT_TRUE(memoizable({"-I/usr/include", "-isystem", "/usr/include"}, source));
+    EXPECT_TRUE(memoizable({"-Ia_link", "-Ib"}, source));
+    EXPECT_FALSE(memoizable({"-Ia", "-Ia_link"}, source));
+    EXPECT_FALSE(memoizable({"-Ia_link", "-Ia"}, source));
+    EXPECT_FALSE(memoizable({"-isystem", "a", "-iquote", "q", "-Ia_link"}, source));
+    EXPECT_FALSE(memoizable({"-Isys_link"}, source));
+  }
+  // Through a store: the list is asked again each time, never remembered.
+  cache::StoreOptions options;
+  options.dir = dir_.at("cache");
+  auto store = cache::Store::open(options);
+  ASSERT_TRUE(store.ok()) << store.message();
+  CompilerIdentity mute = identity_;
+  mute.program = dir_.at("no-such-compiler");
+  CompileCommand kept = parse_compile_command({GetParam(), "-Ia", "-Ib", "-c", "x.cpp"});
+  CompileCommand dropped = parse_compile_command({GetParam(), "-Ia", "-Ia_link", "-c", "x.cpp"});
+  for (const CompileCommand* cmd : {&kept, &dropped}) {
+    ASSERT_TRUE(search_list_for(store->get(), identity_, *cmd, dir_.path()).ok());
+  }
+  EXPECT_TRUE(search_list_for(store->get(), mute, kept, dir_.path()).ok());
+  EXPECT_FALSE(search_list_for(store->get(), mute, dropped, dir_.path()).ok());
+}
+
 // The code-generation flags compile_command.cpp leaves out of the search
 // arguments: the compiler's list is the same with them as without.
 TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {

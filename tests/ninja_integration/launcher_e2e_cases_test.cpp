@@ -174,5 +174,25 @@ TEST_F(NoFalseHit, SettledFilesUseTheClosureMemo) {
   EXPECT_NE(why.out.find("+[-DNEW]"), std::string::npos) << why.out;
 }
 
+// -I b names the same directory as -I a (a symlink), so the compiler drops
+// it. Once b is a directory of its own, its header comes before c's: no memo
+// of the old search list or closure may make that a hit.
+TEST_F(NoFalseHit, DroppedDuplicateSearchDirBecomesItsOwnDirectory) {
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    SCOPED_TRACE(compiler);
+    ASSERT_EQ(sh("rm -rf a b c cache && mkdir a c && ln -s a b").exit_code, 0);
+    dir_.write("c/x.h", "#define X 1\n");
+    dir_.write("m.cpp", "#include <x.h>\nint v() { return X; }\n");
+    sleep(2);  // settled signatures: memos are written
+    const std::string cmd = std::string(compiler) + " -Ia -Ib -Ic -c m.cpp";
+    expect_miss(cmd);
+    expect_hit(cmd);
+    ASSERT_EQ(sh("rm b && mkdir b").exit_code, 0);
+    dir_.write("b/x.h", "#define X 2\n");
+    expect_miss(cmd);
+    expect_hit(cmd);
+  }
+}
+
 }  // namespace
 }  // namespace lexpack::ninja::testing

@@ -45,6 +45,40 @@ TEST(SearchList, GccNotADirectoryIsASkippedDir) {
   EXPECT_EQ(list.bracket_dirs, (std::vector<std::string>{"/usr/include"}));
 }
 
+// gcc names the duplicate it dropped; clang may name the dir it kept, so the
+// command's own dirs must each be listed (by some spelling) too.
+TEST(SearchList, DuplicatesOnlyBySpelling) {
+  const std::string tail =
+      "#include \"...\" search starts here:\n"
+      " q\n"
+      "#include <...> search starts here:\n"
+      " ./inc\n"
+      " /usr/include\n"
+      "End of search list.\n";
+  SearchList list;
+  ASSERT_TRUE(parse_search_list(tail, &list));
+  list.missing_dirs = {"gone/"};
+  auto only_by_spelling = [&](const std::string& messages, std::vector<std::string> args) {
+    return duplicates_only_by_spelling(list, messages + tail, args);
+  };
+  const std::string builtin = "ignoring duplicate directory \"/usr/include\"\n";
+  EXPECT_TRUE(only_by_spelling("", {}));
+  EXPECT_TRUE(only_by_spelling(builtin, {"-I", "inc/", "-iquote", "./q", "-I./gone"}));
+  EXPECT_TRUE(only_by_spelling(builtin, {"-Iinc", "-I.//inc/.", "-isystem/usr/include"}));
+  EXPECT_TRUE(only_by_spelling("", {"-I-", "-Iinc", "--include-directory=inc"}));
+  // gcc: the dropped dir by its own name.
+  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"link\"\n", {"-Iinc", "-Ilink"}));
+  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"inc/../inc\"\n", {}));
+  // clang: the kept dir's name; the command says which one went.
+  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"./inc\"\n", {"-Iinc", "-Ilink"}));
+  EXPECT_FALSE(only_by_spelling("", {"-idirafter", "other"}));
+  EXPECT_FALSE(only_by_spelling("", {"-cxx-isystem", "other"}));
+  EXPECT_FALSE(only_by_spelling("", {"--include-directory-after=other"}));
+  // Dirs built from pieces cannot be matched by spelling: any duplicate counts.
+  EXPECT_TRUE(only_by_spelling("", {"-iprefix", "/p/", "-iwithprefix", "x"}));
+  EXPECT_FALSE(only_by_spelling(builtin, {"-iprefix", "/p/", "-iwithprefix", "x"}));
+}
+
 TEST(SearchList, RejectsTruncatedReport) {
   SearchList list;
   EXPECT_FALSE(parse_search_list("#include <...> search starts here:\n /usr/include\n", &list));
