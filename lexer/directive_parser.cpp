@@ -2,6 +2,7 @@
 // conditionals (kept as text), pragma once, __has_include, and C++20 module
 // declarations. Malformed lines become diagnostics; scanning always goes on.
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "lexer/chars.h"
@@ -39,52 +40,35 @@ bool is_conditional_open(DirectiveKind k) {
   return k == DirectiveKind::kIf || k == DirectiveKind::kIfdef || k == DirectiveKind::kIfndef;
 }
 
-// The directive names the scanner gives meaning to, told apart by length and
-// then by their bytes (one comparison per name of that length).
-enum class Name {
-  kOther,
-  kDefine,
-  kUndef,
-  kIf,
-  kIfdef,
-  kIfndef,
-  kElif,
-  kElifdef,
-  kElifndef,
-  kElse,
-  kEndif,
-  kInclude,
-  kIncludeNext,
-  kImport,
-  kPragma,
-};
-
-Name directive_name(std::string_view n) {
+// The directive a name introduces, told apart by length and then by its
+// bytes (one comparison per name of that length); nullopt for a name the
+// scanner gives no meaning to. "pragma" gives kPragmaOnce: a pragma, which is
+// one when its first word is "once".
+std::optional<DirectiveKind> directive_kind(std::string_view n) {
+  using K = DirectiveKind;
   auto is = [&]<size_t N>(const char(&word)[N]) { return std::memcmp(n.data(), word, N - 1) == 0; };
+  std::optional<K> none;
   switch (n.size()) {
     case 2:
-      return is("if") ? Name::kIf : Name::kOther;
+      return is("if") ? K::kIf : none;
     case 4:
-      return is("elif") ? Name::kElif : is("else") ? Name::kElse : Name::kOther;
+      return is("elif") ? K::kElif : is("else") ? K::kElse : none;
     case 5:
-      return is("ifdef")   ? Name::kIfdef
-             : is("endif") ? Name::kEndif
-             : is("undef") ? Name::kUndef
-                           : Name::kOther;
+      return is("ifdef") ? K::kIfdef : is("endif") ? K::kEndif : is("undef") ? K::kUndef : none;
     case 6:
-      return is("define")   ? Name::kDefine
-             : is("ifndef") ? Name::kIfndef
-             : is("import") ? Name::kImport
-             : is("pragma") ? Name::kPragma
-                            : Name::kOther;
+      return is("define")   ? K::kDefine
+             : is("ifndef") ? K::kIfndef
+             : is("import") ? K::kImport
+             : is("pragma") ? K::kPragmaOnce
+                            : none;
     case 7:
-      return is("include") ? Name::kInclude : is("elifdef") ? Name::kElifdef : Name::kOther;
+      return is("include") ? K::kInclude : is("elifdef") ? K::kElifdef : none;
     case 8:
-      return is("elifndef") ? Name::kElifndef : Name::kOther;
+      return is("elifndef") ? K::kElifndef : none;
     case 12:
-      return is("include_next") ? Name::kIncludeNext : Name::kOther;
+      return is("include_next") ? K::kIncludeNext : none;
     default:
-      return Name::kOther;
+      return none;
   }
 }
 
@@ -140,8 +124,10 @@ void Scanner::parse_directive_line(const char* hash) {
     set_text(add(kind, hash), text);
   };
 
-  switch (directive_name(name)) {
-    case Name::kDefine: {
+  const std::optional<DirectiveKind> kind = directive_kind(name);
+  if (!kind) return;
+  switch (*kind) {
+    case DirectiveKind::kDefine: {
       const std::string_view macro = macro_name("define");
       if (macro.empty()) return;
       size_t body = first_word_end;
@@ -168,48 +154,36 @@ void Scanner::parse_directive_line(const char* hash) {
       find_clock_macros(body_index);
       break;
     }
-    case Name::kIf:
-    case Name::kElif:
-      conditional(name.size() == 2 ? DirectiveKind::kIf : DirectiveKind::kElif, rest);
+    case DirectiveKind::kIf:
+    case DirectiveKind::kElif:
+      conditional(*kind, rest);
       find_has_include(rest_index);
       find_clock_macros(rest_index);
       break;
-    case Name::kIfdef:
-      conditional(DirectiveKind::kIfdef, macro_name(name));
+    case DirectiveKind::kIfdef:
+    case DirectiveKind::kIfndef:
+    case DirectiveKind::kElifdef:
+    case DirectiveKind::kElifndef:
+      conditional(*kind, macro_name(name));
       break;
-    case Name::kIfndef:
-      conditional(DirectiveKind::kIfndef, macro_name(name));
+    case DirectiveKind::kEndif:
+    case DirectiveKind::kElse:
+      conditional(*kind, {});
       break;
-    case Name::kElifdef:
-      conditional(DirectiveKind::kElifdef, macro_name(name));
+    case DirectiveKind::kInclude:
+    case DirectiveKind::kIncludeNext:
+    case DirectiveKind::kImport:
+      parse_include(*kind, rest, hash);
       break;
-    case Name::kElifndef:
-      conditional(DirectiveKind::kElifndef, macro_name(name));
-      break;
-    case Name::kEndif:
-      conditional(DirectiveKind::kEndif, {});
-      break;
-    case Name::kElse:
-      conditional(DirectiveKind::kElse, {});
-      break;
-    case Name::kInclude:
-      parse_include(DirectiveKind::kInclude, rest, hash);
-      break;
-    case Name::kIncludeNext:
-      parse_include(DirectiveKind::kIncludeNext, rest, hash);
-      break;
-    case Name::kImport:
-      parse_include(DirectiveKind::kImport, rest, hash);
-      break;
-    case Name::kUndef: {
+    case DirectiveKind::kUndef: {
       const std::string_view macro = macro_name("undef");
       if (!macro.empty()) set_text(add(DirectiveKind::kUndef, hash), macro);
       break;
     }
-    case Name::kPragma:
+    case DirectiveKind::kPragmaOnce:
       if (rest.substr(0, first_word_end) == "once") add(DirectiveKind::kPragmaOnce, hash);
       break;
-    case Name::kOther:
+    default:  // no directive name gives the other kinds
       break;
   }
 }
