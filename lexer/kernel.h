@@ -62,8 +62,10 @@ struct QuadSearch {
 
 // A search for quads[0..count) with one test on the first and last bytes that
 // accepts every quad's bytes (and whatever else the merged bits let through).
+// A count outside 0..kMaxQuads gives a search that covers() rejects.
 constexpr QuadSearch covering_search(const uint32_t* quads, int count) {
   QuadSearch s;
+  if (count < 0 || count > kMaxQuads) return s;  // covers() is false
   s.quad_count = count;
   s.test_count = 1;
   s.tests[0].at[0] = 0;

@@ -53,6 +53,11 @@ class QuadFilter {
   int at_[N][2];
 };
 
+// Each kernel file is built for its own instruction set, so what they share
+// from here has internal linkage: the linker must never pick one file's copy
+// (say, the AVX2 one) for another's calls.
+namespace {
+
 // True when the four bytes at p are one of the search's quads. The quads are
 // packed little-endian, as every vector kernel's target is.
 inline bool is_quad(const char* p, const QuadSearch& s) {
@@ -63,6 +68,8 @@ inline bool is_quad(const char* p, const QuadSearch& s) {
   }
   return false;
 }
+
+}  // namespace
 
 // kernel_scalar.cpp: portable SWAR code, always present.
 extern const Kernel kScalarKernel;

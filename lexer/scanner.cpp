@@ -112,8 +112,12 @@ void Scanner::run() {
 // so one quad search (kPrepassSearch) finds them all and the main loop checks
 // each one's context.
 void Scanner::find_hits() {
-  auto word_at = [&](const char* w, const char* word, size_t n) {
-    return w >= start_ && w + n <= end_ && std::memcmp(w, word, n) == 0 &&
+  // Whether `word` (n bytes) starts `back` bytes before f as a whole
+  // identifier; no pointer outside the input is formed.
+  auto word_at = [&](const char* f, size_t back, const char* word, size_t n) {
+    if (static_cast<size_t>(f - start_) < back) return false;
+    const char* w = f - back;
+    return static_cast<size_t>(end_ - w) >= n && std::memcmp(w, word, n) == 0 &&
            (w == start_ || !is_ident_char(w[-1])) && (w + n == end_ || !is_ident_char(w[n]));
   };
   const char* p = start_;
@@ -123,20 +127,20 @@ void Scanner::find_hits() {
     p = f + 1;
     switch (f[0]) {
       case 'D':
-        if (word_at(f - 2, "__DATE__", 8)) hits_.push_back({f - 2, HitKind::kDate, 8});
+        if (word_at(f, 2, "__DATE__", 8)) hits_.push_back({f - 2, HitKind::kDate, 8});
         break;
       case 'T':
-        if (word_at(f - 2, "__TIME__", 8)) hits_.push_back({f - 2, HitKind::kTime, 8});
-        if (word_at(f - 2, "__TIMESTAMP__", 13)) hits_.push_back({f - 2, HitKind::kTimestamp, 13});
+        if (word_at(f, 2, "__TIME__", 8)) hits_.push_back({f - 2, HitKind::kTime, 8});
+        if (word_at(f, 2, "__TIMESTAMP__", 13)) hits_.push_back({f - 2, HitKind::kTimestamp, 13});
         break;
       case 'P':
-        if (word_at(f - 1, "_Pragma", 7)) hits_.push_back({f - 1, HitKind::kPragma, 7});
+        if (word_at(f, 1, "_Pragma", 7)) hits_.push_back({f - 1, HitKind::kPragma, 7});
         break;
       case 'p':
-        if (word_at(f - 2, "import", 6)) hits_.push_back({f - 2, HitKind::kImport, 6});
+        if (word_at(f, 2, "import", 6)) hits_.push_back({f - 2, HitKind::kImport, 6});
         break;
       default:
-        if (word_at(f, "module", 6)) hits_.push_back({f, HitKind::kModule, 6});
+        if (word_at(f, 0, "module", 6)) hits_.push_back({f, HitKind::kModule, 6});
         break;
     }
   }

@@ -52,7 +52,10 @@ void fuzz_one(const uint8_t* data, size_t size) {
   const std::vector<const Kernel*> kernels = available_kernels();
 
   const ScanResult want = scan(bytes, scalar_kernel());
+  static ScanResult reused;  // holds the previous input's result: nothing may leak
   for (const Kernel* k : kernels) {
+    scan_into(bytes, *k, &reused);
+    if (reused != want) __builtin_trap();
     if (k == &scalar_kernel()) continue;
     if (scan(bytes, *k) != want) __builtin_trap();
   }

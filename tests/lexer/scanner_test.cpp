@@ -375,6 +375,20 @@ TEST(ScannerReproducibility, ClockMacros) {
   EXPECT_TRUE(r.uses_time);
 }
 
+// Each word the prepass finds covers exactly its own bytes: a comment that
+// starts right after it (at the start of the file, the middle, or the end)
+// still hides what follows.
+TEST(ScannerReproducibility, WordsFoundOutsideDirectivesEndWhereTheyEnd) {
+  for (const char* word :
+       {"__DATE__", "__TIME__", "__TIMESTAMP__", "_Pragma", "import", "module", "x"}) {
+    for (const char* before : {"", "int a; ", "\n\n"}) {
+      SCOPED_TRACE(std::string(before) + word);
+      const std::string src = std::string(before) + word + "/*\n#include <a.h>\n*/\n";
+      EXPECT_EQ(scan_render(src), "") << src;
+    }
+  }
+}
+
 // 28. Robustness
 TEST(ScannerRobustness, BinaryAndNulBytes) {
   std::string src = "#include <a>\n";
