@@ -112,6 +112,8 @@ cache::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::str
     h.field(a.exit_code == 0 ? a.out : "no macros");
     SearchList plain;
     if (a.exit_code == 0 && parse_search_list(a.err, &probed[i])) {
+      probed[i].memoizable =
+          duplicates_only_by_spelling(probed[i], a.err, {"-I", std::string(kProbeDir)}, id.kind);
       // The list without the probe, as asked without it, when the probe
       // displaced nothing; else the whole answer (the same facts).
       is_base[i] = !probe_dropped(a.err) && strip_probe(probed[i], &plain);

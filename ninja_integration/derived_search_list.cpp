@@ -18,7 +18,7 @@
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kSearchFormat = "lexpack-search-1";
+constexpr std::string_view kSearchFormat = "lexpack-search-2";
 
 // Arguments after which -I dirs are not simply put first: other ways into
 // the -I chain, and options that change how a path in it is read.
@@ -165,7 +165,7 @@ cache::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& ident
   if (probed && probe_dropped(r.err)) {
     return cache::Status::error(std::string(kProbeDir) + " is already in the search list");
   }
-  list.memoizable = duplicates_only_by_spelling(list, r.err, args);
+  list.memoizable = duplicates_only_by_spelling(list, r.err, args, identity.kind);
   if (store && list.memoizable) store->put_memo("search", key, encode_search_list(list));
   return list;
 }

@@ -3,6 +3,9 @@
 // (derived_search_list.cpp asks it, or derives where that is exact).
 #include "ninja_integration/search_list.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 
@@ -12,7 +15,7 @@
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kSearchFormat = "lexpack-search-1";
+constexpr std::string_view kSearchFormat = "lexpack-search-2";
 
 constexpr const char* kRelevantEnv[] = {
     "CPATH",
@@ -46,29 +49,57 @@ bool read_list(ByteReader* r, std::vector<std::string>* v) {
   return true;
 }
 
-// The same path with "./" prefixes, empty and "." components and a trailing
-// '/' taken out ("./a//b/./" -> "a/b"); ".." is kept (a symlink may come
-// before it).
-std::string spelling_key(std::string_view path) {
-  const bool absolute = !path.empty() && path[0] == '/';
-  std::string out = absolute ? "/" : "";
+// The path made absolute from `cwd` with empty and "." components taken out
+// ("./a//b/./" -> "<cwd>/a/b"): two spellings with the same key name the same
+// path for as long as the working directory stays (it is part of every memo
+// key). ".." is kept: a symlink may come before it.
+std::string spelling_key(std::string_view path, std::string_view cwd) {
+  std::string joined = path.empty() || path[0] != '/' ? std::string(cwd) + "/" : std::string();
+  joined += path;
+  std::string out;
   size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(start, end - start);
+  while (start <= joined.size()) {
+    size_t end = joined.find('/', start);
+    if (end == std::string::npos) end = joined.size();
+    std::string_view part = std::string_view(joined).substr(start, end - start);
     if (!part.empty() && part != ".") {
-      if (!out.empty() && out.back() != '/') out += '/';
+      out += '/';
       out += part;
     }
     start = end + 1;
   }
-  return out.empty() ? "." : out;
+  return out.empty() ? "/" : out;
 }
 
+// Options that add search dirs lexpack does not read from the command (or
+// change which dirs the driver adds); with one of them a duplicate clang
+// reports cannot be traced to the dir it dropped.
+constexpr std::string_view kOtherDirSources[] = {"-iwith",
+                                                 "-iprefix",
+                                                 "--include-prefix",
+                                                 "--include-with-prefix",
+                                                 "-stdlib++-isystem",
+                                                 "--sysroot",
+                                                 "-isysroot",
+                                                 "-resource-dir",
+                                                 "--gcc-toolchain",
+                                                 "-gcc-toolchain",
+                                                 "-B",
+                                                 "--prefix",
+                                                 "-isystem-after",
+                                                 "-iframework",
+                                                 "-F",
+                                                 "--config",
+                                                 "-ivfsoverlay",
+                                                 "-Xclang",
+                                                 "-Xpreprocessor",
+                                                 "-Wp,",
+                                                 "-iembed-dir",
+                                                 "--embed-dir",
+                                                 "-I-"};
+
 // The dirs `args` gives by -I, -isystem, -iquote, -idirafter (joined or
-// separate). False when an option builds a dir from pieces (-iprefix with
-// -iwithprefix, -iwithsysroot): its spelling in the list is not in `args`.
+// separate). False when another option may add or move search dirs.
 bool include_arg_dirs(const std::vector<std::string>& args, std::vector<std::string_view>* dirs) {
   constexpr std::string_view kDirOptions[] = {"--include-directory-after=",
                                               "--include-directory=",
@@ -77,9 +108,12 @@ bool include_arg_dirs(const std::vector<std::string>& args, std::vector<std::str
                                               "-isystem",
                                               "-iquote",
                                               "-I"};
+  bool all_known = true;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
-    if (arg.substr(0, 6) == "-iwith") return false;
+    for (std::string_view other : kOtherDirSources) {
+      if (arg.substr(0, other.size()) == other) all_known = false;
+    }
     if (arg == "-I-") continue;
     for (std::string_view opt : kDirOptions) {
       if (arg.substr(0, opt.size()) != opt) continue;
@@ -91,47 +125,39 @@ bool include_arg_dirs(const std::vector<std::string>& args, std::vector<std::str
       break;
     }
   }
-  return true;
+  return all_known;
 }
 
 // True when `dir` names a directory through no symlink: its real path is its
-// own spelling made absolute (relative paths from the working directory).
-// clang reports a dir that duplicates a system dir by the name it kept, which
-// may be the symlink that replaced the system dir's own spelling.
-bool named_without_symlink(std::string_view dir) {
-  std::string path(dir);
+// own spelling made absolute.
+bool named_without_symlink(std::string_view dir, std::string_view cwd) {
   char real[PATH_MAX];
-  if (!::realpath(path.c_str(), real)) return false;
-  std::string lexical = spelling_key(dir);
-  if (lexical[0] != '/') {
-    char cwd[PATH_MAX];
-    if (!::realpath(".", cwd)) return false;
-    lexical = lexical == "." ? std::string(cwd) : std::string(cwd) + "/" + lexical;
-    if (lexical.substr(0, 2) == "//") lexical.erase(0, 1);
-  }
-  return lexical == real;
+  return ::realpath(std::string(dir).c_str(), real) && spelling_key(dir, cwd) == real;
 }
 
 }  // namespace
 
 bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
-                                 const std::vector<std::string>& args) {
+                                 const std::vector<std::string>& args, CompilerKind kind) {
+  char cwd_buf[PATH_MAX];
+  const std::string cwd = ::getcwd(cwd_buf, sizeof cwd_buf) ? cwd_buf : "";
   std::vector<std::string> known;
   for (const std::vector<std::string>* dirs :
        {&list.quote_dirs, &list.bracket_dirs, &list.missing_dirs}) {
-    for (const std::string& d : *dirs) known.push_back(spelling_key(d));
+    for (const std::string& d : *dirs) known.push_back(spelling_key(d, cwd));
   }
   auto listed = [&](std::string_view dir) {
-    const std::string key = spelling_key(dir);
-    for (const std::string& k : known) {
-      if (k == key) return true;
-    }
-    return false;
+    return std::find(known.begin(), known.end(), spelling_key(dir, cwd)) != known.end();
   };
-  // gcc names the dropped dir, clang (for a symlink) the one it kept: the
-  // message catches the first, the command's own dirs the second.
+  // A dir of the command's own that is not listed was dropped under a name
+  // of its own.
+  std::vector<std::string_view> arg_dirs;
+  const bool args_known = include_arg_dirs(args, &arg_dirs);
+  for (std::string_view d : arg_dirs) {
+    if (!listed(d)) return false;
+  }
   constexpr std::string_view kDuplicate = "ignoring duplicate directory \"";
-  bool any_duplicate = false;
+  std::vector<std::string_view> reported;
   while (!verbose_output.empty()) {
     size_t nl = verbose_output.find('\n');
     std::string_view line = verbose_output.substr(0, nl);
@@ -139,14 +165,25 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
         nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.substr(0, kDuplicate.size()) != kDuplicate || line.back() != '"') continue;
-    any_duplicate = true;
-    std::string_view dir = line.substr(kDuplicate.size(), line.size() - kDuplicate.size() - 1);
-    if (!listed(dir) || !named_without_symlink(dir)) return false;
+    reported.push_back(line.substr(kDuplicate.size(), line.size() - kDuplicate.size() - 1));
   }
-  std::vector<std::string_view> dirs;
-  if (!include_arg_dirs(args, &dirs)) return !any_duplicate;
-  for (std::string_view d : dirs) {
-    if (!listed(d)) return false;
+  if (reported.empty()) return true;
+  // gcc names the dir it dropped: harmless when that name is a listed one.
+  if (kind == CompilerKind::kGcc) {
+    return std::all_of(reported.begin(), reported.end(), listed);
+  }
+  // clang may name the dir it kept. The dropped one is then a dir of the
+  // command's own (checked above), which needs every source of dirs known, or
+  // a builtin dir whose place the kept one took: harmless only when the kept
+  // one is the same path (not a symlink) or two of the command's own dirs are
+  // spelled alike.
+  if (!args_known || search_path_environment_set()) return false;
+  for (std::string_view x : reported) {
+    if (!listed(x)) return false;
+    const std::string key = spelling_key(x, cwd);
+    size_t spelled_alike = 0;
+    for (std::string_view d : arg_dirs) spelled_alike += spelling_key(d, cwd) == key;
+    if (spelled_alike < 2 && !named_without_symlink(x, cwd)) return false;
   }
   return true;
 }

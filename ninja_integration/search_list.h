@@ -33,14 +33,17 @@ struct SearchList {
 // Parses the stderr of `cc -E -v`. False when the markers are missing.
 bool parse_search_list(std::string_view verbose_output, SearchList* list);
 
-// Whether every search dir the compiler dropped as a duplicate (named in
-// `verbose_output`, or given in `args` by -I, -isystem, -iquote, -idirafter
-// and not listed) is spelled like a dir of `list`, up to "./", "//", "/."
-// and a trailing '/', and names its directory through no symlink: such a
-// duplicate can never become a directory of its own. Relative paths are
-// taken from the working directory, as the compiler that answered took them.
+// Whether a list the compiler printed (`verbose_output`, for `args`) may be
+// memoized: every search dir it dropped as a duplicate must be the same path
+// as a listed one, spelled differently at most by "./", "//", "/.", a
+// trailing '/' or relative to the working directory, so it can never become
+// a directory of its own. gcc names the dir it dropped; clang may name the one
+// it kept, so with clang every source of search dirs must be known (the
+// command's -I, -isystem, -iquote, -idirafter; no CPATH-like variable) and a
+// reported dir must be reached through no symlink unless the command names it
+// twice alike.
 bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
-                                 const std::vector<std::string>& args);
+                                 const std::vector<std::string>& args, CompilerKind kind);
 
 std::string encode_search_list(const SearchList& list);
 bool decode_search_list(std::string_view bytes, SearchList* list);

@@ -293,6 +293,8 @@ TEST_P(DerivedAgainstCompiler, ListsWithADuplicateThroughASymlinkAreNotMemoized)
     EXPECT_TRUE(memoizable({"-I./a/", "-Ia", "-I", "a//"}, source));
     EXPECT_TRUE(memoizable({"-I/usr/include", "-isystem", "/usr/include"}, source));
     EXPECT_TRUE(memoizable({"-Ia_link", "-Ib"}, source));
+    EXPECT_TRUE(memoizable({"-Ia", "-I" + dir_.at("a")}, source));
+    EXPECT_TRUE(memoizable({"-I" + dir_.at("a_link"), "-I" + dir_.at("a_link")}, source));
     EXPECT_FALSE(memoizable({"-Ia", "-Ia_link"}, source));
     EXPECT_FALSE(memoizable({"-Ia_link", "-Ia"}, source));
     EXPECT_FALSE(memoizable({"-isystem", "a", "-iquote", "q", "-Ia_link"}, source));

@@ -11,18 +11,19 @@ namespace {
 class NoFalseHit : public LauncherTest {
  protected:
   // Compiles through lexpack; checks the object equals the compiler's own.
-  void compile_and_compare(const std::string& args) {
-    ASSERT_EQ(sh(args + " -o ref.o").exit_code, 0) << args;
-    ProcessResult r = lexpack(args + " -o out.o");
+  // `env`: variables for both compiles ("NAME=value ...").
+  void compile_and_compare(const std::string& args, const std::string& env = "") {
+    ASSERT_EQ(sh(args + " -o ref.o", env).exit_code, 0) << args;
+    ProcessResult r = lexpack(args + " -o out.o", env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args;
   }
-  void expect_hit(const std::string& args) {
-    compile_and_compare(args);
+  void expect_hit(const std::string& args, const std::string& env = "") {
+    compile_and_compare(args, env);
     EXPECT_TRUE(last_was_hit()) << last_decision();
   }
-  void expect_miss(const std::string& args) {
-    compile_and_compare(args);
+  void expect_miss(const std::string& args, const std::string& env = "") {
+    compile_and_compare(args, env);
     EXPECT_TRUE(last_was_miss()) << last_decision();
   }
 };
@@ -176,21 +177,33 @@ TEST_F(NoFalseHit, SettledFilesUseTheClosureMemo) {
 
 // -I b names the same directory as -I a (a symlink), so the compiler drops
 // it. Once b is a directory of its own, its header comes before c's: no memo
-// of the old search list or closure may make that a hit.
+// of the old search list or closure may make that a hit. The same when b
+// comes from CPATH or an option lexpack does not read dirs from (clang names
+// the dir it kept, a).
 TEST_F(NoFalseHit, DroppedDuplicateSearchDirBecomesItsOwnDirectory) {
-  for (const char* compiler : {"g++", "clang++-14"}) {
-    SCOPED_TRACE(compiler);
+  struct Case {
+    std::string command;
+    std::string env;
+  };
+  const Case cases[] = {
+      {"g++ -Ia -Ib -Ic -c m.cpp", ""},
+      {"clang++-14 -Ia -Ib -Ic -c m.cpp", ""},
+      {"g++ -Ia -idirafter c -c m.cpp", "CPATH=b"},
+      {"clang++-14 -Ia -idirafter c -c m.cpp", "CPATH=b"},
+      {"clang++-14 -Ia -stdlib++-isystemb -idirafter c -c m.cpp", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.env + " " + c.command);
     ASSERT_EQ(sh("rm -rf a b c cache && mkdir a c && ln -s a b").exit_code, 0);
     dir_.write("c/x.h", "#define X 1\n");
     dir_.write("m.cpp", "#include <x.h>\nint v() { return X; }\n");
     sleep(2);  // settled signatures: memos are written
-    const std::string cmd = std::string(compiler) + " -Ia -Ib -Ic -c m.cpp";
-    expect_miss(cmd);
-    expect_hit(cmd);
+    expect_miss(c.command, c.env);
+    expect_hit(c.command, c.env);
     ASSERT_EQ(sh("rm b && mkdir b").exit_code, 0);
     dir_.write("b/x.h", "#define X 2\n");
-    expect_miss(cmd);
-    expect_hit(cmd);
+    expect_miss(c.command, c.env);
+    expect_hit(c.command, c.env);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "ninja_integration/search_list.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace lexpack::ninja {
 namespace {
@@ -46,7 +47,8 @@ TEST(SearchList, GccNotADirectoryIsASkippedDir) {
 }
 
 // gcc names the duplicate it dropped; clang may name the dir it kept, so the
-// command's own dirs must each be listed (by some spelling) too.
+// command's own dirs must each be listed (by some spelling) too, and every
+// other source of dirs known.
 TEST(SearchList, DuplicatesOnlyBySpelling) {
   const std::string tail =
       "#include \"...\" search starts here:\n"
@@ -58,25 +60,50 @@ TEST(SearchList, DuplicatesOnlyBySpelling) {
   SearchList list;
   ASSERT_TRUE(parse_search_list(tail, &list));
   list.missing_dirs = {"gone/"};
-  auto only_by_spelling = [&](const std::string& messages, std::vector<std::string> args) {
-    return duplicates_only_by_spelling(list, messages + tail, args);
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  auto only_by_spelling = [&](const std::string& messages, std::vector<std::string> args,
+                              CompilerKind kind) {
+    return duplicates_only_by_spelling(list, messages + tail, args, kind);
   };
   const std::string builtin = "ignoring duplicate directory \"/usr/include\"\n";
-  EXPECT_TRUE(only_by_spelling("", {}));
-  EXPECT_TRUE(only_by_spelling(builtin, {"-I", "inc/", "-iquote", "./q", "-I./gone"}));
-  EXPECT_TRUE(only_by_spelling(builtin, {"-Iinc", "-I.//inc/.", "-isystem/usr/include"}));
-  EXPECT_TRUE(only_by_spelling("", {"-I-", "-Iinc", "--include-directory=inc"}));
-  // gcc: the dropped dir by its own name.
-  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"link\"\n", {"-Iinc", "-Ilink"}));
-  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"inc/../inc\"\n", {}));
-  // clang: the kept dir's name; the command says which one went.
-  EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"./inc\"\n", {"-Iinc", "-Ilink"}));
-  EXPECT_FALSE(only_by_spelling("", {"-idirafter", "other"}));
-  EXPECT_FALSE(only_by_spelling("", {"-cxx-isystem", "other"}));
-  EXPECT_FALSE(only_by_spelling("", {"--include-directory-after=other"}));
-  // Dirs built from pieces cannot be matched by spelling: any duplicate counts.
-  EXPECT_TRUE(only_by_spelling("", {"-iprefix", "/p/", "-iwithprefix", "x"}));
-  EXPECT_FALSE(only_by_spelling(builtin, {"-iprefix", "/p/", "-iwithprefix", "x"}));
+  for (CompilerKind kind : {CompilerKind::kGcc, CompilerKind::kClang}) {
+    SCOPED_TRACE(int(kind));
+    EXPECT_TRUE(only_by_spelling("", {}, kind));
+    EXPECT_TRUE(only_by_spelling(builtin, {"-I", "inc/", "-iquote", "./q", "-I./gone"}, kind));
+    EXPECT_TRUE(only_by_spelling(builtin, {"-Iinc", "-I.//inc/.", "-isystem/usr/include"}, kind));
+    EXPECT_TRUE(only_by_spelling("", {"-Iinc", "--include-directory=inc"}, kind));
+    EXPECT_TRUE(only_by_spelling(builtin, {"-I" + std::string(cwd) + "/inc", "-Iinc"}, kind));
+    // A dir of the command's own under a name of its own was dropped.
+    EXPECT_FALSE(only_by_spelling("", {"-Iinc", "-Ilink"}, kind));
+    EXPECT_FALSE(only_by_spelling("", {"-idirafter", "other"}, kind));
+    EXPECT_FALSE(only_by_spelling("", {"-cxx-isystem", "other"}, kind));
+    EXPECT_FALSE(only_by_spelling("", {"--include-directory-after=other"}, kind));
+    // A reported name that is no listed path.
+    EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"link\"\n", {"-Iinc"}, kind));
+    EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"inc/../inc\"\n", {}, kind));
+    // Without any duplicate, other sources of dirs do not matter.
+    EXPECT_TRUE(
+        only_by_spelling("", {"-iprefix", "/p/", "-iwithprefix", "x", "--sysroot=s"}, kind));
+  }
+  // gcc names what it dropped: a listed name is harmless whatever else adds
+  // dirs. clang's name may be the kept dir's: other sources of dirs, or a
+  // kept dir reached through a symlink, leave the dropped one unknown.
+  const std::string kept_inc = "ignoring duplicate directory \"./inc\"\n";
+  for (std::vector<std::string> args : {std::vector<std::string>{"-Iinc", "-iwithprefix", "x"},
+                                        {"-Iinc", "-stdlib++-isystemb"},
+                                        {"-Iinc", "--include-with-prefix-before=b"},
+                                        {"-Iinc", "--sysroot=sr"},
+                                        {"-Iinc", "-resource-dir=r"},
+                                        {"-Iinc", "--gcc-toolchain=t"}}) {
+    EXPECT_TRUE(only_by_spelling(kept_inc, args, CompilerKind::kGcc)) << args[1];
+    EXPECT_FALSE(only_by_spelling(kept_inc, args, CompilerKind::kClang)) << args[1];
+  }
+  // "./inc" does not exist here: not reached through no symlink, so clang
+  // needs the command to name it twice alike.
+  EXPECT_FALSE(only_by_spelling(kept_inc, {"-Iinc"}, CompilerKind::kClang));
+  EXPECT_TRUE(only_by_spelling(kept_inc, {"-Iinc", "-I./inc/"}, CompilerKind::kClang));
+  EXPECT_TRUE(only_by_spelling(builtin, {"-I/usr/include"}, CompilerKind::kClang));
 }
 
 TEST(SearchList, RejectsTruncatedReport) {
