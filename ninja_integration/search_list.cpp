@@ -71,48 +71,29 @@ std::string spelling_key(std::string_view path, std::string_view cwd) {
   return out.empty() ? "/" : out;
 }
 
-// Options that add search dirs lexpack does not read from the command (or
-// change which dirs the driver adds); with one of them a duplicate clang
-// reports cannot be traced to the dir it dropped.
-constexpr std::string_view kOtherDirSources[] = {"-iwith",
-                                                 "-iprefix",
-                                                 "--include-prefix",
-                                                 "--include-with-prefix",
-                                                 "-stdlib++-isystem",
-                                                 "--sysroot",
-                                                 "-isysroot",
-                                                 "-resource-dir",
-                                                 "--gcc-toolchain",
-                                                 "-gcc-toolchain",
-                                                 "-B",
-                                                 "--prefix",
-                                                 "-isystem-after",
-                                                 "-iframework",
-                                                 "-F",
-                                                 "--config",
-                                                 "-ivfsoverlay",
-                                                 "-Xclang",
-                                                 "-Xpreprocessor",
-                                                 "-Wp,",
-                                                 "-iembed-dir",
-                                                 "--embed-dir",
-                                                 "-I-"};
-
-// The dirs `args` gives by -I, -isystem, -iquote, -idirafter (joined or
-// separate). False when another option may add or move search dirs.
-bool include_arg_dirs(const std::vector<std::string>& args, std::vector<std::string_view>* dirs) {
+// The dirs given by -I, -isystem, -iquote, -idirafter and the like in
+// `args`, joined or separate; false when an option builds a dir from pieces
+// (-iwithprefix, -iwithsysroot) or names framework dirs, whose spellings in
+// the list cannot be matched.
+bool dir_arguments(const std::vector<std::string>& args, std::vector<std::string_view>* dirs) {
+  // Longest first where one is a prefix of another.
   constexpr std::string_view kDirOptions[] = {"--include-directory-after=",
                                               "--include-directory=",
+                                              "-internal-externc-isystem",
+                                              "-internal-isystem",
+                                              "-objcxx-isystem",
+                                              "-objc-isystem",
                                               "-cxx-isystem",
+                                              "-c-isystem",
                                               "-idirafter",
                                               "-isystem",
                                               "-iquote",
                                               "-I"};
-  bool all_known = true;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
-    for (std::string_view other : kOtherDirSources) {
-      if (arg.substr(0, other.size()) == other) all_known = false;
+    if (arg.substr(0, 6) == "-iwith" || arg.substr(0, 11) == "-iframework" ||
+        arg.substr(0, 2) == "-F") {
+      return false;
     }
     if (arg == "-I-") continue;
     for (std::string_view opt : kDirOptions) {
@@ -125,14 +106,47 @@ bool include_arg_dirs(const std::vector<std::string>& args, std::vector<std::str
       break;
     }
   }
-  return all_known;
+  return true;
 }
 
-// True when `dir` names a directory through no symlink: its real path is its
-// own spelling made absolute.
-bool named_without_symlink(std::string_view dir, std::string_view cwd) {
-  char real[PATH_MAX];
-  return ::realpath(std::string(dir).c_str(), real) && spelling_key(dir, cwd) == real;
+// The arguments of the cc1 command clang prints with -v (space separated,
+// quoted with backslash escapes where needed); false when there is none.
+bool clang_cc1_arguments(std::string_view verbose_output, std::vector<std::string>* args) {
+  while (!verbose_output.empty()) {
+    size_t nl = verbose_output.find('\n');
+    std::string_view line = verbose_output.substr(0, nl);
+    verbose_output =
+        nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
+    if (line.empty() || line[0] != ' ' || line.find(" -cc1 ") == std::string_view::npos) continue;
+    std::string token;
+    bool in_token = false, quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted) {
+        if (c == '\\' && i + 1 < line.size()) {
+          token += line[++i];
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          token += c;
+        }
+      } else if (c == ' ') {
+        if (in_token) args->push_back(std::move(token));
+        token.clear();
+        in_token = false;
+      } else {
+        in_token = true;
+        if (c == '"') {
+          quoted = true;
+        } else {
+          token += c;
+        }
+      }
+    }
+    if (in_token) args->push_back(std::move(token));
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -149,43 +163,32 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
   auto listed = [&](std::string_view dir) {
     return std::find(known.begin(), known.end(), spelling_key(dir, cwd)) != known.end();
   };
-  // A dir of the command's own that is not listed was dropped under a name
-  // of its own.
-  std::vector<std::string_view> arg_dirs;
-  const bool args_known = include_arg_dirs(args, &arg_dirs);
-  for (std::string_view d : arg_dirs) {
-    if (!listed(d)) return false;
-  }
+  auto all_listed = [&](const std::vector<std::string>& given) {
+    std::vector<std::string_view> dirs;
+    return dir_arguments(given, &dirs) && std::all_of(dirs.begin(), dirs.end(), listed);
+  };
   constexpr std::string_view kDuplicate = "ignoring duplicate directory \"";
   std::vector<std::string_view> reported;
-  while (!verbose_output.empty()) {
-    size_t nl = verbose_output.find('\n');
-    std::string_view line = verbose_output.substr(0, nl);
-    verbose_output =
-        nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
+  for (std::string_view rest = verbose_output; !rest.empty();) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.substr(0, kDuplicate.size()) != kDuplicate || line.back() != '"') continue;
     reported.push_back(line.substr(kDuplicate.size(), line.size() - kDuplicate.size() - 1));
   }
+  // Both compilers report each dir they drop as a duplicate.
   if (reported.empty()) return true;
-  // gcc names the dir it dropped: harmless when that name is a listed one.
-  if (kind == CompilerKind::kGcc) {
-    return std::all_of(reported.begin(), reported.end(), listed);
-  }
-  // clang may name the dir it kept. The dropped one is then a dir of the
-  // command's own (checked above), which needs every source of dirs known, or
-  // a builtin dir whose place the kept one took: harmless only when the kept
-  // one is the same path (not a symlink) or two of the command's own dirs are
-  // spelled alike.
-  if (!args_known || search_path_environment_set()) return false;
-  for (std::string_view x : reported) {
-    if (!listed(x)) return false;
-    const std::string key = spelling_key(x, cwd);
-    size_t spelled_alike = 0;
-    for (std::string_view d : arg_dirs) spelled_alike += spelling_key(d, cwd) == key;
-    if (spelled_alike < 2 && !named_without_symlink(x, cwd)) return false;
-  }
-  return true;
+  // A dir of the command's own that is not listed was dropped under a name
+  // of its own.
+  if (!all_listed(args) || !std::all_of(reported.begin(), reported.end(), listed)) return false;
+  // gcc names each dir it dropped: all are listed, so all are harmless.
+  if (kind == CompilerKind::kGcc) return true;
+  // clang may name the dir it kept. Its cc1 command holds every dir it was
+  // given (the command's, CPATH-like variables', its builtin ones): each must
+  // be listed by some spelling, or one was dropped under a name of its own.
+  std::vector<std::string> cc1;
+  return clang_cc1_arguments(verbose_output, &cc1) && all_listed(cc1);
 }
 
 bool parse_search_list(std::string_view text, SearchList* list) {

@@ -37,11 +37,9 @@ bool parse_search_list(std::string_view verbose_output, SearchList* list);
 // memoized: every search dir it dropped as a duplicate must be the same path
 // as a listed one, spelled differently at most by "./", "//", "/.", a
 // trailing '/' or relative to the working directory, so it can never become
-// a directory of its own. gcc names the dir it dropped; clang may name the one
-// it kept, so with clang every source of search dirs must be known (the
-// command's -I, -isystem, -iquote, -idirafter; no CPATH-like variable) and a
-// reported dir must be reached through no symlink unless the command names it
-// twice alike.
+// a directory of its own. gcc names each dir it drops; clang may name the one
+// it kept, so with clang every dir of the cc1 command it prints (the
+// command's, CPATH-like variables', its builtin ones) must be listed.
 bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
                                  const std::vector<std::string>& args, CompilerKind kind);
 

@@ -67,43 +67,55 @@ TEST(SearchList, DuplicatesOnlyBySpelling) {
     return duplicates_only_by_spelling(list, messages + tail, args, kind);
   };
   const std::string builtin = "ignoring duplicate directory \"/usr/include\"\n";
+  const std::string link = "ignoring duplicate directory \"link\"\n";
   for (CompilerKind kind : {CompilerKind::kGcc, CompilerKind::kClang}) {
     SCOPED_TRACE(int(kind));
+    // Nothing dropped: whatever the command.
     EXPECT_TRUE(only_by_spelling("", {}, kind));
-    EXPECT_TRUE(only_by_spelling(builtin, {"-I", "inc/", "-iquote", "./q", "-I./gone"}, kind));
-    EXPECT_TRUE(only_by_spelling(builtin, {"-Iinc", "-I.//inc/.", "-isystem/usr/include"}, kind));
-    EXPECT_TRUE(only_by_spelling("", {"-Iinc", "--include-directory=inc"}, kind));
-    EXPECT_TRUE(only_by_spelling(builtin, {"-I" + std::string(cwd) + "/inc", "-Iinc"}, kind));
-    // A dir of the command's own under a name of its own was dropped.
-    EXPECT_FALSE(only_by_spelling("", {"-Iinc", "-Ilink"}, kind));
-    EXPECT_FALSE(only_by_spelling("", {"-idirafter", "other"}, kind));
-    EXPECT_FALSE(only_by_spelling("", {"-cxx-isystem", "other"}, kind));
-    EXPECT_FALSE(only_by_spelling("", {"--include-directory-after=other"}, kind));
-    // A reported name that is no listed path.
-    EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"link\"\n", {"-Iinc"}, kind));
-    EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"inc/../inc\"\n", {}, kind));
-    // Without any duplicate, other sources of dirs do not matter.
     EXPECT_TRUE(
-        only_by_spelling("", {"-iprefix", "/p/", "-iwithprefix", "x", "--sysroot=s"}, kind));
+        only_by_spelling("", {"-Iinc", "-Ilink", "-iwithprefix", "x", "--sysroot=s"}, kind));
+    // A dir of the command's own under a name of its own was dropped.
+    EXPECT_FALSE(only_by_spelling(builtin, {"-Iinc", "-Ilink"}, kind));
+    EXPECT_FALSE(only_by_spelling(builtin, {"-idirafter", "other"}, kind));
+    EXPECT_FALSE(only_by_spelling(builtin, {"-cxx-isystem", "other"}, kind));
+    EXPECT_FALSE(only_by_spelling(builtin, {"--include-directory-after=other"}, kind));
+    EXPECT_FALSE(only_by_spelling(builtin, {"-iwithprefix", "x"}, kind));
+    // A reported name that is no listed path.
+    EXPECT_FALSE(only_by_spelling(link, {"-Iinc"}, kind));
+    EXPECT_FALSE(only_by_spelling("ignoring duplicate directory \"inc/../inc\"\n", {}, kind));
   }
-  // gcc names what it dropped: a listed name is harmless whatever else adds
-  // dirs. clang's name may be the kept dir's: other sources of dirs, or a
-  // kept dir reached through a symlink, leave the dropped one unknown.
+  // gcc names each dir it dropped: listed spellings of the same path.
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"-I", "inc/", "-iquote", "./q", "-I./gone"},
+        {"-Iinc", "-I.//inc/.", "-isystem/usr/include"},
+        {"-Iinc", "--include-directory=inc"},
+        {"-I" + std::string(cwd) + "/inc", "-Iinc"}}) {
+    EXPECT_TRUE(only_by_spelling(builtin, args, CompilerKind::kGcc)) << args[1];
+  }
+  // gcc names what it dropped: a listed name is harmless whatever else added
+  // dirs. clang's name may be the kept dir's: every dir of its cc1 command
+  // must be listed, else one (a builtin, CPATH's) was dropped under its own.
   const std::string kept_inc = "ignoring duplicate directory \"./inc\"\n";
-  for (std::vector<std::string> args : {std::vector<std::string>{"-Iinc", "-iwithprefix", "x"},
-                                        {"-Iinc", "-stdlib++-isystemb"},
-                                        {"-Iinc", "--include-with-prefix-before=b"},
-                                        {"-Iinc", "--sysroot=sr"},
-                                        {"-Iinc", "-resource-dir=r"},
-                                        {"-Iinc", "--gcc-toolchain=t"}}) {
-    EXPECT_TRUE(only_by_spelling(kept_inc, args, CompilerKind::kGcc)) << args[1];
-    EXPECT_FALSE(only_by_spelling(kept_inc, args, CompilerKind::kClang)) << args[1];
-  }
-  // "./inc" does not exist here: not reached through no symlink, so clang
-  // needs the command to name it twice alike.
-  EXPECT_FALSE(only_by_spelling(kept_inc, {"-Iinc"}, CompilerKind::kClang));
-  EXPECT_TRUE(only_by_spelling(kept_inc, {"-Iinc", "-I./inc/"}, CompilerKind::kClang));
-  EXPECT_TRUE(only_by_spelling(builtin, {"-I/usr/include"}, CompilerKind::kClang));
+  auto cc1 = [](const std::string& dirs) {
+    return " \"/usr/lib/llvm-14/bin/clang\" -cc1 -triple x86_64-pc-linux-gnu -E " + dirs +
+           " -internal-externc-isystem /usr/include -o - -x c++ /dev/null\n";
+  };
+  auto clang = [&](const std::string& messages, const std::string& dirs) {
+    return duplicates_only_by_spelling(list, cc1(dirs) + messages + tail, {"-Iinc"},
+                                       CompilerKind::kClang);
+  };
+  EXPECT_TRUE(only_by_spelling(kept_inc, {"-Iinc"}, CompilerKind::kGcc));
+  EXPECT_FALSE(only_by_spelling(kept_inc, {"-Iinc"}, CompilerKind::kClang));  // no cc1 line
+  EXPECT_TRUE(clang(kept_inc, "-I inc -I ./inc/"));
+  EXPECT_TRUE(clang(kept_inc, "-I \"./inc\" -I" + std::string(cwd) + "/inc"));
+  EXPECT_TRUE(clang(builtin, "-I inc -I /usr/include"));
+  EXPECT_FALSE(clang(kept_inc, "-I inc -I link"));
+  EXPECT_FALSE(clang(kept_inc, "-I inc -I/elsewhere"));  // as CPATH comes
+  EXPECT_FALSE(clang(kept_inc, "-I inc -cxx-isystem link"));
+  EXPECT_FALSE(clang(kept_inc, "-I inc -internal-isystem /opt/tool/include/c++/12"));
+  EXPECT_FALSE(clang(kept_inc, "-I inc -iprefix /p/ -iwithprefix x"));
+  EXPECT_FALSE(clang(kept_inc, "-I \"li\\\"nk\""));
+  EXPECT_TRUE(clang("", "-I inc -I link"));  // nothing was dropped
 }
 
 TEST(SearchList, RejectsTruncatedReport) {
