@@ -185,10 +185,20 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
   // gcc names each dir it dropped: all are listed, so all are harmless.
   if (kind == CompilerKind::kGcc) return true;
   // clang may name the dir it kept. Its cc1 command holds every dir it was
-  // given (the command's, CPATH-like variables', its builtin ones): each must
-  // be listed by some spelling, or one was dropped under a name of its own.
+  // given (the command's, CPATH-like variables', its builtin ones for Linux
+  // targets): each must be listed by some spelling, or one was dropped under
+  // a name of its own. And each listed or missing dir must be on it: for
+  // other targets cc1 adds default dirs of its own, whose drops go unseen.
   std::vector<std::string> cc1;
-  return clang_cc1_arguments(verbose_output, &cc1) && all_listed(cc1);
+  std::vector<std::string_view> cc1_dirs;
+  if (!clang_cc1_arguments(verbose_output, &cc1) || !dir_arguments(cc1, &cc1_dirs)) return false;
+  std::vector<std::string> given;
+  for (std::string_view d : cc1_dirs) given.push_back(spelling_key(d, cwd));
+  auto on_cc1_line = [&](const std::string& key) {
+    return std::find(given.begin(), given.end(), key) != given.end();
+  };
+  return std::all_of(cc1_dirs.begin(), cc1_dirs.end(), listed) &&
+         std::all_of(known.begin(), known.end(), on_cc1_line);
 }
 
 bool parse_search_list(std::string_view text, SearchList* list) {

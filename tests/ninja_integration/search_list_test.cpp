@@ -98,7 +98,7 @@ TEST(SearchList, DuplicatesOnlyBySpelling) {
   const std::string kept_inc = "ignoring duplicate directory \"./inc\"\n";
   auto cc1 = [](const std::string& dirs) {
     return " \"/usr/lib/llvm-14/bin/clang\" -cc1 -triple x86_64-pc-linux-gnu -E " + dirs +
-           " -internal-externc-isystem /usr/include -o - -x c++ /dev/null\n";
+           " -iquote q -I gone -internal-externc-isystem /usr/include -o - -x c++ /dev/null\n";
   };
   auto clang = [&](const std::string& messages, const std::string& dirs) {
     return duplicates_only_by_spelling(list, cc1(dirs) + messages + tail, {"-Iinc"},
@@ -116,6 +116,17 @@ TEST(SearchList, DuplicatesOnlyBySpelling) {
   EXPECT_FALSE(clang(kept_inc, "-I inc -iprefix /p/ -iwithprefix x"));
   EXPECT_FALSE(clang(kept_inc, "-I \"li\\\"nk\""));
   EXPECT_TRUE(clang("", "-I inc -I link"));  // nothing was dropped
+  // A listed (or missing) dir that is not on the cc1 line was added by cc1
+  // itself (targets other than Linux): its drops cannot be seen.
+  auto clang_without_builtins = [&](const std::string& dirs) {
+    const std::string line =
+        " \"/usr/lib/llvm-14/bin/clang\" -cc1 -triple x86_64-unknown-unknown " + dirs +
+        " -isysroot R -o - -x c /dev/null\n";
+    return duplicates_only_by_spelling(list, line + kept_inc + tail, {"-Iinc"},
+                                       CompilerKind::kClang);
+  };
+  EXPECT_FALSE(clang_without_builtins("-I inc -iquote q"));
+  EXPECT_TRUE(clang_without_builtins("-I inc -iquote q -I /usr/include -I gone"));
 }
 
 TEST(SearchList, RejectsTruncatedReport) {
