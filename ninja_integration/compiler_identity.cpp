@@ -105,6 +105,14 @@ cache::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::str
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
   }
+  for (const ProcessResult& a : answers) {
+    for (const std::string& dir : gcc_installation_dirs(a.err)) {
+      bool seen = false;
+      for (const auto& w : id.watched_dirs) seen = seen || w.first == dir;
+      cache::StatSignature sig;
+      if (!seen && stat_dir(dir, &sig)) id.watched_dirs.emplace_back(dir, sig);
+    }
+  }
   SearchList probed[2];
   bool is_base[2] = {false, false};
   for (size_t i = 0; i < 2; ++i) {
@@ -131,7 +139,47 @@ cache::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::str
   return id;
 }
 
+void write_signature(ByteWriter* w, const cache::StatSignature& sig) {
+  w->u64(sig.dev);
+  w->u64(sig.ino);
+  w->u64(sig.size);
+  w->i64(sig.mtime_ns);
+  w->i64(sig.ctime_ns);
+}
+
+bool read_signature(ByteReader* r, cache::StatSignature* sig) {
+  return r->u64(&sig->dev) && r->u64(&sig->ino) && r->u64(&sig->size) && r->i64(&sig->mtime_ns) &&
+         r->i64(&sig->ctime_ns);
+}
+
 }  // namespace
+
+std::vector<std::string> gcc_installation_dirs(std::string_view verbose_output) {
+  constexpr std::string_view kFound = "Found candidate GCC installation: ";
+  std::vector<std::string> dirs;
+  auto add = [&](std::string_view dir) {
+    if (dir.empty() || dir == "/") return;
+    for (const std::string& d : dirs) {
+      if (d == dir) return;
+    }
+    dirs.emplace_back(dir);
+  };
+  while (!verbose_output.empty()) {
+    size_t nl = verbose_output.find('\n');
+    std::string_view line = verbose_output.substr(0, nl);
+    verbose_output =
+        nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
+    if (line.substr(0, kFound.size()) != kFound) continue;
+    std::string_view install = line.substr(kFound.size());
+    size_t slash = install.rfind('/');
+    if (slash == std::string_view::npos || slash == 0) continue;
+    std::string_view triple_dir = install.substr(0, slash);  // .../gcc/<triple>
+    add(triple_dir);
+    slash = triple_dir.rfind('/');
+    if (slash != std::string_view::npos && slash > 0) add(triple_dir.substr(0, slash));
+  }
+  return dirs;
+}
 
 CompilerKind kind_from_version_text(std::string_view text) {
   std::string_view line = text.substr(0, text.find('\n'));
@@ -158,23 +206,43 @@ cache::Result<CompilerIdentity> compiler_identity(cache::Store* store,
       ByteReader r(*memo);
       CompilerIdentity id;
       uint8_t kind = 0;
+      uint64_t watched = 0;
       if (r.u8(&kind) && kind <= 2 && r.u64(&id.hash.lo) && r.u64(&id.hash.hi) &&
-          r.str(&id.version) && r.done()) {
-        id.kind = CompilerKind(kind);
-        id.program = program;
-        return id;
+          r.str(&id.version) && r.u64(&watched) && watched < 1024) {
+        bool holds = true;
+        for (uint64_t i = 0; holds && i < watched; ++i) {
+          std::string dir;
+          cache::StatSignature then, now;
+          holds = r.str(&dir) && read_signature(&r, &then) && stat_dir(dir, &now) && now == then;
+          if (holds) id.watched_dirs.emplace_back(dir, then);
+        }
+        if (holds && r.done()) {
+          id.kind = CompilerKind(kind);
+          id.program = program;
+          return id;
+        }
       }
     }
   }
   cache::Result<CompilerIdentity> id = ask_compiler(store, program);
   if (!id.ok()) return id;
   cache::StatSignature after;
-  if (store && stat_file(program, &after) && after == sig && signature_is_settled(sig, now_ns())) {
+  const int64_t now = now_ns();
+  bool settled = signature_is_settled(sig, now);
+  for (const auto& [dir, dir_sig] : id->watched_dirs) {
+    settled = settled && signature_is_settled(dir_sig, now);
+  }
+  if (store && stat_file(program, &after) && after == sig && settled) {
     ByteWriter w;
     w.u8(uint8_t(id->kind));
     w.u64(id->hash.lo);
     w.u64(id->hash.hi);
     w.str(id->version);
+    w.u64(id->watched_dirs.size());
+    for (const auto& [dir, dir_sig] : id->watched_dirs) {
+      w.str(dir);
+      write_signature(&w, dir_sig);
+    }
     store->put_memo("compiler", key, w.bytes());
   }
   return id;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cache/hash.h"
 #include "cache/status.h"
@@ -18,7 +20,17 @@ struct CompilerIdentity {
   std::string program;  // the executable that runs (found in PATH)
   cache::Hash128 hash;
   std::string version;  // first line of --version
+  // Directories whose change may change the answer without the binary
+  // changing: where clang found GCC installations (a new version there is
+  // chosen instead, with its own libstdc++ headers). With their signatures
+  // when asked; the memo holds while they stay the same.
+  std::vector<std::pair<std::string, cache::StatSignature>> watched_dirs;
 };
+
+// The directories holding the GCC installations clang reports with -v
+// ("Found candidate GCC installation: .../gcc/<triple>/<version>"): each
+// installation's parent and grandparent, once each.
+std::vector<std::string> gcc_installation_dirs(std::string_view verbose_output);
 
 // Recognises a compiler from its --version output.
 CompilerKind kind_from_version_text(std::string_view text);

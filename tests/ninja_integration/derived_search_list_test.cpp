@@ -341,6 +341,57 @@ TEST_P(DerivedAgainstCompiler, CodegenFlagsLeftOutChangeNoList) {
   }
 }
 
+TEST(CompilerIdentity, GccInstallationDirsFromClangReport) {
+  const char* text =
+      "clang version 14.0.6\n"
+      "Found candidate GCC installation: /usr/bin/../lib/gcc/x86_64-linux-gnu/11\n"
+      "Found candidate GCC installation: /usr/bin/../lib/gcc/x86_64-linux-gnu/12\n"
+      "Found candidate GCC installation: /opt/t/lib/gcc/aarch64-linux-gnu/9\n"
+      "Selected GCC installation: /usr/bin/../lib/gcc/x86_64-linux-gnu/12\n";
+  EXPECT_EQ(gcc_installation_dirs(text),
+            (std::vector<std::string>{"/usr/bin/../lib/gcc/x86_64-linux-gnu", "/usr/bin/../lib/gcc",
+                                      "/opt/t/lib/gcc/aarch64-linux-gnu", "/opt/t/lib/gcc"}));
+  EXPECT_TRUE(gcc_installation_dirs("Found candidate GCC installation: 12\n").empty());
+}
+
+// clang picks the newest GCC installation beside its own install for its
+// libstdc++ headers: installing a newer one changes what it compiles with,
+// though its binary stays the same, so the remembered identity must not hold.
+TEST(CompilerIdentity, ClangIdentityChangesWhenANewerGccIsInstalled) {
+  const char* real_clang = "/usr/lib/llvm-14/bin/clang";
+  const char* crtbegin = "/usr/lib/gcc/x86_64-linux-gnu/12/crtbegin.o";
+  if (::access(real_clang, X_OK) != 0 || ::access(crtbegin, R_OK) != 0) {
+    GTEST_SKIP() << "needs clang 14 and gcc 12 at their Debian paths";
+  }
+  TestDir dir;
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.at("t/bin"));
+  fs::create_symlink(real_clang, dir.at("t/bin/clang++"));
+  auto install_gcc = [&](const char* version) {
+    const std::string lib = dir.at(std::string("t/lib/gcc/x86_64-linux-gnu/") + version);
+    fs::create_directories(lib);
+    fs::copy_file(crtbegin, lib + "/crtbegin.o");
+    fs::create_directories(dir.at(std::string("t/include/c++/") + version));
+  };
+  install_gcc("12");
+  sleep(2);  // settled signatures: the identity is remembered
+  cache::StoreOptions options;
+  options.dir = dir.at("cache");
+  auto store = cache::Store::open(options);
+  ASSERT_TRUE(store.ok()) << store.message();
+  auto first = compiler_identity(store->get(), dir.at("t/bin/clang++"));
+  ASSERT_TRUE(first.ok()) << first.message();
+  ASSERT_EQ(first->kind, CompilerKind::kClang);
+  EXPECT_FALSE(first->watched_dirs.empty());
+  auto again = compiler_identity(store->get(), dir.at("t/bin/clang++"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->hash, first->hash);
+  install_gcc("13");
+  auto after = compiler_identity(store->get(), dir.at("t/bin/clang++"));
+  ASSERT_TRUE(after.ok()) << after.message();
+  EXPECT_NE(after->hash, first->hash);
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, DerivedAgainstCompiler, ::testing::Values("g++", "clang++-14"),
                          [](const auto& info) {
                            return info.param == "g++" ? std::string("gcc") : std::string("clang");
