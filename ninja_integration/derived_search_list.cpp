@@ -144,6 +144,23 @@ std::optional<SearchList> memoized_search_list(cache::Store* store, const std::s
   return list;
 }
 
+// Whether every dir where the compiler found GCC installations for this
+// command (clang, under a --sysroot or --gcc-toolchain of the command's own)
+// is one the identity watches: else a newer installation there would change
+// the list unnoticed, so it is not remembered.
+bool gcc_installations_watched(const CompilerIdentity& identity, std::string_view verbose_output) {
+  for (const std::string& dir : gcc_installation_dirs(verbose_output)) {
+    DirId id;
+    if (!dir_id(dir, &id)) return false;
+    bool watched = false;
+    for (const auto& w : identity.watched_dirs) {
+      watched = watched || (DirId{dev_t(w.second.dev), ino_t(w.second.ino)} == id);
+    }
+    if (!watched) return false;
+  }
+  return true;
+}
+
 // The compiler's answer for `args`, memoized. A base question whose probe
 // the compiler dropped as a duplicate of another dir is an error, never kept.
 cache::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& identity,
@@ -165,7 +182,8 @@ cache::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& ident
   if (probed && probe_dropped(r.err)) {
     return cache::Status::error(std::string(kProbeDir) + " is already in the search list");
   }
-  list.memoizable = duplicates_only_by_spelling(list, r.err, args, identity.kind);
+  list.memoizable = duplicates_only_by_spelling(list, r.err, args, identity.kind) &&
+                    gcc_installations_watched(identity, r.err);
   if (store && list.memoizable) store->put_memo("search", key, encode_search_list(list));
   return list;
 }

@@ -392,6 +392,32 @@ TEST(CompilerIdentity, ClangIdentityChangesWhenANewerGccIsInstalled) {
   EXPECT_NE(after->hash, first->hash);
 }
 
+// A command that makes clang look for GCC installations elsewhere (its own
+// --sysroot) gets a list that is not remembered: the identity does not watch
+// those dirs.
+TEST(CompilerIdentity, ListsOfCommandsWithTheirOwnGccInstallationsAreNotRemembered) {
+  const char* crtbegin = "/usr/lib/gcc/x86_64-linux-gnu/12/crtbegin.o";
+  if (find_program("clang++-14").empty() || ::access(crtbegin, R_OK) != 0) {
+    GTEST_SKIP() << "needs clang++-14 and gcc 12";
+  }
+  auto id = compiler_identity(nullptr, "clang++-14");
+  ASSERT_TRUE(id.ok()) << id.message();
+  TestDir dir;
+  std::filesystem::create_directories(dir.at("r/usr/lib/gcc/x86_64-linux-gnu/12"));
+  std::filesystem::copy_file(crtbegin, dir.at("r/usr/lib/gcc/x86_64-linux-gnu/12/crtbegin.o"));
+  for (Language lang : {Language::kC, Language::kCxx}) {
+    auto plain = asked_search_list(nullptr, *id, lang, {}, dir.path());
+    ASSERT_TRUE(plain.ok()) << plain.message();
+    EXPECT_TRUE(plain->memoizable);
+    auto rooted = asked_search_list(nullptr, *id, lang, {"--sysroot=/"}, dir.path());
+    ASSERT_TRUE(rooted.ok()) << rooted.message();
+    EXPECT_TRUE(rooted->memoizable);  // the same dirs, spelled otherwise
+    auto own = asked_search_list(nullptr, *id, lang, {"--sysroot=" + dir.at("r")}, dir.path());
+    ASSERT_TRUE(own.ok()) << own.message();
+    EXPECT_FALSE(own->memoizable);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, DerivedAgainstCompiler, ::testing::Values("g++", "clang++-14"),
                          [](const auto& info) {
                            return info.param == "g++" ? std::string("gcc") : std::string("clang");
