@@ -41,8 +41,12 @@ constexpr std::string_view kRefusedPrefixes[] = {
 
 // Variables that add search dirs, or (clang's CCC_OVERRIDE_OPTIONS) rewrite
 // the command's own -I flags before the compiler sees them.
-constexpr const char* kSearchPathEnv[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-                                          "OBJC_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS"};
+constexpr const char* kSearchPathEnv[] = {"CPATH",
+                                          "C_INCLUDE_PATH",
+                                          "CPLUS_INCLUDE_PATH",
+                                          "OBJC_INCLUDE_PATH",
+                                          "OBJCPLUS_INCLUDE_PATH",
+                                          "CCC_OVERRIDE_OPTIONS"};
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;

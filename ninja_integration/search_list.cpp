@@ -22,6 +22,7 @@ constexpr const char* kRelevantEnv[] = {
     "C_INCLUDE_PATH",
     "CPLUS_INCLUDE_PATH",
     "OBJC_INCLUDE_PATH",
+    "OBJCPLUS_INCLUDE_PATH",
     "SOURCE_DATE_EPOCH",
     "GCC_EXEC_PREFIX",
     "COMPILER_PATH",

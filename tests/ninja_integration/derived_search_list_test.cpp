@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "ninja_integration/process.h"
+#include "ninja_integration/search_list.h"
 #include "tests/ninja_integration/test_dir.h"
 
 namespace lexpack::ninja {
@@ -76,6 +77,26 @@ TEST(DerivedSearchList, OverrideOptionsStopDerivation) {
     ::setenv("CCC_OVERRIDE_OPTIONS", saved.c_str(), 1);
   } else {
     ::unsetenv("CCC_OVERRIDE_OPTIONS");
+  }
+}
+
+// Every variable that adds search dirs stops derivation and is part of keys:
+// the Objective-C++ one too.
+TEST(DerivedSearchList, EveryIncludePathVariableCounts) {
+  for (const char* name : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+                           "OBJCPLUS_INCLUDE_PATH"}) {
+    const char* old = std::getenv(name);
+    std::string saved = old ? old : "";
+    ::unsetenv(name);
+    const std::string without = relevant_environment();
+    ::setenv(name, "/nowhere", 1);
+    EXPECT_TRUE(search_path_environment_set()) << name;
+    EXPECT_NE(relevant_environment(), without) << name;
+    if (old) {
+      ::setenv(name, saved.c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
   }
 }
 
