@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "cache/store.h"
+
 namespace lexpack::ninja {
 
 class ByteWriter {
@@ -87,5 +89,19 @@ class ByteReader {
   size_t pos_ = 0;
   bool ok_ = true;
 };
+
+// A stat signature as five numbers, the one layout every record uses.
+inline void write_signature(ByteWriter* w, const cache::StatSignature& s) {
+  w->u64(s.dev);
+  w->u64(s.ino);
+  w->u64(s.size);
+  w->i64(s.mtime_ns);
+  w->i64(s.ctime_ns);
+}
+
+inline bool read_signature(ByteReader* r, cache::StatSignature* s) {
+  return r->u64(&s->dev) && r->u64(&s->ino) && r->u64(&s->size) && r->i64(&s->mtime_ns) &&
+         r->i64(&s->ctime_ns);
+}
 
 }  // namespace lexpack::ninja

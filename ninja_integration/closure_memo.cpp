@@ -33,19 +33,6 @@ std::string_view probe_name(std::string_view dir, std::string_view probe) {
   return name;
 }
 
-void write_sig(ByteWriter* w, const cache::StatSignature& s) {
-  w->u64(s.dev);
-  w->u64(s.ino);
-  w->u64(s.size);
-  w->i64(s.mtime_ns);
-  w->i64(s.ctime_ns);
-}
-
-bool read_sig(ByteReader* r, cache::StatSignature* s) {
-  return r->u64(&s->dev) && r->u64(&s->ino) && r->u64(&s->size) && r->i64(&s->mtime_ns) &&
-         r->i64(&s->ctime_ns);
-}
-
 // O_PATH handles on the directories of the checked paths, opened on first
 // use. fstatat(handle, name) answers exactly what stat(dir/name) answers
 // (symlinks followed the same way) without walking dir again for every file.
@@ -201,13 +188,13 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
   w.u64(m.dependencies.size());
   for (const auto& d : m.dependencies) {
     w.str(d.path);
-    write_sig(&w, d.stat);
+    write_signature(&w, d.stat);
   }
   w.u64(m.probed_dirs.size());
   for (const auto& d : m.probed_dirs) {
     w.str(d.dir);
     w.u8(uint8_t((d.exists ? 1 : 0) | (d.check_each ? 2 : 0)));
-    write_sig(&w, d.stat);
+    write_signature(&w, d.stat);
     w.u64(d.probe_count);
     for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) w.str(m.probes[i]);
   }
@@ -306,13 +293,13 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
   m->uses_date = flags & 1;
   m->dependencies.resize(n);
   for (auto& d : m->dependencies) {
-    if (!r.str(&d.path) || !read_sig(&r, &d.stat)) return false;
+    if (!r.str(&d.path) || !read_signature(&r, &d.stat)) return false;
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
   m->probed_dirs.resize(n);
   for (auto& d : m->probed_dirs) {
     uint64_t count = 0;
-    if (!r.str(&d.dir) || !r.u8(&flags) || !read_sig(&r, &d.stat) || !r.u64(&count) ||
+    if (!r.str(&d.dir) || !r.u8(&flags) || !read_signature(&r, &d.stat) || !r.u64(&count) ||
         count > bytes.size()) {
       return false;
     }
@@ -358,13 +345,13 @@ bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
   MemoView m;
   m.dependencies.resize(n);
   for (auto& d : m.dependencies) {
-    if (!read_view(&r, bytes, &d.path) || !read_sig(&r, &d.stat)) return false;
+    if (!read_view(&r, bytes, &d.path) || !read_signature(&r, &d.stat)) return false;
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
   m.probed_dirs.resize(n);
   for (auto& d : m.probed_dirs) {
     uint64_t count = 0;
-    if (!read_view(&r, bytes, &d.dir) || !r.u8(&flags) || !read_sig(&r, &d.stat) ||
+    if (!read_view(&r, bytes, &d.dir) || !r.u8(&flags) || !read_signature(&r, &d.stat) ||
         !r.u64(&count) || count > bytes.size()) {
       return false;
     }

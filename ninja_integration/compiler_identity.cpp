@@ -28,11 +28,7 @@ std::string first_line(std::string_view text) {
 std::string memo_key(const std::string& program, const cache::StatSignature& sig) {
   ByteWriter w;
   w.str(program);
-  w.u64(sig.dev);
-  w.u64(sig.ino);
-  w.u64(sig.size);
-  w.i64(sig.mtime_ns);
-  w.i64(sig.ctime_ns);
+  write_signature(&w, sig);
   return w.take();
 }
 
@@ -137,19 +133,6 @@ cache::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::str
     }
   }
   return id;
-}
-
-void write_signature(ByteWriter* w, const cache::StatSignature& sig) {
-  w->u64(sig.dev);
-  w->u64(sig.ino);
-  w->u64(sig.size);
-  w->i64(sig.mtime_ns);
-  w->i64(sig.ctime_ns);
-}
-
-bool read_signature(ByteReader* r, cache::StatSignature* sig) {
-  return r->u64(&sig->dev) && r->u64(&sig->ino) && r->u64(&sig->size) && r->i64(&sig->mtime_ns) &&
-         r->i64(&sig->ctime_ns);
 }
 
 }  // namespace
