@@ -148,10 +148,7 @@ std::vector<std::string> gcc_installation_dirs(std::string_view verbose_output) 
     dirs.emplace_back(dir);
   };
   while (!verbose_output.empty()) {
-    size_t nl = verbose_output.find('\n');
-    std::string_view line = verbose_output.substr(0, nl);
-    verbose_output =
-        nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
+    std::string_view line = take_line(&verbose_output);
     if (line.substr(0, kFound.size()) != kFound) continue;
     std::string_view install = line.substr(kFound.size());
     size_t slash = install.rfind('/');

@@ -114,10 +114,7 @@ bool dir_arguments(const std::vector<std::string>& args, std::vector<std::string
 // quoted with backslash escapes where needed); false when there is none.
 bool clang_cc1_arguments(std::string_view verbose_output, std::vector<std::string>* args) {
   while (!verbose_output.empty()) {
-    size_t nl = verbose_output.find('\n');
-    std::string_view line = verbose_output.substr(0, nl);
-    verbose_output =
-        nl == std::string_view::npos ? std::string_view() : verbose_output.substr(nl + 1);
+    std::string_view line = take_line(&verbose_output);
     if (line.empty() || line[0] != ' ' || line.find(" -cc1 ") == std::string_view::npos) continue;
     std::string token;
     bool in_token = false, quoted = false;
@@ -171,10 +168,7 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
   constexpr std::string_view kDuplicate = "ignoring duplicate directory \"";
   std::vector<std::string_view> reported;
   for (std::string_view rest = verbose_output; !rest.empty();) {
-    size_t nl = rest.find('\n');
-    std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view line = take_line(&rest);
     if (line.substr(0, kDuplicate.size()) != kDuplicate || line.back() != '"') continue;
     reported.push_back(line.substr(kDuplicate.size(), line.size() - kDuplicate.size() - 1));
   }
@@ -202,13 +196,18 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
          std::all_of(known.begin(), known.end(), on_cc1_line);
 }
 
+std::string_view take_line(std::string_view* text) {
+  const size_t nl = text->find('\n');
+  std::string_view line = text->substr(0, nl);
+  *text = nl == std::string_view::npos ? std::string_view() : text->substr(nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
 bool parse_search_list(std::string_view text, SearchList* list) {
   enum { kBefore, kQuote, kBracket, kDone } state = kBefore;
   while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::string_view line = take_line(&text);
     constexpr std::string_view kMissing = "ignoring nonexistent directory \"";
     // gcc: "cc1plus: warning: X: not a directory" (clang calls it nonexistent).
     constexpr std::string_view kWarning = ": warning: ";

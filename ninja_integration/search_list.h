@@ -30,6 +30,10 @@ struct SearchList {
   bool operator==(const SearchList&) const = default;
 };
 
+// The first line of *text without its line end (and a '\r' before it);
+// *text moves past it. For reading compiler reports line by line.
+std::string_view take_line(std::string_view* text);
+
 // Parses the stderr of `cc -E -v`. False when the markers are missing.
 bool parse_search_list(std::string_view verbose_output, SearchList* list);
 
