@@ -60,6 +60,21 @@ struct QuadSearch {
   }
 };
 
+// The test on bytes at0 and at1 that the quads quads[0], quads[stride], ...
+// (count of them, count >= 1) all pass: its merged bits are exactly those in
+// which their bytes differ.
+constexpr QuadTest merged_test(uint8_t at0, uint8_t at1, const uint32_t* quads, int count,
+                               int stride = 1) {
+  QuadTest t{{at0, at1}, {0, 0}, {0, 0}};
+  for (int k = 0; k < 2; ++k) {
+    const uint8_t first = uint8_t(quads[0] >> (8 * t.at[k]));
+    for (int q = 0; q < count; ++q)
+      t.ones[k] |= uint8_t(uint8_t(quads[q * stride] >> (8 * t.at[k])) ^ first);
+    t.value[k] = uint8_t(first | t.ones[k]);
+  }
+  return t;
+}
+
 // A search for quads[0..count) with one test on the first and last bytes that
 // accepts every quad's bytes (and whatever else the merged bits let through).
 // A count outside 0..kMaxQuads gives a search that covers() rejects.
@@ -68,19 +83,8 @@ constexpr QuadSearch covering_search(const uint32_t* quads, int count) {
   if (count < 0 || count > kMaxQuads) return s;  // covers() is false
   s.quad_count = count;
   s.test_count = 1;
-  s.tests[0].at[0] = 0;
-  s.tests[0].at[1] = 3;
-  for (int q = 0; q < count; ++q) {
-    s.quads[q] = quads[q];
-    for (int k = 0; k < 2; ++k) {
-      const uint8_t byte = uint8_t(quads[q] >> (8 * s.tests[0].at[k]));
-      const uint8_t first = uint8_t(quads[0] >> (8 * s.tests[0].at[k]));
-      s.tests[0].ones[k] |= uint8_t(byte ^ first);
-    }
-  }
-  for (int k = 0; k < 2 && count > 0; ++k) {
-    s.tests[0].value[k] = uint8_t(uint8_t(quads[0] >> (8 * s.tests[0].at[k])) | s.tests[0].ones[k]);
-  }
+  for (int q = 0; q < count; ++q) s.quads[q] = quads[q];
+  s.tests[0] = count > 0 ? merged_test(0, 3, quads, count) : QuadTest{{0, 3}, {0, 0}, {0, 0}};
   return s;
 }
 

@@ -33,15 +33,9 @@ QuadSearch split_search(const uint32_t* quads, int count, uint8_t at) {
   s.test_count = count > 1 ? 2 : 1;
   for (int q = 0; q < count; ++q) s.quads[q] = quads[q];
   for (int t = 0; t < s.test_count; ++t) {
-    QuadTest& test = s.tests[t];
-    test.at[0] = uint8_t((at >> (4 * t)) & 3);
-    test.at[1] = uint8_t((at >> (4 * t + 2)) & 3);
-    for (int k = 0; k < 2; ++k) {
-      const uint8_t first = uint8_t(quads[t] >> (8 * test.at[k]));
-      for (int q = t; q < count; q += s.test_count)
-        test.ones[k] |= uint8_t(uint8_t(quads[q] >> (8 * test.at[k])) ^ first);
-      test.value[k] = uint8_t(first | test.ones[k]);
-    }
+    const int in_group = (count - t + s.test_count - 1) / s.test_count;
+    s.tests[t] = merged_test(uint8_t((at >> (4 * t)) & 3), uint8_t((at >> (4 * t + 2)) & 3),
+                             quads + t, in_group, s.test_count);
   }
   if (!s.covers()) __builtin_trap();
   return s;

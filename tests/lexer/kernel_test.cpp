@@ -394,22 +394,14 @@ TEST_P(KernelTest, FindQuadRandomSearchesAgainstOracle) {
       search.quads[q] = make_quad(w);
     }
     for (int t = 0; t < search.test_count; ++t) {
+      const uint8_t at0 = uint8_t(rng() % 4), at1 = uint8_t(rng() % 4);
+      const int in_group = (search.quad_count - t + search.test_count - 1) / search.test_count;
       QuadTest& test = search.tests[t];
-      test.at[0] = uint8_t(rng() % 4);
-      test.at[1] = uint8_t(rng() % 4);
-      bool any = false;
-      uint8_t first[2] = {};
-      for (int q = t; q < search.quad_count; q += search.test_count) {
-        for (int k = 0; k < 2; ++k) {
-          const uint8_t byte = uint8_t(search.quads[q] >> (8 * test.at[k]));
-          if (!any) first[k] = byte;
-          test.ones[k] |= uint8_t(byte ^ first[k]);
-        }
-        any = true;
-      }
+      test = in_group > 0 ? merged_test(at0, at1, search.quads + t, in_group, search.test_count)
+                          : QuadTest{{at0, at1}, {0, 0}, {0, 0}};
       for (int k = 0; k < 2; ++k) {
         if (rng() % 4 == 0) test.ones[k] |= uint8_t(1u << (rng() % 8));
-        test.value[k] = uint8_t(first[k] | test.ones[k]);
+        test.value[k] |= test.ones[k];
       }
     }
     const size_t len = iter % 7 == 0 ? rng() % 1500 : rng() % kMaxLen;
