@@ -46,11 +46,11 @@ std::string errno_text() {
 class ArchiveWriter {
  public:
   explicit ArchiveWriter(int fd) : fd_(fd) {}
-  Status entry(uint32_t type, std::string_view head, std::string_view body) {
-    ByteWriter w;
+  base::Status entry(uint32_t type, std::string_view head, std::string_view body) {
+    FixedWriter w;
     w.u32(type);
     w.u64(head.size() + body.size());
-    Status s = put(w.bytes());
+    base::Status s = put(w.bytes());
     if (s.ok()) s = put(head);
     if (s.ok()) s = put(body);
     Hasher h;
@@ -58,32 +58,32 @@ class ArchiveWriter {
     h.field(static_cast<uint64_t>(head.size() + body.size()));
     h.update(head);
     h.update(body);
-    ByteWriter sum;
+    FixedWriter sum;
     sum.u64(h.digest().lo);
     if (s.ok()) s = put(sum.bytes());
     return s;
   }
-  Status put(std::string_view bytes) {
+  base::Status put(std::string_view bytes) {
     if (buffer_.size() + bytes.size() > kWriteBuffer) {
-      Status s = drain();
+      base::Status s = drain();
       if (!s.ok()) return s;
       if (bytes.size() > kWriteBuffer) return write_all(bytes);
     }
     buffer_.append(bytes);
     return {};
   }
-  Status drain() {
-    Status s = write_all(buffer_);
+  base::Status drain() {
+    base::Status s = write_all(buffer_);
     buffer_.clear();
     return s;
   }
 
  private:
-  Status write_all(std::string_view bytes) {
+  base::Status write_all(std::string_view bytes) {
     while (!bytes.empty()) {
       ssize_t n = ::write(fd_, bytes.data(), bytes.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::error(std::string("write: ") + errno_text());
+      if (n <= 0) return base::Status::error(std::string("write: ") + errno_text());
       bytes.remove_prefix(static_cast<size_t>(n));
     }
     return {};
@@ -94,8 +94,8 @@ class ArchiveWriter {
 
 }  // namespace
 
-Status StoreImpl::export_to(const std::string& file) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
+base::Status StoreImpl::export_to(const std::string& file) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
   flush();
   struct BlobRef {
     BlobId id;
@@ -103,8 +103,8 @@ Status StoreImpl::export_to(const std::string& file) {
   };
   std::vector<BlobRef> blobs;
   std::vector<std::pair<uint32_t, std::string>> records;  // type, payload
-  Status st = index_->read([&](Txn& t) {
-    Status s = t.each(Table::kBlobs, "", [&](std::string_view key, std::string_view raw) {
+  base::Status st = index_->read([&](Txn& t) {
+    base::Status s = t.each(Table::kBlobs, "", [&](std::string_view key, std::string_view raw) {
       auto value = unseal("blobs", key, raw);
       auto loc = value ? decode_blob_location(*value) : std::nullopt;
       if (loc && key.size() == 16) blobs.push_back(BlobRef{key_hash(key), *loc});
@@ -132,9 +132,9 @@ Status StoreImpl::export_to(const std::string& file) {
 
   const std::string tmp = file + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::error(tmp + ": cannot create: " + errno_text());
+  if (fd < 0) return base::Status::error(tmp + ": cannot create: " + errno_text());
   ArchiveWriter out(fd);
-  ByteWriter header;
+  FixedWriter header;
   header.bytes().append(kMagic, sizeof kMagic);
   header.u32(kArchiveVersion);
   header.u32(0);
@@ -153,33 +153,33 @@ Status StoreImpl::export_to(const std::string& file) {
     st = out.entry(type, payload, "");
     ++count;
   }
-  ByteWriter end;
+  FixedWriter end;
   end.u64(count);
   if (st.ok()) st = out.entry(kEnd, end.bytes(), "");
   if (st.ok()) st = out.drain();
-  if (st.ok() && ::fsync(fd) != 0) st = Status::error(std::string("fsync: ") + errno_text());
+  if (st.ok() && ::fsync(fd) != 0) st = base::Status::error(std::string("fsync: ") + errno_text());
   ::close(fd);
   if (st.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) {
-    st = Status::error(std::string("rename: ") + errno_text());
+    st = base::Status::error(std::string("rename: ") + errno_text());
   }
   if (!st.ok()) {
     ::unlink(tmp.c_str());
-    return Status::error(file + ": export failed: " + st.message());
+    return base::Status::error(file + ": export failed: " + st.message());
   }
   return {};
 }
 
-Result<ImportReport> StoreImpl::import_from(const std::string& file) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::error(file + ": cannot open: " + errno_text());
+  if (fd < 0) return base::Status::error(file + ": cannot open: " + errno_text());
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) != 0) return Status::error(file + ": fstat: " + errno_text());
+  if (::fstat(fd, &st) != 0) return base::Status::error(file + ": fstat: " + errno_text());
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   auto read_at = [&](uint64_t pos, uint64_t n, std::string* out) -> bool {
     out->resize(n);
@@ -193,15 +193,15 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     return true;
   };
   auto bad = [&](uint64_t pos, const std::string& why) {
-    return Status::error(file + ": offset " + std::to_string(pos) + ": " + why +
-                         "; nothing imported");
+    return base::Status::error(file + ": offset " + std::to_string(pos) + ": " + why +
+                               "; nothing imported");
   };
 
   std::string buf;
   if (size < 16 || !read_at(0, 16, &buf) || std::memcmp(buf.data(), kMagic, 8) != 0) {
     return bad(0, "not a lexpack archive");
   }
-  ByteReader hr(std::string_view(buf).substr(8));
+  FixedReader hr(std::string_view(buf).substr(8));
   if (uint32_t v = hr.u32(); v != kArchiveVersion) {
     return bad(8, "archive version " + std::to_string(v) + " is not supported");
   }
@@ -212,7 +212,7 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
   std::vector<std::string> batch[2];
   size_t batch_bytes[2] = {0, 0};
   std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
-  auto flush_batch = [&](int aligned) -> Status {
+  auto flush_batch = [&](int aligned) -> base::Status {
     if (batch[aligned].empty()) return {};
     std::vector<std::string_view> views(batch[aligned].begin(), batch[aligned].end());
     BlobOptions options;
@@ -228,7 +228,7 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
   while (!ended) {
     if (pos == size) return bad(pos, "the file is truncated (no end marker)");
     if (size - pos < 12 || !read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
-    ByteReader er(buf);
+    FixedReader er(buf);
     uint32_t type = er.u32();
     uint64_t length = er.u64();
     if (length > kMaxEntryBytes || length > size - pos - 12 || size - pos - 12 - length < 8) {
@@ -237,7 +237,7 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     }
     std::string payload;
     if (!read_at(pos + 12, length + 8, &payload)) return bad(pos, "read failed");
-    ByteReader sr(std::string_view(payload).substr(length));
+    FixedReader sr(std::string_view(payload).substr(length));
     uint64_t sum = sr.u64();
     payload.resize(length);
     if (sum != entry_checksum(type, payload)) return bad(pos, "entry checksum mismatch");
@@ -254,8 +254,8 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
         batch[aligned].push_back(payload.substr(16));
         ++report.blobs;
         if (batch_bytes[aligned] >= kImportBatchBytes) {
-          Status s = flush_batch(aligned);
-          if (!s.ok()) return Status::error(file + ": import failed: " + s.message());
+          base::Status s = flush_batch(aligned);
+          if (!s.ok()) return base::Status::error(file + ": import failed: " + s.message());
         }
         break;
       }
@@ -282,7 +282,7 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
         break;
       }
       case kEnd: {
-        ByteReader cr(payload);
+        FixedReader cr(payload);
         uint64_t expected = cr.u64();
         if (!cr.done() || expected != count) {
           return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
@@ -299,17 +299,17 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     pos += 12 + length + 8;
   }
   for (int aligned = 0; aligned < 2; ++aligned) {
-    Status s = flush_batch(aligned);
-    if (!s.ok()) return Status::error(file + ": import failed: " + s.message());
+    base::Status s = flush_batch(aligned);
+    if (!s.ok()) return base::Status::error(file + ": import failed: " + s.message());
   }
-  Status s = index_->write([&](Txn& t) {
+  base::Status s = index_->write([&](Txn& t) {
     for (const auto& [table, kv] : records) {
-      Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
+      base::Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
       if (!p.ok()) return p;
     }
-    return Status();
+    return base::Status();
   });
-  if (!s.ok()) return Status::error(file + ": import failed: " + after_failure(s).message());
+  if (!s.ok()) return base::Status::error(file + ": import failed: " + after_failure(s).message());
   return report;
 }
 

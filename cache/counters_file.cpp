@@ -43,17 +43,18 @@ CountersFile::~CountersFile() {
   if (map_) ::munmap(map_, kFileSize);
 }
 
-Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path, bool read_only) {
+base::Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path,
+                                                               bool read_only) {
   std::unique_ptr<CountersFile> c(new CountersFile());
   c->path_ = path;
   c->read_only_ = read_only;
   int fd =
       ::open(path.c_str(), read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::error(path + ": open: " + std::strerror(errno));
+  if (fd < 0) return base::Status::error(path + ": open: " + std::strerror(errno));
   // Writers size and stamp a new file under an exclusive lock, so a process
   // opening it at the same moment never sees it half made and resets it.
   if (!read_only && ::flock(fd, LOCK_EX) != 0) {
-    Status err = Status::error(path + ": flock: " + std::strerror(errno));
+    base::Status err = base::Status::error(path + ": flock: " + std::strerror(errno));
     ::close(fd);
     return err;
   }
@@ -66,7 +67,7 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
   };
   auto fail = [&](std::string message) {
     release();
-    return Status::error(path + ": " + message);
+    return base::Status::error(path + ": " + message);
   };
   struct stat st;
   if (::fstat(fd, &st) != 0) return fail(std::string("fstat: ") + std::strerror(errno));
@@ -92,10 +93,10 @@ void CountersFile::reset() {
   std::memcpy(map_, kMagic, sizeof kMagic);
 }
 
-Status CountersFile::add(std::string_view name, int64_t delta) {
-  if (read_only_) return Status::error(path_ + ": the cache is read-only");
+base::Status CountersFile::add(std::string_view name, int64_t delta) {
+  if (read_only_) return base::Status::error(path_ + ": the cache is read-only");
   if (name.empty() || name.size() > kNameMax) {
-    return Status::error("counter name '" + std::string(name) + "' must have 1 to 47 bytes");
+    return base::Status::error("counter name '" + std::string(name) + "' must have 1 to 47 bytes");
   }
   uint64_t tag = hash_bytes(name).lo | 1;
   for (size_t probe = 0; probe < kSlots; ++probe) {
@@ -116,7 +117,7 @@ Status CountersFile::add(std::string_view name, int64_t delta) {
       return {};
     }
   }
-  return Status::error(path_ + ": no free counter slot for '" + std::string(name) + "'");
+  return base::Status::error(path_ + ": no free counter slot for '" + std::string(name) + "'");
 }
 
 // Header words after the magic: the index inode and modification time.

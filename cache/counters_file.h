@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "cache/status.h"
+#include "base/status.h"
 
 namespace lexpack::cache {
 
@@ -18,8 +18,8 @@ class CountersFile {
   ~CountersFile();
   // Maps the file, creating or re-initializing it when absent or damaged.
   // A read-only open maps an existing file only.
-  static Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
-  Status add(std::string_view name, int64_t delta);
+  static base::Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
+  base::Status add(std::string_view name, int64_t delta);
   std::map<std::string, int64_t> read_all() const;
   void reset();
 

@@ -123,12 +123,12 @@ bool is_damage_code(int rc) {
          rc == MDB_CURSOR_FULL;
 }
 
-Status Index::mdb_fail(const char* op, int rc) {
+base::Status Index::mdb_fail(const char* op, int rc) {
   if (is_damage_code(rc)) damaged_ = true;
-  return Status::error(path_ + ": " + op + ": " + mdb_strerror(rc));
+  return base::Status::error(path_ + ": " + op + ": " + mdb_strerror(rc));
 }
 
-Status Txn::fail(const char* op, int rc) {
+base::Status Txn::fail(const char* op, int rc) {
   return index_->mdb_fail(op, rc);
 }
 
@@ -141,7 +141,7 @@ bool Txn::in_map(const MDB_val& v) const {
   return v.mv_size <= static_cast<size_t>(index_->map_end_ - p);
 }
 
-Status Txn::get(Table t, std::string_view key, std::optional<std::string_view>* out) {
+base::Status Txn::get(Table t, std::string_view key, std::optional<std::string_view>* out) {
   MDB_val k = val(key), v;
   int rc = mdb_get(txn_, index_->dbi_[static_cast<int>(t)], &k, &v);
   if (rc == MDB_NOTFOUND) {
@@ -151,21 +151,21 @@ Status Txn::get(Table t, std::string_view key, std::optional<std::string_view>* 
   if (rc != 0) return fail("mdb_get", rc);
   if (!in_map(v)) {
     index_->damaged_ = true;
-    return Status::error(index_->path_ + ": record outside the index file in table " +
-                         table_name(t));
+    return base::Status::error(index_->path_ + ": record outside the index file in table " +
+                               table_name(t));
   }
   *out = view(v);
   return {};
 }
 
-Status Txn::put(Table t, std::string_view key, std::string_view value) {
+base::Status Txn::put(Table t, std::string_view key, std::string_view value) {
   MDB_val k = val(key), v = val(value);
   int rc = mdb_put(txn_, index_->dbi_[static_cast<int>(t)], &k, &v, 0);
   if (rc != 0) return fail("mdb_put", rc);
   return {};
 }
 
-Status Txn::del(Table t, std::string_view key, bool* found) {
+base::Status Txn::del(Table t, std::string_view key, bool* found) {
   MDB_val k = val(key);
   int rc = mdb_del(txn_, index_->dbi_[static_cast<int>(t)], &k, nullptr);
   if (found) *found = rc == 0;
@@ -173,21 +173,21 @@ Status Txn::del(Table t, std::string_view key, bool* found) {
   return {};
 }
 
-Status Txn::each(Table t, std::string_view prefix,
-                 const std::function<bool(std::string_view, std::string_view)>& fn) {
+base::Status Txn::each(Table t, std::string_view prefix,
+                       const std::function<bool(std::string_view, std::string_view)>& fn) {
   MDB_cursor* cursor = nullptr;
   int rc = mdb_cursor_open(txn_, index_->dbi_[static_cast<int>(t)], &cursor);
   if (rc != 0) return fail("mdb_cursor_open", rc);
   MDB_val k = val(prefix), v;
   rc = mdb_cursor_get(cursor, &k, &v, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
-  Status status;
+  base::Status status;
   while (rc == 0) {
     std::string_view key = view(k);
     if (key.substr(0, prefix.size()) != prefix) break;
     if (!in_map(k) || !in_map(v)) {
       index_->damaged_ = true;
-      status = Status::error(index_->path_ + ": record outside the index file in table " +
-                             table_name(t));
+      status = base::Status::error(index_->path_ + ": record outside the index file in table " +
+                                   table_name(t));
       break;
     }
     if (!fn(key, view(v))) break;
@@ -198,7 +198,7 @@ Status Txn::each(Table t, std::string_view prefix,
   return status;
 }
 
-Status Txn::entries(Table t, uint64_t* count) {
+base::Status Txn::entries(Table t, uint64_t* count) {
   MDB_stat st;
   int rc = mdb_stat(txn_, index_->dbi_[static_cast<int>(t)], &st);
   if (rc != 0) return fail("mdb_stat", rc);
@@ -206,14 +206,14 @@ Status Txn::entries(Table t, uint64_t* count) {
   return {};
 }
 
-Status Txn::clear(Table t) {
+base::Status Txn::clear(Table t) {
   int rc = mdb_drop(txn_, index_->dbi_[static_cast<int>(t)], 0);
   if (rc != 0) return fail("mdb_drop", rc);
   return {};
 }
 
-Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bool read_only,
-                                                     bool sync, bool no_lock, int* rc_out) {
+base::Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bool read_only,
+                                                           bool sync, bool no_lock, int* rc_out) {
   *rc_out = 0;
   std::unique_ptr<Index> index(new Index());
   auto fail = [&](const char* op, int rc) {
@@ -250,7 +250,7 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   index->map_begin_ = find_mapping(file_stat.st_ino);
   if (!index->map_begin_) {
     *rc_out = 0;
-    return Status::error(path + ": cannot find the index mapping in /proc/self/maps");
+    return base::Status::error(path + ": cannot find the index mapping in /proc/self/maps");
   }
   MDB_stat st;
   if ((rc = mdb_env_stat(index->env_, &st)) != 0) return fail("mdb_env_stat", rc);
@@ -282,7 +282,7 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
       mdb_txn_abort(txn);
       if (read_only) {
         *rc_out = MDB_NOTFOUND;
-        return Status::error(path + ": the index has no tables yet and is read-only");
+        return base::Status::error(path + ": the index has no tables yet and is read-only");
       }
       continue;
     }
@@ -314,22 +314,22 @@ bool Index::file_stamp(uint64_t* ino, uint64_t* mtime_ns) const {
   return true;
 }
 
-Status Index::check_structure() {
+base::Status Index::check_structure() {
   // The read transaction pins its snapshot, so no writer reuses its pages
   // while they are walked; if its meta page was already overwritten by two
   // newer commits, try a fresh snapshot.
   for (int attempt = 0; attempt < 4; ++attempt) {
     bool stale = false;
     std::string problem;
-    Status st = read([&](Txn& t) {
+    base::Status st = read([&](Txn& t) {
       problem = check_lmdb_pages(map_begin_, file_bytes(), t.id(), &stale);
-      return Status();
+      return base::Status();
     });
     if (!st.ok()) return st;
     if (stale) continue;
     if (!problem.empty()) {
       damaged_ = true;
-      return Status::error(path_ + ": the index is damaged: " + problem);
+      return base::Status::error(path_ + ": the index is damaged: " + problem);
     }
     return {};
   }
@@ -342,7 +342,7 @@ int Index::check_readers() {
   return dead;
 }
 
-Status Index::read_unguarded(FunctionRef<Status(Txn&)> fn) {
+base::Status Index::read_unguarded(FunctionRef<base::Status(Txn&)> fn) {
   int rc;
   if (reader_) {
     rc = mdb_txn_renew(reader_);
@@ -372,13 +372,13 @@ Status Index::read_unguarded(FunctionRef<Status(Txn&)> fn) {
   if (used > file_size_) file_size_ = file_bytes();
   map_end_ = map_begin_ + std::min(used, file_size_);
   Txn txn(this, reader_, false);
-  Status status = fn(txn);
+  base::Status status = fn(txn);
   mdb_txn_reset(reader_);
   return status;
 }
 
-Status Index::write_unguarded(FunctionRef<Status(Txn&)> fn) {
-  if (read_only_) return Status::error(path_ + ": the cache is read-only");
+base::Status Index::write_unguarded(FunctionRef<base::Status(Txn&)> fn) {
+  if (read_only_) return base::Status::error(path_ + ": the cache is read-only");
   MDB_txn* txn = nullptr;
   int rc = mdb_txn_begin(env_, nullptr, 0, &txn);
   if (rc == MDB_READERS_FULL) {
@@ -387,7 +387,7 @@ Status Index::write_unguarded(FunctionRef<Status(Txn&)> fn) {
   }
   if (rc != 0) return mdb_fail("mdb_txn_begin (write)", rc);
   Txn t(this, txn, true);
-  Status status = fn(t);
+  base::Status status = fn(t);
   if (!status.ok()) {
     mdb_txn_abort(txn);
     return status;
@@ -402,32 +402,32 @@ Status Index::write_unguarded(FunctionRef<Status(Txn&)> fn) {
 
 namespace lexpack::cache {
 
-Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
-                                           bool no_lock, int* rc) {
-  Result<std::unique_ptr<Index>> result = Status::error(path + ": not opened");
+base::Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
+                                                 bool no_lock, int* rc) {
+  base::Result<std::unique_ptr<Index>> result = base::Status::error(path + ": not opened");
   if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, rc); })) {
     *rc = MDB_CORRUPTED;
-    return Status::error(path + ": the index file is damaged (a read of it faulted)");
+    return base::Status::error(path + ": the index file is damaged (a read of it faulted)");
   }
   return result;
 }
 
-Status Index::read(FunctionRef<Status(Txn&)> fn) {
-  if (faulted_) return Status::error(path_ + ": the index file is damaged");
-  Status status;
+base::Status Index::read(FunctionRef<base::Status(Txn&)> fn) {
+  if (faulted_) return base::Status::error(path_ + ": the index file is damaged");
+  base::Status status;
   if (!run_guarded([&] { status = read_unguarded(fn); })) {
     faulted_ = damaged_ = true;
-    return Status::error(path_ + ": the index file is damaged (a read of it faulted)");
+    return base::Status::error(path_ + ": the index file is damaged (a read of it faulted)");
   }
   return status;
 }
 
-Status Index::write(FunctionRef<Status(Txn&)> fn) {
-  if (faulted_) return Status::error(path_ + ": the index file is damaged");
-  Status status;
+base::Status Index::write(FunctionRef<base::Status(Txn&)> fn) {
+  if (faulted_) return base::Status::error(path_ + ": the index file is damaged");
+  base::Status status;
   if (!run_guarded([&] { status = write_unguarded(fn); })) {
     faulted_ = damaged_ = true;
-    return Status::error(path_ + ": the index file is damaged (a write faulted)");
+    return base::Status::error(path_ + ": the index file is damaged (a write faulted)");
   }
   return status;
 }

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "cache/function_ref.h"
-#include "cache/status.h"
 
 namespace lexpack::cache {
 
@@ -28,20 +28,20 @@ class Txn {
  public:
   Txn(Index* index, MDB_txn* txn, bool write) : index_(index), txn_(txn), write_(write) {}
   // *out is nullopt when the key is absent.
-  Status get(Table t, std::string_view key, std::optional<std::string_view>* out);
-  Status put(Table t, std::string_view key, std::string_view value);
-  Status del(Table t, std::string_view key, bool* found = nullptr);  // absent is fine
+  base::Status get(Table t, std::string_view key, std::optional<std::string_view>* out);
+  base::Status put(Table t, std::string_view key, std::string_view value);
+  base::Status del(Table t, std::string_view key, bool* found = nullptr);  // absent is fine
   // Calls fn for each record whose key starts with prefix, in key order, until
   // it returns false.
-  Status each(Table t, std::string_view prefix,
-              const std::function<bool(std::string_view key, std::string_view value)>& fn);
-  Status entries(Table t, uint64_t* count);
-  Status clear(Table t);
+  base::Status each(Table t, std::string_view prefix,
+                    const std::function<bool(std::string_view key, std::string_view value)>& fn);
+  base::Status entries(Table t, uint64_t* count);
+  base::Status clear(Table t);
   bool is_write() const { return write_; }
   uint64_t id() const { return mdb_txn_id(txn_); }
 
  private:
-  Status fail(const char* op, int rc);
+  base::Status fail(const char* op, int rc);
   bool in_map(const MDB_val& v) const;
   Index* index_;
   MDB_txn* txn_;
@@ -53,15 +53,15 @@ class Index {
   // path: the index file (MDB_NOSUBDIR); its lock file is path + "-lock".
   // no_lock: for a read-only directory whose lock file cannot be written.
   // *rc receives the failing LMDB/errno code (0 on success).
-  static Result<std::unique_ptr<Index>> open(const std::string& path, bool read_only, bool sync,
-                                             bool no_lock, int* rc);
+  static base::Result<std::unique_ptr<Index>> open(const std::string& path, bool read_only,
+                                                   bool sync, bool no_lock, int* rc);
   ~Index();
 
   // Both run fn under a fault guard: LMDB trusts the file, so a damaged page
   // can make it fault; that becomes a "damaged" error instead of a crash.
-  Status read(FunctionRef<Status(Txn&)> fn);
+  base::Status read(FunctionRef<base::Status(Txn&)> fn);
   // Commits when fn returns ok, aborts otherwise.
-  Status write(FunctionRef<Status(Txn&)> fn);
+  base::Status write(FunctionRef<base::Status(Txn&)> fn);
 
   // Set once an LMDB call reported a damaged file (MDB_CORRUPTED, ...).
   bool damaged() const { return damaged_; }
@@ -72,7 +72,7 @@ class Index {
   int check_readers();
   // Walks the current snapshot's pages (see index_check.h); marks the index
   // damaged and fails when they are not sound.
-  Status check_structure();
+  base::Status check_structure();
   // Inode and modification time (ns) of the index file.
   bool file_stamp(uint64_t* ino, uint64_t* mtime_ns) const;
   // Called after every successful commit.
@@ -81,11 +81,12 @@ class Index {
  private:
   friend class Txn;
   Index() = default;
-  static Result<std::unique_ptr<Index>> open_unguarded(const std::string& path, bool read_only,
-                                                       bool sync, bool no_lock, int* rc);
-  Status read_unguarded(FunctionRef<Status(Txn&)> fn);
-  Status write_unguarded(FunctionRef<Status(Txn&)> fn);
-  Status mdb_fail(const char* op, int rc);
+  static base::Result<std::unique_ptr<Index>> open_unguarded(const std::string& path,
+                                                             bool read_only, bool sync,
+                                                             bool no_lock, int* rc);
+  base::Status read_unguarded(FunctionRef<base::Status(Txn&)> fn);
+  base::Status write_unguarded(FunctionRef<base::Status(Txn&)> fn);
+  base::Status mdb_fail(const char* op, int rc);
   std::string path_;
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_[kTableCount] = {};

@@ -75,36 +75,38 @@ bool PackSet::parse_name(std::string_view name, uint32_t* pack) {
   return true;
 }
 
-Result<PackSet::Pack*> PackSet::open_pack(uint32_t pack, bool for_write) {
+base::Result<PackSet::Pack*> PackSet::open_pack(uint32_t pack, bool for_write) {
   Pack& p = packs_[pack];
   if (p.fd >= 0 && (p.writable || !for_write)) return &p;
-  if (for_write && read_only_) return Status::error(path(pack) + ": the cache is read-only");
+  if (for_write && read_only_) return base::Status::error(path(pack) + ": the cache is read-only");
   int flags = O_CLOEXEC | (for_write ? (O_RDWR | O_CREAT) : O_RDONLY);
   int fd = ::open(path(pack).c_str(), flags, 0644);
   if (fd < 0 && !for_write && errno == ENOENT) {
-    return Status::error(path(pack) + ": pack file is missing");
+    return base::Status::error(path(pack) + ": pack file is missing");
   }
-  if (fd < 0) return Status::error(path(pack) + ": open: " + errno_text());
+  if (fd < 0) return base::Status::error(path(pack) + ": open: " + errno_text());
   if (p.fd >= 0) ::close(p.fd);
   p.fd = fd;
   p.writable = for_write;
   return &p;
 }
 
-Result<std::string_view> PackSet::view(uint32_t pack, uint64_t offset, uint64_t size) {
+base::Result<std::string_view> PackSet::view(uint32_t pack, uint64_t offset, uint64_t size) {
   auto opened = open_pack(pack, false);
   if (!opened.ok()) return opened.status();
   Pack* p = opened.value();
   uint64_t end = offset + size;
-  if (end < offset) return Status::error(path(pack) + ": blob range overflows");
+  if (end < offset) return base::Status::error(path(pack) + ": blob range overflows");
   if (end > p->known_size) {
     struct stat st;
-    if (::fstat(p->fd, &st) != 0) return Status::error(path(pack) + ": fstat: " + errno_text());
+    if (::fstat(p->fd, &st) != 0)
+      return base::Status::error(path(pack) + ": fstat: " + errno_text());
     p->known_size = static_cast<uint64_t>(st.st_size);
     if (end > p->known_size) {
-      return Status::error(path(pack) + ": blob at offset " + std::to_string(offset) + " size " +
-                           std::to_string(size) + " lies past the end of the pack (" +
-                           std::to_string(p->known_size) + " bytes)");
+      return base::Status::error(path(pack) + ": blob at offset " + std::to_string(offset) +
+                                 " size " + std::to_string(size) +
+                                 " lies past the end of the pack (" +
+                                 std::to_string(p->known_size) + " bytes)");
     }
   }
   if (size == 0) return std::string_view();
@@ -113,35 +115,35 @@ Result<std::string_view> PackSet::view(uint32_t pack, uint64_t offset, uint64_t 
     // mapping; only a pack grown past that (a huge blob) gets a second one.
     size_t length = align_up(std::max(pack_size_, p->known_size), kPageSize);
     void* addr = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, p->fd, 0);
-    if (addr == MAP_FAILED) return Status::error(path(pack) + ": mmap: " + errno_text());
+    if (addr == MAP_FAILED) return base::Status::error(path(pack) + ": mmap: " + errno_text());
     p->maps.push_back(Mapping{static_cast<const char*>(addr), length});
   }
   return std::string_view(p->maps.back().addr + offset, size);
 }
 
-Status PackSet::file_id(uint32_t pack, uint64_t* dev, uint64_t* ino) {
+base::Status PackSet::file_id(uint32_t pack, uint64_t* dev, uint64_t* ino) {
   auto opened = open_pack(pack, false);
   if (!opened.ok()) return opened.status();
   struct stat st;
   if (::fstat(opened.value()->fd, &st) != 0) {
-    return Status::error(path(pack) + ": fstat: " + errno_text());
+    return base::Status::error(path(pack) + ": fstat: " + errno_text());
   }
   *dev = static_cast<uint64_t>(st.st_dev);
   *ino = static_cast<uint64_t>(st.st_ino);
   return {};
 }
 
-Status PackSet::append(uint32_t pack, const std::vector<PackPiece>& pieces,
-                       std::vector<uint64_t>* offsets, bool* full) {
+base::Status PackSet::append(uint32_t pack, const std::vector<PackPiece>& pieces,
+                             std::vector<uint64_t>* offsets, bool* full) {
   *full = false;
   offsets->clear();
   auto opened = open_pack(pack, true);
   if (!opened.ok()) return opened.status();
   Pack* p = opened.value();
   FileLock lock(p->fd);
-  if (!lock.ok()) return Status::error(path(pack) + ": flock: " + errno_text());
+  if (!lock.ok()) return base::Status::error(path(pack) + ": flock: " + errno_text());
   struct stat st;
-  if (::fstat(p->fd, &st) != 0) return Status::error(path(pack) + ": fstat: " + errno_text());
+  if (::fstat(p->fd, &st) != 0) return base::Status::error(path(pack) + ": fstat: " + errno_text());
   const uint64_t start = static_cast<uint64_t>(st.st_size);
 
   std::vector<iovec> iov;
@@ -180,8 +182,8 @@ Status PackSet::append(uint32_t pack, const std::vector<PackPiece>& pieces,
       if (::ftruncate(p->fd, static_cast<off_t>(start)) != 0) {
       }
       offsets->clear();
-      return Status::error(path(pack) + ": write of " + std::to_string(pos - start) +
-                           " bytes at offset " + std::to_string(start) + ": " + why);
+      return base::Status::error(path(pack) + ": write of " + std::to_string(pos - start) +
+                                 " bytes at offset " + std::to_string(start) + ": " + why);
     }
     at += static_cast<uint64_t>(n);
     // Skip what was written, possibly splitting an entry.

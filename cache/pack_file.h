@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/status.h"
+#include "base/status.h"
 
 namespace lexpack::cache {
 
@@ -35,21 +35,21 @@ class PackSet {
   // Bytes [offset, offset + size) of the pack, from its one mapping. The view
   // stays valid for the life of this PackSet. Fails when the pack is missing
   // or shorter than the range.
-  Result<std::string_view> view(uint32_t pack, uint64_t offset, uint64_t size);
+  base::Result<std::string_view> view(uint32_t pack, uint64_t offset, uint64_t size);
 
   // Appends pieces at the end of the pack with one locked pwritev: each piece
   // starts 16-byte aligned, or page-aligned and zero-padded to whole pages.
   // Sets *full (and writes nothing) when they would push a non-empty pack past
   // the pack size. Returns each piece's offset.
-  Status append(uint32_t pack, const std::vector<PackPiece>& pieces, std::vector<uint64_t>* offsets,
-                bool* full);
+  base::Status append(uint32_t pack, const std::vector<PackPiece>& pieces,
+                      std::vector<uint64_t>* offsets, bool* full);
 
   // Drops the open descriptor of a pack (after it was deleted); its mappings
   // stay until this PackSet goes away, so earlier views remain valid.
   void forget(uint32_t pack);
   // Device and inode of an open pack file (fstat of its descriptor). While
   // this PackSet holds the pack open or mapped, no other file can take them.
-  Status file_id(uint32_t pack, uint64_t* dev, uint64_t* ino);
+  base::Status file_id(uint32_t pack, uint64_t* dev, uint64_t* ino);
   // Hints the kernel to drop the cached pages of every pack file.
   void drop_page_cache();
   uint64_t pack_size() const { return pack_size_; }
@@ -65,7 +65,7 @@ class PackSet {
     uint64_t known_size = 0;
     std::vector<Mapping> maps;  // the last one is current; older ones kept for old views
   };
-  Result<Pack*> open_pack(uint32_t pack, bool for_write);
+  base::Result<Pack*> open_pack(uint32_t pack, bool for_write);
 
   std::string dir_;
   uint64_t pack_size_;

@@ -49,13 +49,13 @@ std::optional<std::string_view> unseal(std::string_view table, std::string_view 
                                        std::string_view sealed) {
   if (sealed.size() < 8) return std::nullopt;
   std::string_view value = sealed.substr(0, sealed.size() - 8);
-  ByteReader r(sealed.substr(sealed.size() - 8));
+  FixedReader r(sealed.substr(sealed.size() - 8));
   if (r.u64() != checksum(table, key, value)) return std::nullopt;
   return value;
 }
 
 std::string encode(const BlobLocation& b) {
-  ByteWriter w;
+  FixedWriter w;
   w.u32(b.pack);
   w.u32(b.flags);
   w.u64(b.offset);
@@ -65,7 +65,7 @@ std::string encode(const BlobLocation& b) {
 }
 
 std::optional<BlobLocation> decode_blob_location(std::string_view bytes) {
-  ByteReader r(bytes);
+  FixedReader r(bytes);
   BlobLocation b;
   b.pack = r.u32();
   b.flags = r.u32();
@@ -77,7 +77,7 @@ std::optional<BlobLocation> decode_blob_location(std::string_view bytes) {
 }
 
 std::string encode(const PackRecord& p) {
-  ByteWriter w;
+  FixedWriter w;
   w.u32(p.state);
   w.u64(p.created);
   w.u64(p.last_use);
@@ -86,7 +86,7 @@ std::string encode(const PackRecord& p) {
 }
 
 std::optional<PackRecord> decode_pack_record(std::string_view bytes) {
-  ByteReader r(bytes);
+  FixedReader r(bytes);
   PackRecord p;
   p.state = r.u32();
   p.created = r.u64();
@@ -97,7 +97,7 @@ std::optional<PackRecord> decode_pack_record(std::string_view bytes) {
 }
 
 std::string encode(std::string_view path, const FileRecord& f) {
-  ByteWriter w;
+  FixedWriter w;
   w.str(path);
   w.u64(f.stat.dev);
   w.u64(f.stat.ino);
@@ -110,7 +110,7 @@ std::string encode(std::string_view path, const FileRecord& f) {
 }
 
 std::optional<FileRecord> decode_file_record(std::string_view bytes, std::string* path) {
-  ByteReader r(bytes);
+  FixedReader r(bytes);
   FileRecord f;
   std::string_view p = r.str();
   f.stat.dev = r.u64();
@@ -126,7 +126,7 @@ std::optional<FileRecord> decode_file_record(std::string_view bytes, std::string
 }
 
 std::string encode(const ActionRecord& a) {
-  ByteWriter w;
+  FixedWriter w;
   w.u64(a.outputs.size());
   for (const auto& o : a.outputs) {
     w.str(o.role);
@@ -141,7 +141,7 @@ std::string encode(const ActionRecord& a) {
 }
 
 std::optional<ActionRecord> decode_action_record(std::string_view bytes) {
-  ByteReader r(bytes);
+  FixedReader r(bytes);
   ActionRecord a;
   uint64_t n = r.u64();
   // Each output takes at least 24 bytes, so a huge count is caught before allocating.
@@ -162,7 +162,7 @@ std::optional<ActionRecord> decode_action_record(std::string_view bytes) {
 }
 
 std::string encode_memo(std::string_view table, std::string_view key, std::string_view value) {
-  ByteWriter w;
+  FixedWriter w;
   w.str(table);
   w.str(key);
   w.str(value);
@@ -171,7 +171,7 @@ std::string encode_memo(std::string_view table, std::string_view key, std::strin
 
 bool decode_memo(std::string_view bytes, std::string_view* table, std::string_view* key,
                  std::string_view* value) {
-  ByteReader r(bytes);
+  FixedReader r(bytes);
   *table = r.str();
   *key = r.str();
   *value = r.str();
@@ -179,7 +179,7 @@ bool decode_memo(std::string_view bytes, std::string_view* table, std::string_vi
 }
 
 std::string hash_key(const Hash128& h) {
-  ByteWriter w;
+  FixedWriter w;
   w.hash(h);
   return std::move(w.bytes());
 }
@@ -190,7 +190,7 @@ HashKeyBytes::HashKeyBytes(const Hash128& h) {
 }
 
 Hash128 key_hash(std::string_view key16) {
-  ByteReader r(key16);
+  FixedReader r(key16);
   return r.hash();
 }
 

@@ -12,8 +12,10 @@
 
 namespace lexpack::cache {
 
-// Appends little-endian fields to a string.
-class ByteWriter {
+// Appends little-endian fixed-width fields to a string: the layout of the
+// index records on disk (base/byte_codec.h is the varint codec of the records
+// stored above the cache; the two are different formats on purpose).
+class FixedWriter {
  public:
   void u32(uint32_t v) { put(v, 4); }
   void u64(uint64_t v) { put(v, 8); }
@@ -34,11 +36,11 @@ class ByteWriter {
   std::string out_;
 };
 
-// Reads what ByteWriter wrote; every read is bounds-checked and a failed read
+// Reads what FixedWriter wrote; every read is bounds-checked and a failed read
 // makes ok() false for good.
-class ByteReader {
+class FixedReader {
  public:
-  explicit ByteReader(std::string_view in) : in_(in) {}
+  explicit FixedReader(std::string_view in) : in_(in) {}
   uint32_t u32() { return static_cast<uint32_t>(get(4)); }
   uint64_t u64() { return get(8); }
   Hash128 hash() {

@@ -21,43 +21,43 @@ constexpr int kMaxPutAttempts = 8;
 constexpr size_t kMaxPendingUses = 4096;
 
 std::string encode_u32(uint32_t v) {
-  ByteWriter w;
+  FixedWriter w;
   w.u32(v);
   return std::move(w.bytes());
 }
 
 // The meta table's sealed u32 values ("format", "active").
-Status get_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
+base::Status get_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
   std::optional<std::string_view> raw;
-  Status s = t.get(Table::kMeta, name, &raw);
+  base::Status s = t.get(Table::kMeta, name, &raw);
   if (!s.ok()) return s;
   *out = std::nullopt;
   if (!raw) return {};
   auto value = unseal("meta", name, *raw);
-  ByteReader r(value ? *value : std::string_view());
+  FixedReader r(value ? *value : std::string_view());
   uint32_t v = r.u32();
   if (!value || !r.done())
-    return Status::error(std::string("index meta record '") + name + "' is damaged");
+    return base::Status::error(std::string("index meta record '") + name + "' is damaged");
   *out = v;
   return {};
 }
 
-Status put_meta(Txn& t, const char* name, uint32_t v) {
+base::Status put_meta(Txn& t, const char* name, uint32_t v) {
   return t.put(Table::kMeta, name, seal("meta", name, encode_u32(v)));
 }
 
-Status get_pack(Txn& t, uint32_t pack, std::optional<PackRecord>* out) {
+base::Status get_pack(Txn& t, uint32_t pack, std::optional<PackRecord>* out) {
   std::optional<std::string_view> raw;
   *out = std::nullopt;
   std::string key = pack_key(pack);
-  Status s = t.get(Table::kPacks, key, &raw);
+  base::Status s = t.get(Table::kPacks, key, &raw);
   if (!s.ok() || !raw) return s;
   auto value = unseal("packs", key, *raw);
   if (value) *out = decode_pack_record(*value);
   return {};
 }
 
-Status put_pack(Txn& t, uint32_t pack, const PackRecord& rec) {
+base::Status put_pack(Txn& t, uint32_t pack, const PackRecord& rec) {
   std::string key = pack_key(pack);
   return t.put(Table::kPacks, key, seal("packs", key, encode(rec)));
 }
@@ -101,16 +101,16 @@ int64_t now_seconds() {
   return static_cast<int64_t>(std::time(nullptr));
 }
 
-Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
+base::Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
   return StoreImpl::open(options);
 }
 
-Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
+base::Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
   std::unique_ptr<StoreImpl> s(new StoreImpl());
   s->options_ = options;
   s->config_ = load_config(options.dir);
   if (s->config_.dir.empty()) {
-    return Status::error("no cache directory: set LEXPACK_DIR, XDG_CACHE_HOME or HOME");
+    return base::Status::error("no cache directory: set LEXPACK_DIR, XDG_CACHE_HOME or HOME");
   }
   s->dir_ = s->config_.dir;
   s->packs_dir_ = s->dir_ + "/" + kPacksDirName;
@@ -121,8 +121,8 @@ Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
     std::filesystem::create_directories(s->packs_dir_, ec);
     if (ec || ::access(s->dir_.c_str(), W_OK) != 0 || ::access(s->packs_dir_.c_str(), W_OK) != 0) {
       if (!std::filesystem::is_directory(s->dir_, ec)) {
-        return Status::error(s->dir_ + ": cannot create the cache directory: " +
-                             (ec ? ec.message() : std::string("not writable")));
+        return base::Status::error(s->dir_ + ": cannot create the cache directory: " +
+                                   (ec ? ec.message() : std::string("not writable")));
       }
       s->read_only_ = true;
       s->messages_.push_back(s->dir_ + ": the cache directory is not writable; using it read-only");
@@ -137,12 +137,12 @@ Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options) {
   } else if (!s->read_only_) {
     s->messages_.push_back(counters.message());
   }
-  Status st = s->open_index();
+  base::Status st = s->open_index();
   if (!st.ok()) return st;
   return std::unique_ptr<Store>(std::move(s));
 }
 
-Status StoreImpl::open_index() {
+base::Status StoreImpl::open_index() {
   // Shared while opening, so a reset (exclusive) never swaps files under us.
   auto lock = std::make_unique<ResetLock>(dir_ + "/" + kResetLockName, LOCK_SH);
   index_ino_ = inode_of(index_path_);
@@ -168,7 +168,7 @@ Status StoreImpl::open_index() {
   }
   index_ = std::move(opened.value());
   index_ino_ = inode_of(index_path_);
-  Status st = watch_index();
+  base::Status st = watch_index();
   if (st.ok()) st = init_meta();
   if (!st.ok() && !read_only_ &&
       (index_->damaged() || st.message().find("damaged") != std::string::npos)) {
@@ -178,11 +178,11 @@ Status StoreImpl::open_index() {
   return st;
 }
 
-Status StoreImpl::watch_index() {
+base::Status StoreImpl::watch_index() {
   if (read_only_ || !counters_) return {};
   uint64_t ino = 0, mtime = 0;
   if (index_->file_stamp(&ino, &mtime) && !counters_->index_stamp_matches(ino, mtime)) {
-    Status st = index_->check_structure();
+    base::Status st = index_->check_structure();
     if (!st.ok()) return st;
     counters_->record_index_stamp(ino, mtime);
   }
@@ -195,18 +195,18 @@ Status StoreImpl::watch_index() {
   return {};
 }
 
-Status StoreImpl::init_meta() {
+base::Status StoreImpl::init_meta() {
   std::optional<uint32_t> format, active;
-  Status st = index_->read([&](Txn& t) {
-    Status s = get_meta(t, "format", &format);
+  base::Status st = index_->read([&](Txn& t) {
+    base::Status s = get_meta(t, "format", &format);
     if (s.ok()) s = get_meta(t, "active", &active);
     return s;
   });
   if (!st.ok()) return st;
   if (format && *format != kFormatVersion) {
-    return Status::error(index_path_ + ": index format " + std::to_string(*format) +
-                         " is damaged or from another version (expected " +
-                         std::to_string(kFormatVersion) + ")");
+    return base::Status::error(index_path_ + ": index format " + std::to_string(*format) +
+                               " is damaged or from another version (expected " +
+                               std::to_string(kFormatVersion) + ")");
   }
   if ((format && active) || read_only_) return {};
   // A fresh index: numbering continues after any pack already on disk, so a
@@ -219,7 +219,7 @@ Status StoreImpl::init_meta() {
   }
   return index_->write([&](Txn& t) {
     std::optional<uint32_t> f, a;
-    Status s = get_meta(t, "format", &f);
+    base::Status s = get_meta(t, "format", &f);
     if (s.ok()) s = get_meta(t, "active", &a);
     if (!s.ok() || (f && a)) return s;
     s = put_meta(t, "format", kFormatVersion);
@@ -231,7 +231,7 @@ Status StoreImpl::init_meta() {
   });
 }
 
-Status StoreImpl::reset_index(const std::string& reason) {
+base::Status StoreImpl::reset_index(const std::string& reason) {
   ResetLock lock(dir_ + "/" + kResetLockName, LOCK_EX);
   index_.reset();
   std::error_code ec;
@@ -256,15 +256,16 @@ Status StoreImpl::reset_index(const std::string& reason) {
   index_ino_ = inode_of(index_path_);
   report(index_path_ + ": the index was damaged (" + reason + "); the cache was reset",
          "index_resets");
-  Status st = watch_index();
+  base::Status st = watch_index();
   // Pack numbering restarts after the highest pack still on disk.
   return st.ok() ? init_meta() : st;
 }
 
-Status StoreImpl::after_failure(Status status) {
+base::Status StoreImpl::after_failure(base::Status status) {
   if (index_ && index_->damaged() && !read_only_) {
-    Status reset = reset_index(status.message());
-    if (!reset.ok()) return Status::error(status.message() + "; reset failed: " + reset.message());
+    base::Status reset = reset_index(status.message());
+    if (!reset.ok())
+      return base::Status::error(status.message() + "; reset failed: " + reset.message());
   }
   return status;
 }
@@ -289,13 +290,13 @@ std::optional<std::string_view> StoreImpl::find_blob(const BlobId& id, BlobLocat
   const HashKeyBytes key(id);
   std::optional<BlobLocation> loc;
   bool bad_record = false;
-  Status st = index_->read([&](Txn& t) {
+  base::Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
-    Status s = t.get(Table::kBlobs, key.view(), &raw);
+    base::Status s = t.get(Table::kBlobs, key.view(), &raw);
     if (!s.ok() || !raw) return s;
     loc = decode_blob(key.view(), *raw);
     bad_record = !loc;
-    return Status();
+    return base::Status();
   });
   if (!st.ok()) {
     after_failure(st);
@@ -316,7 +317,7 @@ std::optional<std::string_view> StoreImpl::find_blob(const BlobId& id, BlobLocat
   bool still_there = false;
   index_->read([&](Txn& t) {
     std::optional<PackRecord> rec;
-    Status s = get_pack(t, loc->pack, &rec);
+    base::Status s = get_pack(t, loc->pack, &rec);
     still_there = s.ok() && rec && rec->state == PackRecord::kLive;
     return s;
   });
@@ -364,19 +365,19 @@ std::optional<BlobPlace> StoreImpl::locate_blob(const BlobId& id) {
   return place;
 }
 
-Result<BlobId> StoreImpl::put_blob(std::string_view bytes, const BlobOptions& options) {
+base::Result<BlobId> StoreImpl::put_blob(std::string_view bytes, const BlobOptions& options) {
   auto ids = put_blobs({bytes}, options);
   if (!ids.ok()) return ids.status();
   return ids.value()[0];
 }
 
-Result<std::vector<BlobId>> StoreImpl::put_blobs(const std::vector<std::string_view>& blobs,
-                                                 const BlobOptions& options) {
+base::Result<std::vector<BlobId>> StoreImpl::put_blobs(const std::vector<std::string_view>& blobs,
+                                                       const BlobOptions& options) {
   std::vector<BlobId> ids;
   ids.reserve(blobs.size());
   for (auto b : blobs) ids.push_back(hash_bytes(b));
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   // Deduplicate against what is stored (and readable) already.
   std::vector<std::string_view> todo;
   std::vector<BlobId> todo_ids;
@@ -410,20 +411,19 @@ Result<std::vector<BlobId>> StoreImpl::put_blobs(const std::vector<std::string_v
   return ids;
 }
 
-Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::string_view>& blobs,
-                                                    const std::vector<BlobId>& ids,
-                                                    bool page_aligned) {
+base::Result<std::vector<BlobId>> StoreImpl::store_pieces(
+    const std::vector<std::string_view>& blobs, const std::vector<BlobId>& ids, bool page_aligned) {
   std::vector<PackPiece> pieces;
   for (auto b : blobs) pieces.push_back(PackPiece{b, page_aligned});
   std::string last_error = "no attempt";
   for (int attempt = 0; attempt < kMaxPutAttempts; ++attempt) {
     std::optional<uint32_t> active, gc_pending;
-    Status st = index_->read([&](Txn& t) {
-      Status s = get_meta(t, "active", &active);
+    base::Status st = index_->read([&](Txn& t) {
+      base::Status s = get_meta(t, "active", &active);
       if (s.ok()) s = get_meta(t, "gc_pending", &gc_pending);
       return s;
     });
-    if (st.ok() && !active) st = Status::error(index_path_ + ": no active pack recorded");
+    if (st.ok() && !active) st = base::Status::error(index_path_ + ": no active pack recorded");
     if (!st.ok()) return after_failure(st);
     std::vector<uint64_t> offsets;
     bool full = false;
@@ -439,11 +439,12 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
     const uint64_t now = static_cast<uint64_t>(now_seconds());
     st = index_->write([&](Txn& t) {
       std::optional<PackRecord> rec;
-      Status s = get_pack(t, *active, &rec);
+      base::Status s = get_pack(t, *active, &rec);
       if (!s.ok()) return s;
       if (!rec || rec->state != PackRecord::kLive) {
         pack_gone = true;
-        return Status::error("pack " + std::to_string(*active) + " is being evicted or unknown");
+        return base::Status::error("pack " + std::to_string(*active) +
+                                   " is being evicted or unknown");
       }
       for (size_t i = 0; i < blobs.size(); ++i) {
         const std::string key = hash_key(ids[i]);
@@ -476,7 +477,7 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
     if (st.ok()) {
       if (gc_pending && *gc_pending && options_.auto_gc && !in_gc_) {
         // An eviction is under way: this put takes its bounded share of it.
-        Status gc_status = auto_gc_step();
+        base::Status gc_status = auto_gc_step();
         if (!gc_status.ok()) report("automatic eviction failed: " + gc_status.message(), nullptr);
       }
       return ids;
@@ -487,14 +488,14 @@ Result<std::vector<BlobId>> StoreImpl::store_pieces(const std::vector<std::strin
     st = roll_over(*active);
     if (!st.ok()) return after_failure(st);
   }
-  return Status::error(dir_ + ": could not store blobs: " + last_error);
+  return base::Status::error(dir_ + ": could not store blobs: " + last_error);
 }
 
-Status StoreImpl::roll_over(uint32_t full_pack) {
+base::Status StoreImpl::roll_over(uint32_t full_pack) {
   bool rolled = false;
-  Status st = index_->write([&](Txn& t) {
+  base::Status st = index_->write([&](Txn& t) {
     std::optional<uint32_t> active;
-    Status s = get_meta(t, "active", &active);
+    base::Status s = get_meta(t, "active", &active);
     if (!s.ok() || !active || *active != full_pack) return s;
     PackRecord rec;
     rec.created = rec.last_use = static_cast<uint64_t>(now_seconds());
@@ -508,20 +509,20 @@ Status StoreImpl::roll_over(uint32_t full_pack) {
     // Over the limit: mark an eviction pending, so that every put (from any
     // process, this one first) does a bounded part of it until the cache fits
     // again. Eviction failing must not fail the put that triggered it.
-    Status gc_status = index_->write([&](Txn& t) { return put_meta(t, "gc_pending", 1); });
+    base::Status gc_status = index_->write([&](Txn& t) { return put_meta(t, "gc_pending", 1); });
     if (!gc_status.ok()) report("automatic eviction failed: " + gc_status.message(), nullptr);
   }
   return {};
 }
 
-Status StoreImpl::flush() {
+base::Status StoreImpl::flush() {
   if (pending_uses_.empty() || !index_ || read_only_) return {};
   const uint64_t now = static_cast<uint64_t>(now_seconds());
-  Status st = index_->write([&](Txn& t) {
+  base::Status st = index_->write([&](Txn& t) {
     std::map<uint32_t, bool> packs;
     for (const auto& [key, pack] : pending_uses_) {
       std::optional<std::string_view> raw;
-      Status s = t.get(Table::kBlobs, key, &raw);
+      base::Status s = t.get(Table::kBlobs, key, &raw);
       if (!s.ok()) return s;
       if (!raw) continue;
       auto loc = decode_blob(key, *raw);
@@ -532,24 +533,24 @@ Status StoreImpl::flush() {
     }
     for (const auto& [pack, unused] : packs) {
       std::optional<PackRecord> rec;
-      Status s = get_pack(t, pack, &rec);
+      base::Status s = get_pack(t, pack, &rec);
       if (!s.ok()) return s;
       if (!rec) continue;
       rec->last_use = now;
       if (!(s = put_pack(t, pack, *rec)).ok()) return s;
     }
-    return Status();
+    return base::Status();
   });
   pending_uses_.clear();
   if (!st.ok()) return after_failure(st);
   return {};
 }
 
-Status StoreImpl::put_record(Table table, const std::string& key, std::string value) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+base::Status StoreImpl::put_record(Table table, const std::string& key, std::string value) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   std::string sealed = seal(table_name(table), key, std::move(value));
-  Status st = index_->write([&](Txn& t) { return t.put(table, key, sealed); });
+  base::Status st = index_->write([&](Txn& t) { return t.put(table, key, sealed); });
   if (!st.ok()) return after_failure(st);
   return st;
 }
@@ -558,9 +559,9 @@ bool StoreImpl::visit_record(Table table, const std::string& key,
                              FunctionRef<void(std::string_view)> fn) {
   if (!index_) return false;
   bool found = false, bad = false;
-  Status st = index_->read([&](Txn& t) {
+  base::Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
-    Status s = t.get(table, key, &raw);
+    base::Status s = t.get(table, key, &raw);
     if (!s.ok() || !raw) return s;
     auto value = unseal(table_name(table), key, *raw);
     if (value) {
@@ -569,7 +570,7 @@ bool StoreImpl::visit_record(Table table, const std::string& key,
     } else {
       bad = true;
     }
-    return Status();
+    return base::Status();
   });
   if (!st.ok()) {
     after_failure(st);
@@ -597,7 +598,7 @@ std::optional<FileRecord> StoreImpl::get_file(std::string_view path) {
   return rec;
 }
 
-Status StoreImpl::put_file(std::string_view path, const FileRecord& record) {
+base::Status StoreImpl::put_file(std::string_view path, const FileRecord& record) {
   return put_record(Table::kFiles, file_key(path), encode(path, record));
 }
 
@@ -607,7 +608,7 @@ std::optional<ActionRecord> StoreImpl::get_action(const ActionKey& key) {
   return decode_action_record(*raw);
 }
 
-Status StoreImpl::put_action(const ActionKey& key, const ActionRecord& record) {
+base::Status StoreImpl::put_action(const ActionKey& key, const ActionRecord& record) {
   return put_record(Table::kActions, hash_key(key), encode(record));
 }
 
@@ -629,14 +630,15 @@ bool StoreImpl::visit_memo(std::string_view table, std::string_view key,
   return found;
 }
 
-Status StoreImpl::put_memo(std::string_view table, std::string_view key, std::string_view value) {
+base::Status StoreImpl::put_memo(std::string_view table, std::string_view key,
+                                 std::string_view value) {
   return put_record(Table::kMemo, memo_key(table, key), encode_memo(table, key, value));
 }
 
-Status StoreImpl::put_records(const std::vector<FileWrite>& files,
-                              const std::vector<MemoWrite>& memos) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+base::Status StoreImpl::put_records(const std::vector<FileWrite>& files,
+                                    const std::vector<MemoWrite>& memos) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   struct Sealed {
     Table table;
     std::string key, value;
@@ -653,25 +655,25 @@ Status StoreImpl::put_records(const std::vector<FileWrite>& files,
     std::string value = seal(table_name(Table::kMemo), key, encode_memo(m.table, m.key, m.value));
     sealed.push_back({Table::kMemo, std::move(key), std::move(value)});
   }
-  Status st = index_->write([&](Txn& t) {
+  base::Status st = index_->write([&](Txn& t) {
     for (const Sealed& r : sealed) {
-      if (Status put = t.put(r.table, r.key, r.value); !put.ok()) return put;
+      if (base::Status put = t.put(r.table, r.key, r.value); !put.ok()) return put;
     }
-    return Status();
+    return base::Status();
   });
   if (!st.ok()) return after_failure(st);
   return st;
 }
 
-Status StoreImpl::add_counter(std::string_view name, int64_t delta) {
-  if (!counters_) return Status::error(dir_ + ": statistics are not available");
+base::Status StoreImpl::add_counter(std::string_view name, int64_t delta) {
+  if (!counters_) return base::Status::error(dir_ + ": statistics are not available");
   return counters_->add(name, delta);
 }
 
 // Defaults for the methods added after the first version of the interface, so
 // that other implementations (test doubles) keep compiling.
-Result<std::vector<BlobId>> Store::put_blobs(const std::vector<std::string_view>& blobs,
-                                             const BlobOptions& options) {
+base::Result<std::vector<BlobId>> Store::put_blobs(const std::vector<std::string_view>& blobs,
+                                                   const BlobOptions& options) {
   std::vector<BlobId> ids;
   for (auto b : blobs) {
     auto id = put_blob(b, options);
@@ -686,43 +688,43 @@ bool Store::visit_memo(std::string_view table, std::string_view key,
   if (value) fn(*value);
   return value.has_value();
 }
-Status Store::put_records(const std::vector<FileWrite>& files,
-                          const std::vector<MemoWrite>& memos) {
+base::Status Store::put_records(const std::vector<FileWrite>& files,
+                                const std::vector<MemoWrite>& memos) {
   for (const FileWrite& f : files) {
-    if (Status st = put_file(f.path, f.record); !st.ok()) return st;
+    if (base::Status st = put_file(f.path, f.record); !st.ok()) return st;
   }
   for (const MemoWrite& m : memos) {
-    if (Status st = put_memo(m.table, m.key, m.value); !st.ok()) return st;
+    if (base::Status st = put_memo(m.table, m.key, m.value); !st.ok()) return st;
   }
-  return Status();
+  return base::Status();
 }
 
 std::optional<BlobPlace> Store::locate_blob(const BlobId&) {
   return std::nullopt;
 }
-Status Store::flush() {
+base::Status Store::flush() {
   return {};
 }
 std::vector<std::string> Store::take_messages() {
   return {};
 }
-Result<StoreStats> Store::stats() {
-  return Status::error("stats: not supported by this store");
+base::Result<StoreStats> Store::stats() {
+  return base::Status::error("stats: not supported by this store");
 }
-Result<GcReport> Store::gc(uint64_t) {
-  return Status::error("gc: not supported by this store");
+base::Result<GcReport> Store::gc(uint64_t) {
+  return base::Status::error("gc: not supported by this store");
 }
-Result<VerifyReport> Store::verify() {
-  return Status::error("verify: not supported by this store");
+base::Result<VerifyReport> Store::verify() {
+  return base::Status::error("verify: not supported by this store");
 }
-Status Store::clear() {
-  return Status::error("clear: not supported by this store");
+base::Status Store::clear() {
+  return base::Status::error("clear: not supported by this store");
 }
-Status Store::export_to(const std::string&) {
-  return Status::error("export: not supported by this store");
+base::Status Store::export_to(const std::string&) {
+  return base::Status::error("export: not supported by this store");
 }
-Result<ImportReport> Store::import_from(const std::string&) {
-  return Status::error("import: not supported by this store");
+base::Result<ImportReport> Store::import_from(const std::string&) {
+  return base::Status::error("import: not supported by this store");
 }
 
 }  // namespace lexpack::cache

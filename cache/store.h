@@ -13,27 +13,18 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file_stat.h"
+#include "base/status.h"
 #include "cache/hash.h"
-#include "cache/status.h"
 
 namespace lexpack::cache {
 
 using BlobId = Hash128;     // XXH3-128 of the blob's bytes
 using ActionKey = Hash128;  // computed by the launcher
 
-// The stat fields that decide whether a file may have changed.
-struct StatSignature {
-  uint64_t dev = 0;
-  uint64_t ino = 0;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const StatSignature&) const = default;
-};
-
 // File table: path -> what we last knew of it.
 struct FileRecord {
-  StatSignature stat;
+  base::StatSignature stat;
   BlobId content;      // id of the file's bytes (not necessarily stored as a blob)
   BlobId scan_result;  // id of the serialized scan result blob, zero if none
   bool operator==(const FileRecord&) const = default;
@@ -135,14 +126,15 @@ struct ImportReport {
 // cache directory at once.
 class Store {
  public:
-  static Result<std::unique_ptr<Store>> open(const StoreOptions& options);
+  static base::Result<std::unique_ptr<Store>> open(const StoreOptions& options);
   virtual ~Store() = default;
 
   virtual const std::string& dir() const = 0;
 
   // Blobs. put() deduplicates by content; get() verifies the hash and returns a
   // view into the pack mapping, valid for the life of the Store.
-  virtual Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options = {}) = 0;
+  virtual base::Result<BlobId> put_blob(std::string_view bytes,
+                                        const BlobOptions& options = {}) = 0;
   virtual std::optional<std::string_view> get_blob(const BlobId& id) = 0;
   virtual bool has_blob(const BlobId& id) = 0;
   // The place of a blob stored page-aligned, after checking its bytes against
@@ -150,10 +142,10 @@ class Store {
   virtual std::optional<BlobPlace> locate_blob(const BlobId& id);
 
   virtual std::optional<FileRecord> get_file(std::string_view path) = 0;
-  virtual Status put_file(std::string_view path, const FileRecord& record) = 0;
+  virtual base::Status put_file(std::string_view path, const FileRecord& record) = 0;
 
   virtual std::optional<ActionRecord> get_action(const ActionKey& key) = 0;
-  virtual Status put_action(const ActionKey& key, const ActionRecord& record) = 0;
+  virtual base::Status put_action(const ActionKey& key, const ActionRecord& record) = 0;
 
   // Small key/value memo tables named by `table` ("compiler", "closure", ...).
   virtual std::optional<std::string> get_memo(std::string_view table, std::string_view key) = 0;
@@ -161,7 +153,8 @@ class Store {
   // (a large memo is not copied); false, fn not called, when there is none.
   virtual bool visit_memo(std::string_view table, std::string_view key,
                           const std::function<void(std::string_view)>& fn);
-  virtual Status put_memo(std::string_view table, std::string_view key, std::string_view value) = 0;
+  virtual base::Status put_memo(std::string_view table, std::string_view key,
+                                std::string_view value) = 0;
 
   // File records and memos written together, for callers that learn many at
   // once (a whole-build scan): the store writes them in one index transaction,
@@ -173,31 +166,31 @@ class Store {
   struct MemoWrite {
     std::string table, key, value;
   };
-  virtual Status put_records(const std::vector<FileWrite>& files,
-                             const std::vector<MemoWrite>& memos);
+  virtual base::Status put_records(const std::vector<FileWrite>& files,
+                                   const std::vector<MemoWrite>& memos);
 
   // Statistics counters ("hits", "misses", "time_saved_us", ...).
-  virtual Status add_counter(std::string_view name, int64_t delta) = 0;
+  virtual base::Status add_counter(std::string_view name, int64_t delta) = 0;
 
   // Stores many blobs with one pack write and one index transaction.
-  virtual Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
-                                                const BlobOptions& options = {});
+  virtual base::Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
+                                                      const BlobOptions& options = {});
   // Writes batched last-use marks to the index (also done on destruction).
-  virtual Status flush();
+  virtual base::Status flush();
   // Reports of damage found (corrupt blobs, an index reset) since the last call.
   virtual std::vector<std::string> take_messages();
 
   // Maintenance, for the command line.
-  virtual Result<StoreStats> stats();
+  virtual base::Result<StoreStats> stats();
   // Evicts least recently used packs until the packs fit in max_size bytes.
-  virtual Result<GcReport> gc(uint64_t max_size);
+  virtual base::Result<GcReport> gc(uint64_t max_size);
   // Checks every blob and record; drops the bad ones.
-  virtual Result<VerifyReport> verify();
-  virtual Status clear();
+  virtual base::Result<VerifyReport> verify();
+  virtual base::Status clear();
   // The whole cache as one file, and back. Import checks every blob and record
   // and writes only through the store, never to a path named by the file.
-  virtual Status export_to(const std::string& file);
-  virtual Result<ImportReport> import_from(const std::string& file);
+  virtual base::Status export_to(const std::string& file);
+  virtual base::Result<ImportReport> import_from(const std::string& file);
 };
 
 }  // namespace lexpack::cache

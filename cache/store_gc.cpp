@@ -18,20 +18,21 @@ namespace lexpack::cache {
 
 namespace {
 
-Status read_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
+base::Status read_meta(Txn& t, const char* name, std::optional<uint32_t>* out) {
   std::optional<std::string_view> raw;
-  Status s = t.get(Table::kMeta, name, &raw);
+  base::Status s = t.get(Table::kMeta, name, &raw);
   *out = std::nullopt;
   if (!s.ok() || !raw) return s;
   auto value = unseal("meta", name, *raw);
-  if (!value) return Status::error(std::string("index meta record '") + name + "' is damaged");
-  ByteReader r(*value);
+  if (!value)
+    return base::Status::error(std::string("index meta record '") + name + "' is damaged");
+  FixedReader r(*value);
   uint32_t v = r.u32();
   if (r.done()) *out = v;
   return {};
 }
 
-Status read_active(Txn& t, std::optional<uint32_t>* active) {
+base::Status read_active(Txn& t, std::optional<uint32_t>* active) {
   return read_meta(t, "active", active);
 }
 
@@ -69,8 +70,8 @@ class GcLock {
   bool held_ = false;
 };
 
-Status write_meta(Txn& t, const char* name, uint32_t v) {
-  ByteWriter w;
+base::Status write_meta(Txn& t, const char* name, uint32_t v) {
+  FixedWriter w;
   w.u32(v);
   return t.put(Table::kMeta, name, seal("meta", name, std::move(w.bytes())));
 }
@@ -96,9 +97,9 @@ uint64_t StoreImpl::pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecor
   return total;
 }
 
-Result<GcReport> StoreImpl::gc(uint64_t max_size) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+base::Result<GcReport> StoreImpl::gc(uint64_t max_size) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   struct Guard {
     bool* flag;
     ~Guard() { *flag = false; }
@@ -113,9 +114,9 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
   uint64_t total = pack_bytes_on_disk(&packs);
   report.bytes_before = total;
   std::optional<uint32_t> active;
-  Status st = index_->read([&](Txn& t) { return read_active(t, &active); });
+  base::Status st = index_->read([&](Txn& t) { return read_active(t, &active); });
   if (!st.ok()) return after_failure(st);
-  if (!active) return Status::error(index_path_ + ": no active pack recorded");
+  if (!active) return base::Status::error(index_path_ + ": no active pack recorded");
 
   // Oldest last use first; an interrupted eviction is finished first of all.
   std::sort(packs.begin(), packs.end(), [](const auto& a, const auto& b) {
@@ -155,7 +156,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
   if (total <= limit) {
     // Nothing is left for the puts to evict.
     st = index_->write([&](Txn& t) {
-      Status s = t.del(Table::kMeta, "gc_pending");
+      base::Status s = t.del(Table::kMeta, "gc_pending");
       return s.ok() ? t.del(Table::kMeta, "gc_copied_kib") : s;
     });
     if (!st.ok()) return after_failure(st);
@@ -163,7 +164,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
   return report;
 }
 
-Status StoreImpl::auto_gc_step() {
+base::Status StoreImpl::auto_gc_step() {
   if (!options_.auto_gc || in_gc_ || read_only_ || !index_) return {};
   GcLock lock(dir_ + "/" + kGcLockName, false);
   if (!lock.held()) return {};  // another process is evicting
@@ -180,13 +181,13 @@ Status StoreImpl::auto_gc_step() {
     std::vector<std::pair<uint32_t, PackRecord>> packs;
     uint64_t total = pack_bytes_on_disk(&packs);
     std::optional<uint32_t> active, copied_kib;
-    Status st = index_->read([&](Txn& t) {
-      Status s = read_active(t, &active);
+    base::Status st = index_->read([&](Txn& t) {
+      base::Status s = read_active(t, &active);
       if (s.ok()) s = read_meta(t, "gc_copied_kib", &copied_kib);
       return s;
     });
     if (!st.ok()) return after_failure(st);
-    if (!active) return Status::error(index_path_ + ": no active pack recorded");
+    if (!active) return base::Status::error(index_path_ + ": no active pack recorded");
     // A pack already being evicted first, else the least recently used one.
     std::optional<std::pair<uint32_t, PackRecord>> victim;
     for (const auto& p : packs) {
@@ -204,7 +205,7 @@ Status StoreImpl::auto_gc_step() {
     if (!victim) {
       // Within the limit (or only the active pack is left): nothing pending.
       st = index_->write([&](Txn& t) {
-        Status s = t.del(Table::kMeta, "gc_pending");
+        base::Status s = t.del(Table::kMeta, "gc_pending");
         return s.ok() ? t.del(Table::kMeta, "gc_copied_kib") : s;
       });
       return st.ok() ? st : after_failure(st);
@@ -226,27 +227,27 @@ Status StoreImpl::auto_gc_step() {
   }
 }
 
-Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns,
-                             GcReport* report, uint64_t* copied_bytes, bool* done) {
+base::Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns,
+                                   GcReport* report, uint64_t* copied_bytes, bool* done) {
   *done = false;
   const std::string pkey = pack_key(pack);
   // 1. No new blob may be indexed into the pack from now on (a write only
   // the first time: a resumed eviction finds the pack marked already).
   bool exists = false, marked = false;
-  Status st = index_->read([&](Txn& t) {
+  base::Status st = index_->read([&](Txn& t) {
     std::optional<std::string_view> raw;
-    Status s = t.get(Table::kPacks, pkey, &raw);
+    base::Status s = t.get(Table::kPacks, pkey, &raw);
     if (!s.ok() || !raw) return s;
     auto value = unseal("packs", pkey, *raw);
     auto rec = value ? decode_pack_record(*value) : std::nullopt;
     exists = true;
     marked = rec && rec->state == PackRecord::kEvicting;
-    return Status();
+    return base::Status();
   });
   if (st.ok() && exists && !marked) {
     st = index_->write([&](Txn& t) {
       std::optional<std::string_view> raw;
-      Status s = t.get(Table::kPacks, pkey, &raw);
+      base::Status s = t.get(Table::kPacks, pkey, &raw);
       exists = s.ok() && raw;
       if (!exists) return s;
       auto value = unseal("packs", pkey, *raw);
@@ -273,7 +274,7 @@ Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline
   for (;;) {
     std::vector<Entry> entries;
     st = index_->read([&](Txn& t) {
-      Status s = t.each(Table::kPackBlobs, pkey, [&](std::string_view key, std::string_view) {
+      base::Status s = t.each(Table::kPackBlobs, pkey, [&](std::string_view key, std::string_view) {
         if (key.size() == 20) entries.push_back(Entry{std::string(key.substr(4)), {}, false});
         return entries.size() < kEvictChunkBlobs;
       });
@@ -323,7 +324,7 @@ Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline
 
     // 4. Drop what still points into the pack.
     st = index_->write([&](Txn& t) {
-      Status s;
+      base::Status s;
       for (const auto& e : entries) {
         std::optional<std::string_view> raw;
         if (!(s = t.get(Table::kBlobs, e.key, &raw)).ok()) return s;
@@ -353,9 +354,9 @@ Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline
   return {};
 }
 
-Status StoreImpl::clear() {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+base::Status StoreImpl::clear() {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   pending_uses_.clear();
   uint32_t highest = 0;
   std::error_code ec;
@@ -367,9 +368,9 @@ Status StoreImpl::clear() {
       highest = std::max(highest, n);
     }
   }
-  Status st = index_->write([&](Txn& t) {
+  base::Status st = index_->write([&](Txn& t) {
     std::optional<uint32_t> active;
-    Status s = read_active(t, &active);
+    base::Status s = read_active(t, &active);
     if (!s.ok()) return s;
     uint32_t next = std::max(highest, active.value_or(0)) + 1;
     for (Table table : {Table::kBlobs, Table::kPackBlobs, Table::kPacks, Table::kFiles,
@@ -393,15 +394,15 @@ Status StoreImpl::clear() {
   return {};
 }
 
-Result<StoreStats> StoreImpl::stats() {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
+base::Result<StoreStats> StoreImpl::stats() {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
   StoreStats s;
   std::vector<std::pair<uint32_t, PackRecord>> packs;
   s.pack_bytes = pack_bytes_on_disk(&packs);
   s.packs = packs.size();
   for (const auto& [n, rec] : packs) s.blob_bytes += rec.blob_bytes;
-  Status st = index_->read([&](Txn& t) {
-    Status r = t.entries(Table::kBlobs, &s.blobs);
+  base::Status st = index_->read([&](Txn& t) {
+    base::Status r = t.entries(Table::kBlobs, &s.blobs);
     if (r.ok()) r = t.entries(Table::kFiles, &s.files);
     if (r.ok()) r = t.entries(Table::kActions, &s.actions);
     if (r.ok()) r = t.entries(Table::kMemo, &s.memos);

@@ -33,57 +33,58 @@ int64_t now_seconds();
 
 class StoreImpl final : public Store {
  public:
-  static Result<std::unique_ptr<Store>> open(const StoreOptions& options);
+  static base::Result<std::unique_ptr<Store>> open(const StoreOptions& options);
   ~StoreImpl() override;
 
   const std::string& dir() const override { return dir_; }
-  Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options) override;
+  base::Result<BlobId> put_blob(std::string_view bytes, const BlobOptions& options) override;
   std::optional<std::string_view> get_blob(const BlobId& id) override;
   bool has_blob(const BlobId& id) override;
   std::optional<BlobPlace> locate_blob(const BlobId& id) override;
   std::optional<FileRecord> get_file(std::string_view path) override;
-  Status put_file(std::string_view path, const FileRecord& record) override;
+  base::Status put_file(std::string_view path, const FileRecord& record) override;
   std::optional<ActionRecord> get_action(const ActionKey& key) override;
-  Status put_action(const ActionKey& key, const ActionRecord& record) override;
+  base::Status put_action(const ActionKey& key, const ActionRecord& record) override;
   std::optional<std::string> get_memo(std::string_view table, std::string_view key) override;
   bool visit_memo(std::string_view table, std::string_view key,
                   const std::function<void(std::string_view)>& fn) override;
-  Status put_memo(std::string_view table, std::string_view key, std::string_view value) override;
-  Status put_records(const std::vector<FileWrite>& files,
-                     const std::vector<MemoWrite>& memos) override;
-  Status add_counter(std::string_view name, int64_t delta) override;
+  base::Status put_memo(std::string_view table, std::string_view key,
+                        std::string_view value) override;
+  base::Status put_records(const std::vector<FileWrite>& files,
+                           const std::vector<MemoWrite>& memos) override;
+  base::Status add_counter(std::string_view name, int64_t delta) override;
 
-  Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
-                                        const BlobOptions& options) override;
-  Status flush() override;
+  base::Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,
+                                              const BlobOptions& options) override;
+  base::Status flush() override;
   std::vector<std::string> take_messages() override;
-  Result<StoreStats> stats() override;
-  Result<GcReport> gc(uint64_t max_size) override;
-  Result<VerifyReport> verify() override;
-  Status clear() override;
-  Status export_to(const std::string& file) override;
-  Result<ImportReport> import_from(const std::string& file) override;
+  base::Result<StoreStats> stats() override;
+  base::Result<GcReport> gc(uint64_t max_size) override;
+  base::Result<VerifyReport> verify() override;
+  base::Status clear() override;
+  base::Status export_to(const std::string& file) override;
+  base::Result<ImportReport> import_from(const std::string& file) override;
 
  private:
   StoreImpl() = default;
-  Status open_index();
-  Status init_meta();
+  base::Status open_index();
+  base::Status init_meta();
   // Checks the index structure when the file changed since the last recorded
   // commit, and records every commit from now on.
-  Status watch_index();
+  base::Status watch_index();
   // Replaces a damaged index with an empty one and deletes the packs it indexed.
-  Status reset_index(const std::string& reason);
+  base::Status reset_index(const std::string& reason);
   // After a failed index call: resets the index if it was found damaged.
-  Status after_failure(Status status);
+  base::Status after_failure(base::Status status);
   void report(std::string message, const char* counter);
 
   // Looks a blob up and checks its bytes; nullopt when absent or damaged.
   std::optional<std::string_view> find_blob(const BlobId& id, BlobLocation* where);
   // Writes pieces to the active pack (rolling over when full) and indexes them.
-  Result<std::vector<BlobId>> store_pieces(const std::vector<std::string_view>& blobs,
-                                           const std::vector<BlobId>& ids, bool page_aligned);
-  Status roll_over(uint32_t full_pack);
-  Status put_record(Table table, const std::string& key, std::string value);
+  base::Result<std::vector<BlobId>> store_pieces(const std::vector<std::string_view>& blobs,
+                                                 const std::vector<BlobId>& ids, bool page_aligned);
+  base::Status roll_over(uint32_t full_pack);
+  base::Status put_record(Table table, const std::string& key, std::string value);
   std::optional<std::string> get_record(Table table, const std::string& key);
   // Calls fn with the record's value in place, inside the read transaction;
   // false (fn not called) when it is absent, damaged or unreadable.
@@ -91,11 +92,11 @@ class StoreImpl final : public Store {
   uint64_t pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs);
   // Evicts a pack chunk by chunk; stops between chunks once the steady clock
   // passes deadline_ns (*done stays false, the pack stays marked evicting).
-  Status evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns, GcReport* report,
-                    uint64_t* copied_bytes, bool* done);
+  base::Status evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline_ns, GcReport* report,
+                          uint64_t* copied_bytes, bool* done);
   // The eviction a put runs while the index says one is pending: bounded by
   // options_.auto_gc_budget_us, skipped while another process evicts.
-  Status auto_gc_step();
+  base::Status auto_gc_step();
 
   std::string dir_;
   std::string packs_dir_;

@@ -18,15 +18,15 @@ struct Drop {
 
 }  // namespace
 
-Result<VerifyReport> StoreImpl::verify() {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
+base::Result<VerifyReport> StoreImpl::verify() {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
   flush();
   VerifyReport r;
   // The structure first: LMDB must not write into a damaged tree.
   if (!read_only_) {
-    Status structure = index_->check_structure();
+    base::Status structure = index_->check_structure();
     if (!structure.ok()) {
-      Status after = after_failure(structure);
+      base::Status after = after_failure(structure);
       if (!index_ || !index_->damaged()) {
         ++r.bad_records;
         r.problems.push_back(structure.message() + "; the index was reset");
@@ -44,20 +44,20 @@ Result<VerifyReport> StoreImpl::verify() {
     if (r.problems.size() < 1000) r.problems.push_back(std::move(text));
   };
 
-  Status st = index_->read([&](Txn& t) {
+  base::Status st = index_->read([&](Txn& t) {
     auto bad = [&](Table table, std::string_view key, std::string_view raw, std::string why) {
       ++r.bad_records;
       problem(std::string("index table ") + table_name(table) + ": " + why);
       drops.push_back(Drop{table, std::string(key), std::string(raw)});
     };
-    Status s = t.each(Table::kMeta, "", [&](std::string_view key, std::string_view raw) {
+    base::Status s = t.each(Table::kMeta, "", [&](std::string_view key, std::string_view raw) {
       ++r.records_checked;
       auto value = unseal("meta", key, raw);
       if (!value) {
         bad(Table::kMeta, key, raw, "damaged record '" + std::string(key) + "'");
         return true;
       }
-      ByteReader reader(*value);
+      FixedReader reader(*value);
       uint32_t v = reader.u32();
       if (key == "active" && reader.done()) active = v;
       return true;
@@ -161,7 +161,7 @@ Result<VerifyReport> StoreImpl::verify() {
   });
   if (!st.ok()) {
     bool damaged = index_->damaged();
-    Status after = after_failure(st);
+    base::Status after = after_failure(st);
     if (!damaged) return after;
     ++r.bad_records;
     problem(st.message() + "; the index was reset");
@@ -177,20 +177,20 @@ Result<VerifyReport> StoreImpl::verify() {
   st = index_->write([&](Txn& t) {
     for (const auto& d : drops) {
       std::optional<std::string_view> raw;
-      Status s = t.get(d.table, d.key, &raw);
+      base::Status s = t.get(d.table, d.key, &raw);
       if (!s.ok()) return s;
       // Seen while walking the table but not found by its key: the tree's
       // order is broken, which only a reset repairs.
       if (!raw) unreachable = true;
       if (raw && *raw == d.raw && !(s = t.del(d.table, d.key)).ok()) return s;
     }
-    return Status();
+    return base::Status();
   });
   if (!st.ok()) return after_failure(st);
   if (unreachable) {
     index_->mark_damaged();
-    Status reset =
-        after_failure(Status::error(index_path_ + ": records that cannot be found by their key"));
+    base::Status reset = after_failure(
+        base::Status::error(index_path_ + ": records that cannot be found by their key"));
     ++r.bad_records;
     r.problems.push_back(index_path_ +
                          ": records that cannot be found by their key; the index was reset");

@@ -22,8 +22,8 @@ struct ScratchDir {
 
 }  // namespace
 
-Result<WorkingSetReport> export_working_set(Store& store, const std::vector<ActionKey>& keys,
-                                            const std::string& file) {
+base::Result<WorkingSetReport> export_working_set(Store& store, const std::vector<ActionKey>& keys,
+                                                  const std::string& file) {
   std::filesystem::path parent = std::filesystem::path(file).parent_path();
   std::string pattern =
       (parent.empty() ? std::string(".") : parent.string()) + "/.lexpack-working-set-XXXXXX";
@@ -31,14 +31,14 @@ Result<WorkingSetReport> export_working_set(Store& store, const std::vector<Acti
   if (char* made = ::mkdtemp(pattern.data())) {
     scratch.path = made;
   } else {
-    return Status::error(pattern + ": cannot create a scratch directory beside " + file);
+    return base::Status::error(pattern + ": cannot create a scratch directory beside " + file);
   }
   StoreOptions options;
   options.dir = scratch.path;
   options.auto_gc = false;
   options.max_size = ~uint64_t(0) >> 1;
   auto scratch_store = Store::open(options);
-  if (!scratch_store.ok()) return Status::error("scratch store: " + scratch_store.message());
+  if (!scratch_store.ok()) return base::Status::error("scratch store: " + scratch_store.message());
   Store& out = **scratch_store;
 
   WorkingSetReport report;
@@ -60,7 +60,7 @@ Result<WorkingSetReport> export_working_set(Store& store, const std::vector<Acti
         break;
       }
       auto put = out.put_blob(*bytes);
-      if (!put.ok()) return Status::error("scratch store: " + put.message());
+      if (!put.ok()) return base::Status::error("scratch store: " + put.message());
       copied.insert({id.hi, id.lo});
       ++report.blobs;
       report.blob_bytes += bytes->size();
@@ -69,11 +69,11 @@ Result<WorkingSetReport> export_working_set(Store& store, const std::vector<Acti
       ++report.missing_actions;
       continue;
     }
-    Status s = out.put_action(key, *action);
-    if (!s.ok()) return Status::error("scratch store: " + s.message());
+    base::Status s = out.put_action(key, *action);
+    if (!s.ok()) return base::Status::error("scratch store: " + s.message());
     ++report.actions;
   }
-  Status s = out.export_to(file);
+  base::Status s = out.export_to(file);
   if (!s.ok()) return s;
   return report;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/status.h"
+#include "base/status.h"
 #include "cache/store.h"
 
 namespace lexpack::cache {
@@ -22,7 +22,7 @@ struct WorkingSetReport {
 // Copies the actions and their blobs into a scratch store beside `file` and
 // exports that, then removes the scratch store. An action whose blobs are
 // gone is left out and counted as missing.
-Result<WorkingSetReport> export_working_set(Store& store, const std::vector<ActionKey>& keys,
-                                            const std::string& file);
+base::Result<WorkingSetReport> export_working_set(Store& store, const std::vector<ActionKey>& keys,
+                                                  const std::string& file);
 
 }  // namespace lexpack::cache

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/process.h"
 #include "cli/commands.h"
-#include "ninja_integration/launcher.h"
-#include "ninja_integration/process.h"
+#include "ninja_integration/launcher/launcher.h"
 
 namespace lexpack::cli {
 namespace {
@@ -20,19 +20,18 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
     std::fprintf(stderr, "lexpack: error: no compiler given\n");
     return 2;
   }
-  ninja::LaunchResult r = ninja::launch(argv, explain);
+  launcher::LaunchResult r = launcher::launch(argv, explain);
   if (explain) {
     std::fputs(r.explanation.c_str(), stdout);
     return 0;
   }
   if (r.exec_compiler) {
-    std::string err;
-    ninja::exec_replace(argv, &err);
-    std::fprintf(stderr, "lexpack: error: %s\n", err.c_str());
+    base::Status failed = base::exec_replace(argv);
+    std::fprintf(stderr, "lexpack: error: %s\n", failed.message().c_str());
     return 127;
   }
-  ninja::write_all(STDOUT_FILENO, r.out);
-  ninja::write_all(STDERR_FILENO, r.err);
+  base::write_all(STDOUT_FILENO, r.out);
+  base::write_all(STDERR_FILENO, r.err);
   if (!r.error.empty()) {
     std::fprintf(stderr, "lexpack: error: %s\n", r.error.c_str());
     return 127;

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/scan_result_json.h"
 #include "lexer/kernel.h"
-#include "lexer/scan_result_json.h"
 #include "lexer/scanner.h"
 
 namespace lexpack::cli {
@@ -134,7 +134,7 @@ void add_lex_command(CLI::App& app, int* exit_code) {
       }
       lexer::scan_into(mapped.bytes(), *kernel, &r);
       if (opts->json) {
-        std::string line = lexer::to_json(file, r);
+        std::string line = to_json(file, r);
         line.push_back('\n');
         std::fwrite(line.data(), 1, line.size(), stdout);
       } else {

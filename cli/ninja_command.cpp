@@ -13,9 +13,9 @@
 
 #include "cache/config.h"
 #include "cli/commands.h"
-#include "ninja_integration/build_record.h"
-#include "ninja_integration/build_summary.h"
-#include "ninja_integration/ninja_wrapper.h"
+#include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/ninja/build_summary.h"
+#include "ninja_integration/ninja/ninja_wrapper.h"
 
 namespace lexpack::cli {
 namespace {
@@ -43,15 +43,15 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The keys this build hits or stores, for `lexpack export --working-set`.
   std::string cache_dir = cache::load_config("").dir, record;
   if (before && !cache_dir.empty()) {
-    if (auto r = ninja::start_build_record(cache_dir); r.ok()) {
+    if (auto r = launcher::start_build_record(cache_dir); r.ok()) {
       record = *r;
-      ::setenv(ninja::kBuildRecordEnv, record.c_str(), 1);
+      ::setenv(launcher::kBuildRecordEnv, record.c_str(), 1);
     }
   }
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
   if (!record.empty()) {
-    if (cache::Status s = ninja::finish_build_record(cache_dir, record); !s.ok())
+    if (base::Status s = launcher::finish_build_record(cache_dir, record); !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;

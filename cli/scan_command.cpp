@@ -10,14 +10,14 @@
 #include <mutex>
 #include <thread>
 
+#include "base/process.h"
 #include "cache/store.h"
 #include "cli/commands.h"
 #include "lexer/kernel.h"
-#include "ninja_integration/compdb.h"
-#include "ninja_integration/module_deps.h"
-#include "ninja_integration/ninja_deps_reader.h"
-#include "ninja_integration/process.h"
-#include "ninja_integration/scan_command.h"
+#include "ninja_integration/ninja/ninja_deps_reader.h"
+#include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/scan/module_deps.h"
+#include "ninja_integration/scan/scan_command.h"
 
 namespace lexpack::cli {
 namespace {
@@ -34,7 +34,7 @@ struct ScanArgs {
 // A progress line on stderr while the scan runs, when stderr is a terminal.
 class ProgressLine {
  public:
-  ProgressLine(ninja::ScanProgress* p, size_t total) : p_(p), total_(total) {
+  ProgressLine(scan::ScanProgress* p, size_t total) : p_(p), total_(total) {
     if (::isatty(STDERR_FILENO)) thread_ = std::thread([this] { loop(); });
   }
   ~ProgressLine() {
@@ -62,7 +62,7 @@ class ProgressLine {
                    (unsigned long long)files, s > 0 ? files / s : 0.0);
     }
   }
-  ninja::ScanProgress* p_;
+  scan::ScanProgress* p_;
   size_t total_;
   std::thread thread_;
   std::mutex mu_;
@@ -80,7 +80,7 @@ int run_scan(const ScanArgs& a) {
     return 2;
   }
   auto entries =
-      a.compdb.empty() ? ninja::compdb_from_ninja(a.build_dir) : ninja::read_compdb(a.compdb);
+      a.compdb.empty() ? scan::compdb_from_ninja(a.build_dir) : scan::read_compdb(a.compdb);
   if (!entries.ok()) {
     std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());
     return 1;
@@ -91,16 +91,16 @@ int run_scan(const ScanArgs& a) {
     options.read_only = true;
     store = cache::Store::open(options);
   }
-  ninja::ScanProgress progress;
-  ninja::ScanReport report;
+  scan::ScanProgress progress;
+  scan::ScanReport report;
   // Whichever way this returns, the report is not freed piece by piece.
   struct KeepUntilExit {
-    ninja::ScanReport* report;
-    ~KeepUntilExit() { ninja::keep_until_exit(std::move(*report)); }
+    scan::ScanReport* report;
+    ~KeepUntilExit() { scan::keep_until_exit(std::move(*report)); }
   } keep{&report};
   {
     ProgressLine line(&progress, entries->size());
-    report = ninja::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);
+    report = scan::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);
   }
   std::string text;
   if (a.format == "p1689") {
@@ -110,17 +110,17 @@ int run_scan(const ScanArgs& a) {
       std::fprintf(stderr, "lexpack: error: lexer: %s\n", err.c_str());
       return 1;
     }
-    auto p1689 = ninja::format_p1689(report, *kernel);
+    auto p1689 = scan::format_p1689(report, *kernel);
     if (!p1689.ok()) {
       std::fprintf(stderr, "lexpack: error: %s\n", p1689.message().c_str());
       return 1;
     }
     text = std::move(*p1689);
   } else {
-    text = a.format == "json" ? ninja::format_json(report) : ninja::format_make(report);
+    text = a.format == "json" ? scan::format_json(report) : scan::format_make(report);
   }
   if (a.output.empty()) {
-    ninja::write_all(STDOUT_FILENO, text);
+    base::write_all(STDOUT_FILENO, text);
   } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
     bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
     if (std::fclose(f) != 0 || !ok) {
@@ -144,10 +144,10 @@ int run_scan(const ScanArgs& a) {
     return 1;
   }
   uint64_t unrecorded = 0;
-  std::vector<ninja::CheckFinding> findings =
-      ninja::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
+  std::vector<scan::CheckFinding> findings =
+      scan::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
   uint64_t missed_tus = 0, extra_tus = 0;
-  for (const ninja::CheckFinding& f : findings) {
+  for (const scan::CheckFinding& f : findings) {
     missed_tus += !f.missed.empty();
     extra_tus += !f.extra.empty();
     for (const std::string& m : f.missed)

@@ -5,20 +5,20 @@
 #include <memory>
 #include <string>
 
+#include "base/json_string.h"
 #include "cache/config.h"
 #include "cache/store.h"
 #include "cache/working_set.h"
 #include "cli/commands.h"
-#include "ninja_integration/build_record.h"
-#include "ninja_integration/json_string.h"
+#include "ninja_integration/launcher/build_record.h"
 
 namespace lexpack::cli {
 
 namespace {
 
-using cache::Status;
+using base::json_string;
+using base::Status;
 using cache::Store;
-using ninja::json_string;
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "lexpack: error: %s\n", message.c_str());
@@ -41,7 +41,7 @@ std::unique_ptr<Store> open_store(int* exit_code) {
 }
 
 int export_working_set(Store& store, const std::string& file) {
-  auto keys = ninja::read_build_record(ninja::last_build_record(store.dir()));
+  auto keys = launcher::read_build_record(launcher::last_build_record(store.dir()));
   if (!keys.ok()) return fail(keys.message());
   auto report = cache::export_working_set(store, *keys, file);
   print_messages(store);
@@ -69,7 +69,7 @@ void print_stats(const std::string& dir, const cache::StoreStats& s, bool json) 
         "{\"dir\": %s, \"blobs\": %llu, \"actions\": %llu, \"files\": %llu, \"memos\": %llu, "
         "\"blob_bytes\": %llu, \"pack_bytes\": %llu, \"packs\": %llu, \"index_bytes\": %llu, "
         "\"max_size\": %llu, \"counters\": {",
-        json_string(dir).c_str(), ull(s.blobs), ull(s.actions), ull(s.files), ull(s.memos),
+        base::json_string(dir).c_str(), ull(s.blobs), ull(s.actions), ull(s.files), ull(s.memos),
         ull(s.blob_bytes), ull(s.pack_bytes), ull(s.packs), ull(s.index_bytes), ull(s.max_size));
     bool first = true;
     for (const auto& [name, value] : s.counters) {
@@ -180,7 +180,7 @@ void add_store_commands(CLI::App& app, int* exit_code) {
   clear->callback([exit_code] {
     auto store = open_store(exit_code);
     if (!store) return;
-    Status status = store->clear();
+    base::Status status = store->clear();
     if (!status.ok()) *exit_code = fail(status.message());
   });
 
@@ -197,7 +197,7 @@ void add_store_commands(CLI::App& app, int* exit_code) {
       *exit_code = export_working_set(*store, *export_file);
       return;
     }
-    Status status = store->export_to(*export_file);
+    base::Status status = store->export_to(*export_file);
     print_messages(*store);
     if (!status.ok()) *exit_code = fail(status.message());
   });

@@ -6,11 +6,11 @@
 #include <mutex>
 #include <thread>
 
+#include "base/process.h"
 #include "cli/commands.h"
-#include "ninja_integration/compdb.h"
-#include "ninja_integration/compile_command.h"
-#include "ninja_integration/ninja_wrapper.h"
-#include "ninja_integration/process.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/ninja/ninja_wrapper.h"
+#include "ninja_integration/scan/compdb.h"
 
 namespace lexpack::cli {
 namespace {
@@ -29,24 +29,24 @@ struct WarmArgs {
 
 int run_warm(const WarmArgs& a) {
   ninja::make_cache_dir_absolute();
-  auto entries = ninja::compdb_from_ninja(a.build_dir);
+  auto entries = scan::compdb_from_ninja(a.build_dir);
   if (!entries.ok()) {
     std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());
     return 1;
   }
-  std::vector<const ninja::CompdbEntry*> compiles;
-  for (const ninja::CompdbEntry& e : *entries) {
-    if (ninja::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
+  std::vector<const scan::CompdbEntry*> compiles;
+  for (const scan::CompdbEntry& e : *entries) {
+    if (command::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
   }
   std::string self = ninja::self_executable();
   std::atomic<size_t> next{0}, hits{0}, misses{0}, other{0};
   std::mutex print_mu;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < compiles.size();) {
-      const ninja::CompdbEntry& e = *compiles[i];
+      const scan::CompdbEntry& e = *compiles[i];
       std::string cmd = "cd " + quote(e.directory) + " && exec " + quote(self) + " explain";
       for (const std::string& arg : e.argv) cmd += " " + quote(arg);
-      ninja::ProcessResult p = ninja::run_captured({"/bin/sh", "-c", cmd}, true);
+      base::ProcessResult p = base::run_captured({"/bin/sh", "-c", cmd}, true);
       std::string verdict = "unknown";
       size_t at = p.out.rfind("would ");
       if (at == std::string::npos) at = p.out.rfind("passthrough: ");

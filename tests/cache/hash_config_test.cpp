@@ -7,7 +7,7 @@
 
 #include "cache/config.h"
 #include "cache/hash.h"
-#include "temp_dir.h"
+#include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
@@ -68,9 +68,9 @@ TEST(Config, ParseSize) {
 }
 
 TEST(Config, EnvironmentOverridesFileOverridesDefaults) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   {
-    std::ofstream f(tmp.sub(kConfigFileName));
+    std::ofstream f(tmp.at(kConfigFileName));
     f << "# comment\nmax_size = 2G\npack_size = 1Mi\nbogus line\nsync = maybe\n";
   }
   ::unsetenv("LEXPACK_MAXSIZE");

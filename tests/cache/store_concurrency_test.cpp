@@ -9,7 +9,7 @@
 #include <random>
 
 #include "cache/store.h"
-#include "temp_dir.h"
+#include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
@@ -64,7 +64,7 @@ int worker(const std::string& dir, int w, int ops) {
 }
 
 TEST(StoreConcurrency, SixteenProcessesMixedPutsAndGets) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   constexpr int kWorkers = 16;
   constexpr int kOps = 250;
   std::vector<pid_t> pids;
@@ -107,7 +107,7 @@ TEST(StoreConcurrency, SixteenProcessesMixedPutsAndGets) {
 // (a compile holds its store for its whole run). A blocked open dies by the
 // alarm, which fails the test.
 TEST(StoreConcurrency, OpenNeverWaitsForAnotherOpenStore) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto first = Store::open(options(tmp.path()));
   ASSERT_TRUE(first.ok()) << first.message();
   ASSERT_TRUE(first.value()->add_counter("hits", 1).ok());
@@ -147,7 +147,7 @@ TEST(StoreConcurrency, OpenNeverWaitsForAnotherOpenStore) {
 }
 
 TEST(StoreConcurrency, WritersKilledAtRandomMoments) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(42);
   constexpr int kRounds = 25;
   for (int round = 0; round < kRounds; ++round) {

@@ -14,7 +14,7 @@
 #include <random>
 
 #include "cache/store.h"
-#include "temp_dir.h"
+#include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
@@ -87,7 +87,7 @@ int in_child(const std::function<int()>& fn) {
 }
 
 TEST(StoreDamage, FlippedPackBytesReadAsAbsentWithAReport) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto blobs = make_blobs(300, 1);
   {
     auto store = open_store(tmp.path());
@@ -127,7 +127,7 @@ TEST(StoreDamage, FlippedPackBytesReadAsAbsentWithAReport) {
 }
 
 TEST(StoreDamage, TruncatedPackIsReportedNotACrash) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto blobs = make_blobs(100, 3);
   {
     auto store = open_store(tmp.path());
@@ -154,9 +154,9 @@ TEST(StoreDamage, TruncatedPackIsReportedNotACrash) {
 }
 
 TEST(StoreDamage, FlippedIndexBytesNeverCrashOrLie) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto blobs = make_blobs(150, 4);
-  const std::string pristine = tmp.sub("pristine");
+  const std::string pristine = tmp.at("pristine");
   {
     auto store = open_store(pristine);
     ASSERT_TRUE(store);
@@ -166,7 +166,7 @@ TEST(StoreDamage, FlippedIndexBytesNeverCrashOrLie) {
   int resets = 0, reports = 0;
   constexpr int kTrials = 40;
   for (int trial = 0; trial < kTrials; ++trial) {
-    const std::string dir = tmp.sub("trial" + std::to_string(trial));
+    const std::string dir = tmp.at("trial" + std::to_string(trial));
     fs::copy(pristine, dir, fs::copy_options::recursive);
     // Half the trials hit anywhere (meta pages included), half only data pages.
     flip_bytes(dir + "/index.mdb", 1 + static_cast<int>(rng() % 30), rng, trial % 2 ? 0 : 2 * 4096);
@@ -217,7 +217,7 @@ TEST(StoreDamage, FlippedIndexBytesNeverCrashOrLie) {
 }
 
 TEST(StoreDamage, FullDiskFailsWritesCleanlyAndReadsKeepWorking) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto blobs = make_blobs(50, 6);
   {
     auto store = open_store(tmp.path());
@@ -260,8 +260,8 @@ TEST(StoreDamage, FullDiskFailsWritesCleanlyAndReadsKeepWorking) {
 }
 
 TEST(StoreDamage, ReadOnlyDirectoryServesReadsAndRefusesWrites) {
-  testing::TempDir tmp;
-  const std::string dir = tmp.sub("cache");
+  testing::TestDir tmp;
+  const std::string dir = tmp.at("cache");
   auto blobs = make_blobs(50, 8);
   {
     auto store = open_store(dir);
@@ -322,23 +322,23 @@ std::string end(uint64_t count) {
 }
 
 TEST(StoreDamage, MaliciousArchivesAreRejected) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto blobs = make_blobs(20, 9);
   {
-    auto src = open_store(tmp.sub("src"));
+    auto src = open_store(tmp.at("src"));
     fill(*src, blobs);
-    ASSERT_TRUE(src->export_to(tmp.sub("good.lpa")).ok());
+    ASSERT_TRUE(src->export_to(tmp.at("good.lpa")).ok());
   }
   std::string good;
   {
-    std::ifstream in(tmp.sub("good.lpa"), std::ios::binary);
+    std::ifstream in(tmp.at("good.lpa"), std::ios::binary);
     good.assign(std::istreambuf_iterator<char>(in), {});
   }
-  auto dst = open_store(tmp.sub("dst"));
+  auto dst = open_store(tmp.at("dst"));
   ASSERT_TRUE(dst);
   auto try_import = [&](const std::string& bytes) {
-    std::ofstream(tmp.sub("bad.lpa"), std::ios::binary) << bytes;
-    return dst->import_from(tmp.sub("bad.lpa"));
+    std::ofstream(tmp.at("bad.lpa"), std::ios::binary) << bytes;
+    return dst->import_from(tmp.at("bad.lpa"));
   };
 
   // Truncated anywhere.
@@ -392,7 +392,7 @@ TEST(StoreDamage, MaliciousArchivesAreRejected) {
   // Path tricks: a file record naming a path outside the cache is only an
   // index entry; import never creates or touches that path.
   {
-    const std::string outside = tmp.sub("outside.txt");
+    const std::string outside = tmp.at("outside.txt");
     std::string rec;
     auto le = [&](uint64_t v) {
       for (int i = 0; i < 8; ++i) rec.push_back(static_cast<char>(v >> (8 * i)));

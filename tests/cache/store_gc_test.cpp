@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cache/store.h"
-#include "temp_dir.h"
+#include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
@@ -45,7 +45,7 @@ void expect_exact_or_absent(Store& store, const std::vector<std::string>& blobs,
 }
 
 TEST(StoreGc, EvictionInAPutIsBoundedAndLaterPutsFinishIt) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(11);
   std::vector<std::string> blobs;
   {
@@ -82,7 +82,7 @@ TEST(StoreGc, EvictionInAPutIsBoundedAndLaterPutsFinishIt) {
 }
 
 TEST(StoreGc, AnUnfinishedEvictionGoesOnInTheNextProcessOrInGc) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(12);
   std::vector<std::string> blobs;
   {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <random>
 
-#include "temp_dir.h"
+#include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
@@ -37,7 +37,7 @@ size_t count_files(const std::string& dir) {
 }
 
 TEST(Store, BlobRoundTripAndDedup) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   ASSERT_TRUE(store);
   auto id = store->put_blob("hello world");
@@ -67,7 +67,7 @@ TEST(Store, BlobRoundTripAndDedup) {
 }
 
 TEST(Store, ReopenKeepsEverything) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(1);
   std::vector<std::string> blobs;
   ActionRecord action;
@@ -115,7 +115,7 @@ TEST(Store, ReopenKeepsEverything) {
 }
 
 TEST(Store, PutRecordsWritesFilesAndMemosTogether) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   FileRecord a{{1, 2, 3, 4, 5}, hash_bytes("a"), hash_bytes("scan a")};
   FileRecord b{{6, 7, 8, 9, 10}, hash_bytes("b"), {}};
   {
@@ -139,7 +139,7 @@ TEST(Store, PutRecordsWritesFilesAndMemosTogether) {
 }
 
 TEST(Store, LongKeysAndPaths) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   std::string path = "/" + std::string(5000, 'p');
   FileRecord file;
@@ -152,7 +152,7 @@ TEST(Store, LongKeysAndPaths) {
 }
 
 TEST(Store, VisitMemoSeesTheValueInPlace) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   // Large enough to live on LMDB overflow pages, like a closure memo.
   std::string value(100000, 'm');
@@ -179,7 +179,7 @@ TEST(Store, VisitMemoSeesTheValueInPlace) {
 }
 
 TEST(Store, RolloverOverManyPacksStaysAFewFiles) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(2);
   auto store = open_store(tmp.path(), 64 << 10);
   std::vector<std::string> blobs;
@@ -211,7 +211,7 @@ TEST(Store, RolloverOverManyPacksStaysAFewFiles) {
 }
 
 TEST(Store, PageAlignedBlobsAreAlignedAndPadded) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   ASSERT_TRUE(store->put_blob("x").ok());  // unaligned first
   BlobOptions aligned;
@@ -233,7 +233,7 @@ TEST(Store, PageAlignedBlobsAreAlignedAndPadded) {
 }
 
 TEST(Store, LocateBlobGivesTheAlignedBytesInThePackFile) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   auto plain = store->put_blob("not aligned");
   ASSERT_TRUE(plain.ok());
@@ -265,7 +265,7 @@ TEST(Store, LocateBlobGivesTheAlignedBytesInThePackFile) {
 }
 
 TEST(Store, BatchPut) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path(), 64 << 10);
   std::mt19937_64 rng(3);
   std::vector<std::string> blobs;
@@ -280,7 +280,7 @@ TEST(Store, BatchPut) {
 }
 
 TEST(Store, GcEvictsOldPacksAndCopiesRecentlyUsedForward) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   StoreOptions o;
   o.dir = tmp.path();
   o.pack_size = 64 << 10;
@@ -328,7 +328,7 @@ TEST(Store, GcEvictsOldPacksAndCopiesRecentlyUsedForward) {
 }
 
 TEST(Store, GcWithoutRecentUseCopiesNothing) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   StoreOptions o;
   o.dir = tmp.path();
   o.pack_size = 64 << 10;
@@ -344,7 +344,7 @@ TEST(Store, GcWithoutRecentUseCopiesNothing) {
 }
 
 TEST(Store, AutomaticGcKeepsTheSizeLimit) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   StoreOptions o;
   o.dir = tmp.path();
   o.pack_size = 64 << 10;
@@ -357,7 +357,7 @@ TEST(Store, AutomaticGcKeepsTheSizeLimit) {
 }
 
 TEST(Store, ClearEmptiesEverything) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   auto store = open_store(tmp.path());
   ASSERT_TRUE(store->put_blob("a").ok());
   ASSERT_TRUE(store->put_memo("t", "k", "v").ok());
@@ -373,10 +373,10 @@ TEST(Store, ClearEmptiesEverything) {
 }
 
 TEST(Store, ExportImportRoundTrip) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   std::mt19937_64 rng(7);
   std::vector<std::string> blobs;
-  auto src = open_store(tmp.sub("src"));
+  auto src = open_store(tmp.at("src"));
   for (int i = 0; i < 100; ++i) {
     blobs.push_back(random_bytes(rng, rng() % 3000));
     BlobOptions o;
@@ -388,10 +388,10 @@ TEST(Store, ExportImportRoundTrip) {
   ASSERT_TRUE(src->put_action(hash_bytes("k"), action).ok());
   ASSERT_TRUE(src->put_file("a.h", FileRecord{}).ok());
   ASSERT_TRUE(src->put_memo("m", "k", "v").ok());
-  ASSERT_TRUE(src->export_to(tmp.sub("cache.lpa")).ok());
+  ASSERT_TRUE(src->export_to(tmp.at("cache.lpa")).ok());
 
-  auto dst = open_store(tmp.sub("dst"));
-  auto report = dst->import_from(tmp.sub("cache.lpa"));
+  auto dst = open_store(tmp.at("dst"));
+  auto report = dst->import_from(tmp.at("cache.lpa"));
   ASSERT_TRUE(report.ok()) << report.message();
   EXPECT_EQ(report->blobs, blobs.size());
   EXPECT_EQ(report->actions, 1u);
@@ -411,14 +411,14 @@ TEST(Store, ExportImportRoundTrip) {
 }
 
 TEST(Store, LastUseIsBatchedNotWrittenPerHit) {
-  testing::TempDir tmp;
+  testing::TestDir tmp;
   StoreOptions o;
   o.dir = tmp.path();
   auto store = std::move(Store::open(o).value());
   ASSERT_TRUE(store->put_blob("hot").ok());
   store.reset();
   // A reader that hits many times leaves the index file untouched.
-  auto index = tmp.sub("index.mdb");
+  auto index = tmp.at("index.mdb");
   auto before = std::filesystem::last_write_time(index);
   auto size_before = std::filesystem::file_size(index);
   store = std::move(Store::open(o).value());

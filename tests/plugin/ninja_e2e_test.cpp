@@ -11,10 +11,10 @@
 #include <sstream>
 #include <string>
 
-#include "ninja_integration/process.h"
-#include "tests/ninja_integration/test_dir.h"
+#include "base/process.h"
+#include "tests/support/test_dir.h"
 
-namespace lexpack::ninja::testing {
+namespace lexpack::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,21 +49,21 @@ class NinjaE2eTest : public ::testing::Test {
  protected:
   void SetUp() override { write_project(dir_); }
 
-  ProcessResult sh(const std::string& command) {
+  base::ProcessResult sh(const std::string& command) {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
                       " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
                       " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO);
-    return run_captured(
+    return base::run_captured(
         {"/bin/sh", "-c",
          "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
         true);
   }
   void configure(const std::string& build, const std::string& extra = "") {
-    ProcessResult r = sh("rm -rf " + build + " && cmake -S src -B " + build +
-                         " -G Ninja -DCMAKE_CXX_COMPILER=g++ " + extra);
+    base::ProcessResult r = sh("rm -rf " + build + " && cmake -S src -B " + build +
+                               " -G Ninja -DCMAKE_CXX_COMPILER=g++ " + extra);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
-  ProcessResult lexpack_ninja(const std::string& args) {
+  base::ProcessResult lexpack_ninja(const std::string& args) {
     return sh(std::string(LEXPACK_BIN) + " ninja " + args);
   }
   // The object files under a build directory, by relative path.
@@ -115,11 +115,11 @@ class NinjaE2eTest : public ::testing::Test {
 
 TEST_F(NinjaE2eTest, ObjectsMatchPlainBuildAndRebuildHitsEverything) {
   configure("plain");
-  ProcessResult plain = sh("ninja -C plain");
+  base::ProcessResult plain = sh("ninja -C plain");
   ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
 
   configure("build");
-  ProcessResult first = lexpack_ninja("-C build");
+  base::ProcessResult first = lexpack_ninja("-C build");
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   auto s1 = summary(first.err);
   EXPECT_EQ(s1["compiles"], 6) << first.err;
@@ -133,7 +133,7 @@ TEST_F(NinjaE2eTest, ObjectsMatchPlainBuildAndRebuildHitsEverything) {
   EXPECT_EQ(dir_.read("build/stamp.txt"), "made\n");
 
   configure("build");
-  ProcessResult second = lexpack_ninja("-C build");
+  base::ProcessResult second = lexpack_ninja("-C build");
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   auto s2 = summary(second.err);
   EXPECT_EQ(s2["compiles"], 6) << second.err;
@@ -142,7 +142,7 @@ TEST_F(NinjaE2eTest, ObjectsMatchPlainBuildAndRebuildHitsEverything) {
   EXPECT_EQ(objects("build"), want);
   EXPECT_EQ(sh("build/app").exit_code, 0);
 
-  ProcessResult noop = lexpack_ninja("-C build");
+  base::ProcessResult noop = lexpack_ninja("-C build");
   EXPECT_EQ(noop.out.find("Building"), std::string::npos) << noop.out;
   EXPECT_EQ(summary(noop.err)["compiles"], 0) << noop.err;
 }
@@ -153,7 +153,7 @@ TEST_F(NinjaE2eTest, HeaderEditRebuildsExactlyItsDependents) {
 
   std::string original = dir_.read("src/include/b.h");
   dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 3; }\n");
-  ProcessResult edit = lexpack_ninja("-C build");
+  base::ProcessResult edit = lexpack_ninja("-C build");
   ASSERT_EQ(edit.exit_code, 0) << edit.out << edit.err;
   EXPECT_EQ(compiled(edit.out), (std::set<std::string>{"t2", "t3"})) << edit.out;
   auto s = summary(edit.err);
@@ -166,7 +166,7 @@ TEST_F(NinjaE2eTest, HeaderEditRebuildsExactlyItsDependents) {
 
   // Back to the old header: the old objects come from the cache.
   dir_.write("src/include/b.h", original);
-  ProcessResult back = lexpack_ninja("-C build");
+  base::ProcessResult back = lexpack_ninja("-C build");
   ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
   EXPECT_EQ(compiled(back.out), (std::set<std::string>{"t2", "t3"})) << back.out;
   EXPECT_EQ(summary(back.err)["hits"], 2) << back.err;
@@ -175,17 +175,17 @@ TEST_F(NinjaE2eTest, HeaderEditRebuildsExactlyItsDependents) {
 TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {
   dir_.write("src/t4.cpp", "int t4() { return missing_name_42; }\n");
   configure("build");
-  ProcessResult plain = sh("ninja -C build -j1");
+  base::ProcessResult plain = sh("ninja -C build -j1");
   configure("build");
-  ProcessResult wrapped = lexpack_ninja("-j1 -C build");
+  base::ProcessResult wrapped = lexpack_ninja("-j1 -C build");
   EXPECT_NE(plain.exit_code, 0);
   EXPECT_EQ(wrapped.exit_code, plain.exit_code);
   EXPECT_NE(plain.out.find("missing_name_42"), std::string::npos) << plain.out;
   EXPECT_EQ(wrapped.out, plain.out);
   EXPECT_EQ(summary(wrapped.err)["failed"], 1) << wrapped.err;
 
-  ProcessResult plain_bad = sh("ninja -C build no_such_target");
-  ProcessResult wrapped_bad = lexpack_ninja("-C build no_such_target");
+  base::ProcessResult plain_bad = sh("ninja -C build no_such_target");
+  base::ProcessResult wrapped_bad = lexpack_ninja("-C build no_such_target");
   EXPECT_EQ(wrapped_bad.exit_code, plain_bad.exit_code);
   EXPECT_NE(wrapped_bad.exit_code, 0);
   EXPECT_EQ(wrapped_bad.out, plain_bad.out);
@@ -197,7 +197,7 @@ TEST_F(NinjaE2eTest, CommandsWithALauncherAreLeftAlone) {
              "#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/other-cache.log\"\nexec \"$@\"\n");
   ASSERT_EQ(sh("chmod +x other-cache").exit_code, 0);
   configure("build", "-DCMAKE_CXX_COMPILER_LAUNCHER=" + dir_.at("other-cache"));
-  ProcessResult r = lexpack_ninja("-C build");
+  base::ProcessResult r = lexpack_ninja("-C build");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(summary(r.err)["compiles"], 0) << r.err;
   std::string log = dir_.read("other-cache.log");
@@ -209,8 +209,8 @@ TEST_F(NinjaE2eTest, CommandsWithALauncherAreLeftAlone) {
 TEST_F(NinjaE2eTest, ToolsAndDryRunsPrintWhatNinjaPrints) {
   configure("build");
   for (std::string args : {"-t targets all", "-t commands app", "--version", "-n"}) {
-    ProcessResult plain = sh("ninja -C build " + args);
-    ProcessResult wrapped = lexpack_ninja("-C build " + args);
+    base::ProcessResult plain = sh("ninja -C build " + args);
+    base::ProcessResult wrapped = lexpack_ninja("-C build " + args);
     EXPECT_EQ(wrapped.exit_code, plain.exit_code) << args;
     EXPECT_EQ(wrapped.out, plain.out) << args;
     EXPECT_EQ(wrapped.err, plain.err) << args;
@@ -219,12 +219,12 @@ TEST_F(NinjaE2eTest, ToolsAndDryRunsPrintWhatNinjaPrints) {
 
 TEST_F(NinjaE2eTest, WarmCountsWhatWouldHit) {
   configure("build");
-  ProcessResult cold = sh(std::string(LEXPACK_BIN) + " warm -C build");
+  base::ProcessResult cold = sh(std::string(LEXPACK_BIN) + " warm -C build");
   EXPECT_EQ(cold.exit_code, 0) << cold.err;
   EXPECT_NE(cold.err.find("6 compiles, 0 would hit, 6 would miss"), std::string::npos) << cold.err;
   ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
   dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 5; }\n");
-  ProcessResult warm = sh(std::string(LEXPACK_BIN) + " warm -C build");
+  base::ProcessResult warm = sh(std::string(LEXPACK_BIN) + " warm -C build");
   EXPECT_NE(warm.err.find("6 compiles, 4 would hit, 2 would miss"), std::string::npos) << warm.err;
 }
 
@@ -238,7 +238,8 @@ TEST_F(NinjaE2eTest, RestoredCacheArchiveServesAFreshBuild) {
                 .exit_code,
             0);
   configure("build");
-  ProcessResult r = sh("LEXPACK_DIR=restored " + std::string(LEXPACK_BIN) + " ninja -C build");
+  base::ProcessResult r =
+      sh("LEXPACK_DIR=restored " + std::string(LEXPACK_BIN) + " ninja -C build");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(summary(r.err)["hits"], 6) << r.err;
 }
@@ -255,12 +256,12 @@ TEST_F(NinjaE2eTest, PluginIsPassiveInOtherPrograms) {
       "ninja -C build -t targets all",
   };
   for (const char* program : programs) {
-    ProcessResult plain = sh(program);
+    base::ProcessResult plain = sh(program);
     // The pid matches but the program is not ninja; then no pid at all.
-    ProcessResult same_pid = sh(active_env + preload + "exec " + program);
-    ProcessResult no_pid = sh(preload + program);
+    base::ProcessResult same_pid = sh(active_env + preload + "exec " + program);
+    base::ProcessResult no_pid = sh(preload + program);
     EXPECT_EQ(plain.exit_code, 0) << program << plain.err;
-    for (const ProcessResult* r : {&same_pid, &no_pid}) {
+    for (const base::ProcessResult* r : {&same_pid, &no_pid}) {
       EXPECT_EQ(r->exit_code, plain.exit_code) << program;
       EXPECT_EQ(r->out, plain.out) << program;
       EXPECT_EQ(r->err, plain.err) << program;
@@ -268,14 +269,14 @@ TEST_F(NinjaE2eTest, PluginIsPassiveInOtherPrograms) {
   }
   // A ninja that was not started by `lexpack ninja` (other pid) builds as usual:
   // with /bin/false as the launcher, any rewritten compile would fail.
-  ProcessResult ninja =
+  base::ProcessResult ninja =
       sh("LEXPACK_NINJA_LAUNCHER=/bin/false LEXPACK_NINJA_PID=1 " + preload + "ninja -C build");
   EXPECT_EQ(ninja.exit_code, 0) << ninja.out << ninja.err;
   // And the same with the right pid fails: the test above can fail.
   configure("build");
-  ProcessResult active = sh(active_env + preload + "exec ninja -C build");
+  base::ProcessResult active = sh(active_env + preload + "exec ninja -C build");
   EXPECT_NE(active.exit_code, 0) << active.out;
 }
 
 }  // namespace
-}  // namespace lexpack::ninja::testing
+}  // namespace lexpack::testing

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "ninja_integration/process.h"
-#include "ninja_integration/read_manifest.h"
-#include "tests/ninja_integration/test_dir.h"
+#include "base/process.h"
+#include "ninja_integration/serve/read_manifest.h"
+#include "tests/support/test_dir.h"
 
-namespace lexpack::ninja::testing {
+namespace lexpack::testing {
 namespace {
 
 bool have(const std::string& program) {
-  return !find_program(program).empty();
+  return !base::find_program(program).empty();
 }
 
 // Three TUs over system headers, two -I directories where inc1/config.h
@@ -67,12 +67,12 @@ class ServeReadsTest : public ::testing::TestWithParam<std::string> {
   }
 
   // Runs `command` in the project directory with the cache and the plugin set.
-  ProcessResult sh(const std::string& command, bool serve) {
+  base::ProcessResult sh(const std::string& command, bool serve) {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
                       " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
                       " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) +
                       " LEXPACK_SERVE_READS=" + (serve ? "1" : "0");
-    return run_captured(
+    return base::run_captured(
         {"/bin/sh", "-c",
          "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
         true);
@@ -100,11 +100,11 @@ TEST_P(ServeReadsTest, DirectoryNamedLikeAHeaderStaysVisible) {
              "#include <memory>\n#include \"memory/pool.h\"\n#include <sub>\n"
              "int m() { return pool() + sub(); }\n");
   std::string compile = cxx_ + " -I../src -I../qt -I../qt/sub -c m.cpp -o m.o";
-  ProcessResult plain = sh("cd build && " + compile, false);
+  base::ProcessResult plain = sh("cd build && " + compile, false);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   std::string object = dir_.read("build/m.o");
   dir_.remove("build/m.o");
-  ProcessResult served = sh("cd build && " + std::string(LEXPACK_BIN) + " " + compile, true);
+  base::ProcessResult served = sh("cd build && " + std::string(LEXPACK_BIN) + " " + compile, true);
   ASSERT_EQ(served.exit_code, 0) << served.err << log();
   EXPECT_TRUE(dir_.read("build/m.o") == object);
   std::string l = log();
@@ -115,20 +115,20 @@ TEST_P(ServeReadsTest, DirectoryNamedLikeAHeaderStaysVisible) {
 // Serving must never be why a compile fails: when the served compile fails,
 // the compiler runs again reading the filesystem and that run is the answer.
 TEST_P(ServeReadsTest, FailedServedCompileRunsAgainPlain) {
-  std::string real = find_program(cxx_);
+  std::string real = base::find_program(cxx_);
   ASSERT_FALSE(real.empty());
   dir_.write("wrap/" + cxx_, "#!/bin/sh\nif [ -n \"$" LEXPACK_READ_MANIFEST_ENV
                              "\" ]; then echo served-run-fails >&2; exit 1; fi\nexec " +
                                  real + " \"$@\"\n");
   ASSERT_EQ(::chmod(dir_.at("wrap/" + cxx_).c_str(), 0755), 0);
   const Tu& tu = kTus[0];
-  ProcessResult plain = sh(compile_command(tu), false);
+  base::ProcessResult plain = sh(compile_command(tu), false);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   std::string object = dir_.read(tu.object);
   dir_.remove(tu.object);
-  ProcessResult served = sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH " +
-                                std::string(LEXPACK_BIN) + " " + compile_command(tu),
-                            true);
+  base::ProcessResult served = sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH " +
+                                      std::string(LEXPACK_BIN) + " " + compile_command(tu),
+                                  true);
   ASSERT_EQ(served.exit_code, 0) << served.err << log();
   EXPECT_EQ(served.err.find("served-run-fails"), std::string::npos) << served.err;
   EXPECT_TRUE(dir_.read(tu.object) == object);
@@ -137,13 +137,13 @@ TEST_P(ServeReadsTest, FailedServedCompileRunsAgainPlain) {
 
 TEST_P(ServeReadsTest, ObjectsAndDepfilesMatchPlainCompiles) {
   for (const Tu& tu : kTus) {
-    ProcessResult plain = sh(compile_command(tu), false);
+    base::ProcessResult plain = sh(compile_command(tu), false);
     ASSERT_EQ(plain.exit_code, 0) << plain.err;
     std::string object = dir_.read(tu.object), depfile = dir_.read(tu.object + ".d");
     dir_.remove(tu.object);
     dir_.remove(tu.object + ".d");
 
-    ProcessResult served = sh(std::string(LEXPACK_BIN) + " " + compile_command(tu), true);
+    base::ProcessResult served = sh(std::string(LEXPACK_BIN) + " " + compile_command(tu), true);
     ASSERT_EQ(served.exit_code, 0) << served.err << log();
     EXPECT_EQ(served.err, plain.err);
     EXPECT_TRUE(dir_.read(tu.object) == object) << tu.source << " object differs when served";
@@ -155,7 +155,7 @@ TEST_P(ServeReadsTest, ObjectsAndDepfilesMatchPlainCompiles) {
   // The served compiles were stored, and hit now.
   for (const Tu& tu : kTus) {
     dir_.remove(tu.object);
-    ProcessResult again = sh(std::string(LEXPACK_BIN) + " " + compile_command(tu), true);
+    base::ProcessResult again = sh(std::string(LEXPACK_BIN) + " " + compile_command(tu), true);
     ASSERT_EQ(again.exit_code, 0) << again.err;
   }
   l = log();
@@ -195,12 +195,13 @@ TEST_P(ServeReadsTest, StraceShowsHeaderOpensGone) {
   const Tu& tu = kTus[0];
   // Store the closure's files as blobs and the file table first, so that the
   // traced misses below (new -D values) are the compiles alone.
-  ProcessResult warm = sh(std::string(LEXPACK_BIN) + " " + compile_command(tu, "-DWARM"), true);
+  base::ProcessResult warm =
+      sh(std::string(LEXPACK_BIN) + " " + compile_command(tu, "-DWARM"), true);
   ASSERT_EQ(warm.exit_code, 0) << warm.err << log();
   auto traced = [&](const std::string& define, bool serve) {
-    ProcessResult r = sh("strace -f -qq -e trace=open,openat -o trace.txt " +
-                             std::string(LEXPACK_BIN) + " " + compile_command(tu, define),
-                         serve);
+    base::ProcessResult r = sh("strace -f -qq -e trace=open,openat -o trace.txt " +
+                                   std::string(LEXPACK_BIN) + " " + compile_command(tu, define),
+                               serve);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return header_opens(dir_.read("trace.txt"));
   };
@@ -215,7 +216,7 @@ TEST_P(ServeReadsTest, StraceShowsHeaderOpensGone) {
 // reads the bytes of the key; not served, the launcher sees the change and
 // stores nothing. Either way no later compile gets a wrong object.
 TEST_P(ServeReadsTest, HeaderEditedDuringTheCompileIsNeverStoredUnderTheWrongKey) {
-  std::string real = find_program(cxx_);
+  std::string real = base::find_program(cxx_);
   dir_.write("bin/" + cxx_,
              "#!/bin/sh\n"
              "for a in \"$@\"; do [ \"$a\" = -c ] && [ -f edit-me ] && "
@@ -230,7 +231,7 @@ TEST_P(ServeReadsTest, HeaderEditedDuringTheCompileIsNeverStoredUnderTheWrongKey
            " -c a.cpp -o a.o";
   };
   auto plain_object = [&](const std::string& tag) {
-    ProcessResult r = sh(real + " -O1 -Iinc1 -Iinc2 -D" + tag + " -c a.cpp -o want.o", false);
+    base::ProcessResult r = sh(real + " -O1 -Iinc1 -Iinc2 -D" + tag + " -c a.cpp -o want.o", false);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return dir_.read("want.o");
   };
@@ -239,7 +240,7 @@ TEST_P(ServeReadsTest, HeaderEditedDuringTheCompileIsNeverStoredUnderTheWrongKey
     dir_.write("inc1/config.h", v1);
     std::string want_v1 = plain_object(tag);
     dir_.write("edit-me", "");
-    ProcessResult edited = sh(command(tag), serve);
+    base::ProcessResult edited = sh(command(tag), serve);
     ASSERT_EQ(edited.exit_code, 0) << edited.err << log();
     if (serve) {
       EXPECT_TRUE(dir_.read("a.o") == want_v1) << "served compile did not read the key's bytes";
@@ -247,7 +248,7 @@ TEST_P(ServeReadsTest, HeaderEditedDuringTheCompileIsNeverStoredUnderTheWrongKey
     dir_.remove("edit-me");
     // Back to the first version: a hit must give the first version's object.
     dir_.write("inc1/config.h", v1);
-    ProcessResult again = sh(command(tag), serve);
+    base::ProcessResult again = sh(command(tag), serve);
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_TRUE(dir_.read("a.o") == want_v1) << (serve ? "served" : "plain") << "\n" << log();
   }
@@ -256,16 +257,16 @@ TEST_P(ServeReadsTest, HeaderEditedDuringTheCompileIsNeverStoredUnderTheWrongKey
 // A manifest that is garbage, or names a pack that is missing or is not the
 // file it claims: the plugin steps aside and the compile reads the disk.
 TEST_P(ServeReadsTest, BadManifestStepsAside) {
-  ProcessResult plain = sh(cxx_ + " -O1 -Iinc1 -Iinc2 -c a.cpp -o want.o", false);
+  base::ProcessResult plain = sh(cxx_ + " -O1 -Iinc1 -Iinc2 -c a.cpp -o want.o", false);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   const std::string want = dir_.read("want.o");
 
-  ReadManifest m;
+  serve::ReadManifest m;
   m.cwd = dir_.path();
   m.packs.push_back({dir_.at("no-such-pack"), 1, 2});
   m.packs.push_back({dir_.at("inc2/only2.h"), 1, 2});  // exists, wrong identity
   for (uint32_t pack : {0u, 1u}) {
-    ManifestFile f;
+    serve::ManifestFile f;
     f.names = {pack == 0 ? "inc1/config.h" : "inc2/only2.h"};
     f.canonical = dir_.at(f.names[0]);
     f.pack = pack;
@@ -273,10 +274,10 @@ TEST_P(ServeReadsTest, BadManifestStepsAside) {
     ASSERT_EQ(::stat(f.canonical.c_str(), &f.st), 0);
     m.files.push_back(f);
   }
-  dir_.write("missing-pack.manifest", encode_read_manifest(m));
+  dir_.write("missing-pack.manifest", serve::encode_read_manifest(m));
   dir_.write("garbage.manifest", std::string(4096, 'g'));
   for (const char* manifest : {"missing-pack.manifest", "garbage.manifest"}) {
-    ProcessResult r =
+    base::ProcessResult r =
         sh(std::string("exec 7<") + manifest + "; LD_PRELOAD=" + shell_quote(LEXPACK_PLUGIN_SO) +
                " LEXPACK_READ_MANIFEST=7 " + cxx_ + " -O1 -Iinc1 -Iinc2 -c a.cpp -o a.o",
            false);
@@ -305,8 +306,8 @@ TEST(ServeReadsPlugin, UnrelatedProgramsUnchanged) {
   if (have("ninja")) commands.push_back("ninja -t targets all && rm -f out.txt && ninja | tail -1");
   for (const std::string& c : commands) {
     std::string cd = "cd " + shell_quote(dir.path()) + " && ";
-    ProcessResult without = run_captured({"/bin/sh", "-c", cd + c}, true);
-    ProcessResult with = run_captured(
+    base::ProcessResult without = base::run_captured({"/bin/sh", "-c", cd + c}, true);
+    base::ProcessResult with = base::run_captured(
         {"/bin/sh", "-c",
          cd + "unset LEXPACK_READ_MANIFEST; LD_PRELOAD=" + shell_quote(LEXPACK_PLUGIN_SO) +
              " ; export LD_PRELOAD; " + c},
@@ -318,4 +319,4 @@ TEST(ServeReadsPlugin, UnrelatedProgramsUnchanged) {
 }
 
 }  // namespace
-}  // namespace lexpack::ninja::testing
+}  // namespace lexpack::testing

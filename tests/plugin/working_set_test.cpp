@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <string>
 
-#include "ninja_integration/process.h"
-#include "tests/ninja_integration/test_dir.h"
+#include "base/process.h"
+#include "tests/support/test_dir.h"
 
-namespace lexpack::ninja::testing {
+namespace lexpack::testing {
 namespace {
 
 void write_project(const TestDir& dir) {
@@ -32,17 +32,18 @@ class WorkingSetTest : public ::testing::Test {
   void SetUp() override { write_project(dir_); }
 
   // Runs `command` in the test directory with the cache `cache`.
-  ProcessResult sh(const std::string& cache, const std::string& command) {
-    return run_captured({"/bin/sh", "-c",
-                         "cd " + shell_quote(dir_.path()) +
-                             " || exit 99; export LEXPACK_DIR=" + shell_quote(dir_.at(cache)) +
-                             " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) + "; " + command},
-                        true);
+  base::ProcessResult sh(const std::string& cache, const std::string& command) {
+    return base::run_captured(
+        {"/bin/sh", "-c",
+         "cd " + shell_quote(dir_.path()) +
+             " || exit 99; export LEXPACK_DIR=" + shell_quote(dir_.at(cache)) +
+             " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) + "; " + command},
+        true);
   }
   // A fresh build directory `build` with `flags`, built by `lexpack ninja`.
-  ProcessResult build(const std::string& cache, const std::string& build,
-                      const std::string& flags) {
-    ProcessResult c =
+  base::ProcessResult build(const std::string& cache, const std::string& build,
+                            const std::string& flags) {
+    base::ProcessResult c =
         sh(cache, "rm -rf " + build + " && cmake -S src -B " + build +
                       " -G Ninja -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS=" + shell_quote(flags) +
                       " >/dev/null");
@@ -59,44 +60,44 @@ class WorkingSetTest : public ::testing::Test {
 
 TEST_F(WorkingSetTest, ImportedWorkingSetMakesTheRebuildAllHits) {
   // Other entries in the cache: the same project with other flags.
-  ProcessResult other = build("cache", "b-other", "-O2 -DOTHER=1");
+  base::ProcessResult other = build("cache", "b-other", "-O2 -DOTHER=1");
   ASSERT_EQ(other.exit_code, 0) << other.out << other.err;
-  ProcessResult first = build("cache", "b", "-O1");
+  base::ProcessResult first = build("cache", "b", "-O1");
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   EXPECT_NE(first.err.find("3 compiles, 0 hits"), std::string::npos) << first.err;
 
   // A build that compiles nothing keeps the record of the last real one.
-  ProcessResult noop = sh("cache", std::string(LEXPACK_BIN) + " ninja -C b");
+  base::ProcessResult noop = sh("cache", std::string(LEXPACK_BIN) + " ninja -C b");
   ASSERT_EQ(noop.exit_code, 0) << noop.out << noop.err;
 
-  ProcessResult ws = sh("cache", std::string(LEXPACK_BIN) + " export --working-set ws.lxa");
+  base::ProcessResult ws = sh("cache", std::string(LEXPACK_BIN) + " export --working-set ws.lxa");
   ASSERT_EQ(ws.exit_code, 0) << ws.out << ws.err;
   EXPECT_NE(ws.out.find(": 3 actions,"), std::string::npos) << ws.out;
-  ProcessResult full = sh("cache", std::string(LEXPACK_BIN) + " export full.lxa");
+  base::ProcessResult full = sh("cache", std::string(LEXPACK_BIN) + " export full.lxa");
   ASSERT_EQ(full.exit_code, 0) << full.out << full.err;
   EXPECT_GT(size_of("ws.lxa"), 0u);
   EXPECT_LT(size_of("ws.lxa") * 3 / 2, size_of("full.lxa"))
       << "working set " << size_of("ws.lxa") << " bytes, full " << size_of("full.lxa");
 
-  ProcessResult imported = sh("fresh", std::string(LEXPACK_BIN) + " import ws.lxa");
+  base::ProcessResult imported = sh("fresh", std::string(LEXPACK_BIN) + " import ws.lxa");
   ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
   EXPECT_NE(imported.out.find("3 actions"), std::string::npos) << imported.out;
-  ProcessResult rebuilt = build("fresh", "b", "-O1");
+  base::ProcessResult rebuilt = build("fresh", "b", "-O1");
   ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.out << rebuilt.err;
   EXPECT_NE(rebuilt.err.find("3 compiles, 3 hits"), std::string::npos) << rebuilt.err;
 
   // The other configuration was not in the working set.
-  ProcessResult missed = build("fresh", "b-other", "-O2 -DOTHER=1");
+  base::ProcessResult missed = build("fresh", "b-other", "-O2 -DOTHER=1");
   ASSERT_EQ(missed.exit_code, 0) << missed.out << missed.err;
   EXPECT_NE(missed.err.find("3 compiles, 0 hits"), std::string::npos) << missed.err;
 }
 
 TEST_F(WorkingSetTest, NoBuildYetIsAClearError) {
-  ProcessResult ws = sh("cache", std::string(LEXPACK_BIN) + " export --working-set ws.lxa");
+  base::ProcessResult ws = sh("cache", std::string(LEXPACK_BIN) + " export --working-set ws.lxa");
   EXPECT_EQ(ws.exit_code, 1);
   EXPECT_NE(ws.err.find("lexpack: error: "), std::string::npos) << ws.err;
   EXPECT_NE(ws.err.find("last.keys"), std::string::npos) << ws.err;
 }
 
 }  // namespace
-}  // namespace lexpack::ninja::testing
+}  // namespace lexpack::testing

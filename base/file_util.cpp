@@ -1,0 +1,85 @@
+// Reading whole files and the path arithmetic of include search: joining as
+// the compiler joins, and normalizing without allocating per component.
+#include "base/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace lexpack::base {
+
+Result<std::string> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  std::string bytes;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(size_t(st.st_size));
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status failed = Status::error("cannot read " + path + ": " + std::strerror(errno));
+      ::close(fd);
+      return failed;
+    }
+    if (n == 0) break;
+    bytes.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+std::string absolute_path(const std::string& path, const std::string& cwd) {
+  if (!path.empty() && path[0] == '/') return path;
+  if (path.empty()) return cwd;
+  return cwd + "/" + path;
+}
+
+std::string normal_path(const std::string& path, const std::string& dir) {
+  std::string abs = absolute_path(path, dir);
+  size_t last = abs.rfind('/');
+  std::string_view tail = last == std::string::npos ? std::string_view() : abs.substr(last + 1);
+  // The common case by hand (lexically_normal allocates per component): an
+  // absolute path not starting with "//" whose last component is a name.
+  if (abs.size() < 2 || abs[0] != '/' || abs[1] == '/' || tail.empty() || tail == "." ||
+      tail == "..") {
+    return std::filesystem::path(abs).lexically_normal().string();
+  }
+  std::string out;
+  out.reserve(abs.size());
+  for (size_t i = 0; i < abs.size();) {
+    size_t end = abs.find('/', i);
+    if (end == std::string::npos) end = abs.size();
+    std::string_view part(abs.data() + i, end - i);
+    if (part == "..") {
+      out.resize(out.rfind('/') == std::string::npos ? 0 : out.rfind('/'));
+    } else if (!part.empty() && part != ".") {
+      out.push_back('/');
+      out.append(part);
+    }
+    i = end + 1;
+  }
+  return out;
+}
+
+std::string join_path(std::string_view dir, std::string_view name) {
+  if (dir.empty() || (!name.empty() && name[0] == '/')) return std::string(name);
+  std::string out(dir);
+  if (out.back() != '/') out.push_back('/');
+  out.append(name);
+  return out;
+}
+
+std::string_view dir_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace lexpack::base

@@ -1,0 +1,46 @@
+// Running the real compiler: once with its output streams captured (a miss,
+// or a question to the compiler), or by replacing this process (passthrough),
+// so that stdin, stdout, stderr and the exit status are the compiler's own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace lexpack::base {
+
+struct ProcessResult {
+  bool started = false;  // false: the program could not be run (see error)
+  std::string error;
+  int exit_code = 0;  // 128 + signal number when killed by a signal
+  std::string out;
+  std::string err;
+  uint64_t elapsed_us = 0;
+};
+
+// Runs argv (argv[0] searched in PATH) with stdin inherited or /dev/null and
+// both output streams captured; in this process's environment, or in `env`
+// ("NAME=value" entries) when given.
+ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
+                           const std::vector<std::string>* env = nullptr);
+
+// Runs each command as run_captured(argv, true) does, all at the same time;
+// results in the order of `commands`. For questions to a compiler, which are
+// independent and each cost a process start.
+std::vector<ProcessResult> run_captured_all(const std::vector<std::vector<std::string>>& commands);
+
+// Replaces the current process by argv. Returns only on failure, with the
+// error (which names the program and errno).
+Status exec_replace(const std::vector<std::string>& argv);
+
+// The file that running `name` would execute: `name` itself when it has a '/',
+// else the first executable match in PATH. Empty when there is none.
+std::string find_program(std::string_view name);
+
+// Writes all of `bytes` to a file descriptor, retrying short writes.
+bool write_all(int fd, std::string_view bytes);
+
+}  // namespace lexpack::base

@@ -1,0 +1,30 @@
+// The action key: XXH3-128 over everything that decides the object, the
+// depfile and the compiler's messages. Two keys are equal only when a fresh
+// compile would produce the same bytes.
+#pragma once
+
+#include <string>
+
+#include "cache/hash.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+
+namespace lexpack::closure {
+
+inline constexpr std::string_view kActionFormat = "lexpack-action-1";
+
+// Names one translation unit as invoked (compiler, arguments, working dir,
+// environment): the key of its closure memo.
+cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
+                                    const command::CompileCommand& command, const std::string& cwd);
+
+// The key of the compile, before the date is added for __DATE__ users.
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const command::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure);
+
+// `key` with today's date mixed in (for sources that expand __DATE__).
+cache::Hash128 dated_key(const cache::Hash128& key);
+
+}  // namespace lexpack::closure

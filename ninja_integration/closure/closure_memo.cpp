@@ -1,0 +1,385 @@
+// Building, encoding and checking closure memos. Checking is the whole cost
+// of a hit, so it stats each file relative to a handle on its directory and
+// walks every directory path once, not once per file.
+#include "ninja_integration/closure/closure_memo.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/byte_codec.h"
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "base/view_map.h"
+#include "ninja_integration/closure/include_resolver.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+
+namespace lexpack::closure {
+namespace {
+
+// 2: probes are kept as names relative to their directory.
+// 3: a probed directory that was missing keeps no names (any entry it gains
+// is a change).
+constexpr std::string_view kMemoFormat = "lexpack-closure-5";
+
+// A probe as stored: its name within `dir` (which dir_of(probe) returned).
+std::string_view probe_name(std::string_view dir, std::string_view probe) {
+  std::string_view name = probe.substr(dir.size());
+  if (!name.empty() && name[0] == '/') name.remove_prefix(1);
+  return name;
+}
+
+// O_PATH handles on the directories of the checked paths, opened on first
+// use. fstatat(handle, name) answers exactly what stat(dir/name) answers
+// (symlinks followed the same way) without walking dir again for every file.
+class DirHandles : public MemoStatSource {
+ public:
+  DirHandles() = default;
+  DirHandles(const DirHandles&) = delete;
+  DirHandles& operator=(const DirHandles&) = delete;
+  ~DirHandles() override {
+    for (const auto& [dir, fd] : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  // stat(2) of `path`, following symlinks: false unless it is a regular file.
+  bool stat_file(std::string_view path, base::StatSignature* sig) override {
+    struct stat st;
+    if (!stat_path(path, &st) || !S_ISREG(st.st_mode)) return false;
+    *sig = base::signature_of(st);
+    return true;
+  }
+
+  // stat(2) of `path`: false unless it is a directory.
+  bool stat_dir(std::string_view path, base::StatSignature* sig) override {
+    struct stat st;
+    if (!stat_path(path, &st) || !S_ISDIR(st.st_mode)) return false;
+    *sig = base::signature_of(st);
+    return true;
+  }
+
+ private:
+  bool stat_path(std::string_view path, struct stat* st) {
+    size_t slash = path.rfind('/');
+    // Nothing to share for a name in the working directory, a bare "/" or a
+    // path ending in a slash: ask for the path as given.
+    if (slash == std::string::npos || slash + 1 == path.size()) {
+      return ::stat(path.empty() ? "." : terminated(path), st) == 0;
+    }
+    int fd = dir_fd(path.substr(0, slash == 0 ? 1 : slash));
+    if (fd < 0) return ::stat(terminated(path), st) == 0;
+    return ::fstatat(fd, terminated(path.substr(slash + 1)), st, 0) == 0;
+  }
+
+  // `s` with a terminating NUL, in a buffer reused for every call.
+  const char* terminated(std::string_view s) {
+    name_.assign(s);
+    return name_.c_str();
+  }
+
+  int dir_fd(std::string_view dir) {
+    auto it = fds_.find(dir);
+    if (it != fds_.end()) return it->second;
+    // Keep well clear of the descriptor limit: beyond this, plain stat(2).
+    if (fds_.size() >= kMaxHandles) return -1;
+    std::string key(dir);
+    int fd = -1;
+    // A subdirectory of a directory already open: one lookup, not a walk.
+    size_t slash = key.rfind('/');
+    if (slash != std::string::npos && slash > 0 && slash + 1 < key.size()) {
+      auto parent = fds_.find(std::string_view(key).substr(0, slash));
+      if (parent != fds_.end() && parent->second >= 0) {
+        fd = ::openat(parent->second, key.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      } else {
+        fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      }
+    } else {
+      fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    fds_.emplace(std::move(key), fd);
+    return fd;
+  }
+
+  static constexpr size_t kMaxHandles = 256;
+  base::ViewMap<int> fds_;  // looked up by view: no string built per checked file
+  std::string name_;
+};
+
+// A memo whose paths are views: into the stored bytes on a hit (no string
+// built per path), or into a ClosureMemo.
+struct MemoView {
+  struct Dependency {
+    std::string_view path;
+    base::StatSignature stat;
+  };
+  struct ProbedDir {
+    std::string_view dir;
+    bool exists = false;
+    bool check_each = false;
+    base::StatSignature stat;
+    size_t first_probe = 0;  // into probes
+    size_t probe_count = 0;
+  };
+  std::vector<Dependency> dependencies;
+  std::vector<ProbedDir> probed_dirs;
+  std::vector<std::string_view> probes;  // names within their ProbedDir's dir
+  std::vector<std::string_view> absent_dirs;
+};
+
+std::string check_view(const MemoView& m, MemoStatSource* stats) {
+  DirHandles handles;
+  MemoStatSource& dirs = stats ? *stats : handles;
+  for (const auto& d : m.dependencies) {
+    base::StatSignature now;
+    if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
+    if (!(now == d.stat)) return "changed: " + std::string(d.path);
+  }
+  for (const auto& d : m.probed_dirs) {
+    base::StatSignature now;
+    bool exists = dirs.stat_dir(d.dir, &now);
+    if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
+    // Nothing was under it when it was probed, so whatever is now may be found.
+    if (!d.exists) return "probed directory appeared: " + std::string(d.dir);
+    for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) {
+      base::StatSignature sig;
+      std::string path = base::join_path(d.dir, m.probes[i]);
+      if (dirs.stat_file(path, &sig)) return "appeared: " + path;
+    }
+  }
+  for (std::string_view d : m.absent_dirs) {
+    base::StatSignature sig;
+    if (dirs.stat_dir(d, &sig)) return "search directory appeared: " + std::string(d);
+  }
+  return {};
+}
+
+// The path fields of the encoding as views into `bytes`.
+bool read_view(base::VarintReader* r, std::string_view bytes, std::string_view* out) {
+  uint64_t n = 0;
+  if (!r->u64(&n) || n > bytes.size() - r->pos()) return false;
+  *out = bytes.substr(r->pos(), n);
+  return r->skip(n);
+}
+
+}  // namespace
+
+namespace {
+
+// The one writer of the layout decode_closure_memo() and
+// check_encoded_closure_memo() read.
+std::string encode_view(const MemoView& m, const cache::Hash128& action_key, bool uses_date) {
+  // At most 10 bytes per number, 5 numbers per signature.
+  size_t size = kMemoFormat.size() + 64;
+  for (const auto& d : m.dependencies) size += d.path.size() + 60;
+  for (const auto& d : m.probed_dirs) size += d.dir.size() + 71;
+  for (std::string_view p : m.probes) size += p.size() + 10;
+  for (std::string_view d : m.absent_dirs) size += d.size() + 10;
+  base::VarintWriter w;
+  w.reserve(size);
+  w.str(kMemoFormat);
+  w.u64(action_key.lo);
+  w.u64(action_key.hi);
+  w.u8(uses_date ? 1 : 0);
+  w.u64(m.dependencies.size());
+  for (const auto& d : m.dependencies) {
+    w.str(d.path);
+    base::write_signature(&w, d.stat);
+  }
+  w.u64(m.probed_dirs.size());
+  for (const auto& d : m.probed_dirs) {
+    w.str(d.dir);
+    w.u8(uint8_t((d.exists ? 1 : 0) | (d.check_each ? 2 : 0)));
+    base::write_signature(&w, d.stat);
+    w.u64(d.probe_count);
+    for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) w.str(m.probes[i]);
+  }
+  w.u64(m.absent_dirs.size());
+  for (std::string_view d : m.absent_dirs) w.str(d);
+  return w.take();
+}
+
+MemoView view_of(const ClosureMemo& m) {
+  MemoView v;
+  v.dependencies.reserve(m.dependencies.size());
+  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
+  for (const auto& d : m.probed_dirs) {
+    v.probed_dirs.push_back(
+        {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
+    for (const std::string& p : d.probes) v.probes.push_back(probe_name(d.dir, p));
+  }
+  v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::string> encode_closure_memo(const Closure& closure,
+                                               const compiler::SearchList& list,
+                                               const cache::Hash128& action_key,
+                                               ScanFileCache* shared, const std::string& cwd) {
+  if (!list.memoizable) return std::nullopt;  // see SearchList::memoizable
+  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
+  // none is older than its cache.
+  int64_t now = shared ? shared->created_ns() : base::now_ns();
+  MemoView m;
+  m.dependencies.reserve(closure.files.size());
+  for (const ClosureFile& f : closure.files) {
+    if (!base::signature_is_settled(f.stat, now)) return std::nullopt;
+    m.dependencies.push_back({f.path, f.stat});
+  }
+  // Probes by directory, the directories in name order and each one's probes
+  // in the order the walk met them: grouped by the directories' numbers, then
+  // the few directories sorted. (A closure without the numbers gets no memo.)
+  const std::vector<uint32_t>& dir_ids = closure.failed_probe_dirs;
+  if (dir_ids.size() != closure.failed_probes.size()) return std::nullopt;
+  std::vector<int32_t> group_of;  // by directory number, -1 for none yet
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> groups;
+  for (size_t i = 0; i < closure.failed_probes.size(); ++i) {
+    std::string_view p = closure.failed_probes[i];
+    uint32_t id = dir_ids[i];
+    if (id >= group_of.size()) group_of.resize(id + 1 + group_of.size() / 2, -1);
+    if (group_of[id] < 0) {
+      group_of[id] = int32_t(groups.size());
+      groups.emplace_back(base::dir_of(p), std::vector<std::string_view>());
+    }
+    auto& [dir, names] = groups[size_t(group_of[id])];
+    names.push_back(probe_name(dir, p));
+  }
+  std::sort(groups.begin(), groups.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  m.probes.reserve(closure.failed_probes.size());
+  for (const auto& [dir_view, names] : groups) {
+    MemoView::ProbedDir d;
+    d.dir = dir_view;
+    std::string dir(d.dir);
+    if (shared) {
+      std::optional<base::StatSignature> sig =
+          dir[0] == '/' ? shared->dir_stat_once(dir, dir)
+                        : shared->dir_stat_once(dir, base::absolute_path(dir, cwd));
+      d.exists = sig.has_value();
+      if (sig) d.stat = *sig;
+    } else {
+      d.exists = base::stat_dir(dir, &d.stat);
+    }
+    d.check_each = d.exists && !base::signature_is_settled(d.stat, now);
+    d.first_probe = m.probes.size();
+    if (d.exists) {
+      d.probe_count = names.size();
+      m.probes.insert(m.probes.end(), names.begin(), names.end());
+    }
+    m.probed_dirs.push_back(d);
+  }
+  m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());
+  return encode_view(m, action_key, closure.uses_date);
+}
+
+std::string encode_closure_memo(const ClosureMemo& m) {
+  return encode_view(view_of(m), m.action_key, m.uses_date);
+}
+
+bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!r.str(&tag) || tag != kMemoFormat || !r.u64(&m->action_key.lo) ||
+      !r.u64(&m->action_key.hi) || !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  m->uses_date = flags & 1;
+  m->dependencies.resize(n);
+  for (auto& d : m->dependencies) {
+    if (!r.str(&d.path) || !base::read_signature(&r, &d.stat)) return false;
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m->probed_dirs.resize(n);
+  for (auto& d : m->probed_dirs) {
+    uint64_t count = 0;
+    if (!r.str(&d.dir) || !r.u8(&flags) || !base::read_signature(&r, &d.stat) || !r.u64(&count) ||
+        count > bytes.size()) {
+      return false;
+    }
+    d.exists = flags & 1;
+    d.check_each = flags & 2;
+    d.probes.resize(count);
+    for (std::string& p : d.probes) {
+      std::string name;
+      if (!r.str(&name)) return false;
+      p = base::join_path(d.dir, name);
+    }
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m->absent_dirs.resize(n);
+  for (std::string& d : m->absent_dirs) {
+    if (!r.str(&d)) return false;
+  }
+  return r.done();
+}
+
+std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
+  return check_view(view_of(m), stats);
+}
+
+bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
+                                std::string* changed) {
+  return check_encoded_closure_memo(bytes, nullptr, action_key, uses_date, changed, nullptr);
+}
+
+bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
+                                cache::Hash128* action_key, bool* uses_date, std::string* changed,
+                                std::vector<std::string_view>* dependencies) {
+  // The same format decode_closure_memo() reads, every path left in place.
+  base::VarintReader r(bytes);
+  std::string_view tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!read_view(&r, bytes, &tag) || tag != kMemoFormat || !r.u64(&action_key->lo) ||
+      !r.u64(&action_key->hi) || !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  *uses_date = flags & 1;
+  MemoView m;
+  m.dependencies.resize(n);
+  for (auto& d : m.dependencies) {
+    if (!read_view(&r, bytes, &d.path) || !base::read_signature(&r, &d.stat)) return false;
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m.probed_dirs.resize(n);
+  for (auto& d : m.probed_dirs) {
+    uint64_t count = 0;
+    if (!read_view(&r, bytes, &d.dir) || !r.u8(&flags) || !base::read_signature(&r, &d.stat) ||
+        !r.u64(&count) || count > bytes.size()) {
+      return false;
+    }
+    d.exists = flags & 1;
+    d.check_each = flags & 2;
+    d.first_probe = m.probes.size();
+    d.probe_count = count;
+    for (uint64_t i = 0; i < count; ++i) {
+      std::string_view p;
+      if (!read_view(&r, bytes, &p)) return false;
+      m.probes.push_back(p);
+    }
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m.absent_dirs.resize(n);
+  for (std::string_view& d : m.absent_dirs) {
+    if (!read_view(&r, bytes, &d)) return false;
+  }
+  if (!r.done()) return false;
+  *changed = check_view(m, stats);
+  if (dependencies) {
+    dependencies->clear();
+    dependencies->reserve(m.dependencies.size());
+    for (const auto& d : m.dependencies) dependencies->push_back(d.path);
+  }
+  return true;
+}
+
+}  // namespace lexpack::closure

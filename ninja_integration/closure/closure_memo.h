@@ -1,0 +1,82 @@
+// The per-TU closure memo behind the fast hit path: for one translation unit
+// as invoked, the stat signature of every dependency and of every directory
+// where a search candidate was missing, plus the action key they led to.
+// Checking it costs one stat per dependency and per probed directory.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/compiler/search_list.h"
+
+namespace lexpack::closure {
+
+class ScanFileCache;
+
+struct ClosureMemo {
+  struct Dependency {
+    std::string path;
+    base::StatSignature stat;
+  };
+  // A directory in which some candidates were missing. While its signature
+  // (or its absence) is unchanged, no entry was added to it.
+  struct ProbedDir {
+    std::string dir;
+    bool exists = false;
+    bool check_each = false;  // signature too fresh to rely on: stat each probe
+    base::StatSignature stat;
+    std::vector<std::string> probes;  // full paths that must stay missing
+  };
+  cache::Hash128 action_key;  // before the date is mixed in
+  bool uses_date = false;
+  std::vector<Dependency> dependencies;
+  std::vector<ProbedDir> probed_dirs;
+  std::vector<std::string> absent_dirs;  // search dirs the compiler skipped as missing
+};
+
+// The encoded memo of `closure` (action key before the date is mixed in).
+// nullopt when some signature is too fresh to be trusted: then no memo may be
+// stored. A whole-build scan passes its `shared` cache, whose directory
+// signatures were taken before any probe in them, and whose creation time is
+// when signatures are judged settled; without one each probed directory is
+// stat'ed now.
+std::optional<std::string> encode_closure_memo(const Closure& closure,
+                                               const compiler::SearchList& list,
+                                               const cache::Hash128& action_key,
+                                               ScanFileCache* shared = nullptr,
+                                               const std::string& cwd = {});
+// The same layout from a memo given field by field.
+std::string encode_closure_memo(const ClosureMemo& memo);
+bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
+
+// Where a memo check gets its stat answers: by default handles on the
+// checked directories; a whole-build scan shares its answers across TUs.
+class MemoStatSource {
+ public:
+  virtual ~MemoStatSource() = default;
+  // stat(2) following symlinks: false unless a regular file (a directory).
+  virtual bool stat_file(std::string_view path, base::StatSignature* sig) = 0;
+  virtual bool stat_dir(std::string_view path, base::StatSignature* sig) = 0;
+};
+
+// Empty when everything recorded still holds; else what changed first
+// ("changed: inc/a.h", "appeared: inc/b.h", ...). `stats` null: the default.
+std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = nullptr);
+
+// check_closure_memo() on the encoded memo, without decoding it into a
+// ClosureMemo (the hit path: no string built per dependency). False when
+// `bytes` is not a memo; else *action_key, *uses_date and *changed are set.
+bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
+                                std::string* changed);
+// The same through `stats` (may be null), also giving the dependencies' paths
+// as views into `bytes` when `dependencies` is not null.
+bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
+                                cache::Hash128* action_key, bool* uses_date, std::string* changed,
+                                std::vector<std::string_view>* dependencies);
+
+}  // namespace lexpack::closure

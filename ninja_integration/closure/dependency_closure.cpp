@@ -1,0 +1,222 @@
+// Breadth-first walk over the include graph. Each file is lexed at most once
+// per path (and not at all when the file table already knows its content),
+// and its includes are resolved once per search context: the nodes of the
+// graph are shared by every TU of a scan, or private to one compile.
+#include "ninja_integration/closure/dependency_closure.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include "base/file_util.h"
+#include "base/flat_set.h"
+#include "lexer/scanner.h"
+#include "ninja_integration/closure/include_resolver.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+
+namespace lexpack::closure {
+namespace {
+
+using Node = ScanFileCache::Node;
+
+// Loads the node's file and resolves its directives. Only the walk that
+// claimed the node calls this.
+void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache* graph,
+            const std::string& cwd) {
+  const Resolution& where = n->where;
+  base::Result<std::shared_ptr<const FileSummary>> loaded =
+      files->load_shared(where.path, base::absolute_path(where.path, cwd), where.stat);
+  if (!loaded.ok()) {
+    n->status = loaded.status();
+  } else {
+    n->summary = std::move(loaded.value());
+    if (graph == files->shared()) n->normal = base::normal_path(where.path, cwd);
+    std::string dir(base::dir_of(where.path));
+    for (const IncludeDirective& d : n->summary->includes) {
+      using K = lexer::DirectiveKind;
+      bool presence = d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext;
+      bool next = d.kind == K::kIncludeNext || d.kind == K::kHasIncludeNext;
+      if (d.computed) {
+        n->computed = true;
+        n->computed_presence = n->computed_presence || presence;
+        continue;
+      }
+      std::shared_ptr<const ScanFileCache::Answer> a =
+          resolver->answer(d.name, d.angled, next, dir, where.chain_index);
+      Node* child = nullptr;
+      if (a->resolution.found) {
+        child = a->node.load(std::memory_order_acquire);
+        if (!child) {
+          child = graph->node(resolver->context(), a->resolution);
+          a->node.store(child, std::memory_order_release);
+        }
+      }
+      const bool failed = !a->failed.empty();
+      n->edges.push_back({std::move(a), child, presence, failed});
+    }
+  }
+  {
+    std::lock_guard lock(n->mu);
+    n->state.store(Node::kExpanded, std::memory_order_release);
+  }
+  n->expanded.notify_all();
+}
+
+// A -D value can alias __has_include as a #define can (`-DHAS=__has_include`):
+// its text is lexed as the #define it stands for.
+std::string has_include_in_macro_args(const command::CompileCommand& command) {
+  for (const command::CompileCommand::MacroArg& m : command.macros) {
+    if (m.undef) continue;
+    std::string line = "#define " + m.text + "\n";
+    if (size_t eq = m.text.find('='); eq != std::string::npos) line[8 + eq] = ' ';
+    const lexer::ScanResult r = lexer::scan(line, lexer::scalar_kernel());
+    for (const lexer::Directive& d : r.directives) {
+      using K = lexer::DirectiveKind;
+      if (d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext) return "-D" + m.text;
+    }
+  }
+  return "";
+}
+
+bool claim(Node* n) {
+  int expected = Node::kNew;
+  return n->state.compare_exchange_strong(expected, Node::kClaimed, std::memory_order_acq_rel);
+}
+
+}  // namespace
+
+base::Result<Closure> compute_closure(FileStates* files, const command::CompileCommand& command,
+                                      const compiler::SearchList& list, compiler::CompilerKind kind,
+                                      const std::string& cwd) {
+  // What the closure's failed candidates point into: the answers of the
+  // roots, and for one compile (no scan) its own graph, whose nodes hold the
+  // other answers. A scan's graph is shared between its TUs and outlives them.
+  struct Storage {
+    std::unique_ptr<ScanFileCache> own_graph;
+    std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
+  };
+  auto storage = std::make_shared<Storage>();
+  Closure closure;
+  ScanFileCache* shared = files->shared();
+  ScanFileCache* graph = shared;
+  if (!graph) graph = (storage->own_graph = std::make_unique<ScanFileCache>()).get();
+  closure.storage = storage;
+  // Without a scan the resolver keeps its answers and stat results to itself.
+  IncludeResolver resolver(list, kind, shared, cwd);
+  resolver.number_candidates_in(graph);
+  // files[] position of each path id reached, -1 for none yet: one entry per
+  // path. But each node is walked: the same path found at another place in
+  // the search chain has other #include_next answers.
+  std::vector<int32_t> position;
+  std::vector<Node*> queue;
+  base::FlatSet<const Node*> walked(256);
+  // Every answer the walk used that has failed candidates (nodes and
+  // `storage` keep them alive).
+  std::vector<const ScanFileCache::Answer*> answers;
+
+  auto enqueue = [&](Node* n) {
+    if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
+    int32_t& pos = position[n->path_id];
+    if (pos >= 0) {
+      closure.files[size_t(pos)].presence_only = false;  // filled in when its turn comes
+    } else {
+      pos = int32_t(closure.files.size());
+      closure.files.push_back({n->where.path, n->where.stat, {}, false, {}});
+    }
+    if (walked.insert(n)) queue.push_back(n);
+  };
+
+  base::StatSignature source_sig;
+  if (!base::stat_file(command.source, &source_sig)) {
+    return base::Status::error("cannot stat source " + command.source);
+  }
+  const std::string& context = resolver.context();
+  enqueue(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
+
+  // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
+  // then -imacros/-include files, searched first in the working directory.
+  auto root = [&](std::string_view name, bool angled) {
+    std::shared_ptr<const ScanFileCache::Answer> a =
+        resolver.answer(name, angled, false, "", kFoundOutsideChain);
+    if (!a->failed.empty()) answers.push_back(a.get());
+    storage->roots.push_back(a);
+    if (a->resolution.found) enqueue(graph->node(context, a->resolution));
+    return a->resolution.found;
+  };
+  if (std::string arg = has_include_in_macro_args(command); !arg.empty()) {
+    closure.unsure = "__has_include through a macro of the command: " + arg;
+  }
+  if (kind == compiler::CompilerKind::kGcc) root("stdc-predef.h", true);
+  for (const std::string& name : command.forced_includes) {
+    if (!root(name, false)) closure.unsure = "forced include not found: " + name;
+  }
+  for (size_t next = 0; next < queue.size(); ++next) {
+    Node* n = queue[next];
+    if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
+      if (claim(n)) {
+        expand(n, files, &resolver, graph, cwd);
+      } else {
+        // Another TU's walk is expanding it: expand the nodes queued after it
+        // meanwhile (this walk needs them too; the order of expansion changes
+        // nothing), then wait.
+        for (size_t k = next + 1;
+             k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded; ++k) {
+          if (claim(queue[k])) expand(queue[k], files, &resolver, graph, cwd);
+        }
+        std::unique_lock lock(n->mu);
+        n->expanded.wait(
+            lock, [n] { return n->state.load(std::memory_order_acquire) == Node::kExpanded; });
+      }
+    }
+    if (!n->status.ok()) return n->status;
+    const std::string& path = n->where.path;
+    const FileSummary& summary = *n->summary;
+    if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
+    ClosureFile& file = closure.files[size_t(position[n->path_id])];
+    file.content = summary.content;
+    file.normal = n->normal;
+    closure.uses_date = closure.uses_date || summary.uses_date;
+    closure.uses_time = closure.uses_time || summary.uses_time;
+    if (n->computed_presence && closure.unsure.empty()) {
+      closure.unsure = "computed __has_include in " + path;
+    }
+    closure.has_computed_include = closure.has_computed_include || n->computed;
+    for (const Node::Edge& edge : n->edges) {
+      if (edge.failed) answers.push_back(edge.answer.get());
+      if (!edge.node) continue;
+      if (!edge.presence) {
+        enqueue(edge.node);
+        continue;
+      }
+      Node* c = edge.node;
+      if (c->path_id >= position.size()) position.resize(c->path_id + 1 + position.size() / 2, -1);
+      if (position[c->path_id] < 0) {
+        position[c->path_id] = int32_t(closure.files.size());
+        closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
+      }
+    }
+  }
+  // Many files ask the same questions: each answer's failed candidates are
+  // taken once, in the order the walk met them (the same on every run).
+  base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());
+  std::vector<uint8_t> seen;  // by candidate id
+  for (const ScanFileCache::Answer* a : answers) {
+    if (!seen_answers.insert(a)) continue;
+    if (a->failed_ids.size() != a->failed.size()) {
+      return base::Status::error("internal: failed candidates without numbers");
+    }
+    for (size_t i = 0; i < a->failed.size(); ++i) {
+      uint32_t id = a->failed_ids[i];
+      if (id >= seen.size()) seen.resize(id + 1 + seen.size() / 2, 0);
+      if (seen[id]) continue;
+      seen[id] = 1;
+      closure.failed_probes.push_back(a->failed[i]);
+      closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
+    }
+  }
+  for (Node* n : queue) n->in_a_closure.store(true, std::memory_order_relaxed);
+  return closure;
+}
+
+}  // namespace lexpack::closure

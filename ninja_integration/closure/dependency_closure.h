@@ -1,0 +1,51 @@
+// The set of inputs a compile depends on, found without running the
+// preprocessor: the source, every file its #include directives reach (all
+// #if branches counted), each failed search candidate and __has_include answer.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/file_stat.h"
+#include "base/status.h"
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/search_list.h"
+
+namespace lexpack::closure {
+
+struct ClosureFile {
+  std::string_view path;  // as the compiler names it (in the walk's graph: Closure::storage)
+  base::StatSignature stat;
+  cache::Hash128 content;      // zero for presence-only entries
+  bool presence_only = false;  // reached only by __has_include
+  // In a whole-build scan: the path made absolute and lexically normal (it
+  // lives in the scan's shared graph); empty otherwise.
+  std::string_view normal;
+};
+
+struct Closure {
+  std::vector<ClosureFile> files;  // files[0] is the source
+  // Unique, in the order the walk met them; the views point into `storage`.
+  std::vector<std::string_view> failed_probes;
+  // Per failed probe, a number for its directory: equal numbers, equal
+  // directories (the memo groups probes by it).
+  std::vector<uint32_t> failed_probe_dirs;
+  std::shared_ptr<const void> storage;
+  bool uses_date = false;
+  bool uses_time = false;  // __TIME__ or __TIMESTAMP__
+  bool has_computed_include = false;
+  std::string unsure;  // non-empty: the closure cannot be trusted (why)
+};
+
+// Walks the includes of `command`'s source and forced includes.
+base::Result<Closure> compute_closure(FileStates* files, const command::CompileCommand& command,
+                                      const compiler::SearchList& list, compiler::CompilerKind kind,
+                                      const std::string& cwd);
+
+}  // namespace lexpack::closure

@@ -1,0 +1,73 @@
+// The stable encoding of a file summary (a format tag first, so a summary
+// written by another version reads as absent) and its making from a scan.
+#include "ninja_integration/closure/file_summary.h"
+
+#include "base/byte_codec.h"
+
+namespace lexpack::closure {
+namespace {
+
+constexpr std::string_view kSummaryTag = "lexpack-summary-2";
+
+bool is_include_like(lexer::DirectiveKind k) {
+  using K = lexer::DirectiveKind;
+  return k == K::kInclude || k == K::kIncludeNext || k == K::kImport || k == K::kHasInclude ||
+         k == K::kHasIncludeNext;
+}
+
+}  // namespace
+
+std::string encode_summary(const FileSummary& s) {
+  base::VarintWriter w;
+  w.str(kSummaryTag);
+  w.u64(s.content.lo);
+  w.u64(s.content.hi);
+  w.u8(uint8_t((s.uses_date ? 1 : 0) | (s.uses_time ? 2 : 0)));
+  w.u64(s.includes.size());
+  for (const IncludeDirective& d : s.includes) {
+    w.u8(uint8_t(d.kind));
+    w.u8(uint8_t((d.angled ? 1 : 0) | (d.computed ? 2 : 0)));
+    w.str(d.name);
+  }
+  return w.take();
+}
+
+bool decode_summary(std::string_view bytes, FileSummary* s) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!r.str(&tag) || tag != kSummaryTag || !r.u64(&s->content.lo) || !r.u64(&s->content.hi) ||
+      !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  s->uses_date = flags & 1;
+  s->uses_time = flags & 2;
+  s->includes.clear();
+  s->includes.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    IncludeDirective d;
+    uint8_t kind = 0, f = 0;
+    if (!r.u8(&kind) || !r.u8(&f) || !r.str(&d.name)) return false;
+    d.kind = lexer::DirectiveKind(kind);
+    if (!is_include_like(d.kind)) return false;
+    d.angled = f & 1;
+    d.computed = f & 2;
+    s->includes.push_back(std::move(d));
+  }
+  return r.done();
+}
+
+FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content) {
+  FileSummary s;
+  s.content = content;
+  s.uses_date = scan.uses_date;
+  s.uses_time = scan.uses_time || scan.uses_timestamp;
+  for (const lexer::Directive& d : scan.directives) {
+    if (!is_include_like(d.kind)) continue;
+    s.includes.push_back({d.kind, d.angled, d.computed, std::string(scan.text(d))});
+  }
+  return s;
+}
+
+}  // namespace lexpack::closure

@@ -1,0 +1,136 @@
+// A map split into shards, each behind its own mutex, so that threads that
+// ask about different files rarely wait for each other.
+#include "ninja_integration/closure/scan_file_cache.h"
+
+#include <functional>
+
+#include "base/file_util.h"
+
+namespace lexpack::closure {
+
+ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
+  return shards_[std::hash<std::string>{}(abs_path) % kShards];
+}
+
+std::optional<std::optional<base::StatSignature>> ScanFileCache::find_stat(
+    const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.stat_known) return std::nullopt;
+  return it->second.stat;
+}
+
+void ScanFileCache::put_stat(const std::string& abs_path,
+                             const std::optional<base::StatSignature>& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.stat_known = true;
+  e.stat = sig;
+}
+
+std::optional<base::StatSignature> ScanFileCache::stat_once(const std::string& path,
+                                                            const std::string& abs_path) {
+  if (auto answer = find_stat(abs_path)) return *answer;
+  // The directory first: a memo records its signature with the names found
+  // missing in it, so that signature must not be newer than their answers.
+  std::string_view dir = base::dir_of(path);
+  dir_stat_once(std::string(dir), std::string(base::dir_of(abs_path)));
+  std::optional<base::StatSignature> found;
+  base::StatSignature sig;
+  if (base::stat_file(path, &sig)) found = sig;
+  put_stat(abs_path, found);
+  return found;
+}
+
+std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
+                                                                const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.dir_known) return it->second.dir;
+  }
+  std::optional<base::StatSignature> dir;
+  if (base::StatSignature sig; base::stat_dir(path, &sig)) dir = sig;
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  if (!e.dir_known) {
+    e.dir_known = true;
+    e.dir = dir;
+  }
+  return e.dir;
+}
+
+std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
+                                                               const base::StatSignature& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.summary || !(it->second.summary_sig == sig)) {
+    return nullptr;
+  }
+  return it->second.summary;
+}
+
+void ScanFileCache::put_summary(const std::string& abs_path, const base::StatSignature& sig,
+                                std::shared_ptr<const FileSummary> summary) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.summary_sig = sig;
+  e.summary = std::move(summary);
+}
+
+ScanFileCache::CandidateIds ScanFileCache::candidate_ids(std::string_view path) {
+  std::string_view dir = base::dir_of(path);
+  std::lock_guard lock(candidate_ids_mu_);
+  auto id_of = [](IdMap* ids, std::string_view s) {
+    auto it = ids->find(s);
+    if (it == ids->end()) it = ids->emplace(std::string(s), uint32_t(ids->size())).first;
+    return it->second;
+  };
+  return {id_of(&candidate_ids_, path), id_of(&dir_ids_, dir)};
+}
+
+uint64_t ScanFileCache::context_id(const std::string& context) {
+  std::lock_guard lock(contexts_mu_);
+  return contexts_.emplace(context, contexts_.size()).first->second;
+}
+
+ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resolution& where) {
+  std::string key = context;
+  key.append(std::to_string(where.chain_index)).push_back('|');
+  key.append(where.path);
+  NodePart& part = node_parts_[std::hash<std::string>{}(key) % kShards];
+  {
+    std::lock_guard lock(part.mu);
+    auto it = part.nodes.find(key);
+    if (it != part.nodes.end()) return it->second.get();
+  }
+  uint32_t id;
+  {
+    std::lock_guard lock(path_ids_mu_);
+    id = path_ids_.emplace(context + where.path, uint32_t(path_ids_.size())).first->second;
+  }
+  std::lock_guard lock(part.mu);
+  std::unique_ptr<Node>& slot = part.nodes[key];
+  if (!slot) {
+    slot = std::make_unique<Node>();
+    slot->where = where;
+    slot->path_id = id;
+  }
+  return slot.get();
+}
+
+void ScanFileCache::for_each_expanded(const std::function<void(const Node&)>& fn) {
+  for (NodePart& part : node_parts_) {
+    std::lock_guard lock(part.mu);
+    for (const auto& [key, n] : part.nodes) {
+      if (n->state.load(std::memory_order_acquire) == Node::kExpanded) fn(*n);
+    }
+  }
+}
+
+}  // namespace lexpack::closure

@@ -1,0 +1,196 @@
+// Asking a compiler who it is, once per binary: the answer is kept in the
+// store's "compiler" memo keyed by path and stat signature.
+#include "ninja_integration/compiler/compiler_identity.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+#include <vector>
+
+#include "base/byte_codec.h"
+#include "base/file_stat.h"
+#include "base/process.h"
+#include "ninja_integration/compiler/derived_search_list.h"
+#include "ninja_integration/compiler/search_list.h"
+
+namespace lexpack::compiler {
+namespace {
+
+constexpr std::string_view kIdentityFormat = "lexpack-compiler-2";
+
+std::string first_line(std::string_view text) {
+  size_t nl = text.find('\n');
+  return std::string(text.substr(0, nl));
+}
+
+std::string memo_key(const std::string& program, const base::StatSignature& sig) {
+  base::VarintWriter w;
+  w.str(program);
+  base::write_signature(&w, sig);
+  return w.take();
+}
+
+// The digest of a file's bytes, or of its name when it cannot be read.
+// Compiler binaries are tens of MB: read through one buffer, never copied
+// whole into memory.
+std::string file_digest(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    cache::Hasher content;
+    std::vector<char> buf(size_t(1) << 20);
+    ssize_t n;
+    while ((n = ::read(fd, buf.data(), buf.size())) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) content.update(std::string_view(buf.data(), size_t(n)));
+    }
+    ::close(fd);
+    if (n == 0) return content.digest().hex();
+  }
+  return "unreadable:" + path;
+}
+
+base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::string& program) {
+  CompilerIdentity id;
+  id.program = program;
+  base::ProcessResult version = base::run_captured({program, "--version"}, true);
+  if (!version.started) return base::Status::error(version.error);
+  id.kind = version.exit_code == 0 ? kind_from_version_text(version.out) : CompilerKind::kUnknown;
+  id.version = first_line(version.out);
+  if (id.kind == CompilerKind::kUnknown) return id;
+
+  // Hashing the binaries (cc1plus is 35 MB) overlaps the questions, which
+  // each run the compiler: one thread per binary.
+  std::string driver_digest;
+  std::thread driver([&] { driver_digest = file_digest(program); });
+  // One run per language answers both its predefined macros (stdout) and
+  // its search list (stderr); -I kProbeDir makes that list a base for
+  // derived ones (derived_search_list.h) and does not change the macros.
+  std::vector<std::vector<std::string>> questions;
+  for (const char* lang : {"c", "c++"}) {
+    questions.push_back(
+        {program, "-x", lang, "-dM", "-E", "-v", "-I", std::string(kProbeDir), "/dev/null"});
+  }
+  std::vector<base::ProcessResult> answers;
+  std::thread languages([&] { answers = base::run_captured_all(questions); });
+  // The gcc driver runs cc1/cc1plus: their bytes decide the object.
+  constexpr const char* kPrograms[] = {"cc1", "cc1plus"};
+  std::string prog_digests[2];
+  if (id.kind == CompilerKind::kGcc) {
+    std::vector<base::ProcessResult> paths = base::run_captured_all(
+        {{program, "-print-prog-name=cc1"}, {program, "-print-prog-name=cc1plus"}});
+    std::vector<std::thread> hashers;
+    for (size_t i = 0; i < 2; ++i) {
+      std::string path = first_line(paths[i].out);
+      if (paths[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
+        hashers.emplace_back([&prog_digests, i, path] { prog_digests[i] = file_digest(path); });
+      } else {
+        prog_digests[i] = std::string("no ") + kPrograms[i];
+      }
+    }
+    for (std::thread& t : hashers) t.join();
+  }
+  languages.join();
+  driver.join();
+
+  cache::Hasher h;
+  h.field(kIdentityFormat);
+  h.field(uint64_t(id.kind));
+  h.field(version.out);
+  h.field(driver_digest);
+  if (id.kind == CompilerKind::kGcc) {
+    for (const std::string& d : prog_digests) h.field(d);
+  }
+  for (const base::ProcessResult& a : answers) {
+    for (const std::string& dir : gcc_installation_dirs(a.err)) {
+      bool seen = false;
+      for (const auto& w : id.watched_dirs) seen = seen || w.first == dir;
+      base::StatSignature sig;
+      if (!seen && base::stat_dir(dir, &sig)) id.watched_dirs.emplace_back(dir, sig);
+    }
+  }
+  SearchList probed[2];
+  bool is_base[2] = {false, false};
+  for (size_t i = 0; i < 2; ++i) {
+    const base::ProcessResult& a = answers[i];
+    h.field(a.exit_code == 0 ? a.out : "no macros");
+    SearchList plain;
+    if (a.exit_code == 0 && parse_search_list(a.err, &probed[i])) {
+      probed[i].memoizable =
+          duplicates_only_by_spelling(probed[i], a.err, {"-I", std::string(kProbeDir)}, id.kind);
+      // The list without the probe, as asked without it, when the probe
+      // displaced nothing; else the whole answer (the same facts).
+      is_base[i] = !probe_dropped(a.err) && strip_probe(probed[i], &plain);
+      h.field(encode_search_list(is_base[i] ? plain : probed[i]));
+    } else {
+      h.field("no search list");
+    }
+  }
+  id.hash = h.digest();
+  for (size_t i = 0; i < 2; ++i) {
+    if (is_base[i]) {
+      remember_bare_probed_list(store, id, i == 0 ? command::Language::kC : command::Language::kCxx,
+                                probed[i]);
+    }
+  }
+  return id;
+}
+
+}  // namespace
+
+base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler) {
+  std::string program = base::find_program(compiler);
+  base::StatSignature sig;
+  if (program.empty() || !base::stat_file(program, &sig)) {
+    return base::Status::error("compiler not found: " + compiler);
+  }
+  std::string key = memo_key(program, sig);
+  if (store) {
+    if (std::optional<std::string> memo = store->get_memo("compiler", key)) {
+      base::VarintReader r(*memo);
+      CompilerIdentity id;
+      uint8_t kind = 0;
+      uint64_t watched = 0;
+      if (r.u8(&kind) && kind <= 2 && r.u64(&id.hash.lo) && r.u64(&id.hash.hi) &&
+          r.str(&id.version) && r.u64(&watched) && watched < 1024) {
+        bool holds = true;
+        for (uint64_t i = 0; holds && i < watched; ++i) {
+          std::string dir;
+          base::StatSignature then, now;
+          holds = r.str(&dir) && base::read_signature(&r, &then) && base::stat_dir(dir, &now) &&
+                  now == then;
+          if (holds) id.watched_dirs.emplace_back(dir, then);
+        }
+        if (holds && r.done()) {
+          id.kind = CompilerKind(kind);
+          id.program = program;
+          return id;
+        }
+      }
+    }
+  }
+  base::Result<CompilerIdentity> id = ask_compiler(store, program);
+  if (!id.ok()) return id;
+  base::StatSignature after;
+  const int64_t now = base::now_ns();
+  bool settled = base::signature_is_settled(sig, now);
+  for (const auto& [dir, dir_sig] : id->watched_dirs) {
+    settled = settled && base::signature_is_settled(dir_sig, now);
+  }
+  if (store && base::stat_file(program, &after) && after == sig && settled) {
+    base::VarintWriter w;
+    w.u8(uint8_t(id->kind));
+    w.u64(id->hash.lo);
+    w.u64(id->hash.hi);
+    w.str(id->version);
+    w.u64(id->watched_dirs.size());
+    for (const auto& [dir, dir_sig] : id->watched_dirs) {
+      w.str(dir);
+      base::write_signature(&w, dir_sig);
+    }
+    store->put_memo("compiler", key, w.bytes());
+  }
+  return id;
+}
+
+}  // namespace lexpack::compiler

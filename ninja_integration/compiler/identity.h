@@ -1,0 +1,34 @@
+// What identifies a compiler: its kind, decided by what the binary answers to
+// --version, and a hash of everything about it that can change an object. The
+// types only; compiler_identity.h asks a compiler for them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/file_stat.h"
+#include "cache/hash.h"
+
+namespace lexpack::compiler {
+
+enum class CompilerKind : uint8_t { kUnknown = 0, kGcc = 1, kClang = 2 };
+
+struct CompilerIdentity {
+  CompilerKind kind = CompilerKind::kUnknown;
+  std::string program;  // the executable that runs (found in PATH)
+  cache::Hash128 hash;
+  std::string version;  // first line of --version
+  // Directories whose change may change the answer without the binary
+  // changing: where clang found GCC installations (a new version there is
+  // chosen instead, with its own libstdc++ headers). With their signatures
+  // when asked; the memo holds while they stay the same.
+  std::vector<std::pair<std::string, base::StatSignature>> watched_dirs;
+};
+
+// Recognises a compiler from its --version output.
+CompilerKind kind_from_version_text(std::string_view text);
+
+}  // namespace lexpack::compiler

@@ -1,0 +1,477 @@
+// The hit/miss flow of one compile. Fast path: closure memo -> action ->
+// outputs (about one stat per dependency and probed directory). Slow path:
+// search list + closure walk with the file table. Miss: run the compiler,
+// self-check its depfile, store outputs of successful compiles only.
+#include "ninja_integration/launcher/launcher.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "base/byte_codec.h"
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "base/process.h"
+#include "cache/store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/action_key.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/derived_search_list.h"
+#include "ninja_integration/compiler/search_list.h"
+#include "ninja_integration/launcher/action_payload.h"
+#include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/decision_log.h"
+#include "ninja_integration/launcher/output_files.h"
+#include "ninja_integration/launcher/self_check.h"
+#include "ninja_integration/ninja/ninja_wrapper.h"
+#include "ninja_integration/serve/serve_reads.h"
+
+namespace lexpack::launcher {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
+std::string current_dir() {
+  std::string buf(4096, '\0');
+  if (!::getcwd(buf.data(), buf.size())) return {};
+  buf.resize(std::char_traits<char>::length(buf.c_str()));
+  return buf;
+}
+
+std::string encode_args(const command::CompileCommand& c) {
+  base::VarintWriter w;
+  w.str(c.compiler);
+  w.u64(c.args.size());
+  for (const std::string& a : c.args) w.str(a);
+  return w.take();
+}
+
+bool decode_args(std::string_view bytes, std::vector<std::string>* out) {
+  base::VarintReader r(bytes);
+  std::string compiler;
+  uint64_t n = 0;
+  if (!r.str(&compiler) || !r.u64(&n) || n > bytes.size()) return false;
+  out->push_back(compiler);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string a;
+    if (!r.str(&a)) return false;
+    out->push_back(std::move(a));
+  }
+  return r.done();
+}
+
+class Launcher {
+ public:
+  Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
+  LaunchResult run();
+
+ private:
+  LaunchResult passthrough(std::string_view why);
+  void count(std::string_view name, int64_t delta = 1) {
+    if (store_ && !read_only_) store_->add_counter(name, delta);
+  }
+  void note(std::string line) {
+    log_.write(line);
+    if (explain_) result_.explanation += line + "\n";
+  }
+  bool open_store();
+  bool slow_path();  // fills list_, closure_, key_
+  std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action);
+  LaunchResult compile_and_store();
+  std::string describe_arg_change();
+
+  // Microseconds since the launcher started, for the decision log.
+  int64_t elapsed_us() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
+        .count();
+  }
+
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::vector<std::string> argv_;
+  bool explain_;
+  DecisionLog log_;
+  LaunchResult result_;
+  command::CompileCommand cmd_;
+  std::string cwd_;
+  std::unique_ptr<cache::Store> store_;
+  bool read_only_ = false;
+  compiler::CompilerIdentity identity_;
+  const lexer::Kernel* kernel_ = nullptr;
+  std::unique_ptr<closure::FileStates> files_;
+  compiler::SearchList list_;
+  closure::Closure closure_;
+  bool have_closure_ = false;
+  cache::Hash128 key_;  // before the date
+  bool uses_date_ = false;
+};
+
+LaunchResult Launcher::passthrough(std::string_view why) {
+  note("passthrough: " + std::string(why));
+  LaunchResult r;
+  r.exec_compiler = true;
+  r.explanation = result_.explanation;
+  return r;
+}
+
+bool Launcher::open_store() {
+  cache::StoreOptions options;
+  auto opened = cache::Store::open(options);
+  if (!opened.ok()) {
+    note("cache not writable (" + opened.message() + "), trying read-only");
+    options.read_only = true;
+    opened = cache::Store::open(options);
+    if (!opened.ok()) {
+      note("cache unavailable: " + opened.message());
+      return false;
+    }
+    read_only_ = true;
+  }
+  store_ = std::move(opened.value());
+  return true;
+}
+
+LaunchResult Launcher::run() {
+  cmd_ = command::parse_compile_command(argv_);
+  log_.set_subject(cmd_.source.empty() ? cmd_.compiler : cmd_.source);
+  if (!explain_ && env_flag("LEXPACK_DISABLE")) return passthrough("LEXPACK_DISABLE is set");
+  if (!cmd_.uncacheable.empty()) {
+    if (open_store()) count("uncacheable_" + cmd_.uncacheable);
+    return passthrough(
+        "uncacheable: " + cmd_.uncacheable +
+        (cmd_.uncacheable_detail.empty() ? "" : " (" + cmd_.uncacheable_detail + ")"));
+  }
+  cwd_ = current_dir();
+  if (cwd_.empty()) return passthrough("cannot read the working directory");
+  if (!open_store()) return passthrough("no cache");
+
+  auto identity = compiler::compiler_identity(store_.get(), cmd_.compiler);
+  if (!identity.ok()) return passthrough("compiler identity: " + identity.message());
+  identity_ = identity.value();
+  if (identity_.kind == compiler::CompilerKind::kUnknown) {
+    count("uncacheable_unsupported_compiler");
+    return passthrough("not gcc or clang: " + identity_.program);
+  }
+  if (explain_) note("compiler: " + identity_.program + " (" + identity_.version + ")");
+  std::string err;
+  kernel_ = lexer::default_kernel(&err);
+  if (!kernel_) return passthrough("lexer: " + err);
+  files_ = std::make_unique<closure::FileStates>(read_only_ ? nullptr : store_.get(), kernel_);
+
+  // Fast path: the closure memo of this translation unit.
+  cache::Hash128 tu = closure::translation_unit_key(identity_, cmd_, cwd_);
+  bool have_key = false;
+  // Checked where the index holds it: copying a memo of a few hundred paths
+  // into fresh heap pages cost more than reading it.
+  cache::Hash128 memo_key;
+  bool memo_uses_date = false, memo_valid = false;
+  std::string changed;
+  bool have_memo = store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) {
+    memo_valid = closure::check_encoded_closure_memo(bytes, &memo_key, &memo_uses_date, &changed);
+  });
+  if (have_memo && memo_valid) {
+    if (changed.empty()) {
+      key_ = memo_key;
+      uses_date_ = memo_uses_date;
+      have_key = true;
+    } else {
+      note("closure memo out of date: " + changed);
+    }
+  } else if (!have_memo && explain_) {
+    note("no closure memo for this command (first compile, or arguments changed)");
+  }
+  if (!have_key) {
+    if (!slow_path()) return passthrough(result_.error);
+    if (closure_.uses_time) {
+      count("uncacheable_time_macro");
+      return passthrough("uncacheable: __TIME__ or __TIMESTAMP__ in the closure");
+    }
+    if (!closure_.unsure.empty()) {
+      count("uncacheable_unsure_closure");
+      return passthrough("uncacheable: " + closure_.unsure);
+    }
+    if (!read_only_ && !explain_) {
+      if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
+        store_->put_memo("closure", tu.hex(), *memo);
+      }
+    }
+  }
+  cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
+  if (explain_) note("action key: " + key.hex());
+
+  std::string why_miss = "no cached result for this key";
+  if (std::optional<cache::ActionRecord> action = store_->get_action(key)) {
+    ActionPayload payload;
+    if (action->exit_code != 0 || !decode_payload(action->payload, &payload)) {
+      why_miss = "cached entry unreadable";
+    } else if (std::string changed = check_payload(payload, files_.get(), cwd_); !changed.empty()) {
+      why_miss = "file outside the scan " + changed;
+    } else if (explain_) {
+      note("would hit");
+      LaunchResult r;
+      r.explanation = result_.explanation;
+      return r;
+    } else if (std::optional<LaunchResult> hit = serve_hit(*action)) {
+      note_build_use(key);
+      return *hit;
+    } else {
+      why_miss = "cached outputs unavailable";
+    }
+  }
+  if (explain_) {
+    note("would miss: " + why_miss);
+    std::string args = describe_arg_change();
+    if (!args.empty()) note(args);
+    LaunchResult r;
+    r.explanation = result_.explanation;
+    return r;
+  }
+  note("miss: " + why_miss);
+  if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  if (cmd_.wants_depfile && closure_.has_computed_include) {
+    for (const std::string& a : cmd_.args) {
+      if (a == "-MMD") return passthrough("computed include and -MMD: system headers unseen");
+    }
+  }
+  return compile_and_store();
+}
+
+bool Launcher::slow_path() {
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!list.ok()) {
+    result_.error = "search list: " + list.message();
+    return false;
+  }
+  list_ = list.value();
+  auto closure = closure::compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_);
+  if (!closure.ok()) {
+    result_.error = "dependency scan: " + closure.message();
+    return false;
+  }
+  closure_ = std::move(closure.value());
+  have_closure_ = true;
+  key_ = closure::action_key(identity_, cmd_, cwd_, closure_);
+  uses_date_ = closure_.uses_date;
+  if (explain_) {
+    note("closure: " + std::to_string(closure_.files.size()) + " files, " +
+         std::to_string(closure_.failed_probes.size()) + " missing candidates");
+  }
+  return true;
+}
+
+std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& action) {
+  auto blob = [this](const cache::BlobId& id) -> std::optional<std::string_view> {
+    if (id.is_zero()) return std::string_view();
+    return store_->get_blob(id);
+  };
+  std::optional<std::string_view> out = blob(action.stdout_blob);
+  std::optional<std::string_view> err = blob(action.stderr_blob);
+  if (!out || !err) return std::nullopt;
+  struct Pending {
+    std::string path;
+    std::string_view bytes;
+  };
+  std::vector<Pending> writes;
+  bool have_object = false, have_depfile = false;
+  for (const auto& o : action.outputs) {
+    std::optional<std::string_view> bytes = store_->get_blob(o.blob);
+    if (!bytes) {
+      note("blob of " + o.role + " missing from the cache");
+      return std::nullopt;
+    }
+    if (o.role == "object") {
+      writes.push_back({cmd_.output, *bytes});
+      have_object = true;
+    } else if (o.role == "dwo" && cmd_.split_dwarf) {
+      writes.push_back({cmd_.dwo_output, *bytes});
+    } else if (o.role == "depfile" && cmd_.wants_depfile) {
+      writes.push_back({cmd_.depfile, *bytes});
+      have_depfile = true;
+    }
+  }
+  if (!have_object || (cmd_.wants_depfile && !have_depfile)) return std::nullopt;
+  for (const Pending& w : writes) {
+    std::string error;
+    if (!touch_if_identical(w.path, w.bytes) && !write_file_atomic(w.path, w.bytes, &error)) {
+      note("cannot write output: " + error);
+      return std::nullopt;
+    }
+  }
+  count("hits");
+  count("time_saved_us", int64_t(action.compile_time_us));
+  note("hit (" + std::to_string(elapsed_us()) + " us)");
+  LaunchResult r;
+  r.out = std::string(*out);
+  r.err = std::string(*err);
+  return r;
+}
+
+LaunchResult Launcher::compile_and_store() {
+  std::vector<std::string> run_argv = argv_;
+  std::string own_depfile;
+  if (!cmd_.wants_depfile) {
+    own_depfile = cmd_.output + ".lexpack-" + std::to_string(::getpid()) + ".d";
+    for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
+    run_argv.push_back(own_depfile);
+  }
+  // Served reads: the compiler reads the closure from the packs, so the bytes
+  // it compiles are the bytes hashed into the key.
+  serve::ServedReads served;
+  bool serving = false;
+  if (env_flag("LEXPACK_SERVE_READS") && !read_only_) {
+    std::string plugin = ninja::find_plugin(ninja::self_executable());
+    if (plugin.empty()) {
+      note("reads not served: the plugin was not found");
+    } else if (base::Status prepared = served.prepare(store_.get(), closure_, cwd_, plugin);
+               !prepared.ok()) {
+      note("reads not served: " + prepared.message());
+    } else {
+      serving = true;
+      note("serving reads: " + std::to_string(served.files()) + " files (" +
+           std::to_string(served.stored()) + " newly stored), " + std::to_string(served.missing()) +
+           " missing paths, " + std::to_string(served.skipped()) + " left to the filesystem");
+    }
+  }
+  int64_t before_compile = elapsed_us();
+  base::ProcessResult p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
+  if (serving && (!p.started || p.exit_code != 0)) {
+    // Whatever went wrong, serving must not be why a compile fails: the
+    // compiler runs again reading the filesystem, and that run is the answer.
+    note("compile with served reads failed (exit " + std::to_string(p.exit_code) +
+         "); running it again without");
+    count("served_compile_retried");
+    p = base::run_captured(run_argv, false, nullptr);
+  }
+  int64_t after_compile = elapsed_us();
+  int64_t check_us = 0;
+  LaunchResult r;
+  r.exit_code = p.exit_code;
+  r.out = std::move(p.out);
+  r.err = std::move(p.err);
+  auto finish = [&](std::string why) {
+    if (!own_depfile.empty()) ::unlink(own_depfile.c_str());
+    if (!why.empty()) note(why);
+    return r;
+  };
+  if (!p.started) {
+    r.error = p.error;
+    r.exit_code = 127;
+    return finish("");
+  }
+  if (p.exit_code != 0) {
+    count("compile_failed");
+    return finish("compiler failed (exit " + std::to_string(p.exit_code) + "), not cached");
+  }
+  count("misses");
+  if (read_only_) return finish("cache read-only, result not stored");
+
+  const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
+  base::Result<std::string> depfile_bytes = base::read_file(depfile);
+  if (!depfile_bytes.ok()) return finish("not stored: " + depfile_bytes.message());
+  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
+  check_us = elapsed_us() - after_compile;
+  if (!check.disagreements.empty()) {
+    count("scanner_disagreements", int64_t(check.disagreements.size()));
+    for (const std::string& d : check.disagreements) {
+      note("scanner disagreement: the compiler read " + d + " which the scan of " + cmd_.source +
+           " did not reach");
+    }
+  }
+  if (!check.unsure.empty()) return finish("not stored: " + check.unsure);
+  for (const closure::ClosureFile& f : closure_.files) {
+    base::StatSignature now;
+    std::string path(f.path);
+    if (!base::stat_file(path, &now) || !(now == f.stat)) {
+      return finish("not stored: " + path + " changed during the compile");
+    }
+  }
+
+  cache::ActionRecord action;
+  action.exit_code = 0;
+  action.compile_time_us = p.elapsed_us;
+  action.payload = encode_payload(check.payload);
+  std::string err;
+  auto put = [&](std::string_view bytes, cache::BlobId* id, bool aligned) -> bool {
+    if (bytes.empty()) return true;
+    cache::BlobOptions options;
+    options.page_aligned = aligned;
+    auto stored = store_->put_blob(bytes, options);
+    if (!stored.ok()) {
+      err = stored.message();
+      return false;
+    }
+    *id = stored.value();
+    return true;
+  };
+  base::Result<std::string> object_bytes = base::read_file(cmd_.output);
+  if (!object_bytes.ok()) return finish("not stored: " + object_bytes.message());
+  cache::ActionRecord::Output object{"object", {}};
+  if (!put(*object_bytes, &object.blob, false) || object.blob.is_zero()) {
+    return finish("not stored: " + err);
+  }
+  action.outputs.push_back(object);
+  base::Result<std::string> dwo_bytes =
+      cmd_.split_dwarf ? base::read_file(cmd_.dwo_output) : base::Status::error("no .dwo");
+  if (dwo_bytes.ok()) {
+    cache::ActionRecord::Output dwo{"dwo", {}};
+    if (!put(*dwo_bytes, &dwo.blob, false)) return finish("not stored: " + err);
+    if (!dwo.blob.is_zero()) action.outputs.push_back(dwo);
+  }
+  if (cmd_.wants_depfile) {
+    cache::ActionRecord::Output dep{"depfile", {}};
+    if (!put(*depfile_bytes, &dep.blob, false) || dep.blob.is_zero()) {
+      return finish("not stored: empty depfile");
+    }
+    action.outputs.push_back(dep);
+  }
+  if (!put(r.out, &action.stdout_blob, false) || !put(r.err, &action.stderr_blob, false)) {
+    return finish("not stored: " + err);
+  }
+  cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
+  base::Status stored = store_->put_action(key, action);
+  if (!stored.ok()) return finish("not stored: " + stored.message());
+  note_build_use(key);
+  store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
+  return finish("stored " + key.hex() + " (lexpack " +
+                std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
+                std::to_string(before_compile) + ", check " + std::to_string(check_us) +
+                ", compiler " + std::to_string(p.elapsed_us) + " us)");
+}
+
+std::string Launcher::describe_arg_change() {
+  std::optional<std::string> last =
+      store_->get_memo("last", base::absolute_path(cmd_.output, cwd_));
+  std::vector<std::string> before;
+  if (!last || !decode_args(*last, &before)) return "no earlier compile of this output is known";
+  std::vector<std::string> now = {cmd_.compiler};
+  now.insert(now.end(), cmd_.args.begin(), cmd_.args.end());
+  if (before == now) return "arguments unchanged since the last stored compile of this output";
+  std::string out = "arguments changed since the last stored compile of this output:";
+  for (const std::string& a : before) {
+    if (std::find(now.begin(), now.end(), a) == now.end()) out += " -[" + a + "]";
+  }
+  for (const std::string& a : now) {
+    if (std::find(before.begin(), before.end(), a) == before.end()) out += " +[" + a + "]";
+  }
+  return out;
+}
+
+}  // namespace
+
+LaunchResult launch(const std::vector<std::string>& argv, bool explain) {
+  Launcher launcher(argv, explain);
+  return launcher.run();
+}
+
+}  // namespace lexpack::launcher

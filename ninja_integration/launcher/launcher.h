@@ -1,0 +1,27 @@
+// The compile launcher: `lexpack <compiler> <args...>`. Decides hit or miss
+// from the dependency closure, serves hits from the store, runs the compiler
+// on misses and stores what it produced. Never breaks a build: whatever goes
+// wrong inside lexpack, the compiler runs as it would have without it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lexpack::launcher {
+
+struct LaunchResult {
+  // The caller must replace itself by `argv` unchanged (passthrough).
+  bool exec_compiler = false;
+  int exit_code = 0;
+  std::string out;          // bytes for stdout (the compiler's, replayed or live)
+  std::string err;          // bytes for stderr
+  std::string error;        // non-empty: the compiler could not be run at all
+  std::string explanation;  // explain mode: the report, one finding per line
+};
+
+// Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
+// compiled or written: the result only says whether the compile would hit,
+// and if not, why.
+LaunchResult launch(const std::vector<std::string>& argv, bool explain);
+
+}  // namespace lexpack::launcher

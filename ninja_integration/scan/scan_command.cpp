@@ -1,0 +1,449 @@
+// Scanning every TU of a build: workers take entries from a shared counter,
+// each with its own FileStates over one locked store and one scan-wide file
+// cache (each header stat'ed and loaded once per scan), and keep the closure
+// as absolute normalized paths so that builds and ninja's records compare.
+#include "ninja_integration/scan/scan_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include <unistd.h>
+
+#include "base/file_util.h"
+#include "base/json_string.h"
+#include "base/view_map.h"
+#include "cache/batching_store.h"
+#include "cache/locked_store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/action_key.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/derived_search_list.h"
+#include "ninja_integration/compiler/search_list.h"
+#include "ninja_integration/scan/scan_memo.h"
+
+namespace lexpack::scan {
+namespace {
+
+constexpr std::string_view kScanMemoTable = "scan";
+
+// Appends `s` escaped for a Make rule; plain runs are copied whole.
+void append_make_escaped(std::string* out, std::string_view s) {
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c != ' ' && c != '#' && c != '\\' && c != '$') continue;
+    out->append(s.substr(run, i - run));
+    out->push_back(c == '$' ? '$' : '\\');
+    run = i;
+  }
+  out->append(s.substr(run));
+}
+
+// Results computed once per key however many threads ask: the first caller
+// computes, the others wait for its answer.
+template <typename T>
+class OnceMap {
+ public:
+  template <typename Compute>
+  base::Result<T> get(const std::string& key, Compute compute) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard lock(mu_);
+      std::shared_ptr<Slot>& s = slots_[key];
+      if (!s) s = std::make_shared<Slot>();
+      slot = s;
+    }
+    std::call_once(slot->once, [&] { slot->result.emplace(compute()); });
+    return *slot->result;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    std::optional<base::Result<T>> result;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
+};
+
+// Module flags keep a compile out of the cache, but its includes and its
+// module directives can still be scanned.
+bool scannable(const command::CompileCommand& cmd) {
+  return cmd.uncacheable.empty() || cmd.uncacheable == "modules";
+}
+
+// Path -> size of each file a scan reached, looked up by view.
+using FileSizes = base::ViewMap<uint64_t>;
+
+void note_size(FileSizes* sizes, std::string_view path, uint64_t size) {
+  if (sizes->find(path) == sizes->end()) sizes->emplace(path, size);
+}
+
+class Scanner {
+ public:
+  Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
+
+  // Asks every compiler and every search list the entries will need, all at
+  // once: each question runs the compiler (tens of ms), and asked on demand
+  // they stall the walk at the first TU of every target.
+  void ask_ahead(const std::vector<CompdbEntry>& entries, const std::vector<size_t>& group,
+                 const std::string& dir) {
+    std::vector<command::CompileCommand> cmds;
+    std::set<std::string> compilers;
+    for (size_t i : group) {
+      cmds.push_back(command::parse_compile_command(entries[i].argv));
+      if (scannable(cmds.back())) compilers.insert(cmds.back().compiler);
+    }
+    std::vector<std::thread> threads;
+    for (const std::string& c : compilers)
+      threads.emplace_back([this, &c, &dir] { identity_of(c, dir); });
+    for (std::thread& t : threads) t.join();
+    threads.clear();
+    auto run_batch = [&threads](bool all) {
+      if (!all && threads.size() < kMaxQuestionsAtOnce) return;
+      for (std::thread& t : threads) t.join();
+      threads.clear();
+    };
+    // First the base questions (the search arguments without -I) the lists
+    // can be derived from: commands of different targets usually share one.
+    const bool derive = !compiler::search_path_environment_set();
+    std::set<std::string> asked;
+    for (const command::CompileCommand& cmd : cmds) {
+      if (!scannable(cmd) || !derive) continue;
+      base::Result<compiler::CompilerIdentity> id = identity_of(cmd.compiler, dir);
+      compiler::IncludeSplit split;
+      if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown ||
+          !compiler::split_include_dirs(cmd.search_args, &split) ||
+          !compiler::include_dirs_distinct(split.include_dirs)) {
+        continue;
+      }
+      std::string key = base_key(*id, cmd.language, split.rest, dir);
+      if (!asked.insert(key).second) continue;
+      threads.emplace_back([this, id = *id, lang = cmd.language, rest = std::move(split.rest),
+                            &dir] { base_of(id, lang, rest, dir); });
+      run_batch(false);
+    }
+    run_batch(true);
+    // Then every list: derived from its base where that is exact, else asked.
+    asked.clear();
+    for (const command::CompileCommand& cmd : cmds) {
+      if (!scannable(cmd)) continue;
+      base::Result<compiler::CompilerIdentity> id = identity_of(cmd.compiler, dir);
+      if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown) continue;
+      std::string key = search_key(*id, cmd, dir);
+      if (!asked.insert(key).second) continue;
+      threads.emplace_back(
+          [this, id = *id, &cmd, &dir, key] { search_list_of(id, cmd, dir, key); });
+      run_batch(false);
+    }
+    run_batch(true);
+  }
+
+  // Scans one entry; `sizes` collects path -> size of every file a memo
+  // answered for (the files of a walk are the shared graph's nodes).
+  TuScan scan(const CompdbEntry& e, closure::FileStates* files, DirStatCache* dirs,
+              FileSizes* sizes) {
+    TuScan tu;
+    tu.directory = e.directory;
+    tu.source = e.file;
+    command::CompileCommand cmd = command::parse_compile_command(e.argv);
+    tu.output = e.output.empty() ? cmd.output : e.output;
+    if (!scannable(cmd)) return skip(tu, "not a compile: " + cmd.uncacheable);
+    auto identity = identity_of(cmd.compiler, e.directory);
+    if (!identity.ok()) return skip(tu, identity.message());
+    if (identity->kind == compiler::CompilerKind::kUnknown) return skip(tu, "not gcc or clang");
+    // A warm scan: nothing the last closure of this TU rests on has changed.
+    cache::Hash128 tu_key;
+    if (store_) tu_key = closure::translation_unit_key(*identity, cmd, e.directory);
+    if (store_ && files->shared()) {
+      std::vector<std::string> deps;
+      std::vector<uint64_t> dep_sizes;
+      std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
+      if (bytes &&
+          check_encoded_scan_memo(*bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes)) {
+        for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
+        tu.deps = std::move(deps);
+        tu.from_memo = true;
+        return tu;
+      }
+    }
+    auto list =
+        search_list_of(*identity, cmd, e.directory, search_key(*identity, cmd, e.directory));
+    if (!list.ok()) return skip(tu, list.message());
+    auto closure = closure::compute_closure(files, cmd, *list, identity->kind, e.directory);
+    if (!closure.ok()) return skip(tu, closure.message());
+    // The answer: each file the compiler reads, once, by its normal path (the
+    // shared graph made it once per file); the source first, the rest sorted.
+    const std::vector<closure::ClosureFile>& reached = closure->files;
+    std::deque<std::string> made;  // normal paths the graph did not hold
+    std::vector<std::string_view> normal(reached.size());
+    std::vector<uint32_t> order;
+    order.reserve(reached.size());
+    for (uint32_t i = 0; i < reached.size(); ++i) {
+      if (reached[i].presence_only) continue;
+      normal[i] = reached[i].normal;
+      if (normal[i].empty())
+        normal[i] = made.emplace_back(base::normal_path(std::string(reached[i].path), e.directory));
+      order.push_back(i);
+    }
+    auto by_path = [&](uint32_t a, uint32_t b) { return normal[a] < normal[b]; };
+    auto same_path = [&](uint32_t a, uint32_t b) { return normal[a] == normal[b]; };
+    if (!order.empty()) std::sort(order.begin() + 1, order.end(), by_path);
+    order.erase(std::unique(order.begin(), order.end(), same_path), order.end());
+    tu.deps.reserve(order.size());
+    for (uint32_t i : order) {
+      tu.deps.emplace_back(normal[i]);
+    }
+    if (store_) {
+      std::optional<std::string> closure_memo =
+          closure::encode_closure_memo(*closure, *list, {}, files->shared(), e.directory);
+      if (closure_memo) {
+        std::vector<ScanMemoDep> deps;
+        deps.reserve(order.size());
+        for (uint32_t i : order) {
+          deps.push_back(
+              {normal[i], reached[i].stat.size, normal[i] == reached[i].path ? i + 1 : 0});
+        }
+        store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(*closure_memo, deps));
+      }
+    }
+    return tu;
+  }
+
+ private:
+  static TuScan skip(TuScan tu, std::string why) {
+    tu.skipped = why.empty() ? "unknown reason" : std::move(why);
+    return tu;
+  }
+  // `compiler` as the command names it, from `dir` (the working directory):
+  // a relative path with a slash names a different binary in each directory.
+  base::Result<compiler::CompilerIdentity> identity_of(const std::string& compiler,
+                                                       const std::string& dir) {
+    bool relative = compiler.find('/') != std::string::npos && compiler[0] != '/';
+    std::string key = relative ? dir + '\0' + compiler : compiler;
+    return identities_.get(key, [&] { return compiler::compiler_identity(store_, compiler); });
+  }
+  // Each distinct search list is asked once per scan, even when several
+  // threads need it at the same moment (each question runs the compiler).
+  static std::string question_key(const compiler::CompilerIdentity& identity,
+                                  command::Language language, const std::vector<std::string>& args,
+                                  const std::string& cwd) {
+    std::string key = identity.hash.hex();
+    key.push_back('\0');
+    key.append(cwd).push_back('\0');
+    key.append(command::language_name(language)).push_back('\0');
+    for (const std::string& a : args) key.append(a).push_back('\0');
+    return key;
+  }
+  static std::string search_key(const compiler::CompilerIdentity& identity,
+                                const command::CompileCommand& cmd, const std::string& cwd) {
+    return question_key(identity, cmd.language, cmd.search_args, cwd);
+  }
+  base::Result<compiler::SearchList> search_list_of(const compiler::CompilerIdentity& identity,
+                                                    const command::CompileCommand& cmd,
+                                                    const std::string& cwd,
+                                                    const std::string& key) {
+    return search_lists_.get(key, [&] {
+      compiler::BaseLookup bases = [&](const std::vector<std::string>& rest) {
+        return base_of(identity, cmd.language, rest, cwd);
+      };
+      return compiler::search_list_for(store_, identity, cmd, cwd, &bases);
+    });
+  }
+  // A base question's answer (derived_search_list.h), asked once per scan.
+  static std::string base_key(const compiler::CompilerIdentity& identity,
+                              command::Language language, const std::vector<std::string>& rest,
+                              const std::string& cwd) {
+    // No argument, no relative path: one answer for every directory.
+    return question_key(identity, language, rest, rest.empty() ? std::string() : cwd);
+  }
+  base::Result<compiler::SearchList> base_of(const compiler::CompilerIdentity& identity,
+                                             command::Language language,
+                                             const std::vector<std::string>& rest,
+                                             const std::string& cwd) {
+    return bases_.get(base_key(identity, language, rest, cwd), [&] {
+      return compiler::probed_base_search_list(store_, identity, language, rest, cwd);
+    });
+  }
+
+  static constexpr size_t kMaxQuestionsAtOnce = 16;
+  cache::Store* store_;
+  const lexer::Kernel* kernel_;
+  OnceMap<compiler::CompilerIdentity> identities_;
+  OnceMap<compiler::SearchList> search_lists_;
+  OnceMap<compiler::SearchList> bases_;
+};
+
+}  // namespace
+
+ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
+                      ScanProgress* progress) {
+  auto start = std::chrono::steady_clock::now();
+  ScanReport report;
+  report.tus.resize(entries.size());
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  // What the scan learns goes to the index in batches, not a transaction
+  // per file and per TU.
+  std::unique_ptr<cache::BatchingStore> batching;
+  std::unique_ptr<cache::LockedStore> locked;
+  if (store) {
+    batching = std::make_unique<cache::BatchingStore>(store);
+    locked = std::make_unique<cache::LockedStore>(batching.get());
+  }
+  Scanner scanner(locked.get(), kernel);
+  auto graph = std::make_shared<closure::ScanFileCache>();
+  closure::ScanFileCache& shared_files = *graph;
+  report.graph = graph;
+  if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  // Paths in a command are relative to its directory, and the resolver stats
+  // them as given: scan one directory at a time from inside it.
+  std::map<std::string, std::vector<size_t>> by_dir;
+  for (size_t i = 0; i < entries.size(); ++i) by_dir[entries[i].directory].push_back(i);
+  std::mutex merge_mu;
+  FileSizes all_sizes;
+  char old_cwd[4096];
+  bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+  for (const auto& [dir, group] : by_dir) {
+    if (::chdir(dir.c_str()) != 0) {
+      for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
+      continue;
+    }
+    if (kernel) scanner.ask_ahead(entries, group, dir);
+    std::atomic<size_t> next{0};
+    auto work = [&, &group = group] {
+      closure::FileStates files(locked.get(), kernel);
+      files.share(&shared_files);
+      DirStatCache dirs;
+      FileSizes sizes;
+      uint64_t read_before = 0;
+      for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+        size_t i = group[k];
+        if (!kernel) {
+          report.tus[i].skipped = "lexer: " + err;
+        } else {
+          report.tus[i] = scanner.scan(entries[i], &files, &dirs, &sizes);
+        }
+        if (progress) {
+          progress->files_read += files.files_read() - read_before;
+          read_before = files.files_read();
+          ++progress->tus_done;
+        }
+      }
+      std::lock_guard lock(merge_mu);
+      all_sizes.merge(sizes);
+    };
+    std::vector<std::thread> threads;
+    int n = std::min<int>(jobs, int(group.size()));
+    for (int t = 1; t < n; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& t : threads) t.join();
+  }
+  if (have_old_cwd && ::chdir(old_cwd) != 0) {
+    // The scan is complete; only later relative paths would be affected.
+  }
+  // A failed write only costs the next scan some work; the report is whole.
+  if (locked) locked->flush();
+  for (const TuScan& tu : report.tus) {
+    report.scanned += tu.skipped.empty();
+    report.from_memo += tu.from_memo;
+  }
+  graph->for_each_expanded([&](const closure::ScanFileCache::Node& n) {
+    if (n.in_a_closure.load(std::memory_order_relaxed) && !n.normal.empty()) {
+      note_size(&all_sizes, n.normal, n.where.stat.size);
+    }
+  });
+  report.unique_files = all_sizes.size();
+  for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
+  report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count());
+  return report;
+}
+
+void keep_until_exit(ScanReport report) {
+  static auto* kept = new std::vector<ScanReport>();
+  kept->push_back(std::move(report));
+}
+
+std::string format_make(const ScanReport& report) {
+  std::string out;
+  size_t size = 0;
+  for (const TuScan& tu : report.tus) {
+    size += tu.output.size() + 2;
+    for (const std::string& d : tu.deps) size += d.size() + 5;
+  }
+  out.reserve(size + size / 16);
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    append_make_escaped(&out, tu.output);
+    out += ':';
+    for (const std::string& d : tu.deps) {
+      out += " \\\n  ";
+      append_make_escaped(&out, d);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_json(const ScanReport& report) {
+  std::string out = "{\"tus\": [";
+  bool first = true;
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "  {\"directory\": " + base::json_string(tu.directory) +
+           ", \"source\": " + base::json_string(tu.source) +
+           ", \"output\": " + base::json_string(tu.output) + ", \"deps\": [";
+    for (size_t i = 0; i < tu.deps.size(); ++i) {
+      out += (i ? ", " : "") + base::json_string(tu.deps[i]);
+    }
+    out += "]}";
+  }
+  return out + "\n]}\n";
+}
+
+std::vector<CheckFinding> check_against_ninja(const ScanReport& report,
+                                              const ninja::NinjaDeps& deps,
+                                              const std::string& build_dir, uint64_t* unrecorded) {
+  std::vector<CheckFinding> findings;
+  *unrecorded = 0;
+  std::error_code ec;
+  std::string base = std::filesystem::absolute(build_dir, ec).string();
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty()) continue;
+    auto it = deps.find(tu.output);
+    if (it == deps.end()) {
+      ++*unrecorded;
+      continue;
+    }
+    std::set<std::string> scanned(tu.deps.begin(), tu.deps.end());
+    std::set<std::string> recorded;
+    for (const std::string& d : it->second) recorded.insert(base::normal_path(d, base));
+    CheckFinding f;
+    f.output = tu.output;
+    std::set_difference(recorded.begin(), recorded.end(), scanned.begin(), scanned.end(),
+                        std::back_inserter(f.missed));
+    std::set_difference(scanned.begin(), scanned.end(), recorded.begin(), recorded.end(),
+                        std::back_inserter(f.extra));
+    if (!f.missed.empty() || !f.extra.empty()) findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace lexpack::scan

@@ -1,0 +1,41 @@
+// The per-TU memo of `lexpack scan`: one TU's closure memo (every dependency's
+// stat signature and every probed directory) with the answer the scan gave, so
+// a warm scan checks stats instead of resolving every include again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+
+namespace lexpack::scan {
+
+// One dependency in a TU's scan answer.
+struct ScanMemoDep {
+  std::string_view path;  // absolute, normalized
+  uint64_t size = 0;
+  // 1-based place of `path` among the closure memo's dependencies (stored as
+  // that number), 0 when it is not one of them (stored in full).
+  uint64_t place = 0;
+};
+// The memo: the TU's encoded closure memo and the scan's answer, `deps` with
+// the source first.
+std::string encode_scan_memo(std::string_view closure_memo, const std::vector<ScanMemoDep>& deps);
+
+// Per-thread stat answers for directories, shared by the TUs one worker checks.
+using DirStatCache = std::unordered_map<std::string, std::optional<base::StatSignature>>;
+
+// A warm scan's question on the encoded memo, checked where it lies (no
+// string built per dependency or probe): true when every signature recorded
+// still holds, with the memo's deps and sizes; false when something changed
+// or `bytes` is not a scan memo.
+bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
+                             closure::ScanFileCache* shared, DirStatCache* dirs,
+                             std::vector<std::string>* deps, std::vector<uint64_t>* sizes);
+
+}  // namespace lexpack::scan

@@ -1,0 +1,127 @@
+// The command model: what is cacheable, which outputs and depfile a command
+// names, and response-file expansion.
+#include "ninja_integration/command/compile_command.h"
+
+#include <gtest/gtest.h>
+
+#include "ninja_integration/command/response_file.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::command {
+namespace {
+
+CompileCommand parse(std::vector<std::string> argv) {
+  return parse_compile_command(argv);
+}
+
+TEST(CompileCommand, PlainCompile) {
+  CompileCommand c = parse({"g++", "-O2", "-Iinc", "-c", "src/a.cpp", "-o", "obj/a.o"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.source, "src/a.cpp");
+  EXPECT_EQ(c.output, "obj/a.o");
+  EXPECT_EQ(c.language, Language::kCxx);
+  EXPECT_FALSE(c.wants_depfile);
+  EXPECT_FALSE(c.debug_info);
+  EXPECT_EQ(c.search_args, (std::vector<std::string>{"-Iinc"}));
+}
+
+TEST(CompileCommand, DerivedOutputAndDepfile) {
+  CompileCommand c = parse({"gcc", "-MD", "-c", "dir/x.c"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.language, Language::kC);
+  EXPECT_EQ(c.output, "x.o");
+  EXPECT_EQ(c.depfile, "x.d");
+  c = parse({"gcc", "-MMD", "-c", "x.c", "-o", "obj/x.c.o"});
+  EXPECT_EQ(c.depfile, "obj/x.c.d");
+  c = parse({"gcc", "-MD", "-MFdeps/x.d", "-MT", "t", "-c", "x.c", "-o", "obj/x.o"});
+  EXPECT_EQ(c.depfile, "deps/x.d");
+  c = parse({"gcc", "-MF", "deps/x.d", "-c", "x.c"});
+  EXPECT_FALSE(c.wants_depfile);
+  EXPECT_EQ(c.depfile, "");
+}
+
+// g++ and clang++ compile a .c file as C++ (so they search the C++ dirs),
+// unless -x says otherwise; gcc and clang compile it as C.
+TEST(CompileCommand, CxxDriversCompileDotCAsCxx) {
+  for (const char* cxx : {"g++", "/usr/bin/c++", "clang++-14", "x86_64-linux-gnu-g++-12"}) {
+    EXPECT_EQ(parse({cxx, "-c", "t.c"}).language, Language::kCxx) << cxx;
+    EXPECT_EQ(parse({cxx, "-x", "c", "-c", "t.c"}).language, Language::kC) << cxx;
+    EXPECT_EQ(parse({cxx, "-x", "none", "-c", "t.c"}).language, Language::kCxx) << cxx;
+  }
+  for (const char* c : {"gcc", "/usr/bin/cc", "clang-14"}) {
+    EXPECT_EQ(parse({c, "-c", "t.c"}).language, Language::kC) << c;
+  }
+}
+
+TEST(CompileCommand, LanguageFromX) {
+  CompileCommand c = parse({"clang", "-x", "c++", "-c", "a.inc", "-o", "a.o"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.language, Language::kCxx);
+  c = parse({"clang", "-xassembler", "-c", "a.s"});
+  EXPECT_EQ(c.uncacheable, "unknown_language");
+  c = parse({"clang", "-c", "a.s"});
+  EXPECT_EQ(c.uncacheable, "unknown_language");
+}
+
+TEST(CompileCommand, Uncacheable) {
+  EXPECT_EQ(parse({"g++", "-E", "a.cpp"}).uncacheable, "preprocess_only");
+  EXPECT_EQ(parse({"g++", "-M", "a.cpp"}).uncacheable, "dependencies_only");
+  EXPECT_EQ(parse({"g++", "a.cpp", "-o", "a"}).uncacheable, "linking");
+  EXPECT_EQ(parse({"g++", "-c", "a.cpp", "b.cpp"}).uncacheable, "several_sources");
+  EXPECT_EQ(parse({"g++", "-c", "a.cpp", "b.o"}).uncacheable, "linking");
+  EXPECT_EQ(parse({"g++", "-c", "-x", "c++", "-"}).uncacheable, "stdin_input");
+  EXPECT_EQ(parse({"g++", "-save-temps", "-c", "a.cpp"}).uncacheable, "save_temps");
+  EXPECT_EQ(parse({"g++", "--coverage", "-c", "a.cpp"}).uncacheable, "profile_or_coverage");
+  EXPECT_EQ(parse({"g++", "-fprofile-generate", "-c", "a.cpp"}).uncacheable, "profile_or_coverage");
+  EXPECT_EQ(parse({"g++", "-c", "a.cpp", "-o"}).uncacheable, "missing_argument");
+  EXPECT_EQ(parse({"g++", "-c"}).uncacheable, "no_source");
+  EXPECT_EQ(parse({"g++"}).uncacheable, "linking");
+  EXPECT_EQ(parse({"g++", "-Xclang", "-foo", "-c", "a.cpp"}).uncacheable, "opaque_flag");
+  EXPECT_EQ(parse({"g++", "-c", "a.cpp", "-o", "-"}).uncacheable, "output_to_stdout");
+  EXPECT_EQ(parse({"g++", "-c", "", "a.cpp"}).uncacheable, "garbage_argument");
+}
+
+TEST(CompileCommand, DebugAndPrefixMaps) {
+  CompileCommand c = parse({"g++", "-g", "-fdebug-prefix-map=/home/me/src=.", "-c", "a.cpp"});
+  EXPECT_TRUE(c.debug_info);
+  EXPECT_TRUE(cwd_is_mapped(c, "/home/me/src"));
+  EXPECT_TRUE(cwd_is_mapped(c, "/home/me/src/build"));
+  EXPECT_FALSE(cwd_is_mapped(c, "/home/me/srcx"));
+  EXPECT_FALSE(cwd_is_mapped(c, "/home/other"));
+  c = parse({"g++", "-g", "-g0", "-c", "a.cpp"});
+  EXPECT_FALSE(c.debug_info);
+  c = parse({"g++", "-gsplit-dwarf", "-g", "-c", "a.cpp", "-o", "o/a.cpp.o"});
+  EXPECT_TRUE(c.split_dwarf);
+  EXPECT_EQ(c.dwo_output, "o/a.cpp.dwo");
+}
+
+TEST(CompileCommand, ForcedIncludesAndSearchArgs) {
+  CompileCommand c = parse({"g++", "-include", "pre.h", "-imacrosm.h", "-isystem", "sys", "-DX=1",
+                            "-Wall", "-std=c++20", "-iquote", "q", "-c", "a.cpp"});
+  EXPECT_EQ(c.forced_includes, (std::vector<std::string>{"pre.h", "m.h"}));
+  EXPECT_EQ(c.search_args, (std::vector<std::string>{"-isystem", "sys", "-iquote", "q"}));
+}
+
+TEST(ResponseFile, SplitsLikeGcc) {
+  EXPECT_EQ(split_response_text("-c  a.cpp\n-DX=\"a b\" 'c d' e\\ f"),
+            (std::vector<std::string>{"-c", "a.cpp", "-DX=a b", "c d", "e f"}));
+  EXPECT_EQ(split_response_text(""), std::vector<std::string>{});
+  EXPECT_EQ(split_response_text("''"), std::vector<std::string>{""});
+}
+
+TEST(ResponseFile, ExpandsNestedFiles) {
+  testing::TestDir dir;
+  dir.write("inner.rsp", "-DINNER -c");
+  dir.write("outer.rsp", "-O2 @" + dir.at("inner.rsp") + " a.cpp");
+  CompileCommand c = parse({"g++", "@" + dir.at("outer.rsp"), "-o", "a.o"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.args, (std::vector<std::string>{"-O2", "-DINNER", "-c", "a.cpp", "-o", "a.o"}));
+  c = parse({"g++", "@" + dir.at("missing.rsp")});
+  EXPECT_EQ(c.uncacheable, "bad_response_file");
+  dir.write("loop.rsp", "@" + dir.at("loop.rsp"));
+  c = parse({"g++", "@" + dir.at("loop.rsp")});
+  EXPECT_EQ(c.uncacheable, "bad_response_file");
+}
+
+}  // namespace
+}  // namespace lexpack::command

@@ -1,0 +1,251 @@
+// No false hits: each change that alters what a fresh compile produces must
+// make the next compile a miss, and the object must then match a fresh one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/ninja_integration/launcher/launcher_fixture.h"
+
+namespace lexpack::testing {
+namespace {
+
+class NoFalseHit : public LauncherTest {
+ protected:
+  // Compiles through lexpack; checks the object equals the compiler's own.
+  // `env`: variables for both compiles ("NAME=value ...").
+  void compile_and_compare(const std::string& args, const std::string& env = "") {
+    ASSERT_EQ(sh(args + " -o ref.o", env).exit_code, 0) << args;
+    base::ProcessResult r = lexpack(args + " -o out.o", env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args;
+  }
+  void expect_hit(const std::string& args, const std::string& env = "") {
+    compile_and_compare(args, env);
+    EXPECT_TRUE(last_was_hit()) << last_decision();
+  }
+  void expect_miss(const std::string& args, const std::string& env = "") {
+    compile_and_compare(args, env);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+  }
+};
+
+TEST_F(NoFalseHit, HeaderDeepInClosureEdited) {
+  dir_.write("inc/a.h", "#include \"b.h\"\n");
+  dir_.write("inc/b.h", "#include \"c.h\"\n");
+  dir_.write("inc/c.h", "#define VALUE 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return VALUE; }\n");
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  dir_.write("inc/c.h", "#define VALUE 2\n");  // same size
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+}
+
+TEST_F(NoFalseHit, HeaderAddedEarlierInSearchPath) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <s.h>\nint v() { return S; }\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+  dir_.write("first/s.h", "#define S 2\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+}
+
+// The failed candidate first/sub/s.h lies in a directory that does not exist
+// yet: creating the directory with the header must still make a miss.
+TEST_F(NoFalseHit, HeaderAddedInANewDirectoryEarlierInSearchPath) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/sub/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <sub/s.h>\nint v() { return S; }\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+  dir_.write("first/sub/s.h", "#define S 2\n");
+  expect_miss("g++ -Ifirst -Isecond -c m.cpp");
+  expect_hit("g++ -Ifirst -Isecond -c m.cpp");
+}
+
+TEST_F(NoFalseHit, QuotedHeaderAddedBesideSource) {
+  dir_.write("inc/q.h", "#define Q 1\n");
+  dir_.write("src/m.cpp", "#include \"q.h\"\nint v() { return Q; }\n");
+  expect_miss("clang++-14 -Iinc -c src/m.cpp");
+  expect_hit("clang++-14 -Iinc -c src/m.cpp");
+  dir_.write("src/q.h", "#define Q 2\n");
+  expect_miss("clang++-14 -Iinc -c src/m.cpp");
+}
+
+TEST_F(NoFalseHit, FileAFailedHasIncludeLookedFor) {
+  dir_.write("inc/.keep", "");
+  dir_.write("m.cpp",
+             "#if __has_include(<opt.h>)\n#define OPT 1\n#else\n#define OPT 0\n#endif\n"
+             "int v() { return OPT; }\n");
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  dir_.write("inc/opt.h", "");
+  expect_miss("g++ -Iinc -c m.cpp");
+}
+
+// clang lists in its depfile a header it was only asked __has_include about:
+// that is no scanner disagreement, yet an edit of it still makes a miss.
+TEST_F(NoFalseHit, HeaderOnlyAskedAboutByHasInclude) {
+  dir_.write("inc/opt.h", "#define UNUSED 1\n");
+  dir_.write("m.cpp", "#if __has_include(\"opt.h\")\nint x = 1;\n#endif\nint v() { return 2; }\n");
+  expect_miss("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+  EXPECT_EQ(dir_.read("log.txt").find("scanner disagreement"), std::string::npos)
+      << dir_.read("log.txt");
+  expect_hit("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+  dir_.write("inc/opt.h", "#define UNUSED 2\n");
+  expect_miss("clang++-14 -Iinc -MD -MF m.d -c m.cpp");
+}
+
+TEST_F(NoFalseHit, IncludeNextChain) {
+  dir_.write("a/n.h", "#include_next <n.h>\n#define A 1\n");
+  dir_.write("b/n.h", "#define B 1\n");
+  dir_.write("c/.keep", "");
+  dir_.write("m.cpp", "#include <n.h>\nint v() { return A + B; }\n");
+  expect_miss("g++ -Ia -Ic -Ib -c m.cpp");
+  expect_hit("g++ -Ia -Ic -Ib -c m.cpp");
+  dir_.write("c/n.h", "#define B 5\n");  // now found by the include_next first
+  expect_miss("g++ -Ia -Ic -Ib -c m.cpp");
+}
+
+TEST_F(NoFalseHit, ArgumentsAndCompilerChange) {
+  dir_.write("m.cpp",
+             "int v() {\n#ifdef X\n return X;\n#else\n return __cplusplus > 201703L;\n#endif\n}\n");
+  expect_miss("g++ -std=c++17 -c m.cpp");
+  expect_hit("g++ -std=c++17 -c m.cpp");
+  expect_miss("g++ -std=c++20 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=3 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=4 -c m.cpp");
+  expect_miss("g++ -std=c++20 -DX=4 -O2 -c m.cpp");
+  expect_miss("clang++-14 -std=c++20 -DX=4 -O2 -c m.cpp");
+  expect_hit("g++ -std=c++20 -DX=4 -O2 -c m.cpp");
+}
+
+TEST_F(NoFalseHit, ForcedIncludeChange) {
+  dir_.write("pre.h", "#define P 1\n");
+  dir_.write("pre2.h", "#define P 2\n");
+  dir_.write("m.cpp", "int v() { return P; }\n");
+  expect_miss("g++ -include pre.h -c m.cpp");
+  expect_hit("g++ -include pre.h -c m.cpp");
+  dir_.write("pre.h", "#define P 3\n");
+  expect_miss("g++ -include pre.h -c m.cpp");
+  expect_miss("g++ -include pre2.h -c m.cpp");
+}
+
+TEST_F(NoFalseHit, FileReachedOnlyThroughComputedInclude) {
+  dir_.write("inc/comp.h", "#define C 1\n");
+  dir_.write("early/.keep", "");
+  dir_.write("m.cpp", "#define HDR <comp.h>\n#include HDR\nint v() { return C; }\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("inc/comp.h", "#define C 2\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("early/comp.h", "#define C 3\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+}
+
+TEST_F(NoFalseHit, TimeMacroIsNeverCached) {
+  dir_.write("t.cpp", "const char* t() { return __TIME__; }\n");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(lexpack("g++ -c t.cpp -o t.o").exit_code, 0);
+    EXPECT_NE(last_decision().find("__TIME__"), std::string::npos) << last_decision();
+  }
+}
+
+TEST_F(NoFalseHit, DateMacroIsCachedForTheDay) {
+  dir_.write("d.cpp", "const char* d() { return __DATE__; }\n");
+  expect_miss("g++ -c d.cpp");
+  expect_hit("g++ -c d.cpp");
+}
+
+TEST_F(NoFalseHit, SettledFilesUseTheClosureMemo) {
+  dir_.write("inc/a.h", "#define A 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return A; }\n");
+  sleep(2);  // let signatures settle so the memo and file table are written
+  expect_miss("g++ -Iinc -c m.cpp");
+  expect_hit("g++ -Iinc -c m.cpp");
+  base::ProcessResult why = lexpack("explain g++ -Iinc -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("would hit"), std::string::npos) << why.out;
+  dir_.write("inc/a.h", "#define A 2\n");
+  why = lexpack("explain g++ -Iinc -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("changed: inc/a.h"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("would miss"), std::string::npos) << why.out;
+  expect_miss("g++ -Iinc -c m.cpp");
+  why = lexpack("explain g++ -Iinc -DNEW -c m.cpp -o out.o");
+  EXPECT_NE(why.out.find("+[-DNEW]"), std::string::npos) << why.out;
+}
+
+// -I b names the same directory as -I a (a symlink), so the compiler drops
+// it. Once b is a directory of its own, its header comes before c's: no memo
+// of the old search list or closure may make that a hit. The same when b
+// comes from CPATH or an option lexpack does not read dirs from (clang names
+// the dir it kept, a).
+TEST_F(NoFalseHit, DroppedDuplicateSearchDirBecomesItsOwnDirectory) {
+  struct Case {
+    std::string command;
+    std::string env;
+  };
+  const Case cases[] = {
+      {"g++ -Ia -Ib -Ic -c m.cpp", ""},
+      {"clang++-14 -Ia -Ib -Ic -c m.cpp", ""},
+      {"g++ -Ia -idirafter c -c m.cpp", "CPATH=b"},
+      {"clang++-14 -Ia -idirafter c -c m.cpp", "CPATH=b"},
+      {"clang++-14 -Ia -stdlib++-isystemb -idirafter c -c m.cpp", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.env + " " + c.command);
+    ASSERT_EQ(sh("rm -rf a b c cache && mkdir a c && ln -s a b").exit_code, 0);
+    dir_.write("c/x.h", "#define X 1\n");
+    dir_.write("m.cpp", "#include <x.h>\nint v() { return X; }\n");
+    sleep(2);  // settled signatures: memos are written
+    expect_miss(c.command, c.env);
+    expect_hit(c.command, c.env);
+    ASSERT_EQ(sh("rm b && mkdir b").exit_code, 0);
+    dir_.write("b/x.h", "#define X 2\n");
+    expect_miss(c.command, c.env);
+    expect_hit(c.command, c.env);
+  }
+}
+
+// __has_include reached through a macro (an alias, an alias of an alias,
+// pasted from pieces, or defined on the command line): a header appearing
+// later must change the object, so the second compile must never hit.
+TEST_F(NoFalseHit, HasIncludeThroughAMacro) {
+  struct Case {
+    std::string name;
+    std::string source;
+    std::string flags;
+  };
+  const std::string tail = "int x = 1;\n#else\nint x = 2;\n#endif\nint v() { return x; }\n";
+  const Case cases[] = {
+      {"alias", "#define HASINC __has_include\n#if HASINC(<gen.h>)\n" + tail, ""},
+      {"quoted", "#define HASINC __has_include\n#if HASINC(\"gen.h\")\n" + tail, ""},
+      {"alias_of_alias",
+       "#define HAS1 __has_include\n#define HAS2 HAS1\n#if HAS2(<gen.h>)\n" + tail, ""},
+      {"pasted", "#define CAT(a, b) a##b\n#if CAT(__has_, include)(<gen.h>)\n" + tail, ""},
+      {"command_line", "#if HASINC(<gen.h>)\n" + tail, "-DHASINC=__has_include"},
+  };
+  for (const Case& c : cases) dir_.write(c.name + ".cpp", c.source);
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    for (const Case& c : cases) dir_.write(std::string(compiler) + "_" + c.name + "/.keep", "");
+  }
+  sleep(2);  // settled signatures: memos are written
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    for (const Case& c : cases) {
+      const std::string inc = std::string(compiler) + "_" + c.name;
+      const std::string command =
+          std::string(compiler) + " -O2 -I" + inc + " " + c.flags + " -c " + c.name + ".cpp";
+      SCOPED_TRACE(command);
+      compile_and_compare(command);
+      compile_and_compare(command);
+      dir_.write(inc + "/gen.h", "");
+      base::ProcessResult why = lexpack("explain " + command + " -o out.o");
+      EXPECT_EQ(why.out.find("would hit"), std::string::npos) << why.out;
+      compile_and_compare(command);
+      EXPECT_FALSE(last_was_hit()) << last_decision();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::testing

@@ -1,0 +1,303 @@
+// Tests of the whole-build scan pieces: compile database parsing, the
+// .ninja_deps reader on logs the real ninja wrote, and `lexpack scan --check`
+// on a real build.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <initializer_list>
+#include <set>
+#include <string>
+
+#include "cache/store.h"
+
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "base/process.h"
+#include "ninja_integration/ninja/ninja_deps_reader.h"
+#include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/scan/scan_command.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::testing {
+namespace {
+
+TEST(SplitCommand, QuotesAndEscapes) {
+  std::vector<std::string> w;
+  ASSERT_TRUE(scan::split_command(R"(g++  -DA=\"x\" 'a b' "c \"d\" $e" -c\ f.cpp)", &w));
+  EXPECT_EQ(w, (std::vector<std::string>{"g++", "-DA=\"x\"", "a b", "c \"d\" $e", "-c f.cpp"}));
+  w.clear();
+  EXPECT_FALSE(scan::split_command("g++ 'open", &w));
+}
+
+TEST(ParseCompdb, CommandsArgumentsPrefixesAndLaunchers) {
+  auto r = scan::parse_compdb(R"([
+    {"directory": "/b", "command": "", "file": "x", "output": "phony"},
+    {"directory": "/b", "command": "cd sub && ccache /usr/bin/c++ -c ../a.cpp -o a.o",
+     "file": "../a.cpp", "output": "a.o"},
+    {"directory": "/b", "arguments": ["gcc", "-c", "b\u0020c.c"], "file": "b c.c"}
+  ])",
+                              "db.json");
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].directory, "/b/sub");
+  EXPECT_EQ((*r)[0].argv,
+            (std::vector<std::string>{"/usr/bin/c++", "-c", "../a.cpp", "-o", "a.o"}));
+  EXPECT_EQ((*r)[0].output, "a.o");
+  EXPECT_EQ((*r)[1].argv, (std::vector<std::string>{"gcc", "-c", "b c.c"}));
+  EXPECT_EQ((*r)[1].output, "");
+}
+
+TEST(ParseCompdb, ErrorsNameTheOffset) {
+  auto r = scan::parse_compdb("[{\"directory\": \"/b\" \"file\": 1}]", "db.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.message(), "db.json: offset 20: expected ',' or '}'");
+  EXPECT_FALSE(scan::parse_compdb("{}", "db.json").ok());
+  EXPECT_FALSE(scan::parse_compdb("[{\"command\": \"g++ -c a.c\"}]", "db.json").ok());
+}
+
+// A ninja project with deps = gcc: two objects, one header each plus a shared one.
+void write_ninja_project(const TestDir& dir) {
+  dir.write("build.ninja",
+            "rule cc\n  command = g++ -MD -MF $out.d -c $in -o $out\n"
+            "  deps = gcc\n  depfile = $out.d\n"
+            "build a.o: cc a.cpp\nbuild b.o: cc b.cpp\n");
+  dir.write("common.h", "#pragma once\n");
+  dir.write("a.h", "#include \"common.h\"\n");
+  dir.write("b.h", "#include \"common.h\"\n");
+  dir.write("a.cpp", "#include \"a.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"b.h\"\nint b() { return 2; }\n");
+}
+
+base::ProcessResult sh(const TestDir& dir, const std::string& command) {
+  return base::run_captured({"/bin/sh", "-c",
+                             "cd " + shell_quote(dir.path()) + " && export LEXPACK_DIR=" +
+                                 shell_quote(dir.at("cache")) + " && " + command},
+                            true);
+}
+
+TEST(NinjaDepsReader, ReadsWhatNinjaRecorded) {
+  TestDir dir;
+  write_ninja_project(dir);
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  auto deps = ninja::read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok()) << deps.message();
+  ASSERT_EQ(deps->size(), 2u);
+  EXPECT_EQ((*deps)["a.o"],
+            (std::vector<std::string>{"a.cpp", "/usr/include/stdc-predef.h", "a.h", "common.h"}));
+  EXPECT_EQ((*deps)["b.o"],
+            (std::vector<std::string>{"b.cpp", "/usr/include/stdc-predef.h", "b.h", "common.h"}));
+
+  // A rebuild after an edit appends a new record; the last one wins.
+  dir.write("a.h", "#pragma once\n");
+  ASSERT_EQ(sh(dir, "sleep 0.01; touch a.h; ninja").exit_code, 0);
+  deps = ninja::read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok()) << deps.message();
+  EXPECT_EQ((*deps)["a.o"],
+            (std::vector<std::string>{"a.cpp", "/usr/include/stdc-predef.h", "a.h"}));
+
+  // A torn last record is ignored, as ninja itself does.
+  std::string bytes = dir.read(".ninja_deps");
+  dir.write("torn", bytes + std::string("\x10\x00\x00\x80\x01", 5));
+  EXPECT_TRUE(ninja::read_ninja_deps(dir.at("torn")).ok());
+}
+
+TEST(NinjaDepsReader, RejectsOtherFiles) {
+  TestDir dir;
+  dir.write("text", "# not ninja deps\n");
+  auto r = ninja::read_ninja_deps(dir.at("text"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("not a ninja deps log"), std::string::npos) << r.message();
+  dir.write("v3", std::string("# ninjadeps\n\x03\x00\x00\x00", 16));
+  r = ninja::read_ninja_deps(dir.at("v3"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("version 3"), std::string::npos) << r.message();
+  EXPECT_FALSE(ninja::read_ninja_deps(dir.at("missing")).ok());
+}
+
+TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
+  TestDir dir;
+  write_ninja_project(dir);
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  base::ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C . --check");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("scanned 2 TUs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("check: 0 TUs miss a file"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("a.o: \\\n  " + dir.at("a.cpp") + " \\\n  " + dir.at("a.h")),
+            std::string::npos)
+      << r.out;
+
+  // The same scan in-process, checked against a record with one file more:
+  // the check must report it as missed.
+  auto entries = scan::compdb_from_ninja(dir.path());
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  scan::ScanReport report = scan::scan_build(*entries, nullptr, 2, nullptr);
+  ASSERT_EQ(report.scanned, 2u) << report.tus[0].skipped;
+  auto deps = ninja::read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(deps.ok());
+  uint64_t unrecorded = 0;
+  EXPECT_TRUE(scan::check_against_ninja(report, *deps, dir.path(), &unrecorded).empty());
+  (*deps)["b.o"].push_back("unseen.h");
+  auto findings = scan::check_against_ninja(report, *deps, dir.path(), &unrecorded);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].output, "b.o");
+  EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
+}
+
+TEST(NormalPath, MatchesLexicallyNormal) {
+  const char* paths[] = {"a.cpp",
+                         "./a.cpp",
+                         "../a.cpp",
+                         "../../../../x/y.h",
+                         "/usr/include/c++/12/../../x.h",
+                         "/a//b/./c.h",
+                         "/a/b/..",
+                         "/a/b/.",
+                         "/a/b/",
+                         "//a/b.h",
+                         "sub/../../up.h",
+                         "/..",
+                         "/../a.h",
+                         "x/./y/../z.h",
+                         ""};
+  for (const char* dir : {"/b/build", "/", "/b/build/"}) {
+    for (const char* p : paths) {
+      std::string abs = p[0] == '/' ? std::string(p) : std::string(dir) + "/" + p;
+      if (!*p) abs = dir;
+      EXPECT_EQ(base::normal_path(p, dir), std::filesystem::path(abs).lexically_normal().string())
+          << dir << " + " << p;
+    }
+  }
+}
+
+TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
+  scan::ScanReport report;
+  report.tus.push_back(
+      {"/b", "a b.cpp", "o$ 1.o", {"/b/a b.cpp", "/b/x#y.h", "/b/c\\d.h", "/b/e.h"}, ""});
+  report.tus.push_back({"/b", "skipped.cpp", "s.o", {}, "not a compile"});
+  EXPECT_EQ(scan::format_make(report),
+            "o$$\\ 1.o: \\\n  /b/a\\ b.cpp \\\n  /b/x\\#y.h \\\n  /b/c\\\\d.h \\\n  /b/e.h\n");
+}
+
+bool has_dep(const scan::TuScan& tu, const std::string& path) {
+  return std::find(tu.deps.begin(), tu.deps.end(), path) != tu.deps.end();
+}
+
+// g++ compiles of each named TU in `dir` with -Iinc1 -Iinc2.
+std::vector<scan::CompdbEntry> two_dir_entries(const TestDir& dir,
+                                               std::initializer_list<std::string> tus) {
+  std::vector<scan::CompdbEntry> entries;
+  for (const std::string& tu : tus) {
+    entries.push_back({dir.path(),
+                       tu + ".cpp",
+                       tu + ".o",
+                       {"g++", "-Iinc1", "-Iinc2", "-c", tu + ".cpp", "-o", tu + ".o"}});
+  }
+  return entries;
+}
+
+// One whole-build scan with the cache in dir/cache, on `jobs` threads.
+scan::ScanReport scan_with_cache(const TestDir& dir, const std::vector<scan::CompdbEntry>& entries,
+                                 int jobs) {
+  cache::StoreOptions options;
+  options.dir = dir.at("cache");
+  auto store = cache::Store::open(options);
+  EXPECT_TRUE(store.ok()) << store.message();
+  return scan::scan_build(entries, store.ok() ? store->get() : nullptr, jobs, nullptr);
+}
+
+// A TU whose walk fails (a header that cannot be read) is skipped, and the
+// files its walk reached before failing are not counted as the scan's.
+TEST(ScanMemo, SkippedTuFilesAreNotCounted) {
+  TestDir dir;
+  dir.write("a.h", "int a;\n");
+  dir.write("bad.cpp", "#include \"a.h\"\n#include \"/proc/self/mem\"\n");
+  dir.write("ok.cpp", "int ok;\n");
+  const std::vector<scan::CompdbEntry> entries = two_dir_entries(dir, {"bad", "ok"});
+  scan::ScanReport r = scan::scan_build(entries, nullptr, 1, nullptr);
+  ASSERT_FALSE(r.tus[0].skipped.empty());
+  ASSERT_TRUE(r.tus[1].skipped.empty()) << r.tus[1].skipped;
+  std::set<std::string> all_deps;
+  for (const scan::TuScan& tu : r.tus) all_deps.insert(tu.deps.begin(), tu.deps.end());
+  EXPECT_EQ(r.unique_files, all_deps.size());
+}
+
+// A warm scan answers unchanged TUs from their scan memo, with the same deps as
+// a full scan, and rescans exactly the TUs whose files or search dirs changed.
+TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
+  TestDir dir;
+  dir.write("inc1/.keep", "");
+  dir.write("inc2/x.h", "#pragma once\n");
+  dir.write("y.h", "#pragma once\n");
+  dir.write("a.cpp", "#include \"x.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"y.h\"\nint b() { return 2; }\n");
+  dir.write("c.cpp", "int c() { return 3; }\n");
+  sleep(2);  // memos are kept only for signatures at least a second old
+  const std::vector<scan::CompdbEntry> entries = two_dir_entries(dir, {"a", "b", "c"});
+  auto scan = [&] { return scan_with_cache(dir, entries, 2); };
+  scan::ScanReport cold = scan();
+  ASSERT_EQ(cold.scanned, 3u) << cold.tus[0].skipped;
+  EXPECT_EQ(cold.from_memo, 0u);
+  EXPECT_TRUE(has_dep(cold.tus[0], dir.at("inc2/x.h")));
+  scan::ScanReport warm = scan();
+  EXPECT_EQ(warm.from_memo, 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(warm.tus[i].deps, cold.tus[i].deps) << i;
+  EXPECT_EQ(warm.unique_files, cold.unique_files);
+  EXPECT_EQ(warm.unique_bytes, cold.unique_bytes);
+  // Unique files: every dep of every TU once (gcc's stdc-predef.h included).
+  std::set<std::string> all_deps;
+  for (const scan::TuScan& tu : cold.tus) all_deps.insert(tu.deps.begin(), tu.deps.end());
+  EXPECT_EQ(cold.unique_files, all_deps.size());
+  uint64_t bytes = 0;
+  for (const std::string& d : all_deps) bytes += std::filesystem::file_size(d);
+  EXPECT_EQ(cold.unique_bytes, bytes);
+
+  // A header now shadows x.h from an earlier -I dir, and y.h gains an include.
+  dir.write("inc1/x.h", "#pragma once\n");
+  dir.write("z.h", "#pragma once\n");
+  dir.write("y.h", "#pragma once\n#include \"z.h\"\n");
+  scan::ScanReport after = scan();
+  ASSERT_EQ(after.scanned, 3u);
+  EXPECT_EQ(after.from_memo, 1u);
+  EXPECT_FALSE(after.tus[0].from_memo);
+  EXPECT_TRUE(has_dep(after.tus[0], dir.at("inc1/x.h")));
+  EXPECT_FALSE(has_dep(after.tus[0], dir.at("inc2/x.h")));
+  EXPECT_FALSE(after.tus[1].from_memo);
+  EXPECT_TRUE(has_dep(after.tus[1], dir.at("z.h")));
+  EXPECT_TRUE(after.tus[2].from_memo);
+  EXPECT_EQ(after.tus[2].deps, cold.tus[2].deps);
+}
+
+// Headers' include answers are shared by the TUs of one scan: a TU that reaches
+// a header only after another TU resolved the same include elsewhere must
+// still record that include's failed candidates, or a header added in an
+// earlier -I dir would leave it served from its memo.
+TEST(ScanMemo, SharedHeaderAnswersKeepTheirFailedProbesInEveryTu) {
+  TestDir dir;
+  dir.write("inc1/.keep", "");
+  dir.write("inc2/x.h", "#pragma once\n");
+  dir.write("first.h", "#pragma once\n#include <x.h>\n");
+  dir.write("shared.h", "#pragma once\n#include <x.h>\n");
+  dir.write("a.cpp", "#include \"first.h\"\n#include \"shared.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"shared.h\"\nint b() { return 2; }\n");
+  sleep(2);  // memos are kept only for signatures at least a second old
+  const std::vector<scan::CompdbEntry> entries = two_dir_entries(dir, {"a", "b"});
+  // One thread: a is walked first, so b meets shared.h's answers second-hand.
+  auto scan = [&] { return scan_with_cache(dir, entries, 1); };
+  scan::ScanReport cold = scan();
+  ASSERT_EQ(cold.scanned, 2u) << cold.tus[0].skipped << cold.tus[1].skipped;
+  EXPECT_TRUE(has_dep(cold.tus[1], dir.at("inc2/x.h")));
+
+  dir.write("inc1/x.h", "#pragma once\n");
+  scan::ScanReport after = scan();
+  ASSERT_EQ(after.scanned, 2u);
+  EXPECT_EQ(after.from_memo, 0u);
+  for (const scan::TuScan& tu : after.tus) {
+    EXPECT_TRUE(has_dep(tu, dir.at("inc1/x.h"))) << tu.source;
+    EXPECT_FALSE(has_dep(tu, dir.at("inc2/x.h"))) << tu.source;
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::testing

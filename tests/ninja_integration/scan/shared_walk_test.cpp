@@ -1,0 +1,243 @@
+// The include graph shared by the TUs of a scan: walks racing over the same
+// questions keep valid answers, and a memo never pairs a directory signature
+// with a missing-name answer older than it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+#include "ninja_integration/scan/scan_memo.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::scan {
+namespace {
+
+const lexer::Kernel* kernel() {
+  std::string err;
+  const lexer::Kernel* k = lexer::default_kernel(&err);
+  EXPECT_NE(k, nullptr) << err;
+  return k;
+}
+
+// m.cpp includes <x.h>, searched in inc (empty) then sys; all settled.
+struct TwoDirs {
+  compiler::SearchList list;
+  command::CompileCommand cmd;
+};
+TwoDirs settled_two_dirs(testing::TestDir& d) {
+  d.write("inc/.keep", "");
+  d.write("sys/x.h", "int x;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  TwoDirs t;
+  t.list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  t.cmd.source = d.at("m.cpp");
+  return t;
+}
+
+// gcc's implicit stdc-predef.h is asked by every walk before its source: two
+// walks that ask at once must both end up with failed candidates that read
+// what was probed, whichever of their answers the scan kept.
+TEST(SharedWalk, RacingWalksKeepValidFailedCandidates) {
+  testing::TestDir d;
+  d.write("inc/x.h", "int x;\n");
+  d.write("sys/stdc-predef.h", "\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  compiler::SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("sys")};
+  command::CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  const std::string expected = d.at("inc/stdc-predef.h");
+  for (int iter = 0; iter < 300; ++iter) {
+    closure::ScanFileCache shared;
+    std::atomic<int> ready{0};
+    closure::Closure out[2];
+    auto walk = [&](int i) {
+      closure::FileStates files(nullptr, kernel());
+      files.share(&shared);
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      auto c = closure::compute_closure(&files, cmd, list, compiler::CompilerKind::kGcc, d.path());
+      ASSERT_TRUE(c.ok()) << c.message();
+      out[i] = std::move(c.value());
+    };
+    std::thread other(walk, 1);
+    walk(0);
+    other.join();
+    // Churn the heap: a view into a freed answer would now read other bytes.
+    std::vector<std::string> churn(64, std::string(expected.size(), 'Z'));
+    for (const closure::Closure& c : out) {
+      ASSERT_FALSE(c.failed_probes.empty());
+      ASSERT_EQ(c.failed_probes[0], expected) << "iteration " << iter;
+    }
+  }
+}
+
+// A name found missing early in a scan, then created: the memo must carry
+// the directory's signature from before that answer, so the next scan sees
+// the directory changed and looks for the name again.
+TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
+  testing::TestDir d;
+  const auto [list, cmd] = settled_two_dirs(d);
+  closure::ScanFileCache shared;
+  // Another TU's memo check asks about inc/x.h first, as the warm check does.
+  ASSERT_FALSE(shared.stat_once(d.at("inc/x.h"), d.at("inc/x.h")));
+  d.write("inc/x.h", "int shadow;\n");
+  closure::FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure =
+      closure::compute_closure(&files, cmd, list, compiler::CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  std::optional<std::string> memo =
+      closure::encode_closure_memo(*closure, list, {}, &shared, d.path());
+  ASSERT_TRUE(memo);
+  closure::ScanFileCache next_scan;
+  DirStatCache dirs;
+  std::vector<std::string> deps;
+  std::vector<uint64_t> sizes;
+  EXPECT_FALSE(check_encoded_scan_memo(encode_scan_memo(*memo, {{d.at("m.cpp"), 15, 1}}), d.path(),
+                                       &next_scan, &dirs, &deps, &sizes))
+      << "the memo was accepted although inc/x.h now shadows sys/x.h";
+}
+
+// A warm scan checks the encoded memo where it lies: the same deps come back
+// when nothing changed, and a change or a damaged memo is a rescan.
+TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
+  testing::TestDir d;
+  const auto [list, cmd] = settled_two_dirs(d);
+  closure::ScanFileCache shared;
+  closure::FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure =
+      closure::compute_closure(&files, cmd, list, compiler::CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  std::optional<std::string> closure_memo =
+      closure::encode_closure_memo(*closure, list, {}, &shared, d.path());
+  ASSERT_TRUE(closure_memo);
+  // The source and x.h by their place in the closure, one path in full.
+  ASSERT_EQ(closure->files.size(), 2u);
+  ASSERT_EQ(closure->files[1].path, d.at("sys/x.h"));
+  const std::vector<std::string> want_deps = {d.at("m.cpp"), d.at("sys/x.h"),
+                                              "/not/in/the/closure.h"};
+  const std::vector<uint64_t> want_sizes = {15, 7, 3};
+  const std::string bytes = encode_scan_memo(
+      *closure_memo, {{want_deps[0], 15, 1}, {want_deps[1], 7, 2}, {want_deps[2], 3, 0}});
+
+  auto check = [&](std::string_view b, std::vector<std::string>* deps,
+                   std::vector<uint64_t>* sizes) {
+    closure::ScanFileCache next_scan;
+    DirStatCache dirs;
+    return check_encoded_scan_memo(b, d.path(), &next_scan, &dirs, deps, sizes);
+  };
+  std::vector<std::string> deps;
+  std::vector<uint64_t> sizes;
+  ASSERT_TRUE(check(bytes, &deps, &sizes));
+  EXPECT_EQ(deps, want_deps);
+  EXPECT_EQ(sizes, want_sizes);
+  for (size_t cut : {size_t(0), size_t(10), bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_FALSE(check(std::string_view(bytes).substr(0, cut), &deps, &sizes)) << cut;
+  }
+  d.write("sys/x.h", "int x, y;\n");
+  EXPECT_FALSE(check(bytes, &deps, &sizes));
+}
+
+// The memo written straight from a closure holds what the closure holds: its
+// files with their signatures, each failed candidate under its directory (the
+// directories in name order, their candidates in walk order), the search
+// dirs the compiler found missing; and it reads back to the same bytes.
+TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
+  testing::TestDir d;
+  d.write("a/.keep", "");
+  d.write("b/.keep", "");
+  d.write("sys/x.h", "#include <y.h>\n#include <sub/z.h>\n");
+  d.write("sys/y.h", "int y;\n");
+  d.write("sys/sub/z.h", "int z;\n");
+  d.write("m.cpp", "#include <x.h>\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  compiler::SearchList list;
+  list.bracket_dirs = {d.at("b"), d.at("a"), d.at("sys")};
+  list.missing_dirs = {d.at("gone")};
+  command::CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  closure::ScanFileCache shared;
+  closure::FileStates files(nullptr, kernel());
+  files.share(&shared);
+  auto closure =
+      closure::compute_closure(&files, cmd, list, compiler::CompilerKind::kClang, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  const cache::Hash128 key{1, 2};
+  std::optional<std::string> bytes =
+      closure::encode_closure_memo(*closure, list, key, &shared, d.path());
+  ASSERT_TRUE(bytes);
+  closure::ClosureMemo memo;
+  ASSERT_TRUE(closure::decode_closure_memo(*bytes, &memo));
+  EXPECT_EQ(closure::encode_closure_memo(memo), *bytes);
+  EXPECT_EQ(memo.action_key, key);
+  ASSERT_EQ(memo.dependencies.size(), closure->files.size());
+  for (size_t i = 0; i < memo.dependencies.size(); ++i) {
+    EXPECT_EQ(memo.dependencies[i].path, closure->files[i].path);
+    EXPECT_EQ(memo.dependencies[i].stat, closure->files[i].stat);
+  }
+  // The missing a/sub and b/sub keep no names.
+  ASSERT_EQ(memo.probed_dirs.size(), 4u);
+  EXPECT_EQ(memo.probed_dirs[0].dir, d.at("a"));
+  EXPECT_EQ(memo.probed_dirs[0].probes, (std::vector<std::string>{d.at("a/x.h"), d.at("a/y.h")}));
+  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("a/sub"));
+  EXPECT_EQ(memo.probed_dirs[2].dir, d.at("b"));
+  EXPECT_EQ(memo.probed_dirs[2].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
+  EXPECT_EQ(memo.probed_dirs[3].dir, d.at("b/sub"));
+  for (size_t i : {0, 2}) EXPECT_TRUE(memo.probed_dirs[i].exists) << i;
+  for (size_t i : {1, 3}) {
+    EXPECT_FALSE(memo.probed_dirs[i].exists) << i;
+    EXPECT_TRUE(memo.probed_dirs[i].probes.empty()) << i;
+  }
+  EXPECT_EQ(memo.absent_dirs, list.missing_dirs);
+  EXPECT_EQ(closure::check_closure_memo(memo), "");
+  d.write("b/sub/other.h", "int other;\n");
+  EXPECT_EQ(closure::check_closure_memo(memo), "probed directory appeared: " + d.at("b/sub"));
+  d.remove("b/sub");
+  EXPECT_EQ(closure::check_closure_memo(memo), "");
+  d.write("a/y.h", "int shadow;\n");
+  EXPECT_EQ(closure::check_closure_memo(memo), "appeared: " + d.at("a/y.h"));
+}
+
+// One header found at two places of the search chain: its #include_next
+// answers differ by place, so the walk follows both (the file is listed once).
+TEST(SharedWalk, SamePathAtTwoChainPlacesKeepsBothIncludeNexts) {
+  testing::TestDir d;
+  d.write("m.cpp", "#include \"inc/x.h\"\n#include <x.h>\n");
+  d.write("inc/x.h", "#include_next <y.h>\n");
+  d.write("inc/y.h", "int iy;\n");
+  d.write("other/y.h", "int oy;\n");
+  compiler::SearchList list;
+  list.bracket_dirs = {d.at("inc"), d.at("other")};
+  command::CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  for (bool scan : {false, true}) {
+    closure::ScanFileCache shared;
+    closure::FileStates files(nullptr, kernel());
+    if (scan) files.share(&shared);
+    auto closure =
+        closure::compute_closure(&files, cmd, list, compiler::CompilerKind::kGcc, d.path());
+    ASSERT_TRUE(closure.ok()) << closure.message();
+    std::vector<std::string> paths;
+    for (const closure::ClosureFile& f : closure->files) paths.emplace_back(f.path);
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("inc/x.h")), 1) << scan;
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("inc/y.h")), 1) << scan;
+    EXPECT_EQ(std::count(paths.begin(), paths.end(), d.at("other/y.h")), 1) << scan;
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::scan
