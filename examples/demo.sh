@@ -9,7 +9,9 @@ cd "$root"
 
 scripts/install-deps.sh ${LEXPACK_CI:+--ci}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)"
+# Only what the demo runs: the lexpack program and the plugin `lexpack ninja`
+# preloads (tests and benchmarks are built by scripts/test.sh).
+cmake --build build -j "$(nproc)" --target lexpack lexpack_plugin
 
 lexpack=$root/build/bin/lexpack
 export LEXPACK_DIR=${LEXPACK_DIR:-$root/build/demo-cache}
