@@ -77,10 +77,12 @@ SelfCheckResult self_check(std::string_view depfile_text, const Closure& closure
       }
     }
   }
+  std::vector<std::string> missing;
   for (const std::string& p : probes) {
     cache::StatSignature sig;
-    result.payload.extra_probes.push_back({p, stat_file(p, &sig)});
+    (stat_file(p, &sig) ? result.payload.present_probes : missing).push_back(p);
   }
+  result.payload.absent_probes = AbsenceProof::encode(missing);
   return result;
 }
 
