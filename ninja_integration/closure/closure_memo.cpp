@@ -16,6 +16,7 @@
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/view_map.h"
+#include "ninja_integration/closure/absence.h"
 #include "ninja_integration/closure/include_resolver.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 
@@ -25,9 +26,11 @@ namespace {
 // 2: probes are kept as names relative to their directory.
 // 3: a probed directory that was missing keeps no names (any entry it gains
 // is a change).
-constexpr std::string_view kMemoFormat = "lexpack-closure-5";
+// 6: dependencies keep their content hash; missing probed directories are
+// vouched for by their deepest existing ancestor.
+constexpr std::string_view kMemoFormat = "lexpack-closure-6";
 
-// A probe as stored: its name within `dir` (which dir_of(probe) returned).
+// A probe as stored: its name within `dir` (which base::dir_of(probe) returned).
 std::string_view probe_name(std::string_view dir, std::string_view probe) {
   std::string_view name = probe.substr(dir.size());
   if (!name.empty() && name[0] == '/') name.remove_prefix(1);
@@ -117,6 +120,7 @@ struct MemoView {
   struct Dependency {
     std::string_view path;
     base::StatSignature stat;
+    cache::Hash128 content;
   };
   struct ProbedDir {
     std::string_view dir;
@@ -130,27 +134,60 @@ struct MemoView {
   std::vector<ProbedDir> probed_dirs;
   std::vector<std::string_view> probes;  // names within their ProbedDir's dir
   std::vector<std::string_view> absent_dirs;
+  struct Vouched {
+    std::string_view ancestor;
+    base::StatSignature stat;
+    size_t first_dir = 0;  // into vouched_dirs
+    size_t dir_count = 0;
+  };
+  std::vector<Vouched> vouched;
+  std::vector<std::string_view> vouched_dirs;
 };
 
-std::string check_view(const MemoView& m, MemoStatSource* stats) {
+std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLookup* content,
+                       std::vector<MemoRefresh>* refresh) {
+  using Kind = MemoRefresh::Kind;
   DirHandles handles;
   MemoStatSource& dirs = stats ? *stats : handles;
-  for (const auto& d : m.dependencies) {
+  for (size_t i = 0; i < m.dependencies.size(); ++i) {
+    const auto& d = m.dependencies[i];
     base::StatSignature now;
     if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
-    if (!(now == d.stat)) return "changed: " + std::string(d.path);
+    if (now == d.stat) continue;
+    // Rewritten with the same bytes (a fresh configure's generated header):
+    // one hash, shared by every process through the file table.
+    std::optional<cache::Hash128> same;
+    if (content && *content && !d.content.is_zero()) same = (*content)(d.path, now);
+    if (!same || !(*same == d.content)) return "changed: " + std::string(d.path);
+    if (refresh) refresh->push_back({Kind::kDependency, i, now});
   }
-  for (const auto& d : m.probed_dirs) {
+  for (size_t i = 0; i < m.probed_dirs.size(); ++i) {
+    const auto& d = m.probed_dirs[i];
     base::StatSignature now;
     bool exists = dirs.stat_dir(d.dir, &now);
     if (!d.check_each && exists == d.exists && (!exists || now == d.stat)) continue;
     // Nothing was under it when it was probed, so whatever is now may be found.
     if (!d.exists) return "probed directory appeared: " + std::string(d.dir);
-    for (size_t i = d.first_probe; i < d.first_probe + d.probe_count; ++i) {
+    if (!exists) continue;  // gone: its probes are gone with it
+    for (size_t k = d.first_probe; k < d.first_probe + d.probe_count; ++k) {
       base::StatSignature sig;
-      std::string path = base::join_path(d.dir, m.probes[i]);
+      std::string path = base::join_path(d.dir, m.probes[k]);
       if (dirs.stat_file(path, &sig)) return "appeared: " + path;
     }
+    if (refresh) refresh->push_back({Kind::kProbedDir, i, now});
+  }
+  for (size_t i = 0; i < m.vouched.size(); ++i) {
+    const auto& v = m.vouched[i];
+    base::StatSignature now;
+    bool exists = dirs.stat_dir(v.ancestor, &now);
+    if (exists && now == v.stat) continue;
+    for (size_t k = v.first_dir; k < v.first_dir + v.dir_count; ++k) {
+      base::StatSignature sig;
+      if (dirs.stat_dir(m.vouched_dirs[k], &sig)) {
+        return "probed directory appeared: " + std::string(m.vouched_dirs[k]);
+      }
+    }
+    if (exists && refresh) refresh->push_back({Kind::kVouched, i, now});
   }
   for (std::string_view d : m.absent_dirs) {
     base::StatSignature sig;
@@ -180,6 +217,8 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
   for (const auto& d : m.probed_dirs) size += d.dir.size() + 71;
   for (std::string_view p : m.probes) size += p.size() + 10;
   for (std::string_view d : m.absent_dirs) size += d.size() + 10;
+  for (const auto& v : m.vouched) size += v.ancestor.size() + 70;
+  for (std::string_view d : m.vouched_dirs) size += d.size() + 10;
   base::VarintWriter w;
   w.reserve(size);
   w.str(kMemoFormat);
@@ -190,6 +229,8 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
   for (const auto& d : m.dependencies) {
     w.str(d.path);
     base::write_signature(&w, d.stat);
+    w.u64(d.content.lo);
+    w.u64(d.content.hi);
   }
   w.u64(m.probed_dirs.size());
   for (const auto& d : m.probed_dirs) {
@@ -201,19 +242,30 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
   }
   w.u64(m.absent_dirs.size());
   for (std::string_view d : m.absent_dirs) w.str(d);
+  w.u64(m.vouched.size());
+  for (const auto& v : m.vouched) {
+    w.str(v.ancestor);
+    base::write_signature(&w, v.stat);
+    w.u64(v.dir_count);
+    for (size_t k = v.first_dir; k < v.first_dir + v.dir_count; ++k) w.str(m.vouched_dirs[k]);
+  }
   return w.take();
 }
 
 MemoView view_of(const ClosureMemo& m) {
   MemoView v;
   v.dependencies.reserve(m.dependencies.size());
-  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat});
+  for (const auto& d : m.dependencies) v.dependencies.push_back({d.path, d.stat, d.content});
   for (const auto& d : m.probed_dirs) {
     v.probed_dirs.push_back(
         {d.dir, d.exists, d.check_each, d.stat, v.probes.size(), d.probes.size()});
     for (const std::string& p : d.probes) v.probes.push_back(probe_name(d.dir, p));
   }
   v.absent_dirs.assign(m.absent_dirs.begin(), m.absent_dirs.end());
+  for (const auto& g : m.vouched) {
+    v.vouched.push_back({g.ancestor, g.stat, v.vouched_dirs.size(), g.dirs.size()});
+    v.vouched_dirs.insert(v.vouched_dirs.end(), g.dirs.begin(), g.dirs.end());
+  }
   return v;
 }
 
@@ -231,7 +283,7 @@ std::optional<std::string> encode_closure_memo(const Closure& closure,
   m.dependencies.reserve(closure.files.size());
   for (const ClosureFile& f : closure.files) {
     if (!base::signature_is_settled(f.stat, now)) return std::nullopt;
-    m.dependencies.push_back({f.path, f.stat});
+    m.dependencies.push_back({f.path, f.stat, f.content});
   }
   // Probes by directory, the directories in name order and each one's probes
   // in the order the walk met them: grouped by the directories' numbers, then
@@ -254,26 +306,42 @@ std::optional<std::string> encode_closure_memo(const Closure& closure,
   std::sort(groups.begin(), groups.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   m.probes.reserve(closure.failed_probes.size());
+  // Directory signatures, each taken once: a scan's shared answers, else now.
+  DirSignatures dir_sig([&](const std::string& dir) -> std::optional<base::StatSignature> {
+    if (shared) {
+      return dir.empty()     ? shared->dir_stat_once(".", cwd.empty() ? "." : cwd)
+             : dir[0] == '/' ? shared->dir_stat_once(dir, dir)
+                             : shared->dir_stat_once(dir, base::absolute_path(dir, cwd));
+    }
+    base::StatSignature s;
+    if (!base::stat_dir(dir, &s)) return std::nullopt;
+    return s;
+  });
+  VouchedGroups vouched(shared ? cwd : std::string());
   for (const auto& [dir_view, names] : groups) {
     MemoView::ProbedDir d;
     d.dir = dir_view;
     std::string dir(d.dir);
-    if (shared) {
-      std::optional<base::StatSignature> sig =
-          dir[0] == '/' ? shared->dir_stat_once(dir, dir)
-                        : shared->dir_stat_once(dir, base::absolute_path(dir, cwd));
-      d.exists = sig.has_value();
-      if (sig) d.stat = *sig;
-    } else {
-      d.exists = base::stat_dir(dir, &d.stat);
-    }
+    const std::optional<base::StatSignature>& sig = dir_sig(dir);
+    d.exists = sig.has_value();
+    if (sig) d.stat = *sig;
+    if (!d.exists && vouched.add(dir, dir_sig, now)) continue;
     d.check_each = d.exists && !base::signature_is_settled(d.stat, now);
     d.first_probe = m.probes.size();
     if (d.exists) {
+      // A probe that is some entry (a dangling symlink) may resolve later
+      // with the directory unchanged: then each probe is checked.
+      for (size_t k = 0; k < names.size() && !d.check_each; ++k) {
+        d.check_each = !no_entry(base::join_path(dir, names[k]), shared ? cwd : std::string());
+      }
       d.probe_count = names.size();
       m.probes.insert(m.probes.end(), names.begin(), names.end());
     }
     m.probed_dirs.push_back(d);
+  }
+  for (const VouchedGroups::Group& g : vouched.groups()) {
+    m.vouched.push_back({g.ancestor, g.stat, m.vouched_dirs.size(), g.dirs.size()});
+    m.vouched_dirs.insert(m.vouched_dirs.end(), g.dirs.begin(), g.dirs.end());
   }
   m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());
   return encode_view(m, action_key, closure.uses_date);
@@ -295,7 +363,10 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
   m->uses_date = flags & 1;
   m->dependencies.resize(n);
   for (auto& d : m->dependencies) {
-    if (!r.str(&d.path) || !base::read_signature(&r, &d.stat)) return false;
+    if (!r.str(&d.path) || !base::read_signature(&r, &d.stat) || !r.u64(&d.content.lo) ||
+        !r.u64(&d.content.hi)) {
+      return false;
+    }
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
   m->probed_dirs.resize(n);
@@ -319,11 +390,52 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
   for (std::string& d : m->absent_dirs) {
     if (!r.str(&d)) return false;
   }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m->vouched.resize(n);
+  for (auto& v : m->vouched) {
+    uint64_t count = 0;
+    if (!r.str(&v.ancestor) || !base::read_signature(&r, &v.stat) || !r.u64(&count) ||
+        count > bytes.size()) {
+      return false;
+    }
+    v.dirs.resize(count);
+    for (std::string& d : v.dirs) {
+      if (!r.str(&d)) return false;
+    }
+  }
   return r.done();
 }
 
-std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats) {
-  return check_view(view_of(m), stats);
+std::string check_closure_memo(const ClosureMemo& m, MemoStatSource* stats,
+                               const ContentLookup* content, std::vector<MemoRefresh>* refresh) {
+  if (refresh) refresh->clear();
+  return check_view(view_of(m), stats, content, refresh);
+}
+
+bool apply_memo_refresh(const std::vector<MemoRefresh>& refresh, int64_t now_ns,
+                        ClosureMemo* memo) {
+  using Kind = MemoRefresh::Kind;
+  bool applied = false;
+  for (const MemoRefresh& r : refresh) {
+    if (!base::signature_is_settled(r.stat, now_ns)) continue;
+    switch (r.kind) {
+      case Kind::kDependency:
+        if (r.index >= memo->dependencies.size()) return false;
+        memo->dependencies[r.index].stat = r.stat;
+        break;
+      case Kind::kProbedDir:
+        if (r.index >= memo->probed_dirs.size()) return false;
+        memo->probed_dirs[r.index].stat = r.stat;
+        memo->probed_dirs[r.index].check_each = false;
+        break;
+      case Kind::kVouched:
+        if (r.index >= memo->vouched.size()) return false;
+        memo->vouched[r.index].stat = r.stat;
+        break;
+    }
+    applied = true;
+  }
+  return applied;
 }
 
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
@@ -333,7 +445,8 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
 
 bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
                                 cache::Hash128* action_key, bool* uses_date, std::string* changed,
-                                std::vector<std::string_view>* dependencies) {
+                                std::vector<std::string_view>* dependencies,
+                                const ContentLookup* content, std::vector<MemoRefresh>* refresh) {
   // The same format decode_closure_memo() reads, every path left in place.
   base::VarintReader r(bytes);
   std::string_view tag;
@@ -347,7 +460,10 @@ bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
   MemoView m;
   m.dependencies.resize(n);
   for (auto& d : m.dependencies) {
-    if (!read_view(&r, bytes, &d.path) || !base::read_signature(&r, &d.stat)) return false;
+    if (!read_view(&r, bytes, &d.path) || !base::read_signature(&r, &d.stat) ||
+        !r.u64(&d.content.lo) || !r.u64(&d.content.hi)) {
+      return false;
+    }
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
   m.probed_dirs.resize(n);
@@ -372,8 +488,25 @@ bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
   for (std::string_view& d : m.absent_dirs) {
     if (!read_view(&r, bytes, &d)) return false;
   }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  m.vouched.resize(n);
+  for (auto& v : m.vouched) {
+    uint64_t count = 0;
+    if (!read_view(&r, bytes, &v.ancestor) || !base::read_signature(&r, &v.stat) ||
+        !r.u64(&count) || count > bytes.size()) {
+      return false;
+    }
+    v.first_dir = m.vouched_dirs.size();
+    v.dir_count = count;
+    for (uint64_t i = 0; i < count; ++i) {
+      std::string_view d;
+      if (!read_view(&r, bytes, &d)) return false;
+      m.vouched_dirs.push_back(d);
+    }
+  }
   if (!r.done()) return false;
-  *changed = check_view(m, stats);
+  if (refresh) refresh->clear();
+  *changed = check_view(m, stats, content, refresh);
   if (dependencies) {
     dependencies->clear();
     dependencies->reserve(m.dependencies.size());

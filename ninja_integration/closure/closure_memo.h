@@ -1,9 +1,12 @@
 // The per-TU closure memo behind the fast hit path: for one translation unit
 // as invoked, the stat signature of every dependency and of every directory
 // where a search candidate was missing, plus the action key they led to.
-// Checking it costs one stat per dependency and per probed directory.
+// Checking it costs one stat per dependency and per probed directory that
+// exists; missing probed directories are vouched for by their deepest
+// existing ancestor, so the cost does not grow with the number of them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +25,7 @@ struct ClosureMemo {
   struct Dependency {
     std::string path;
     base::StatSignature stat;
+    cache::Hash128 content;  // zero: any change of `stat` is a change
   };
   // A directory in which some candidates were missing. While its signature
   // (or its absence) is unchanged, no entry was added to it.
@@ -37,7 +41,36 @@ struct ClosureMemo {
   std::vector<Dependency> dependencies;
   std::vector<ProbedDir> probed_dirs;
   std::vector<std::string> absent_dirs;  // search dirs the compiler skipped as missing
+  // Missing probed directories under one existing ancestor that held no entry
+  // for the next component of any of them (the kernel resolves a path's
+  // components in order): while the ancestor's signature is unchanged, every
+  // one of them is still missing, so a check stats the ancestor alone.
+  struct VouchedDirs {
+    std::string ancestor;  // "" for the working directory
+    base::StatSignature stat;
+    std::vector<std::string> dirs;
+  };
+  std::vector<VouchedDirs> vouched;
 };
+
+// A signature a memo check found moved while what it stands for did not (a
+// header rewritten with the same bytes, a directory that gained an unrelated
+// entry): applying these to the memo spares the next check the same work.
+struct MemoRefresh {
+  enum class Kind : uint8_t { kDependency, kProbedDir, kVouched };
+  Kind kind{};
+  size_t index = 0;  // into dependencies, probed_dirs or vouched
+  base::StatSignature stat;
+};
+
+// Content of `path` at `sig` (the file table's answer, else hashed now); a
+// memo check asks it for a dependency whose signature moved. nullopt: unknown.
+using ContentLookup =
+    std::function<std::optional<cache::Hash128>(std::string_view path, const base::StatSignature&)>;
+
+// Applies `refresh` to `memo`, keeping only signatures settled by `now_ns`
+// (a fresh one could still change unseen). False when nothing was applied.
+bool apply_memo_refresh(const std::vector<MemoRefresh>& refresh, int64_t now_ns, ClosureMemo* memo);
 
 // The encoded memo of `closure` (action key before the date is mixed in).
 // nullopt when some signature is too fresh to be trusted: then no memo may be
@@ -66,7 +99,9 @@ class MemoStatSource {
 
 // Empty when everything recorded still holds; else what changed first
 // ("changed: inc/a.h", "appeared: inc/b.h", ...). `stats` null: the default.
-std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = nullptr);
+std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = nullptr,
+                               const ContentLookup* content = nullptr,
+                               std::vector<MemoRefresh>* refresh = nullptr);
 
 // check_closure_memo() on the encoded memo, without decoding it into a
 // ClosureMemo (the hit path: no string built per dependency). False when
@@ -77,6 +112,8 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
 // as views into `bytes` when `dependencies` is not null.
 bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
                                 cache::Hash128* action_key, bool* uses_date, std::string* changed,
-                                std::vector<std::string_view>* dependencies);
+                                std::vector<std::string_view>* dependencies,
+                                const ContentLookup* content = nullptr,
+                                std::vector<MemoRefresh>* refresh = nullptr);
 
 }  // namespace lexpack::closure

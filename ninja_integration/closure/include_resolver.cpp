@@ -54,8 +54,16 @@ bool IncludeResolver::dir_exists(std::string_view dir) {
   std::string key(dir);
   auto it = dirs_.find(key);
   if (it != dirs_.end()) return it->second;
-  bool exists = shared_ ? shared_->dir_stat_once(key, base::absolute_path(key, cwd_)).has_value()
-                        : base::is_directory(key);
+  // The kernel resolves components in order: under a missing directory
+  // nothing exists, so Boost's includer-relative candidates
+  // (.../detail/boost/mpl/...) cost no stat once their first missing
+  // component is known. Existing parents are stat'ed once each.
+  const std::string_view parent = base::dir_of(dir);
+  bool exists = parent == dir || dir_exists(parent);
+  if (exists) {
+    exists = shared_ ? shared_->dir_stat_once(key, base::absolute_path(key, cwd_)).has_value()
+                     : base::is_directory(key);
+  }
   dirs_.emplace(std::move(key), exists);
   return exists;
 }

@@ -7,7 +7,7 @@
 namespace lexpack::launcher {
 
 namespace {
-constexpr std::string_view kPayloadFormat = "lexpack-payload-1";
+constexpr std::string_view kPayloadFormat = "lexpack-payload-2";
 }
 
 std::string encode_payload(const ActionPayload& p) {
@@ -19,15 +19,16 @@ std::string encode_payload(const ActionPayload& p) {
     w.u64(f.content.lo);
     w.u64(f.content.hi);
   }
-  w.u64(p.extra_probes.size());
-  for (const auto& e : p.extra_probes) {
-    w.str(e.path);
-    w.u8(e.exists ? 1 : 0);
-  }
+  w.u64(p.present_probes.size());
+  for (const std::string& path : p.present_probes) w.str(path);
+  w.str(p.absent_probes);
   return w.take();
 }
 
-bool decode_payload(std::string_view bytes, ActionPayload* p) {
+namespace {
+
+// Everything but the missing candidates, which stay encoded at *absent.
+bool decode_payload_head(std::string_view bytes, ActionPayload* p, std::string_view* absent) {
   base::VarintReader r(bytes);
   std::string tag;
   uint64_t n = 0;
@@ -37,17 +38,28 @@ bool decode_payload(std::string_view bytes, ActionPayload* p) {
     if (!r.str(&f.path) || !r.u64(&f.content.lo) || !r.u64(&f.content.hi)) return false;
   }
   if (!r.u64(&n) || n > bytes.size()) return false;
-  p->extra_probes.resize(n);
-  for (auto& e : p->extra_probes) {
-    uint8_t exists = 0;
-    if (!r.str(&e.path) || !r.u8(&exists)) return false;
-    e.exists = exists;
+  p->present_probes.resize(n);
+  for (std::string& path : p->present_probes) {
+    if (!r.str(&path)) return false;
   }
-  return r.done();
+  uint64_t size = 0;
+  if (!r.u64(&size) || size > bytes.size() - r.pos()) return false;
+  *absent = bytes.substr(r.pos(), size);
+  return r.skip(size) && r.done();
 }
 
-std::string check_payload(const ActionPayload& p, closure::FileStates* files,
-                          const std::string& cwd) {
+}  // namespace
+
+bool decode_payload(std::string_view bytes, ActionPayload* p) {
+  std::string_view absent;
+  if (!decode_payload_head(bytes, p, &absent)) return false;
+  p->absent_probes.assign(absent);
+  return true;
+}
+
+namespace {
+
+std::string check_head(const ActionPayload& p, closure::FileStates* files, const std::string& cwd) {
   for (const auto& f : p.extra_files) {
     base::StatSignature sig;
     if (!base::stat_file(f.path, &sig)) return "missing: " + f.path;
@@ -56,13 +68,31 @@ std::string check_payload(const ActionPayload& p, closure::FileStates* files,
     if (!content.ok()) return content.message();
     if (!(content.value() == f.content)) return "changed: " + f.path;
   }
-  for (const auto& e : p.extra_probes) {
+  for (const std::string& path : p.present_probes) {
     base::StatSignature sig;
-    if (base::stat_file(e.path, &sig) != e.exists) {
-      return (e.exists ? "missing: " : "appeared: ") + e.path;
-    }
+    if (!base::stat_file(path, &sig)) return "missing: " + path;
   }
   return {};
+}
+
+}  // namespace
+
+std::string check_payload(const ActionPayload& p, closure::FileStates* files,
+                          const std::string& cwd) {
+  std::string changed = check_head(p, files, cwd);
+  if (changed.empty() && !closure::AbsenceProof::check(p.absent_probes, nullptr, &changed)) {
+    changed = "unreadable missing candidates";
+  }
+  return changed;
+}
+
+bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
+                           const std::string& cwd, std::string* changed) {
+  ActionPayload p;
+  std::string_view absent;
+  if (!decode_payload_head(bytes, &p, &absent)) return false;
+  *changed = check_head(p, files, cwd);
+  return !changed->empty() || closure::AbsenceProof::check(absent, nullptr, changed);
 }
 
 }  // namespace lexpack::launcher

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/hash.h"
+#include "ninja_integration/closure/absence.h"
 #include "ninja_integration/closure/file_state.h"
 
 namespace lexpack::launcher {
@@ -18,12 +19,11 @@ struct ActionPayload {
     std::string path;
     cache::Hash128 content;
   };
-  struct ExtraProbe {
-    std::string path;
-    bool exists = false;
-  };
   std::vector<ExtraFile> extra_files;
-  std::vector<ExtraProbe> extra_probes;
+  // The candidates around them: those that existed must still, and the
+  // missing ones are held by their directories' signatures (absence.h).
+  std::vector<std::string> present_probes;
+  std::string absent_probes;  // closure::AbsenceProof::encode()
 };
 
 std::string encode_payload(const ActionPayload& payload);
@@ -33,5 +33,10 @@ bool decode_payload(std::string_view bytes, ActionPayload* payload);
 // recorded presence; else what differs.
 std::string check_payload(const ActionPayload& payload, closure::FileStates* files,
                           const std::string& cwd);
+// The same on an encoded payload, its missing candidates checked where they
+// lie (the hit path: they can be megabytes). False when `bytes` is not a
+// payload; else *changed is set.
+bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
+                           const std::string& cwd, std::string* changed);
 
 }  // namespace lexpack::launcher

@@ -177,9 +177,40 @@ LaunchResult Launcher::run() {
   cache::Hash128 memo_key;
   bool memo_uses_date = false, memo_valid = false;
   std::string changed;
+  std::vector<closure::MemoRefresh> refresh;
+  std::string memo_copy;  // only when it must be checked again or refreshed
   bool have_memo = store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) {
-    memo_valid = closure::check_encoded_closure_memo(bytes, &memo_key, &memo_uses_date, &changed);
+    memo_valid = closure::check_encoded_closure_memo(bytes, nullptr, &memo_key, &memo_uses_date,
+                                                     &changed, nullptr, nullptr, &refresh);
+    if (memo_valid &&
+        (changed.rfind("changed: ", 0) == 0 || (changed.empty() && !refresh.empty()))) {
+      memo_copy.assign(bytes);
+    }
   });
+  if (!memo_copy.empty()) {
+    // A dependency whose signature moved may hold the same bytes (a fresh
+    // configure rewrites generated headers): checked again with content
+    // hashes from the file table (outside the index read above), and the
+    // memo takes the new signatures so the next hit is plain again.
+    if (!changed.empty()) {
+      closure::ContentLookup content =
+          [this](std::string_view path,
+                 const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+        std::string p(path);
+        base::Result<cache::Hash128> h = files_->content_hash(p, base::absolute_path(p, cwd_), sig);
+        if (!h.ok()) return std::nullopt;
+        return h.value();
+      };
+      memo_valid = closure::check_encoded_closure_memo(
+          memo_copy, nullptr, &memo_key, &memo_uses_date, &changed, nullptr, &content, &refresh);
+    }
+    closure::ClosureMemo memo;
+    if (memo_valid && changed.empty() && !read_only_ && !explain_ &&
+        closure::decode_closure_memo(memo_copy, &memo) &&
+        closure::apply_memo_refresh(refresh, base::now_ns(), &memo)) {
+      store_->put_memo("closure", tu.hex(), closure::encode_closure_memo(memo));
+    }
+  }
   if (have_memo && memo_valid) {
     if (changed.empty()) {
       key_ = memo_key;
@@ -212,10 +243,11 @@ LaunchResult Launcher::run() {
 
   std::string why_miss = "no cached result for this key";
   if (std::optional<cache::ActionRecord> action = store_->get_action(key)) {
-    ActionPayload payload;
-    if (action->exit_code != 0 || !decode_payload(action->payload, &payload)) {
+    std::string changed;
+    if (action->exit_code != 0 ||
+        !check_encoded_payload(action->payload, files_.get(), cwd_, &changed)) {
       why_miss = "cached entry unreadable";
-    } else if (std::string changed = check_payload(payload, files_.get(), cwd_); !changed.empty()) {
+    } else if (!changed.empty()) {
       why_miss = "file outside the scan " + changed;
     } else if (explain_) {
       note("would hit");

@@ -81,10 +81,12 @@ SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure
       }
     }
   }
+  std::vector<std::string> missing;
   for (const std::string& p : probes) {
     base::StatSignature sig;
-    result.payload.extra_probes.push_back({p, base::stat_file(p, &sig)});
+    (base::stat_file(p, &sig) ? result.payload.present_probes : missing).push_back(p);
   }
+  result.payload.absent_probes = closure::AbsenceProof::encode(missing);
   return result;
 }
 

@@ -144,6 +144,61 @@ TEST_F(NoFalseHit, FileReachedOnlyThroughComputedInclude) {
   expect_miss("g++ -Iearly -Iinc -c m.cpp");
 }
 
+// The computed include's candidate early/sub/comp.h lies in a directory
+// that does not exist (held by early's signature): making it must miss.
+TEST_F(NoFalseHit, ComputedIncludeFoundInANewDirectoryEarlierInSearchPath) {
+  dir_.write("inc/sub/comp.h", "#define C 1\n");
+  dir_.write("early/.keep", "");
+  dir_.write("m.cpp", "#define HDR <sub/comp.h>\n#include HDR\nint v() { return C; }\n");
+  sleep(2);
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("early/unrelated.h", "");
+  expect_hit("g++ -Iearly -Iinc -c m.cpp");
+  dir_.write("early/sub/comp.h", "#define C 3\n");
+  expect_miss("g++ -Iearly -Iinc -c m.cpp");
+}
+
+// first/sub is a dangling symlink: its target can be made without touching
+// first, so first's signature cannot vouch for first/sub/s.h.
+TEST_F(NoFalseHit, HeaderAppearsBehindADanglingSymlinkEarlierInSearchPath) {
+  dir_.write("first/.keep", "");
+  dir_.write("target/.keep", "");
+  dir_.write("second/sub/s.h", "#define S 1\n");
+  ASSERT_EQ(sh("ln -s ../target/sub first/sub").exit_code, 0);
+  dir_.write("m.cpp", "#include <sub/s.h>\nint v() { return S; }\n");
+  sleep(2);
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    SCOPED_TRACE(compiler);
+    ASSERT_EQ(sh("rm -rf target/sub").exit_code, 0);
+    sleep(2);
+    const std::string command = std::string(compiler) + " -Ifirst -Isecond -c m.cpp";
+    compile_and_compare(command);
+    expect_hit(command);
+    dir_.write("target/sub/s.h", "#define S 2\n");
+    expect_miss(command);
+  }
+}
+
+// A fresh configure rewrites generated headers with the same bytes: hits go
+// on (one re-hash of the header), and the next edit still misses.
+TEST_F(NoFalseHit, RegeneratedHeaderWithTheSameBytesStillHits) {
+  dir_.write("gen/config.h", "#define CONFIG 1\n");
+  dir_.write("m.cpp", "#include \"config.h\"\nint v() { return CONFIG; }\n");
+  sleep(2);
+  expect_miss("g++ -Igen -c m.cpp");
+  expect_hit("g++ -Igen -c m.cpp");
+  ASSERT_EQ(sh("rm -rf gen").exit_code, 0);
+  dir_.write("gen/config.h", "#define CONFIG 1\n");
+  expect_hit("g++ -Igen -c m.cpp");
+  sleep(2);
+  expect_hit("g++ -Igen -c m.cpp");  // the memo took the new signatures
+  base::ProcessResult why = lexpack("explain g++ -Igen -c m.cpp -o out.o");
+  EXPECT_EQ(why.out.find("out of date"), std::string::npos) << why.out;
+  dir_.write("gen/config.h", "#define CONFIG 2\n");
+  expect_miss("g++ -Igen -c m.cpp");
+}
+
 TEST_F(NoFalseHit, TimeMacroIsNeverCached) {
   dir_.write("t.cpp", "const char* t() { return __TIME__; }\n");
   for (int i = 0; i < 2; ++i) {

@@ -189,18 +189,21 @@ TEST(SharedWalk, ClosureMemoHoldsTheClosure) {
     EXPECT_EQ(memo.dependencies[i].path, closure->files[i].path);
     EXPECT_EQ(memo.dependencies[i].stat, closure->files[i].stat);
   }
-  // The missing a/sub and b/sub keep no names.
-  ASSERT_EQ(memo.probed_dirs.size(), 4u);
+  // The missing a/sub and b/sub are vouched for by a and b, which hold no
+  // entry named sub: no stat of their own while a and b stay the same.
+  ASSERT_EQ(memo.probed_dirs.size(), 2u);
   EXPECT_EQ(memo.probed_dirs[0].dir, d.at("a"));
   EXPECT_EQ(memo.probed_dirs[0].probes, (std::vector<std::string>{d.at("a/x.h"), d.at("a/y.h")}));
-  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("a/sub"));
-  EXPECT_EQ(memo.probed_dirs[2].dir, d.at("b"));
-  EXPECT_EQ(memo.probed_dirs[2].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
-  EXPECT_EQ(memo.probed_dirs[3].dir, d.at("b/sub"));
-  for (size_t i : {0, 2}) EXPECT_TRUE(memo.probed_dirs[i].exists) << i;
-  for (size_t i : {1, 3}) {
-    EXPECT_FALSE(memo.probed_dirs[i].exists) << i;
-    EXPECT_TRUE(memo.probed_dirs[i].probes.empty()) << i;
+  EXPECT_EQ(memo.probed_dirs[1].dir, d.at("b"));
+  EXPECT_EQ(memo.probed_dirs[1].probes, (std::vector<std::string>{d.at("b/x.h"), d.at("b/y.h")}));
+  for (size_t i : {0, 1}) EXPECT_TRUE(memo.probed_dirs[i].exists) << i;
+  ASSERT_EQ(memo.vouched.size(), 2u);
+  EXPECT_EQ(memo.vouched[0].ancestor, d.at("a"));
+  EXPECT_EQ(memo.vouched[0].dirs, (std::vector<std::string>{d.at("a/sub")}));
+  EXPECT_EQ(memo.vouched[1].ancestor, d.at("b"));
+  EXPECT_EQ(memo.vouched[1].dirs, (std::vector<std::string>{d.at("b/sub")}));
+  for (size_t i = 0; i < memo.dependencies.size(); ++i) {
+    EXPECT_EQ(memo.dependencies[i].content, closure->files[i].content) << i;
   }
   EXPECT_EQ(memo.absent_dirs, list.missing_dirs);
   EXPECT_EQ(closure::check_closure_memo(memo), "");
