@@ -348,12 +348,14 @@ class Evaluator {
         if (k > 2 && v <= 0xff) c = v;
       }
     }
-    // Multi-character constants, wide and UTF-8 ones, and bytes outside
-    // ASCII are left to the compiler.
-    if (!c || used != body.size() || (!prefix.empty() && prefix != "u" && prefix != "U") ||
+    // Multi-character constants, UTF-8 ones (char or char8_t by the
+    // language version) and bytes outside ASCII are left to the compiler.
+    if (!c || used != body.size() || prefix == "u8" ||
+        (prefix != "L" && !prefix.empty() && prefix != "u" && prefix != "U") ||
         ((prefix == "u" || prefix == "U") && *c >= 0x80)) {
       return unknown_value();
     }
+    if (prefix == "L") return Value{*c, !options_.wchar_is_signed, true};
     if (prefix.empty() && options_.char_is_signed && *c >= 0x80)
       return signed_value(static_cast<intmax_t>(*c) - 256);
     return Value{*c, prefix.empty() ? !options_.char_is_signed : true, true};

@@ -13,8 +13,9 @@
 namespace lexpack::preprocessor {
 
 struct ConditionOptions {
-  bool cplusplus = true;       // `true`/`false` are 1/0; `and`, `or`, `not`... are operators
-  bool char_is_signed = true;  // the type of 'c' (GCC and clang: unsigned when __CHAR_UNSIGNED__)
+  bool cplusplus = true;        // `true`/`false` are 1/0; `and`, `or`, `not`... are operators
+  bool char_is_signed = true;   // the type of 'c' (GCC and clang: unsigned when __CHAR_UNSIGNED__)
+  bool wchar_is_signed = true;  // the type of L'c' (unsigned when __WCHAR_UNSIGNED__)
 };
 
 struct ConditionResult {

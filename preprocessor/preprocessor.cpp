@@ -255,6 +255,7 @@ State Preprocessor::Run::evaluate_if(std::string_view text) {
   ConditionOptions options;
   options.cplusplus = pp_.table_.find("__cplusplus") != nullptr;
   options.char_is_signed = pp_.table_.find("__CHAR_UNSIGNED__") == nullptr;
+  options.wchar_is_signed = pp_.table_.find("__WCHAR_UNSIGNED__") == nullptr;
   const ConditionResult r = evaluate_condition(expanded, options);
   if (r.state == State::kError) {
     inexact(Inexact::kConditionError, "#if error: " + r.error);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,43 +48,58 @@ bool have(const std::string& compiler) {
   return status == 0;
 }
 
-// The files of a make rule that lie inside the project (relative paths).
-std::set<std::string> project_deps(const std::string& rule) {
+// The files of a make rule as canonical paths (relative ones taken from
+// root); with only_under_root, just those inside root.
+std::set<std::string> rule_deps(const std::string& rule, const fs::path& root,
+                                bool only_under_root) {
   std::set<std::string> out;
   const size_t colon = rule.find(':');
   if (colon == std::string::npos) return out;
   std::istringstream in(rule.substr(colon + 1));
   std::string word;
+  const std::string prefix = fs::weakly_canonical(root).string() + "/";
   while (in >> word) {
-    if (word != "\\" && word[0] != '/') out.insert(word);
+    if (word == "\\") continue;
+    const std::string p = fs::weakly_canonical(root / word).string();
+    if (!only_under_root || p.rfind(prefix, 0) == 0) out.insert(p);
   }
   return out;
 }
 
-// A Host over a real directory with one -I directory, "inc".
+// A Host over real directories: quoted includes look in the includer's
+// directory first, then every one of `dirs` (relative ones taken from root);
+// include_next continues after the directory the includer was found in.
+// Handles name canonical paths.
 class DirectoryHost : public Host {
  public:
-  explicit DirectoryHost(fs::path root) : root_(std::move(root)) {}
+  DirectoryHost(const fs::path& root, std::vector<std::string> dirs) : root_(root) {
+    for (const std::string& d : dirs) dirs_.push_back(fs::weakly_canonical(root / d));
+  }
 
-  FileHandle handle(const std::string& path) {
-    auto [it, inserted] = handles_.try_emplace(path, static_cast<FileHandle>(paths_.size()));
-    if (inserted) paths_.push_back(path);
+  FileHandle handle(const fs::path& path) {
+    const std::string p = fs::weakly_canonical(root_ / path).string();
+    auto [it, inserted] = handles_.try_emplace(p, static_cast<FileHandle>(paths_.size()));
+    if (inserted) paths_.push_back(p);
     return it->second;
   }
   const std::string& path(FileHandle h) const { return paths_[h]; }
 
   std::optional<FileHandle> resolve(std::string_view name, bool angled, bool is_next,
                                     FileHandle includer) override {
-    std::vector<std::string> candidates;
-    const std::string& from = paths_[includer];
-    const size_t slash = from.rfind('/');
-    if (!angled && !is_next)
-      candidates.push_back(slash == std::string::npos
-                               ? std::string(name)
-                               : from.substr(0, slash + 1) + std::string(name));
-    if (!(is_next && from.rfind("inc/", 0) == 0)) candidates.push_back("inc/" + std::string(name));
-    for (const std::string& c : candidates) {
-      if (fs::is_regular_file(root_ / c)) return handle(c);
+    const fs::path from(paths_[includer]);
+    if (!angled && !is_next && fs::is_regular_file(from.parent_path() / name))
+      return handle(from.parent_path() / name);
+    size_t start = 0;
+    if (is_next) {
+      auto it = found_in_.find(includer);
+      if (it != found_in_.end()) start = it->second + 1;
+    }
+    for (size_t i = start; i < dirs_.size(); ++i) {
+      if (fs::is_regular_file(dirs_[i] / name)) {
+        const FileHandle h = handle(dirs_[i] / name);
+        found_in_.try_emplace(h, i);
+        return h;
+      }
     }
     return std::nullopt;
   }
@@ -91,7 +107,7 @@ class DirectoryHost : public Host {
   std::optional<FileContent> content(FileHandle file) override {
     auto& slot = files_[file];
     if (!slot) {
-      std::ifstream in(root_ / paths_[file], std::ios::binary);
+      std::ifstream in(paths_[file], std::ios::binary);
       if (!in) return std::nullopt;
       slot = std::make_unique<Loaded>();
       slot->bytes.assign(std::istreambuf_iterator<char>(in), {});
@@ -101,15 +117,39 @@ class DirectoryHost : public Host {
     return FileContent{slot->bytes, &slot->scan, paths_[file]};
   }
 
+  // Answers __has_builtin and the like by asking the compiler once per question.
+  std::optional<intmax_t> builtin_query(std::string_view op, std::string_view arg) override {
+    if (compiler_.empty() || arg.find('\'') != std::string_view::npos) return std::nullopt;
+    const std::string question = std::string(op) + "(" + std::string(arg) + ")";
+    auto [it, inserted] = answers_.try_emplace(question, std::nullopt);
+    if (inserted) {
+      int status = 0;
+      const std::string out =
+          run_command("printf '#if " + question + "\\nyes\\n#else\\nno\\n#endif\\n' | " +
+                          compiler_ + " -E -P -x c++ - 2>/dev/null",
+                      &status);
+      if (status == 0 && out.find("yes") != std::string::npos) it->second = 1;
+      if (status == 0 && out.find("no") != std::string::npos) it->second = 0;
+      ++questions;
+    }
+    return it->second;
+  }
+
+  std::string compiler_;  // when set, builtin questions go to it
+  int questions = 0;
+
  private:
   struct Loaded {
     std::string bytes;
     lexer::ScanResult scan;
   };
   fs::path root_;
+  std::vector<fs::path> dirs_;
   std::map<std::string, FileHandle> handles_;
   std::vector<std::string> paths_;
+  std::map<FileHandle, size_t> found_in_;
   std::map<FileHandle, std::unique_ptr<Loaded>> files_;
+  std::map<std::string, std::optional<intmax_t>> answers_;
 };
 
 // Random directive-only sources. Header i includes only headers j > i, so
@@ -315,7 +355,7 @@ void compare(const fs::path& dir, const Compiler& cc, const std::string& label, 
   int status = 0;
   const std::string rule = run_command(
       "cd '" + dir.string() + "' && " + cc.command + " -Iinc -M main.cc 2>/dev/null", &status);
-  DirectoryHost host(dir);
+  DirectoryHost host(dir, {"inc"});
   Preprocessor pp(host, Options::for_predefined(cc.predefined));
   std::string err;
   ASSERT_TRUE(pp.predefine(cc.predefined, &err)) << err;
@@ -341,7 +381,7 @@ void compare(const fs::path& dir, const Compiler& cc, const std::string& label, 
       if (q.answer) ours.insert(host.path(*q.answer));
     }
   }
-  const std::set<std::string> theirs = project_deps(rule);
+  const std::set<std::string> theirs = rule_deps(rule, dir, true);
   if (r.exact()) {
     ++tally->exact;
     EXPECT_EQ(ours, theirs) << where;
@@ -486,6 +526,88 @@ TEST(PreprocessorDifferential, GeneratedProjectsMatchTheCompilers) {
   std::printf("differential: %d cases x %zu compilers: %d exact, %d fallback, %d failed compiles\n",
               cases, compilers.size(), tally.exact, tally.fallback, tally.failed_compiles);
   EXPECT_GT(tally.exact, tally.fallback);  // the generator must mostly produce evaluable inputs
+}
+
+// The compiler's angled search directories, from `-E -v`.
+std::vector<std::string> system_dirs(const std::string& compiler) {
+  int status = 0;
+  const std::string out = run_command(compiler + " -x c++ -E -v /dev/null 2>&1", &status);
+  std::vector<std::string> dirs;
+  std::istringstream in(out);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("#include <...> search starts here:", 0) == 0) {
+      inside = true;
+    } else if (line.rfind("End of search list.", 0) == 0) {
+      inside = false;
+    } else if (inside && line.size() > 1 && line[0] == ' ') {
+      dirs.push_back(line.substr(1));
+    }
+  }
+  return dirs;
+}
+
+// A translation unit of real standard library headers: every file the
+// compiler reads, system headers included, with builtin questions asked of
+// the compiler (as the caller of the Host is meant to).
+TEST(PreprocessorDifferential, StandardLibraryTranslationUnit) {
+  const std::vector<Compiler> compilers = installed_compilers();
+  if (compilers.empty()) GTEST_SKIP() << "neither g++ nor clang++-14 is installed";
+  const fs::path dir = make_temp_dir();
+  ASSERT_FALSE(dir.empty());
+  std::ofstream(dir / "main.cc")
+      << "#include <vector>\n#include <map>\n#include <string>\n"
+         "#include <iostream>\n#include <memory>\n#include <algorithm>\n"
+         "#include <functional>\n#include <optional>\n#include <variant>\n"
+         "#include <filesystem>\n#include <thread>\n#include <cstdio>\n";
+  for (const Compiler& cc : compilers) {
+    int status = 0;
+    const std::string rule =
+        run_command("cd '" + dir.string() + "' && " + cc.command + " -M main.cc", &status);
+    ASSERT_EQ(status, 0) << cc.command;
+    DirectoryHost host(dir, system_dirs(cc.command));
+    host.compiler_ = cc.command;
+    Preprocessor pp(host, Options::for_predefined(cc.predefined));
+    std::string err;
+    ASSERT_TRUE(pp.predefine(cc.predefined, &err)) << err;
+    const bool gcc = !cc.lists_has_include;
+    if (gcc && fs::exists("/usr/include/stdc-predef.h"))  // GCC's implicit -include
+      pp.run_file(host.handle("/usr/include/stdc-predef.h"), EntryKind::kForced);
+    pp.run_file(host.handle("main.cc"), EntryKind::kMain);
+    // Again with every scan and builtin answer cached in the host: the
+    // evaluation's own cost.
+    Preprocessor again(host, Options::for_predefined(cc.predefined));
+    ASSERT_TRUE(again.predefine(cc.predefined, &err)) << err;
+    const auto start = std::chrono::steady_clock::now();
+    if (gcc && fs::exists("/usr/include/stdc-predef.h"))
+      again.run_file(host.handle("/usr/include/stdc-predef.h"), EntryKind::kForced);
+    again.run_file(host.handle("main.cc"), EntryKind::kMain);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(again.result().unique_files(), pp.result().unique_files());
+    const Result& r = pp.result();
+    std::set<std::string> ours;
+    for (FileHandle h : r.unique_files()) ours.insert(host.path(h));
+    if (cc.lists_has_include) {
+      for (const IncludeQuestion& q : r.has_includes) {
+        if (q.answer) ours.insert(host.path(*q.answer));
+      }
+    }
+    const std::set<std::string> theirs = rule_deps(rule, dir, false);
+    for (const std::string& f : theirs) EXPECT_TRUE(ours.count(f)) << cc.command << " misses " << f;
+    size_t extra = 0;
+    for (const std::string& f : ours) extra += theirs.count(f) ? 0 : 1;
+    if (r.exact()) {
+      EXPECT_EQ(extra, 0u) << cc.command;
+    }
+    std::printf(
+        "%s: %zu files (compiler %zu, %zu extra), %s, %d builtin questions asked of the "
+        "compiler, evaluation %.1f ms with scans and answers cached\n",
+        cc.command.c_str(), ours.size(), theirs.size(), extra,
+        r.exact() ? "exact" : ("not exact: " + r.reason()).c_str(), host.questions, ms);
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -58,8 +58,13 @@ TEST(Expression, CharacterLiterals) {
   ConditionOptions unsigned_char;
   unsigned_char.char_is_signed = false;
   EXPECT_EQ(eval("'\\xff' == 255 && 'a' - 98 > 0", unsigned_char), "1");
-  EXPECT_EQ(eval("'ab' == 1"), "?");      // multi-character: left to the compiler
-  EXPECT_EQ(eval("u'a' - 98 > 0"), "1");  // char16_t is unsigned
+  EXPECT_EQ(eval("'ab' == 1"), "?");       // multi-character: left to the compiler
+  EXPECT_EQ(eval("u'a' - 98 > 0"), "1");   // char16_t is unsigned
+  EXPECT_EQ(eval("L'\\0' - 1 > 0"), "0");  // glibc's test for an unsigned wchar_t
+  ConditionOptions unsigned_wchar;
+  unsigned_wchar.wchar_is_signed = false;
+  EXPECT_EQ(eval("L'\\0' - 1 > 0", unsigned_wchar), "1");
+  EXPECT_EQ(eval("u8'a' == 97"), "?");
 }
 
 TEST(Expression, IdentifiersAndCppNames) {
