@@ -36,6 +36,40 @@ size_t skip_literal(std::string_view v, size_t i) {
   return i < v.size() ? i + 1 : v.size();
 }
 
+// The index just after the last non-space byte before v[i].
+size_t space_back(std::string_view v, size_t i) {
+  while (i > 0 && is_hspace(v[i - 1])) --i;
+  return i;
+}
+
+// Whether the identifier at v[at] is the operand of `defined` (`defined X`
+// or `defined ( X`), looking back over cleaned text.
+bool operand_of_defined(std::string_view v, size_t at) {
+  size_t i = space_back(v, at);
+  if (i > 0 && v[i - 1] == '(') i = space_back(v, i - 1);
+  constexpr std::string_view kDefined = "defined";
+  if (i < kDefined.size() || v.substr(i - kDefined.size(), kDefined.size()) != kDefined) {
+    return false;
+  }
+  i -= kDefined.size();
+  return i == 0 || !is_ident_char(v[i - 1]);
+}
+
+// A proper piece of "__has_include_next" that `##` can paste into the
+// operator (`CAT(__has_, include)`, `__has_inc##lude`). Every split of
+// "include" leaves a piece of two bytes or more across "clud" unless c, l, u
+// and d are pasted one by one; the usual pieces on their own (`__has_`,
+// `next`) are left out, as `__has_##NAME` makes libstdc++'s traits.
+bool is_has_include_piece(std::string_view word) {
+  constexpr std::string_view kWhole = "__has_include_next";
+  if (word.size() < 2 || word.size() >= kWhole.size() || word == "__has_include") return false;
+  if (word.find("cl") == std::string_view::npos && word.find("lu") == std::string_view::npos &&
+      word.find("ud") == std::string_view::npos) {
+    return false;
+  }
+  return kWhole.find(word) != std::string_view::npos;
+}
+
 bool is_conditional_open(DirectiveKind k) {
   return k == DirectiveKind::kIf || k == DirectiveKind::kIfdef || k == DirectiveKind::kIfndef;
 }
@@ -151,6 +185,7 @@ void Scanner::parse_directive_line(const char* hash) {
             static_cast<uint64_t>(line_.orig(rest_index + rest.size() - 1) + 1 - body_begin);
       }
       find_has_include(body_index);
+      find_has_include_pieces(body_index);
       find_clock_macros(body_index);
       break;
     }
@@ -158,6 +193,7 @@ void Scanner::parse_directive_line(const char* hash) {
     case DirectiveKind::kElif:
       conditional(*kind, rest);
       find_has_include(rest_index);
+      find_has_include_pieces(rest_index);
       find_clock_macros(rest_index);
       break;
     case DirectiveKind::kIfdef:
@@ -218,8 +254,8 @@ void Scanner::parse_include(DirectiveKind kind, std::string_view rest, const cha
 // Records __has_include(...) and __has_include_next(...) in cleaned text.
 void Scanner::find_has_include(size_t from) {
   const std::string_view v = line_.view();
-  // "__has_include" and its '(' need 14 bytes; most macro bodies are shorter.
-  if (v.size() - from < 14) return;
+  // "__has_include" needs 13 bytes; most macro bodies are shorter.
+  if (v.size() - from < 13) return;
   // Search for the rarer tail: '_' is common in directive lines, 'h' is not.
   static constexpr std::string_view kTail = "has_include";
   size_t i = from;
@@ -237,11 +273,16 @@ void Scanner::find_has_include(size_t from) {
     }
     if (i < v.size() && is_ident_char(v[i])) continue;
     size_t j = skip_space(v, i);
-    if (j >= v.size() || v[j] != '(') continue;  // e.g. defined(__has_include)
-    j = skip_space(v, j + 1);
     Directive d;
     d.kind = kind;
-    if (j < v.size() && (v[j] == '<' || v[j] == '"')) {
+    if (j >= v.size() || v[j] != '(') {
+      // `defined(__has_include)` asks whether the operator exists; any other
+      // use without '(' is an alias (`#define HAS __has_include`) whose
+      // question is asked elsewhere: reported as computed, like `HAS(x)`.
+      if (operand_of_defined(v, at)) continue;
+      set_text(d, v.substr(at, i - at));
+      d.computed = true;
+    } else if (j = skip_space(v, j + 1); j < v.size() && (v[j] == '<' || v[j] == '"')) {
       const char close = v[j] == '<' ? '>' : '"';
       const size_t end = v.find(close, j + 1);
       if (end == std::string_view::npos) {
@@ -268,11 +309,61 @@ void Scanner::find_has_include(size_t from) {
       d.computed = true;
       i = k;
     }
-    const char* at_ptr = line_.orig(at);
-    d.line = line_at(at_ptr);
-    d.offset = static_cast<uint64_t>(at_ptr - begin_);
-    result_.directives.push_back(std::move(d));
-    directive_ends_.push_back(line_.end());
+    add_in_line(std::move(d), at);
+  }
+}
+
+// Adds a directive found inside the current logical line at v[at].
+void Scanner::add_in_line(Directive d, size_t at) {
+  const char* at_ptr = line_.orig(at);
+  d.line = line_at(at_ptr);
+  d.offset = static_cast<uint64_t>(at_ptr - begin_);
+  result_.directives.push_back(std::move(d));
+  directive_ends_.push_back(line_.end());
+}
+
+// Identifiers that `##` could paste into __has_include (`__has_`, `include`):
+// each is reported as a computed __has_include, so its question is never
+// left out of a closure unnoticed.
+void Scanner::find_has_include_pieces(size_t from) {
+  const std::string_view v = line_.view();
+  size_t i = from;
+  while (i < v.size()) {
+    if (v[i] == '"' || v[i] == '\'') {
+      i = skip_literal(v, i);
+    } else if (is_ident_start(v[i])) {
+      const size_t e = skip_ident(v, i);
+      const std::string_view word = v.substr(i, e - i);
+      // `#include` in a body is stringized or a lone '#': no paste reaches it
+      // (`##include` does).
+      const size_t before = space_back(v, i);
+      const bool after_hash =
+          before > 0 && v[before - 1] == '#' && (before < 2 || v[before - 2] != '#');
+      if (!after_hash && is_has_include_piece(word)) {
+        Directive d;
+        d.kind = DirectiveKind::kHasInclude;
+        set_text(d, word);
+        d.computed = true;
+        add_in_line(std::move(d), i);
+      } else if (word == "__has_include" || word == "__has_include_next") {
+        // Its header name is no identifier: `<include/x.h>` holds no piece.
+        size_t j = skip_space(v, e);
+        if (j < v.size() && v[j] == '(') j = skip_space(v, j + 1);
+        if (j < v.size() && v[j] == '<') {
+          const size_t close = v.find('>', j);
+          if (close != std::string_view::npos) {
+            i = close + 1;
+            continue;
+          }
+        }
+      }
+      i = e;
+    } else if (is_digit(v[i])) {
+      i = skip_ident(v, i + 1);
+      if (i == v.size() || !is_ident_char(v[i])) ++i;
+    } else {
+      ++i;
+    }
   }
 }
 

@@ -117,6 +117,8 @@ class Scanner {
   const char* parse_module(const char* start, const char* keyword, bool exported, HitKind kind);
   void parse_include(DirectiveKind kind, std::string_view rest, const char* hash);
   void find_has_include(size_t from);
+  void find_has_include_pieces(size_t from);
+  void add_in_line(Directive d, size_t at);
   void find_clock_macros(size_t from);
   Directive& add(DirectiveKind kind, const char* at);
   void set_text(Directive& d, std::string_view text);

@@ -24,7 +24,7 @@ namespace {
 // 2: probes are kept as names relative to their directory.
 // 3: a probed directory that was missing keeps no names (any entry it gains
 // is a change).
-constexpr std::string_view kMemoFormat = "lexpack-closure-4";
+constexpr std::string_view kMemoFormat = "lexpack-closure-5";
 
 // A probe as stored: its name within `dir` (which dir_of(probe) returned).
 std::string_view probe_name(std::string_view dir, std::string_view probe) {

@@ -315,7 +315,11 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
     } else if (value_of("-include", &value) || value_of("-imacros", &value)) {
       cmd.forced_includes.push_back(value);
       continue;
-    } else if (value_of("-D", &value) || value_of("-U", &value)) {
+    } else if (value_of("-D", &value)) {
+      cmd.macros.push_back({false, value});
+      continue;
+    } else if (value_of("-U", &value)) {
+      cmd.macros.push_back({true, value});
       continue;
     } else if (starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-ffile-prefix-map=")) {
       std::string_view map = std::string_view(arg).substr(arg.find('=') + 1);

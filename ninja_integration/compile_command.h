@@ -27,6 +27,12 @@ struct CompileCommand {
   std::vector<std::pair<std::string, std::string>> prefix_maps;  // old=new
   bool has_debug_compilation_dir = false;    // -fdebug-compilation-dir / -ffile-compilation-dir
   std::vector<std::string> forced_includes;  // -include and -imacros files, in order
+  // -D and -U values in order ("NAME", "NAME=VALUE", "NAME(ARGS)=VALUE").
+  struct MacroArg {
+    bool undef = false;
+    std::string text;
+  };
+  std::vector<MacroArg> macros;
   // Arguments that may change the include search list; the list itself is
   // asked from the compiler with these (see search_list.h).
   std::vector<std::string> search_args;

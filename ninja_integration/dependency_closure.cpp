@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "lexer/scanner.h"
 #include "ninja_integration/flat_set.h"
 #include "ninja_integration/include_resolver.h"
 #include "ninja_integration/scan_file_cache.h"
@@ -59,6 +60,22 @@ void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache
     n->state.store(Node::kExpanded, std::memory_order_release);
   }
   n->expanded.notify_all();
+}
+
+// A -D value can alias __has_include as a #define can (`-DHAS=__has_include`):
+// its text is lexed as the #define it stands for.
+std::string has_include_in_macro_args(const CompileCommand& command) {
+  for (const CompileCommand::MacroArg& m : command.macros) {
+    if (m.undef) continue;
+    std::string line = "#define " + m.text + "\n";
+    if (size_t eq = m.text.find('='); eq != std::string::npos) line[8 + eq] = ' ';
+    const lexer::ScanResult r = lexer::scan(line, lexer::scalar_kernel());
+    for (const lexer::Directive& d : r.directives) {
+      using K = lexer::DirectiveKind;
+      if (d.kind == K::kHasInclude || d.kind == K::kHasIncludeNext) return "-D" + m.text;
+    }
+  }
+  return "";
 }
 
 bool claim(Node* n) {
@@ -126,6 +143,9 @@ cache::Result<Closure> compute_closure(FileStates* files, const CompileCommand& 
     if (a->resolution.found) enqueue(graph->node(context, a->resolution));
     return a->resolution.found;
   };
+  if (std::string arg = has_include_in_macro_args(command); !arg.empty()) {
+    closure.unsure = "__has_include through a macro of the command: " + arg;
+  }
   if (kind == CompilerKind::kGcc) root("stdc-predef.h", true);
   for (const std::string& name : command.forced_includes) {
     if (!root(name, false)) closure.unsure = "forced include not found: " + name;

@@ -18,7 +18,7 @@
 namespace lexpack::ninja {
 namespace {
 
-constexpr std::string_view kSummaryTag = "lexpack-summary-1";
+constexpr std::string_view kSummaryTag = "lexpack-summary-2";
 constexpr int64_t kSettleNs = 1'000'000'000;
 
 bool is_include_like(lexer::DirectiveKind k) {

@@ -12,7 +12,7 @@ namespace lexpack::ninja {
 namespace {
 
 // 2: deps that are closure paths are written as their place in the closure.
-constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-2";
+constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-3";
 
 // The scan's stat answers: files asked once per scan (shared by its
 // threads), directories once per worker.

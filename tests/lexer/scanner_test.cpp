@@ -238,6 +238,40 @@ TEST(ScannerIncludes, HasInclude) {
             "if __has_include(<a.h>) | has_include<a.h> | endif");
 }
 
+// 18. __has_include reached through a macro: an alias, or pieces that `##`
+// pastes into the operator, are reported as computed (their question is
+// asked where the macro is used), never dropped.
+TEST(ScannerIncludes, HasIncludeThroughAMacro) {
+  EXPECT_EQ(scan_render("#define HASINC __has_include\n"),
+            "define HASINC | has_include(__has_include)");
+  EXPECT_EQ(scan_render("#define HASNEXT __has_include_next\n"),
+            "define HASNEXT | has_include_next(__has_include_next)");
+  EXPECT_EQ(scan_render("#if X ? __has_include : 0\n#endif\n"),
+            "if X ? __has_include : 0 | has_include(__has_include) | endif");
+  EXPECT_EQ(scan_render("#define CAT(a, b) a##b\n#if CAT(__has_, include)(<g.h>)\n#endif\n"),
+            "define CAT | if CAT(__has_, include)(<g.h>) | has_include(include) | endif");
+  EXPECT_EQ(scan_render("#define P __has_inc##lu##de\n"), "define P | has_include(lu)");
+  // `__has_##NAME` as libstdc++ writes it is no paste into the operator by itself.
+  EXPECT_EQ(scan_render("#define T(N) struct __has_##N\n"), "define T");
+  // Asking whether the operator exists is no use of it.
+  for (const char* src :
+       {"#if defined(__has_include)\n#endif\n", "#if defined __has_include\n#endif\n",
+        "#if defined ( __has_include_next )\n#endif\n", "#ifdef __has_include\n#endif\n"}) {
+    const ScanResult r = scan_all(src);
+    for (const Directive& d : r.directives) {
+      EXPECT_NE(d.kind, DirectiveKind::kHasInclude) << src;
+      EXPECT_NE(d.kind, DirectiveKind::kHasIncludeNext) << src;
+    }
+  }
+  // Not pieces: a header name, a string, upper-case names, short names.
+  EXPECT_EQ(scan_render("#if __has_include(<include/x.h>)\n#endif\n"),
+            "if __has_include(<include/x.h>) | has_include<include/x.h> | endif");
+  EXPECT_EQ(scan_render("#define S \"include\" INCLUDE hash(a, n) #include\n"), "define S");
+  EXPECT_EQ(scan_render("#define P(a) a##include\n"), "define P | has_include(include)");
+  EXPECT_EQ(scan_render("#define MYdefined __has_include\n"),
+            "define MYdefined | has_include(__has_include)");
+}
+
 // 19. Empty #include
 TEST(ScannerIncludes, EmptyIncludeIsMalformed) {
   for (const char* src : {"#include\n", "#include /* c */\n", "#include // c\n", "#include",

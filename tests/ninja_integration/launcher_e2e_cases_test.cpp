@@ -207,5 +207,45 @@ TEST_F(NoFalseHit, DroppedDuplicateSearchDirBecomesItsOwnDirectory) {
   }
 }
 
+// __has_include reached through a macro (an alias, an alias of an alias,
+// pasted from pieces, or defined on the command line): a header appearing
+// later must change the object, so the second compile must never hit.
+TEST_F(NoFalseHit, HasIncludeThroughAMacro) {
+  struct Case {
+    std::string name;
+    std::string source;
+    std::string flags;
+  };
+  const std::string tail = "int x = 1;\n#else\nint x = 2;\n#endif\nint v() { return x; }\n";
+  const Case cases[] = {
+      {"alias", "#define HASINC __has_include\n#if HASINC(<gen.h>)\n" + tail, ""},
+      {"quoted", "#define HASINC __has_include\n#if HASINC(\"gen.h\")\n" + tail, ""},
+      {"alias_of_alias",
+       "#define HAS1 __has_include\n#define HAS2 HAS1\n#if HAS2(<gen.h>)\n" + tail, ""},
+      {"pasted", "#define CAT(a, b) a##b\n#if CAT(__has_, include)(<gen.h>)\n" + tail, ""},
+      {"command_line", "#if HASINC(<gen.h>)\n" + tail, "-DHASINC=__has_include"},
+  };
+  for (const Case& c : cases) dir_.write(c.name + ".cpp", c.source);
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    for (const Case& c : cases) dir_.write(std::string(compiler) + "_" + c.name + "/.keep", "");
+  }
+  sleep(2);  // settled signatures: memos are written
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    for (const Case& c : cases) {
+      const std::string inc = std::string(compiler) + "_" + c.name;
+      const std::string command =
+          std::string(compiler) + " -O2 -I" + inc + " " + c.flags + " -c " + c.name + ".cpp";
+      SCOPED_TRACE(command);
+      compile_and_compare(command);
+      compile_and_compare(command);
+      dir_.write(inc + "/gen.h", "");
+      ProcessResult why = lexpack("explain " + command + " -o out.o");
+      EXPECT_EQ(why.out.find("would hit"), std::string::npos) << why.out;
+      compile_and_compare(command);
+      EXPECT_FALSE(last_was_hit()) << last_decision();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lexpack::ninja::testing
