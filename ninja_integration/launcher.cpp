@@ -26,6 +26,7 @@
 #include "ninja_integration/file_state.h"
 #include "ninja_integration/ninja_wrapper.h"
 #include "ninja_integration/output_files.h"
+#include "ninja_integration/presence_evaluation.h"
 #include "ninja_integration/process.h"
 #include "ninja_integration/search_list.h"
 #include "ninja_integration/self_check.h"
@@ -251,7 +252,9 @@ bool Launcher::slow_path() {
     return false;
   }
   list_ = list.value();
-  auto closure = compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_);
+  CompilerPresenceEvaluator presence(read_only_ ? nullptr : store_.get(), identity_, cmd_, cwd_,
+                                     kernel_);
+  auto closure = compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_, &presence);
   if (!closure.ok()) {
     result_.error = "dependency scan: " + closure.message();
     return false;
@@ -263,6 +266,9 @@ bool Launcher::slow_path() {
   if (explain_) {
     note("closure: " + std::to_string(closure_.files.size()) + " files, " +
          std::to_string(closure_.failed_probes.size()) + " missing candidates");
+    if (closure_.presence_evaluated) {
+      note("__has_include reached through macros: answered by evaluating the conditionals");
+    }
   }
   return true;
 }
