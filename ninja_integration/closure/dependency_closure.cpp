@@ -88,7 +88,7 @@ bool claim(Node* n) {
 
 base::Result<Closure> compute_closure(FileStates* files, const command::CompileCommand& command,
                                       const compiler::SearchList& list, compiler::CompilerKind kind,
-                                      const std::string& cwd) {
+                                      const std::string& cwd, PresenceEvaluator* presence) {
   // What the closure's failed candidates point into: the answers of the
   // roots, and for one compile (no scan) its own graph, whose nodes hold the
   // other answers. A scan's graph is shared between its TUs and outlives them.
@@ -144,12 +144,20 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     if (a->resolution.found) enqueue(graph->node(context, a->resolution));
     return a->resolution.found;
   };
+  std::string presence_reason;  // why a macro-reached __has_include needs evaluating
   if (std::string arg = has_include_in_macro_args(command); !arg.empty()) {
-    closure.unsure = "__has_include through a macro of the command: " + arg;
+    presence_reason = "__has_include through a macro of the command: " + arg;
   }
-  if (kind == compiler::CompilerKind::kGcc) root("stdc-predef.h", true);
+  std::vector<Resolution> forced;  // as the compiler reads them, stdc-predef.h first
+  if (kind == compiler::CompilerKind::kGcc && root("stdc-predef.h", true)) {
+    forced.push_back(storage->roots.back()->resolution);
+  }
   for (const std::string& name : command.forced_includes) {
-    if (!root(name, false)) closure.unsure = "forced include not found: " + name;
+    if (!root(name, false)) {
+      closure.unsure = "forced include not found: " + name;
+    } else {
+      forced.push_back(storage->roots.back()->resolution);
+    }
   }
   for (size_t next = 0; next < queue.size(); ++next) {
     Node* n = queue[next];
@@ -178,8 +186,8 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     file.normal = n->normal;
     closure.uses_date = closure.uses_date || summary.uses_date;
     closure.uses_time = closure.uses_time || summary.uses_time;
-    if (n->computed_presence && closure.unsure.empty()) {
-      closure.unsure = "computed __has_include in " + path;
+    if (n->computed_presence && presence_reason.empty()) {
+      presence_reason = "computed __has_include in " + path;
     }
     closure.has_computed_include = closure.has_computed_include || n->computed;
     for (const Node::Edge& edge : n->edges) {
@@ -196,6 +204,32 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
         closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
       }
     }
+  }
+  if (!presence_reason.empty() && closure.unsure.empty()) {
+    std::string why = "evaluation not available";
+    if (presence) {
+      // Every question the evaluation asks is recorded like a direct
+      // __has_include: its failed candidates, and the file it found.
+      const PresenceEvaluator::Ask ask = [&](std::string_view name, bool angled, bool next,
+                                             const Resolution& includer) {
+        std::shared_ptr<const ScanFileCache::Answer> a =
+            resolver.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
+        if (!a->failed.empty()) answers.push_back(a.get());
+        storage->roots.push_back(a);
+        if (a->resolution.found) {
+          Node* c = graph->node(context, a->resolution);
+          if (c->path_id >= position.size()) position.resize(c->path_id + 1, -1);
+          if (position[c->path_id] < 0) {
+            position[c->path_id] = int32_t(closure.files.size());
+            closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
+          }
+        }
+        return a->resolution;
+      };
+      why = presence->evaluate(queue[0]->where, forced, ask);
+      closure.presence_evaluated = why.empty();
+    }
+    if (!why.empty()) closure.unsure = presence_reason + ": " + why;
   }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).

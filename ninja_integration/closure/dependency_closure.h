@@ -3,6 +3,7 @@
 // #if branches counted), each failed search candidate and __has_include answer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "cache/hash.h"
 #include "cache/store.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/resolution.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/compiler/search_list.h"
@@ -40,12 +42,31 @@ struct Closure {
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
   bool has_computed_include = false;
-  std::string unsure;  // non-empty: the closure cannot be trusted (why)
+  bool presence_evaluated = false;  // macro-reached __has_include answered by evaluation
+  std::string unsure;               // non-empty: the closure cannot be trusted (why)
 };
 
-// Walks the includes of `command`'s source and forced includes.
+// Answers the __has_include questions a TU asks only through macros (an
+// alias, a wrapper, a paste), which the walk cannot see: it evaluates the
+// TU's conditionals, asking each question through `ask`, which resolves it
+// as the walk does and records the answer and its failed candidates in the
+// closure (like a direct __has_include).
+class PresenceEvaluator {
+ public:
+  virtual ~PresenceEvaluator() = default;
+  using Ask = std::function<Resolution(std::string_view name, bool angled, bool next,
+                                       const Resolution& includer)>;
+  // "" when every question the compiler can ask was asked; else why not (the
+  // closure stays unsure with that reason).
+  virtual std::string evaluate(const Resolution& source, const std::vector<Resolution>& forced,
+                               const Ask& ask) = 0;
+};
+
+// Walks the includes of `command`'s source and forced includes. `presence`,
+// when given, is run when the walk met a macro-reached __has_include.
 base::Result<Closure> compute_closure(FileStates* files, const command::CompileCommand& command,
                                       const compiler::SearchList& list, compiler::CompilerKind kind,
-                                      const std::string& cwd);
+                                      const std::string& cwd,
+                                      PresenceEvaluator* presence = nullptr);
 
 }  // namespace lexpack::closure

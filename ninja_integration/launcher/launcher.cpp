@@ -22,6 +22,7 @@
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/dependency_closure.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/presence_evaluation.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/compiler/derived_search_list.h"
@@ -286,7 +287,10 @@ bool Launcher::slow_path() {
     return false;
   }
   list_ = list.value();
-  auto closure = closure::compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_);
+  closure::CompilerPresenceEvaluator presence(read_only_ ? nullptr : store_.get(), identity_, cmd_,
+                                              cwd_, kernel_);
+  auto closure =
+      closure::compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_, &presence);
   if (!closure.ok()) {
     result_.error = "dependency scan: " + closure.message();
     return false;
@@ -298,6 +302,9 @@ bool Launcher::slow_path() {
   if (explain_) {
     note("closure: " + std::to_string(closure_.files.size()) + " files, " +
          std::to_string(closure_.failed_probes.size()) + " missing candidates");
+    if (closure_.presence_evaluated) {
+      note("__has_include reached through macros: answered by evaluating the conditionals");
+    }
   }
   return true;
 }

@@ -1,0 +1,283 @@
+// Runs lexpack::preprocessor over one TU for the __has_include questions it
+// reaches through macros. The compiler's answers (predefined macros, and
+// __has_builtin-like questions the evaluation meets) come from one run of
+// `compiler <args> -dM -E` over a file of those questions, remembered in the
+// store per compiler identity and arguments.
+#include "ninja_integration/closure/presence_evaluation.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <deque>
+#include <map>
+#include <set>
+
+#include "base/file_util.h"
+#include "base/process.h"
+#include "lexer/scanner.h"
+#include "preprocessor/preprocessor.h"
+
+namespace lexpack::closure {
+namespace {
+
+constexpr std::string_view kFactsTable = "compiler_facts";
+constexpr std::string_view kQuestionsTable = "builtin_questions";
+constexpr std::string_view kAnswerMacro = "__lexpack_answer_";
+constexpr int kMaxRounds = 4;
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// What the compiler says before any file is read: its -dM output (the
+// answers' own macros taken out) and the answers to builtin questions.
+struct CompilerFacts {
+  std::string predefined;
+  std::map<std::string, intmax_t> answers;  // "__has_builtin(__builtin_expect)" -> 1
+};
+
+// The text of a file that asks `questions` of the compiler's preprocessor.
+std::string question_file(const std::vector<std::string>& questions) {
+  std::string out;
+  for (size_t i = 0; i < questions.size(); ++i) {
+    const std::string macro = std::string(kAnswerMacro) + std::to_string(i);
+    out += "#if " + questions[i] + "\n#define " + macro + " 1\n#else\n#define " + macro +
+           " 0\n#endif\n";
+  }
+  return out;
+}
+
+base::Result<CompilerFacts> ask_compiler(const compiler::CompilerIdentity& identity,
+                                         const command::CompileCommand& command,
+                                         const std::vector<std::string>& questions) {
+  const char* tmp = getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-questions-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0) return base::Status::error("cannot create a temporary file in " + path);
+  const std::string text = question_file(questions);
+  const bool written = base::write_all(fd, text);
+  ::close(fd);
+  std::vector<std::string> argv = {identity.program};
+  for (std::string& a : macro_arguments(command)) argv.push_back(std::move(a));
+  argv.insert(argv.end(),
+              {"-dM", "-E", "-x", std::string(command::language_name(command.language)), path});
+  // Predefined macros and builtin answers do not depend on the working
+  // directory (no file of the command is read: -include is left out).
+  base::ProcessResult r;
+  if (written) r = base::run_captured(argv, true);
+  ::unlink(path.c_str());
+  if (!written) return base::Status::error("cannot write " + path);
+  if (!r.started || r.exit_code != 0) {
+    return base::Status::error("the compiler's -dM run failed: " + r.error + r.err.substr(0, 200));
+  }
+  CompilerFacts facts;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    size_t end = r.out.find('\n', pos);
+    if (end == std::string::npos) end = r.out.size();
+    std::string_view line(r.out.data() + pos, end - pos);
+    pos = end + 1;
+    constexpr std::string_view kDefine = "#define ";
+    if (starts_with(line, std::string(kDefine) + std::string(kAnswerMacro))) {
+      std::string_view rest = line.substr(kDefine.size() + kAnswerMacro.size());
+      size_t space = rest.find(' ');
+      if (space == std::string_view::npos) continue;
+      size_t index = std::stoul(std::string(rest.substr(0, space)));
+      if (index < questions.size()) facts.answers[questions[index]] = rest.substr(space + 1) == "1";
+      continue;
+    }
+    facts.predefined.append(line).push_back('\n');
+  }
+  if (facts.answers.size() != questions.size()) {
+    return base::Status::error("the compiler did not answer every builtin question");
+  }
+  return facts;
+}
+
+std::string encode_facts(const CompilerFacts& f) {
+  std::string out = std::to_string(f.answers.size()) + "\n";
+  for (const auto& [q, a] : f.answers) out += q + "\n" + std::to_string(a) + "\n";
+  return out + f.predefined;
+}
+
+bool decode_facts(std::string_view bytes, CompilerFacts* f) {
+  auto line = [&](std::string* out) {
+    size_t end = bytes.find('\n');
+    if (end == std::string_view::npos) return false;
+    out->assign(bytes.substr(0, end));
+    bytes.remove_prefix(end + 1);
+    return true;
+  };
+  std::string count, q, a;
+  if (!line(&count)) return false;
+  size_t n = 0;
+  for (char c : count) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + size_t(c - '0');
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!line(&q) || !line(&a) || (a != "0" && a != "1")) return false;
+    f->answers[q] = a == "1";
+  }
+  f->predefined.assign(bytes);
+  return true;
+}
+
+// The preprocessor's view of the files: handles over resolutions (one per
+// file, by device and inode), bytes and scans read on first use.
+class ClosureHost : public preprocessor::Host {
+ public:
+  ClosureHost(const PresenceEvaluator::Ask& ask, const lexer::Kernel* kernel,
+              const CompilerFacts& facts)
+      : ask_(ask), kernel_(kernel), facts_(facts) {}
+
+  preprocessor::FileHandle handle(const Resolution& r) {
+    auto [it, fresh] = by_inode_.emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
+    if (fresh) files_.push_back({r, false, {}, {}});
+    return preprocessor::FileHandle(it->second);
+  }
+
+  std::optional<preprocessor::FileHandle> resolve(std::string_view name, bool angled, bool is_next,
+                                                  preprocessor::FileHandle includer) override {
+    if (includer >= files_.size()) return std::nullopt;
+    Resolution r = ask_(name, angled, is_next, files_[includer].where);
+    if (!r.found) return std::nullopt;
+    return handle(r);
+  }
+
+  std::optional<preprocessor::FileContent> content(preprocessor::FileHandle file) override {
+    if (file >= files_.size()) return std::nullopt;
+    File& f = files_[file];
+    if (!f.loaded) {
+      base::Result<std::string> bytes = base::read_file(f.where.path);
+      if (!bytes.ok()) return std::nullopt;
+      f.bytes = std::move(bytes.value());
+      f.scan = lexer::scan(f.bytes, *kernel_);
+      f.loaded = true;
+    }
+    return preprocessor::FileContent{f.bytes, &f.scan, f.where.path};
+  }
+
+  std::optional<intmax_t> builtin_query(std::string_view op, std::string_view argument) override {
+    std::string question = std::string(op) + "(" + std::string(argument) + ")";
+    auto it = facts_.answers.find(question);
+    if (it != facts_.answers.end()) return it->second;
+    unknown_.insert(std::move(question));
+    return std::nullopt;
+  }
+
+  const std::set<std::string>& unknown() const { return unknown_; }
+
+ private:
+  struct File {
+    Resolution where;
+    bool loaded = false;
+    std::string bytes;
+    lexer::ScanResult scan;
+  };
+  const PresenceEvaluator::Ask& ask_;
+  const lexer::Kernel* kernel_;
+  const CompilerFacts& facts_;
+  std::deque<File> files_;  // FileContent views point into it
+  std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;
+  std::set<std::string> unknown_;
+};
+
+}  // namespace
+
+std::vector<std::string> macro_arguments(const command::CompileCommand& command) {
+  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT", "-MQ",
+                                                    "-include", "-imacros", "-x"};
+  static constexpr std::string_view kJoined[] = {"-o", "-MF", "-MT", "-MQ"};
+  std::vector<std::string> out;
+  const std::vector<std::string>& a = command.args;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& arg = a[i];
+    bool separate = false;
+    for (std::string_view v : kWithValue) separate = separate || arg == v;
+    if (separate) {
+      ++i;
+      continue;
+    }
+    bool joined = false;
+    for (std::string_view v : kJoined) joined = joined || starts_with(arg, v);
+    if (joined || arg == "-c" || arg == "-MD" || arg == "-MMD" || arg == "-MP" || arg == "-MG" ||
+        arg == "-M" || arg == "-MM" || arg == command.source) {
+      continue;
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
+CompilerPresenceEvaluator::CompilerPresenceEvaluator(cache::Store* store,
+                                                     const compiler::CompilerIdentity& identity,
+                                                     const command::CompileCommand& command,
+                                                     std::string cwd, const lexer::Kernel* kernel)
+    : store_(store),
+      identity_(identity),
+      command_(command),
+      cwd_(std::move(cwd)),
+      kernel_(kernel) {}
+
+std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
+                                                const std::vector<Resolution>& forced,
+                                                const Ask& ask) {
+  // The compiler's answers are remembered per identity and the arguments
+  // that decide them; builtin questions met so far accumulate, so most TUs
+  // of a project find every answer on their first round.
+  cache::Hasher base;
+  base.field(identity_.hash.hex());
+  base.field(command::language_name(command_.language));
+  for (const std::string& a : macro_arguments(command_)) base.field(a);
+  const std::string base_key = base.digest().hex();
+  std::set<std::string> questions;
+  if (store_) {
+    if (std::optional<std::string> known = store_->get_memo(kQuestionsTable, base_key)) {
+      std::string_view rest = *known;
+      while (!rest.empty()) {
+        size_t end = rest.find('\n');
+        questions.emplace(rest.substr(0, end));
+        if (end == std::string_view::npos) break;
+        rest.remove_prefix(end + 1);
+      }
+    }
+  }
+  std::string why;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    std::vector<std::string> asked(questions.begin(), questions.end());
+    cache::Hasher key;
+    key.field(base_key);
+    for (const std::string& q : asked) key.field(q);
+    const std::string facts_key = key.digest().hex();
+    CompilerFacts facts;
+    std::optional<std::string> memo;
+    if (store_) memo = store_->get_memo(kFactsTable, facts_key);
+    if (!memo || !decode_facts(*memo, &facts)) {
+      facts = CompilerFacts();
+      base::Result<CompilerFacts> fresh = ask_compiler(identity_, command_, asked);
+      if (!fresh.ok()) return fresh.message();
+      facts = std::move(fresh.value());
+      if (store_) store_->put_memo(kFactsTable, facts_key, encode_facts(facts));
+    }
+    ClosureHost host(ask, kernel_, facts);
+    preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
+    std::string err;
+    if (!pp.predefine(facts.predefined, &err)) return "predefined macros: " + err;
+    for (const Resolution& f : forced)
+      pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
+    pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
+    const preprocessor::Result& result = pp.result();
+    if (host.unknown().empty()) return result.exact() ? "" : result.reason();
+    why = result.reason();
+    questions.insert(host.unknown().begin(), host.unknown().end());
+    if (store_) {
+      std::string list;
+      for (const std::string& q : questions) list += q + "\n";
+      store_->put_memo(kQuestionsTable, base_key, list);
+    }
+  }
+  return why.empty() ? "builtin questions did not settle" : why;
+}
+
+}  // namespace lexpack::closure

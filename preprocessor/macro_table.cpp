@@ -1,0 +1,174 @@
+// Macro definitions: parsing `#define` text (object-like, function-like,
+// variadic) and -D arguments the way GCC and clang read them, and the table.
+#include "preprocessor/macro_table.h"
+
+namespace lexpack::preprocessor {
+namespace {
+
+bool is_param_ref(const Macro& m, const Token& t) {
+  return t.kind == TokenKind::kIdentifier && m.param_index(t.text) >= 0;
+}
+
+bool parse_params(const Tokens& ts, size_t* i, Macro* m, std::string* err) {
+  // ts[*i] is the '(' right after the name.
+  size_t j = *i + 1;
+  if (j < ts.size() && ts[j].is_punct(")")) {
+    *i = j + 1;
+    return true;
+  }
+  for (;;) {
+    if (j >= ts.size()) break;
+    if (ts[j].is_punct("...")) {
+      m->params.push_back("__VA_ARGS__");
+      m->variadic = true;
+      ++j;
+    } else if (ts[j].kind == TokenKind::kIdentifier && ts[j].text != "__VA_ARGS__") {
+      if (m->param_index(ts[j].text) >= 0) {
+        *err = "duplicate macro parameter \"" + ts[j].text + "\"";
+        return false;
+      }
+      m->params.push_back(ts[j].text);
+      ++j;
+      if (j < ts.size() && ts[j].is_punct("...")) {
+        m->variadic = true;
+        ++j;
+      }
+    } else {
+      break;
+    }
+    if (j < ts.size() && ts[j].is_punct(")")) {
+      *i = j + 1;
+      return true;
+    }
+    if (m->variadic || j >= ts.size() || !ts[j].is_punct(",")) break;
+    ++j;
+  }
+  *err = "bad parameter list of macro \"" + m->name + "\"";
+  return false;
+}
+
+}  // namespace
+
+int Macro::param_index(std::string_view n) const {
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] == n) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::optional<Macro> parse_definition(std::string_view text, std::string* err) {
+  Tokens ts;
+  tokenize(text, &ts);
+  return parse_definition_tokens(std::move(ts), err);
+}
+
+std::optional<Macro> parse_define_directive(std::string_view raw, std::string* err) {
+  Tokens ts;
+  tokenize(remove_splices(raw), &ts);
+  if (ts.size() < 2 || !(ts[0].is_punct("#") || ts[0].is_punct("%:")) ||
+      !ts[1].is_ident("define")) {
+    *err = "not a #define directive";
+    return std::nullopt;
+  }
+  ts.erase(ts.begin(), ts.begin() + 2);
+  return parse_definition_tokens(std::move(ts), err);
+}
+
+std::optional<Macro> parse_definition_tokens(Tokens ts, std::string* err) {
+  if (ts.empty() || ts[0].kind != TokenKind::kIdentifier) {
+    *err = "macro name missing";
+    return std::nullopt;
+  }
+  Macro m;
+  m.name = ts[0].text;
+  if (m.name == "defined") {
+    *err = "\"defined\" cannot be used as a macro name";
+    return std::nullopt;
+  }
+  size_t i = 1;
+  if (i < ts.size() && ts[i].is_punct("(") && !ts[i].space_before) {
+    m.function_like = true;
+    if (!parse_params(ts, &i, &m, err)) return std::nullopt;
+  }
+  m.body.assign(ts.begin() + static_cast<std::ptrdiff_t>(i), ts.end());
+  if (!m.body.empty()) m.body.front().space_before = false;
+  const Tokens& b = m.body;
+  if (!b.empty() && (b.front().is_punct("##") || b.back().is_punct("##"))) {
+    *err = "'##' cannot appear at either end of a macro expansion";
+    return std::nullopt;
+  }
+  if (m.function_like) {
+    for (size_t k = 0; k < b.size(); ++k) {
+      if ((b[k].is_punct("#") || b[k].is_punct("%:")) &&
+          (k + 1 >= b.size() || !(is_param_ref(m, b[k + 1]) || b[k + 1].is_ident("__VA_OPT__")))) {
+        *err = "'#' is not followed by a macro parameter";
+        return std::nullopt;
+      }
+    }
+  }
+  return m;
+}
+
+std::optional<Macro> parse_command_definition(std::string_view arg, std::string* err) {
+  const size_t eq = arg.find('=');
+  std::string text;
+  if (eq == std::string_view::npos) {
+    text = std::string(arg) + " 1";
+  } else {
+    std::string_view value = arg.substr(eq + 1);
+    value = value.substr(0, value.find_first_of("\r\n"));  // GCC stops at a line end
+    text = std::string(arg.substr(0, eq)) + " " + std::string(value);
+  }
+  return parse_definition(text, err);
+}
+
+uint32_t MacroTable::intern(std::string_view name) {
+  auto [it, inserted] = ids_.try_emplace(std::string(name), static_cast<uint32_t>(ids_.size() + 1));
+  return it->second;
+}
+
+const Macro* MacroTable::find(std::string_view name) const {
+  if (macros_.empty()) return nullptr;
+  auto it = macros_.find(std::string(name));
+  return it == macros_.end() ? nullptr : &it->second;
+}
+
+void MacroTable::define(Macro macro) {
+  macro.id = intern(macro.name);
+  std::string name = macro.name;
+  macros_.insert_or_assign(std::move(name), std::move(macro));
+}
+
+void MacroTable::undefine(std::string_view name) {
+  macros_.erase(std::string(name));
+}
+
+bool MacroTable::define_predefined(std::string_view text, std::string* err) {
+  bool ok = true;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (line.substr(0, 8) != "#define ") continue;
+    std::string why;
+    std::optional<Macro> m = parse_definition(line.substr(8), &why);
+    if (m) {
+      define(std::move(*m));
+    } else {
+      if (ok) *err = "predefined macro \"" + std::string(line) + "\": " + why;
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void MacroTable::set_uncertain(std::string_view name, bool uncertain) {
+  if (uncertain) {
+    uncertain_.insert(std::string(name));
+  } else if (!uncertain_.empty()) {
+    uncertain_.erase(std::string(name));
+  }
+}
+
+}  // namespace lexpack::preprocessor

@@ -1,0 +1,74 @@
+// The macro table of one translation unit: definitions from the compiler's
+// predefined macros, the command's -D/-U and #define/#undef, plus which names
+// the evaluation can no longer be sure of (defined or undefined in a branch
+// that was taken only as a fallback).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "preprocessor/token.h"
+
+namespace lexpack::preprocessor {
+
+struct Macro {
+  std::string name;
+  uint32_t id = 0;  // MacroTable::intern(name): what hide sets hold
+  bool function_like = false;
+  bool variadic = false;            // the last parameter takes the variable arguments
+  std::vector<std::string> params;  // "__VA_ARGS__" for a plain `...`
+  Tokens body;                      // the replacement list
+
+  // The index of `name` in params, or -1.
+  int param_index(std::string_view name) const;
+};
+
+// Parses the text of a definition after `#define`: "NAME body", "NAME(a,b) body".
+// Line splices must be gone; comments may remain. Returns nullopt with *err
+// set when the compiler would reject it.
+std::optional<Macro> parse_definition(std::string_view text, std::string* err);
+
+std::optional<Macro> parse_definition_tokens(Tokens tokens, std::string* err);
+
+// A whole #define directive as raw input bytes, from its '#' to the end of
+// its replacement list (line splices and comments still in it): the span the
+// lexer reports as Directive::offset .. body_offset + body_size.
+std::optional<Macro> parse_define_directive(std::string_view raw, std::string* err);
+
+// A -D argument: "NAME" (defines NAME as 1), "NAME=VALUE", "NAME(a,b)=VALUE".
+std::optional<Macro> parse_command_definition(std::string_view arg, std::string* err);
+
+class MacroTable {
+ public:
+  // The id of a name, the same for every call with that name.
+  uint32_t intern(std::string_view name);
+
+  const Macro* find(std::string_view name) const;
+  void define(Macro macro);
+  void undefine(std::string_view name);
+
+  // Every `#define NAME ...` line of `g++ -dM -E` style text. Other lines are
+  // ignored; a definition that does not parse sets *err (the others still apply).
+  bool define_predefined(std::string_view text, std::string* err);
+
+  // Names whose definition is not certain (see the file comment).
+  void set_uncertain(std::string_view name, bool uncertain);
+  bool is_uncertain(std::string_view name) const {
+    return !uncertain_.empty() && uncertain_.count(std::string(name)) != 0;
+  }
+  bool any_uncertain() const { return !uncertain_.empty(); }
+
+  size_t size() const { return macros_.size(); }
+
+ private:
+  std::unordered_map<std::string, Macro> macros_;
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::unordered_set<std::string> uncertain_;
+};
+
+}  // namespace lexpack::preprocessor

@@ -1,0 +1,437 @@
+// The directive driver: walks each entered file's directive stream with a
+// stack of conditional groups, evaluates conditions, applies #define/#undef
+// and follows includes. A group whose condition is unknown has every branch
+// processed as a fallback; macros (re)defined there become uncertain, and a
+// later condition or computed include that reads one is not trusted either.
+#include "preprocessor/preprocessor.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "preprocessor/expression.h"
+
+namespace lexpack::preprocessor {
+namespace {
+
+using lexer::Directive;
+using lexer::DirectiveKind;
+using State = ConditionResult::State;
+
+// A conditional group being walked.
+struct Frame {
+  bool outer_active = false;  // the enclosing region is processed
+  bool done = false;          // a branch was taken for certain: skip the rest
+  bool any_fallback = false;  // a branch was taken as a fallback
+  bool active = false;        // the current branch is processed
+  bool fallback = false;      // ... as a fallback
+};
+
+Options with_builtins(std::initializer_list<const char*> objects,
+                      std::initializer_list<const char*> queries) {
+  Options o;
+  for (const char* n : objects) o.builtins[n] = BuiltinKind::kObject;
+  for (const char* n : queries) o.builtins[n] = BuiltinKind::kQuery;
+  o.builtins["__has_include"] = BuiltinKind::kHasInclude;
+  o.builtins["__has_include_next"] = BuiltinKind::kHasInclude;
+  return o;
+}
+
+constexpr std::initializer_list<const char*> kObjectBuiltins = {
+    "__FILE__",      "__LINE__",          "__COUNTER__",   "__DATE__",      "__TIME__",
+    "__TIMESTAMP__", "__INCLUDE_LEVEL__", "__BASE_FILE__", "__FILE_NAME__", "_Pragma"};
+
+}  // namespace
+
+Options Options::gcc() {
+  return with_builtins(kObjectBuiltins, {"__has_builtin", "__has_attribute", "__has_cpp_attribute",
+                                         "__has_c_attribute"});
+}
+
+Options Options::clang() {
+  return with_builtins(kObjectBuiltins,
+                       {"__has_builtin", "__has_attribute", "__has_cpp_attribute", "__has_feature",
+                        "__has_extension", "__has_warning", "__is_identifier",
+                        "__has_declspec_attribute", "__is_target_arch", "__is_target_os",
+                        "__is_target_vendor", "__is_target_environment", "__building_module"});
+}
+
+Options Options::for_predefined(std::string_view text) {
+  return text.find("#define __clang__ ") != std::string_view::npos ? clang() : gcc();
+}
+
+// The walk over one entered file; also answers the expander's questions
+// about builtins and __has_include for the directive being evaluated.
+class Preprocessor::Run : public ExpansionHooks {
+ public:
+  Run(Preprocessor& pp, FileHandle file, const FileContent& content, uint32_t depth)
+      : pp_(pp),
+        file_(file),
+        content_(content),
+        depth_(depth),
+        expander_(pp.table_, pp.hide_sets_, *this) {}
+
+  void process();
+
+  BuiltinKind builtin_kind(std::string_view name) const override {
+    if (pp_.options_.builtins.empty()) return BuiltinKind::kNone;
+    auto it = pp_.options_.builtins.find(std::string(name));
+    return it == pp_.options_.builtins.end() ? BuiltinKind::kNone : it->second;
+  }
+  std::optional<std::string> builtin_value(std::string_view name) override {
+    if (name == "__LINE__") return std::to_string(line_);
+    if (name == "__INCLUDE_LEVEL__") return std::to_string(depth_);
+    return std::nullopt;
+  }
+  std::optional<intmax_t> builtin_query(std::string_view name, std::string_view arg) override {
+    return pp_.host_.builtin_query(name, arg);
+  }
+  bool has_include(std::string_view name, bool angled, bool next) override {
+    IncludeQuestion q;
+    q.name = std::string(name);
+    q.angled = angled;
+    q.next = next;
+    q.includer = file_;
+    q.line = line_;
+    q.answer = pp_.host_.resolve(name, angled, next, file_);
+    const bool found = q.answer.has_value();
+    pp_.result_.has_includes.push_back(std::move(q));
+    return found;
+  }
+
+  // Enters `target` for an include (or for the command when includer is none).
+  static void enter(Preprocessor& pp, FileHandle target, EntryKind how,
+                    std::optional<FileHandle> includer, uint32_t line, uint32_t depth);
+
+ private:
+  void inexact(Inexact kind, const std::string& message) {
+    pp_.result_.inexact.push_back(
+        {kind, std::string(content_.display_name) + ":" + std::to_string(line_) + ": " + message});
+  }
+  State evaluate(const Directive& d);
+  State evaluate_if(std::string_view text);
+  void enter_branch(Frame* f, State s);
+  void leave_branch(Frame* f);
+  void define(const Directive& d);
+  void include(const Directive& d);
+  bool computed_name(std::string_view text, std::string* name, bool* angled);
+
+  Preprocessor& pp_;
+  const FileHandle file_;
+  const FileContent content_;
+  const uint32_t depth_;
+  uint32_t line_ = 0;
+  MacroExpander expander_;
+  std::vector<Frame> frames_;
+};
+
+void Preprocessor::Run::process() {
+  const lexer::ScanResult& scan = *content_.scan;
+  auto active = [&] { return frames_.empty() || frames_.back().active; };
+  for (const Directive& d : scan.directives) {
+    line_ = d.line;
+    switch (d.kind) {
+      case DirectiveKind::kIf:
+      case DirectiveKind::kIfdef:
+      case DirectiveKind::kIfndef: {
+        Frame f;
+        f.outer_active = active();
+        f.done = !f.outer_active;
+        frames_.push_back(f);
+        if (f.outer_active) enter_branch(&frames_.back(), evaluate(d));
+        break;
+      }
+      case DirectiveKind::kElif:
+      case DirectiveKind::kElifdef:
+      case DirectiveKind::kElifndef:
+      case DirectiveKind::kElse: {
+        if (frames_.empty()) break;  // the lexer reported it; the compiler fails
+        Frame* f = &frames_.back();
+        leave_branch(f);
+        if (f->outer_active && !f->done)
+          enter_branch(f, d.kind == DirectiveKind::kElse ? State::kTrue : evaluate(d));
+        break;
+      }
+      case DirectiveKind::kEndif:
+        if (frames_.empty()) break;
+        leave_branch(&frames_.back());
+        frames_.pop_back();
+        break;
+      default:
+        if (!active()) break;
+        switch (d.kind) {
+          case DirectiveKind::kDefine:
+            define(d);
+            break;
+          case DirectiveKind::kUndef: {
+            const std::string_view name = scan.text(d);
+            pp_.table_.undefine(name);
+            pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
+            break;
+          }
+          case DirectiveKind::kInclude:
+          case DirectiveKind::kIncludeNext:
+          case DirectiveKind::kImport:
+            include(d);
+            break;
+          case DirectiveKind::kPragmaOnce: {
+            Once& once = pp_.once_[file_];
+            once.certain = once.certain || pp_.fallback_depth_ == 0;
+            break;
+          }
+          case DirectiveKind::kModuleDecl:
+          case DirectiveKind::kModuleImport: {
+            ModuleLine m;
+            m.file = file_;
+            m.line = d.line;
+            m.declaration = d.kind == DirectiveKind::kModuleDecl;
+            m.exported = d.exported;
+            m.header_unit = d.header_unit;
+            m.angled = d.angled;
+            m.fallback = pp_.fallback_depth_ > 0;
+            m.name = std::string(scan.text(d));
+            pp_.result_.modules.push_back(std::move(m));
+            break;
+          }
+          default:  // __has_include is evaluated with its condition
+            break;
+        }
+    }
+  }
+  while (!frames_.empty()) {  // unterminated #if: the lexer reported it
+    leave_branch(&frames_.back());
+    frames_.pop_back();
+  }
+}
+
+void Preprocessor::Run::enter_branch(Frame* f, State s) {
+  switch (s) {
+    case State::kFalse:
+      f->active = false;
+      return;
+    case State::kTrue:
+      f->active = true;
+      f->fallback = f->any_fallback;
+      f->done = true;
+      break;
+    case State::kUnknown:
+    case State::kError:
+      f->active = true;
+      f->fallback = true;
+      f->any_fallback = true;
+      break;
+  }
+  if (f->fallback) ++pp_.fallback_depth_;
+}
+
+void Preprocessor::Run::leave_branch(Frame* f) {
+  if (f->active && f->fallback) --pp_.fallback_depth_;
+  f->active = false;
+  f->fallback = false;
+}
+
+State Preprocessor::Run::evaluate(const Directive& d) {
+  const std::string_view text = content_.scan->text(d);
+  if (d.kind == DirectiveKind::kIf || d.kind == DirectiveKind::kElif) return evaluate_if(text);
+  const bool want_defined = d.kind == DirectiveKind::kIfdef || d.kind == DirectiveKind::kElifdef;
+  if (pp_.table_.is_uncertain(text)) {
+    inexact(Inexact::kUncertainCondition,
+            "\"" + std::string(text) + "\" was (un)defined in a branch taken as a fallback");
+    return State::kUnknown;
+  }
+  const bool defined = pp_.table_.find(text) != nullptr || builtin_kind(text) != BuiltinKind::kNone;
+  return defined == want_defined ? State::kTrue : State::kFalse;
+}
+
+State Preprocessor::Run::evaluate_if(std::string_view text) {
+  Tokens tokens;
+  tokenize(text, &tokens);
+  Tokens expanded;
+  if (!expander_.expand(std::move(tokens), MacroExpander::Mode::kCondition, &expanded)) {
+    const std::string& e = expander_.error();
+    inexact(e.rfind("unsupported", 0) == 0 ? Inexact::kUnsupported : Inexact::kConditionError,
+            "#if error: " + e);
+    return State::kError;
+  }
+  ConditionOptions options;
+  options.cplusplus = pp_.table_.find("__cplusplus") != nullptr;
+  options.char_is_signed = pp_.table_.find("__CHAR_UNSIGNED__") == nullptr;
+  options.wchar_is_signed = pp_.table_.find("__WCHAR_UNSIGNED__") == nullptr;
+  const ConditionResult r = evaluate_condition(expanded, options);
+  if (r.state == State::kError) {
+    inexact(Inexact::kConditionError, "#if error: " + r.error);
+    return State::kError;
+  }
+  if (expander_.read_uncertain()) {
+    inexact(Inexact::kUncertainCondition,
+            "condition reads a macro of a branch taken as a fallback");
+    return State::kUnknown;
+  }
+  if (r.state == State::kUnknown) {
+    std::string what = "a value the evaluator cannot know";
+    for (const Token& t : expanded) {
+      if (t.kind == TokenKind::kUnknown) {
+        what = t.text;
+        break;
+      }
+    }
+    inexact(Inexact::kUncertainCondition, "unknown " + what);
+  }
+  return r.state;
+}
+
+void Preprocessor::Run::define(const Directive& d) {
+  const std::string_view bytes = content_.bytes;
+  const uint64_t end = std::max<uint64_t>(d.body_offset + d.body_size, d.offset);
+  if (end > bytes.size() || d.offset > bytes.size()) {
+    inexact(Inexact::kBadDirective, "#define outside the file's bytes");
+    return;
+  }
+  std::string err;
+  std::optional<Macro> m = parse_define_directive(bytes.substr(d.offset, end - d.offset), &err);
+  const std::string_view name = content_.scan->text(d);
+  if (!m || m->name != name) {
+    inexact(Inexact::kBadDirective, "#define " + std::string(name) + ": " + err);
+    return;
+  }
+  pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
+  pp_.table_.define(std::move(*m));
+}
+
+bool Preprocessor::Run::computed_name(std::string_view text, std::string* name, bool* angled) {
+  Tokens tokens;
+  tokenize(text, &tokens);
+  Tokens expanded;
+  if (!expander_.expand(std::move(tokens), MacroExpander::Mode::kPlain, &expanded)) {
+    inexact(Inexact::kComputedInclude, "computed include not expanded: " + expander_.error());
+    return false;
+  }
+  if (!expanded.empty() && expanded[0].kind == TokenKind::kString &&
+      expanded[0].text.front() == '"') {
+    *name = expanded[0].text.substr(1, expanded[0].text.size() - 2);
+    *angled = false;
+  } else if (!expanded.empty() && expanded[0].is_punct("<")) {
+    size_t close = 1;
+    while (close < expanded.size() && !expanded[close].is_punct(">")) ++close;
+    if (close == expanded.size()) {
+      inexact(Inexact::kComputedInclude, "computed include not expanded: missing '>'");
+      return false;
+    }
+    *name = spell(expanded.data() + 1, expanded.data() + close);
+    *angled = true;
+  } else {
+    inexact(Inexact::kComputedInclude,
+            "computed include not expanded: \"" +
+                spell(expanded.data(), expanded.data() + expanded.size()) + "\" is no header name");
+    return false;
+  }
+  if (name->empty()) {
+    inexact(Inexact::kComputedInclude, "computed include not expanded: empty file name");
+    return false;
+  }
+  if (expander_.read_uncertain()) {
+    inexact(Inexact::kComputedInclude,
+            "computed include not expanded with certainty: it reads a macro of a branch taken "
+            "as a fallback");
+  }
+  return true;
+}
+
+void Preprocessor::Run::include(const Directive& d) {
+  IncludeQuestion q;
+  q.computed = d.computed;
+  q.next = d.kind == DirectiveKind::kIncludeNext;
+  q.includer = file_;
+  q.line = d.line;
+  if (d.computed) {
+    if (!computed_name(content_.scan->text(d), &q.name, &q.angled)) return;
+  } else {
+    q.name = std::string(content_.scan->text(d));
+    q.angled = d.angled;
+  }
+  q.answer = pp_.host_.resolve(q.name, q.angled, q.next, file_);
+  const std::optional<FileHandle> answer = q.answer;
+  const std::string name = q.name;
+  const bool angled = q.angled;
+  pp_.result_.includes.push_back(std::move(q));
+  if (!answer) {
+    inexact(Inexact::kMissingInclude,
+            (angled ? "<" + name + ">" : "\"" + name + "\"") + " not found");
+    return;
+  }
+  const EntryKind how = d.kind == DirectiveKind::kInclude       ? EntryKind::kInclude
+                        : d.kind == DirectiveKind::kIncludeNext ? EntryKind::kIncludeNext
+                                                                : EntryKind::kImport;
+  if (depth_ + 1 > pp_.options_.max_include_depth) {
+    inexact(Inexact::kDepthLimit, "#include nested too deeply");
+    return;
+  }
+  enter(pp_, *answer, how, file_, d.line, depth_ + 1);
+}
+
+void Preprocessor::Run::enter(Preprocessor& pp, FileHandle target, EntryKind how,
+                              std::optional<FileHandle> includer, uint32_t line, uint32_t depth) {
+  FileEntry e;
+  e.file = target;
+  e.how = how;
+  e.includer = includer;
+  e.line = line;
+  e.fallback = pp.fallback_depth_ > 0;
+  auto once = pp.once_.find(target);
+  const bool once_seen = once != pp.once_.end();
+  if (once_seen && once->second.certain) {
+    e.processed = false;
+    pp.result_.files.push_back(e);
+    return;
+  }
+  const std::optional<FileContent> content = pp.host_.content(target);
+  if (!content || !content->scan) {
+    pp.result_.files.push_back(e);
+    pp.result_.inexact.push_back({Inexact::kUnreadable, "cannot read an included file"});
+    return;
+  }
+  const std::string& guard = content->scan->include_guard;
+  if (!guard.empty() && pp.table_.find(guard) && !pp.table_.is_uncertain(guard)) {
+    e.processed = false;
+    pp.result_.files.push_back(e);
+    return;
+  }
+  pp.result_.files.push_back(e);
+  if (how == EntryKind::kImport) {
+    Once& o = pp.once_[target];
+    o.certain = o.certain || pp.fallback_depth_ == 0;
+  }
+  // A file seen with #pragma once only in a fallback branch may or may not
+  // have been read before: read it again, as a fallback.
+  const int saved = pp.fallback_depth_;
+  if (once_seen) ++pp.fallback_depth_;
+  Run(pp, target, *content, depth).process();
+  pp.fallback_depth_ = saved;
+}
+
+Preprocessor::Preprocessor(Host& host, Options options)
+    : host_(host), options_(std::move(options)) {}
+
+Preprocessor::~Preprocessor() = default;
+
+bool Preprocessor::predefine(std::string_view text, std::string* err) {
+  return table_.define_predefined(text, err);
+}
+
+bool Preprocessor::define(std::string_view arg, std::string* err) {
+  std::optional<Macro> m = parse_command_definition(arg, err);
+  if (!m) return false;
+  table_.set_uncertain(m->name, false);
+  table_.define(std::move(*m));
+  return true;
+}
+
+void Preprocessor::undefine(std::string_view name) {
+  table_.undefine(name);
+  table_.set_uncertain(name, false);
+}
+
+void Preprocessor::run_file(FileHandle file, EntryKind how) {
+  Run::enter(*this, file, how, std::nullopt, 0, 0);
+}
+
+}  // namespace lexpack::preprocessor

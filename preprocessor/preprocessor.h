@@ -1,0 +1,94 @@
+// The preprocessor over the lexer's directive stream: it evaluates #if /
+// #elif / #ifdef with a real macro table, expands computed includes and
+// follows includes through a Host, so a scan lists the files the compiler
+// reads and no more. What it cannot know makes it take every branch (never
+// fewer files than the compiler) and say why in Result::inexact.
+//
+// Use, for one translation unit, in the compiler's order:
+//   Preprocessor pp(host, Options::for_predefined(dM_text));
+//   pp.predefine(dM_text, &err);             // `g++ -dM -E -x c++ /dev/null` output
+//   pp.define("NAME=VALUE", &err);           // each -D, and
+//   pp.undefine("NAME");                     // each -U, in command order
+//   pp.run_file(imacros_handle, EntryKind::kImacros);  // each -imacros
+//   pp.run_file(forced_handle, EntryKind::kForced);    // each -include
+//   pp.run_file(main_handle, EntryKind::kMain);
+//   const Result& r = pp.result();
+// Handles for the command's files come from the caller's own resolution.
+// Dependencies for GCC are r.unique_files(); clang's -M also lists every
+// file a __has_include found (r.has_includes with an answer).
+//
+// Cost: each directive of each entered file is visited once per entry; a
+// file whose guard macro is defined, or that has #pragma once / #import, is
+// not re-entered. A header's evaluation depends only on the macro state on
+// entry, restricted to the names its conditions and computed includes read;
+// a later cache can key a header's Result slice by that restricted state
+// (MacroExpander reports every name it looks up through note_lookup).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "preprocessor/hide_set.h"
+#include "preprocessor/host.h"
+#include "preprocessor/macro_expander.h"
+#include "preprocessor/macro_table.h"
+#include "preprocessor/result.h"
+
+namespace lexpack::preprocessor {
+
+struct Options {
+  // Names the compiler defines itself (never printed by -dM -E): what
+  // `defined(NAME)` answers and which operators a condition may call.
+  std::unordered_map<std::string, BuiltinKind> builtins;
+  uint32_t max_include_depth = 200;  // GCC's limit
+
+  static Options gcc();    // measured with GCC 12
+  static Options clang();  // measured with clang 14 (C++)
+  // clang() when the predefined macros define __clang__, else gcc().
+  static Options for_predefined(std::string_view predefined_text);
+};
+
+class Preprocessor {
+ public:
+  Preprocessor(Host& host, Options options);
+  ~Preprocessor();
+  Preprocessor(const Preprocessor&) = delete;
+  Preprocessor& operator=(const Preprocessor&) = delete;
+
+  // `#define` lines of `-dM -E` output. false with *err on a line that does
+  // not parse (the others still apply).
+  bool predefine(std::string_view text, std::string* err);
+  // One -D argument ("NAME", "NAME=VALUE", "NAME(a,b)=VALUE").
+  bool define(std::string_view arg, std::string* err);
+  // One -U argument.
+  void undefine(std::string_view name);
+
+  // Processes a file as the compiler does for `how` (kMain, kForced or
+  // kImacros; -imacros keeps only the macros, which for a scan is the same).
+  void run_file(FileHandle file, EntryKind how);
+
+  const Result& result() const { return result_; }
+  Result take_result() { return std::move(result_); }
+  const MacroTable& macros() const { return table_; }
+
+ private:
+  class Run;
+  friend class Run;
+
+  struct Once {
+    bool certain = false;
+  };
+
+  Host& host_;
+  Options options_;
+  MacroTable table_;
+  HideSets hide_sets_;
+  Result result_;
+  std::unordered_map<FileHandle, Once> once_;  // #pragma once / #import seen
+  int fallback_depth_ = 0;                     // > 0: inside a branch taken as a fallback
+};
+
+}  // namespace lexpack::preprocessor
