@@ -17,7 +17,9 @@ class CountersFile {
  public:
   ~CountersFile();
   // Maps the file, creating or re-initializing it when absent or damaged.
-  // A read-only open maps an existing file only.
+  // A read-only open maps an existing file only. The file's blocks are
+  // allocated before it is mapped for writing, so a full disk is an error
+  // here (the caller goes on without counters), never a fault later.
   static Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
   Status add(std::string_view name, int64_t delta);
   std::map<std::string, int64_t> read_all() const;

@@ -4,12 +4,15 @@
 
 #include "cache/index_check.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <signal.h>
 
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 
 #include <algorithm>
@@ -109,6 +112,27 @@ bool run_guarded(FunctionRef<void()> body) {
   body();
   t_guard = outer;
   return true;
+}
+
+// LMDB sizes its lock file with ftruncate and writes it through a shared
+// mapping; on a full disk a store into a hole there is SIGBUS. Give the file
+// real blocks first (LMDB 0.9: a 128-byte header and one 64-byte slot per
+// reader; a larger file is accepted), so a full disk is an error, not a fault.
+constexpr off_t kLockFileBytes = 128 + 64 * off_t{kMaxReaders};
+
+Status allocate_lock_file(const std::string& path, int* rc_out) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return {};  // LMDB's own open reports it
+  struct stat st;
+  int rc = ::fstat(fd, &st) != 0 ? errno : 0;
+  off_t want = std::max<off_t>(kLockFileBytes, rc == 0 ? st.st_size : 0);
+  if (rc == 0 && static_cast<off_t>(st.st_blocks) * 512 < want) {
+    rc = ::posix_fallocate(fd, 0, want);
+  }
+  ::close(fd);
+  if (rc == 0) return {};
+  *rc_out = rc;
+  return Status::error(path + ": cannot allocate the index lock file: " + std::strerror(rc));
 }
 
 }  // namespace
@@ -235,6 +259,9 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   }
   if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
     return fail("mdb_env_set_maxreaders", rc);
+  }
+  if (!read_only && !no_lock) {
+    if (Status s = allocate_lock_file(path + "-lock", rc_out); !s.ok()) return s;
   }
   unsigned flags = MDB_NOSUBDIR | MDB_NOTLS;
   if (read_only) flags |= MDB_RDONLY;
