@@ -130,8 +130,16 @@ Status StoreImpl::export_to(const std::string& file) {
   });
   if (!st.ok()) return after_failure(st);
 
-  const std::string tmp = file + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh name, created exclusively and never through a symlink: the
+  // archive's directory may be shared (/tmp), and a planted link must not
+  // make this process overwrite someone's file.
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = file + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return Status::error(tmp + ": cannot create: " + errno_text());
   ArchiveWriter out(fd);
   ByteWriter header;

@@ -57,13 +57,15 @@ CountersFile::~CountersFile() {
   if (map_) ::munmap(map_, kFileSize);
 }
 
-Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path, bool read_only) {
+Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path, bool read_only,
+                                                         const FileModes& modes) {
   std::unique_ptr<CountersFile> c(new CountersFile());
   c->path_ = path;
   c->read_only_ = read_only;
-  int fd =
-      ::open(path.c_str(), read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::error(path + ": open: " + std::strerror(errno));
+  auto opened =
+      open_cache_file(AT_FDCWD, path, read_only ? O_RDONLY : O_RDWR | O_CREAT, modes, path);
+  if (!opened.ok()) return opened.status();
+  int fd = *opened;
   // Writers size and stamp a new file under an exclusive lock, so a process
   // opening it at the same moment never sees it half made and resets it.
   if (!read_only && ::flock(fd, LOCK_EX) != 0) {
@@ -84,6 +86,7 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
   };
   struct stat st;
   if (::fstat(fd, &st) != 0) return fail(std::string("fstat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
   if (static_cast<size_t>(st.st_size) != kFileSize) {
     if (read_only) return fail("counters file has the wrong size");
     // Write the file's bytes for real: a size set by ftruncate leaves holes,

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "cache/cache_files.h"
 #include "cache/status.h"
 
 namespace lexpack::cache {
@@ -20,7 +21,8 @@ class CountersFile {
   // A read-only open maps an existing file only. The file's blocks are
   // allocated before it is mapped for writing, so a full disk is an error
   // here (the caller goes on without counters), never a fault later.
-  static Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
+  static Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only,
+                                                    const FileModes& modes = {});
   Status add(std::string_view name, int64_t delta);
   std::map<std::string, int64_t> read_all() const;
   void reset();

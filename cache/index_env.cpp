@@ -120,19 +120,28 @@ bool run_guarded(FunctionRef<void()> body) {
 // reader; a larger file is accepted), so a full disk is an error, not a fault.
 constexpr off_t kLockFileBytes = 128 + 64 * off_t{kMaxReaders};
 
-Status allocate_lock_file(const std::string& path, int* rc_out) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return {};  // LMDB's own open reports it
+Status allocate_lock_file(const std::string& path, const FileModes& modes, int* rc_out) {
+  auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+  if (!fd.ok()) {
+    *rc_out = errno == ELOOP ? EPERM : errno;
+    return fd.status();
+  }
   struct stat st;
-  int rc = ::fstat(fd, &st) != 0 ? errno : 0;
+  int rc = ::fstat(*fd, &st) != 0 ? errno : 0;
   off_t want = std::max<off_t>(kLockFileBytes, rc == 0 ? st.st_size : 0);
   if (rc == 0 && static_cast<off_t>(st.st_blocks) * 512 < want) {
-    rc = ::posix_fallocate(fd, 0, want);
+    rc = ::posix_fallocate(*fd, 0, want);
   }
-  ::close(fd);
+  ::close(*fd);
   if (rc == 0) return {};
   *rc_out = rc;
   return Status::error(path + ": cannot allocate the index lock file: " + std::strerror(rc));
+}
+
+bool same_inode(const std::string& path, uint64_t ino) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_ino) == ino;
 }
 
 }  // namespace
@@ -237,7 +246,8 @@ Status Txn::clear(Table t) {
 }
 
 Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bool read_only,
-                                                     bool sync, bool no_lock, int* rc_out) {
+                                                     bool sync, bool no_lock,
+                                                     const FileModes& modes, int* rc_out) {
   *rc_out = 0;
   std::unique_ptr<Index> index(new Index());
   auto fail = [&](const char* op, int rc) {
@@ -260,8 +270,23 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
     return fail("mdb_env_set_maxreaders", rc);
   }
-  if (!read_only && !no_lock) {
-    if (Status s = allocate_lock_file(path + "-lock", rc_out); !s.ok()) return s;
+  // LMDB opens both files by path: make or check them first (never a
+  // symlink, modes from the umask setting), and check afterwards that LMDB
+  // opened the very files checked.
+  const std::string lock_path = path + "-lock";
+  uint64_t data_ino = 0, lock_ino = 0;
+  if (Status s = prepare_cache_file(path, modes, read_only, &data_ino); !s.ok()) {
+    *rc_out = EPERM;
+    return s;
+  }
+  if (!no_lock) {
+    if (!read_only) {
+      if (Status s = allocate_lock_file(lock_path, modes, rc_out); !s.ok()) return s;
+    }
+    if (Status s = prepare_cache_file(lock_path, modes, read_only, &lock_ino); !s.ok()) {
+      *rc_out = EPERM;
+      return s;
+    }
   }
   unsigned flags = MDB_NOSUBDIR | MDB_NOTLS;
   if (read_only) flags |= MDB_RDONLY;
@@ -274,6 +299,11 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   if ((rc = mdb_env_get_fd(index->env_, &fd)) != 0) return fail("mdb_env_get_fd", rc);
   struct stat file_stat;
   if (::fstat(fd, &file_stat) != 0) return fail("fstat", errno);
+  if ((data_ino && static_cast<uint64_t>(file_stat.st_ino) != data_ino) ||
+      (lock_ino && !same_inode(lock_path, lock_ino))) {
+    *rc_out = EPERM;
+    return Status::error(path + ": the index files were replaced while they were opened");
+  }
   index->map_begin_ = find_mapping(file_stat.st_ino);
   if (!index->map_begin_) {
     *rc_out = 0;
@@ -430,9 +460,9 @@ Status Index::write_unguarded(FunctionRef<Status(Txn&)> fn) {
 namespace lexpack::cache {
 
 Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
-                                           bool no_lock, int* rc) {
+                                           bool no_lock, const FileModes& modes, int* rc) {
   Result<std::unique_ptr<Index>> result = Status::error(path + ": not opened");
-  if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, rc); })) {
+  if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, modes, rc); })) {
     *rc = MDB_CORRUPTED;
     return Status::error(path + ": the index file is damaged (a read of it faulted)");
   }

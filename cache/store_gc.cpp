@@ -50,9 +50,10 @@ int64_t steady_ns() {
 // time. Non-blocking for puts (another process is already on it).
 class GcLock {
  public:
-  GcLock(const std::string& path, bool wait) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return;
+  GcLock(const std::string& path, bool wait, const FileModes& modes) {
+    auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+    if (!fd.ok()) return;
+    fd_ = *fd;
     int rc;
     while ((rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
     }
@@ -88,10 +89,7 @@ uint64_t StoreImpl::pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecor
     });
   });
   uint64_t total = 0;
-  for (const auto& [n, rec] : list) {
-    struct stat st;
-    if (::stat(packs_->path(n).c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
-  }
+  for (const auto& [n, rec] : list) total += packs_->file_size(n);
   if (packs) *packs = std::move(list);
   return total;
 }
@@ -104,7 +102,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
     ~Guard() { *flag = false; }
   } guard{&in_gc_};
   in_gc_ = true;
-  GcLock lock(dir_ + "/" + kGcLockName, true);
+  GcLock lock(dir_ + "/" + kGcLockName, true, modes_);
   flush();
   index_->check_readers();
 
@@ -165,7 +163,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
 
 Status StoreImpl::auto_gc_step() {
   if (!options_.auto_gc || in_gc_ || read_only_ || !index_) return {};
-  GcLock lock(dir_ + "/" + kGcLockName, false);
+  GcLock lock(dir_ + "/" + kGcLockName, false, modes_);
   if (!lock.held()) return {};  // another process is evicting
   struct Guard {
     bool* flag;
@@ -346,8 +344,7 @@ Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t deadline
   // 5. Nothing points into the pack any more: drop it.
   st = index_->write([&](Txn& t) { return t.del(Table::kPacks, pkey); });
   if (!st.ok()) return st;
-  ::unlink(packs_->path(pack).c_str());
-  packs_->forget(pack);
+  packs_->remove(pack);
   ++report->packs_evicted;
   *done = true;
   return {};
@@ -358,15 +355,8 @@ Status StoreImpl::clear() {
   if (read_only_) return Status::error(dir_ + ": the cache is read-only");
   pending_uses_.clear();
   uint32_t highest = 0;
-  std::error_code ec;
-  std::vector<std::pair<uint32_t, std::filesystem::path>> files;
-  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
-    uint32_t n;
-    if (PackSet::parse_name(e.path().filename().string(), &n)) {
-      files.emplace_back(n, e.path());
-      highest = std::max(highest, n);
-    }
-  }
+  std::vector<uint32_t> files = packs_->list();
+  if (!files.empty()) highest = files.back();
   Status st = index_->write([&](Txn& t) {
     std::optional<uint32_t> active;
     Status s = read_active(t, &active);
@@ -385,10 +375,7 @@ Status StoreImpl::clear() {
     return write_meta(t, "active", next);
   });
   if (!st.ok()) return after_failure(st);
-  for (const auto& [n, path] : files) {
-    std::filesystem::remove(path, ec);
-    packs_->forget(n);
-  }
+  for (uint32_t n : files) packs_->remove(n);
   if (counters_) counters_->reset();
   return {};
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_files.h"
 #include "cache/config.h"
 #include "cache/counters_file.h"
 #include "cache/function_ref.h"
@@ -102,6 +103,7 @@ class StoreImpl final : public Store {
   std::string index_path_;
   StoreOptions options_;
   Config config_;
+  FileModes modes_;
   bool read_only_ = false;
   ino_t index_ino_ = 0;
   std::unique_ptr<Index> index_;

@@ -41,9 +41,10 @@ int run_ninja_command(const std::vector<std::string>& args) {
   std::optional<ninja::Counters> before;
   if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
   // The keys this build hits or stores, for `lexpack export --working-set`.
-  std::string cache_dir = cache::load_config("").dir, record;
+  cache::Config config = cache::load_config("");
+  std::string cache_dir = config.dir, record;
   if (before && !cache_dir.empty()) {
-    if (auto r = ninja::start_build_record(cache_dir); r.ok()) {
+    if (auto r = ninja::start_build_record(cache_dir, cache::FileModes::from(config)); r.ok()) {
       record = *r;
       ::setenv(ninja::kBuildRecordEnv, record.c_str(), 1);
     }
