@@ -1,7 +1,5 @@
-// export/import: the cache as one file, so CI can move it as a single
-// artifact. Layout: a 16-byte header, then entries {type u32, length u64,
-// payload, checksum u64}, ending with an end entry that counts them.
-// Import checks everything and writes only through the store API.
+// export: the cache as one file, so CI can move it as a single artifact
+// (layout in archive_format.h; import in archive_import.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,33 +8,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cache/archive_format.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
 
 namespace {
-
-constexpr char kMagic[8] = {'L', 'X', 'P', 'K', 'A', 'R', 'C', '\n'};
-constexpr uint32_t kArchiveVersion = 1;
-constexpr uint64_t kMaxEntryBytes = 4ull << 30;
-constexpr size_t kImportBatchBytes = 64u << 20;
-constexpr size_t kWriteBuffer = 4u << 20;
-
-enum EntryType : uint32_t {
-  kBlob = 1,
-  kAlignedBlob = 2,
-  kFile = 3,
-  kAction = 4,
-  kMemo = 5,
-  kEnd = 6,
-};
-
-uint64_t entry_checksum(uint32_t type, std::string_view payload) {
-  Hasher h;
-  h.field(type);
-  h.field(payload);
-  return h.digest().lo;
-}
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -175,150 +152,6 @@ Status StoreImpl::export_to(const std::string& file) {
     return Status::error(file + ": export failed: " + st.message());
   }
   return {};
-}
-
-Result<ImportReport> StoreImpl::import_from(const std::string& file) {
-  if (!index_) return Status::error(dir_ + ": the index is not open");
-  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::error(file + ": cannot open: " + errno_text());
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return Status::error(file + ": fstat: " + errno_text());
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  auto read_at = [&](uint64_t pos, uint64_t n, std::string* out) -> bool {
-    out->resize(n);
-    uint64_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd, out->data() + done, n - done, static_cast<off_t>(pos + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      done += static_cast<uint64_t>(r);
-    }
-    return true;
-  };
-  auto bad = [&](uint64_t pos, const std::string& why) {
-    return Status::error(file + ": offset " + std::to_string(pos) + ": " + why +
-                         "; nothing imported");
-  };
-
-  std::string buf;
-  if (size < 16 || !read_at(0, 16, &buf) || std::memcmp(buf.data(), kMagic, 8) != 0) {
-    return bad(0, "not a lexpack archive");
-  }
-  ByteReader hr(std::string_view(buf).substr(8));
-  if (uint32_t v = hr.u32(); v != kArchiveVersion) {
-    return bad(8, "archive version " + std::to_string(v) + " is not supported");
-  }
-
-  // Blobs are content-addressed and checked, so they go in as they come;
-  // records go in only once the whole file has been read and checked.
-  ImportReport report;
-  std::vector<std::string> batch[2];
-  size_t batch_bytes[2] = {0, 0};
-  std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
-  auto flush_batch = [&](int aligned) -> Status {
-    if (batch[aligned].empty()) return {};
-    std::vector<std::string_view> views(batch[aligned].begin(), batch[aligned].end());
-    BlobOptions options;
-    options.page_aligned = aligned == 1;
-    auto ids = put_blobs(views, options);
-    batch[aligned].clear();
-    batch_bytes[aligned] = 0;
-    return ids.status();
-  };
-
-  uint64_t pos = 16, count = 0;
-  bool ended = false;
-  while (!ended) {
-    if (pos == size) return bad(pos, "the file is truncated (no end marker)");
-    if (size - pos < 12 || !read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
-    ByteReader er(buf);
-    uint32_t type = er.u32();
-    uint64_t length = er.u64();
-    if (length > kMaxEntryBytes || length > size - pos - 12 || size - pos - 12 - length < 8) {
-      return bad(pos, "entry claims " + std::to_string(length) +
-                          " bytes, more than the file holds or than allowed");
-    }
-    std::string payload;
-    if (!read_at(pos + 12, length + 8, &payload)) return bad(pos, "read failed");
-    ByteReader sr(std::string_view(payload).substr(length));
-    uint64_t sum = sr.u64();
-    payload.resize(length);
-    if (sum != entry_checksum(type, payload)) return bad(pos, "entry checksum mismatch");
-    switch (type) {
-      case kBlob:
-      case kAlignedBlob: {
-        if (length < 16) return bad(pos, "blob entry too short");
-        BlobId id = key_hash(std::string_view(payload).substr(0, 16));
-        if (hash_bytes(std::string_view(payload).substr(16)) != id) {
-          return bad(pos, "blob " + id.hex() + " does not match its hash");
-        }
-        int aligned = type == kAlignedBlob ? 1 : 0;
-        batch_bytes[aligned] += length - 16;
-        batch[aligned].push_back(payload.substr(16));
-        ++report.blobs;
-        if (batch_bytes[aligned] >= kImportBatchBytes) {
-          Status s = flush_batch(aligned);
-          if (!s.ok()) return Status::error(file + ": import failed: " + s.message());
-        }
-        break;
-      }
-      case kFile: {
-        std::string path;
-        if (!decode_file_record(payload, &path)) return bad(pos, "damaged file record");
-        records.push_back({Table::kFiles, {file_key(path), payload}});
-        ++report.files;
-        break;
-      }
-      case kAction: {
-        if (length < 16 || !decode_action_record(std::string_view(payload).substr(16))) {
-          return bad(pos, "damaged action record");
-        }
-        records.push_back({Table::kActions, {payload.substr(0, 16), payload.substr(16)}});
-        ++report.actions;
-        break;
-      }
-      case kMemo: {
-        std::string_view t, k, v;
-        if (!decode_memo(payload, &t, &k, &v)) return bad(pos, "damaged memo record");
-        records.push_back({Table::kMemo, {memo_key(t, k), payload}});
-        ++report.memos;
-        break;
-      }
-      case kEnd: {
-        ByteReader cr(payload);
-        uint64_t expected = cr.u64();
-        if (!cr.done() || expected != count) {
-          return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
-                              std::to_string(count));
-        }
-        if (pos + 12 + length + 8 != size) return bad(pos, "bytes after the end marker");
-        ended = true;
-        break;
-      }
-      default:
-        return bad(pos, "unknown entry type " + std::to_string(type));
-    }
-    if (type != kEnd) ++count;
-    pos += 12 + length + 8;
-  }
-  for (int aligned = 0; aligned < 2; ++aligned) {
-    Status s = flush_batch(aligned);
-    if (!s.ok()) return Status::error(file + ": import failed: " + s.message());
-  }
-  Status s = index_->write([&](Txn& t) {
-    for (const auto& [table, kv] : records) {
-      Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
-      if (!p.ok()) return p;
-    }
-    return Status();
-  });
-  if (!s.ok()) return Status::error(file + ": import failed: " + after_failure(s).message());
-  return report;
 }
 
 }  // namespace lexpack::cache
