@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "cache/archive_format.h"
+#include "cache/sha256.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
@@ -22,14 +24,29 @@ std::string errno_text() {
 // Collects output in a large buffer and writes it with few write(2) calls.
 class ArchiveWriter {
  public:
-  explicit ArchiveWriter(int fd) : fd_(fd) {}
+  // With a secret, every byte written is signed (see archive_format.h).
+  ArchiveWriter(int fd, const std::string& secret) : fd_(fd) {
+    if (!secret.empty()) {
+      mac_.emplace(secret);
+      mac_->update(kSignatureDomain);
+    }
+  }
   Status entry(uint32_t type, std::string_view head, std::string_view body) {
     ByteWriter w;
     w.u32(type);
     w.u64(head.size() + body.size());
     Status s = put(w.bytes());
     if (s.ok()) s = put(head);
-    if (s.ok()) s = put(body);
+    if (s.ok()) {
+      // The end entry's signature covers everything before it.
+      if (type == kEnd && mac_) {
+        Sha256Digest d = mac_->finish();
+        mac_.reset();
+        std::memcpy(signature_, d.data(), d.size());
+        body = std::string_view(signature_, sizeof signature_);
+      }
+      s = put(body);
+    }
     Hasher h;
     h.field(type);
     h.field(static_cast<uint64_t>(head.size() + body.size()));
@@ -40,7 +57,9 @@ class ArchiveWriter {
     if (s.ok()) s = put(sum.bytes());
     return s;
   }
+  bool signing() const { return mac_.has_value(); }
   Status put(std::string_view bytes) {
+    if (mac_) mac_->update(bytes);
     if (buffer_.size() + bytes.size() > kWriteBuffer) {
       Status s = drain();
       if (!s.ok()) return s;
@@ -67,6 +86,8 @@ class ArchiveWriter {
   }
   int fd_;
   std::string buffer_;
+  std::optional<HmacSha256> mac_;
+  char signature_[kSignatureBytes];
 };
 
 }  // namespace
@@ -118,7 +139,8 @@ Status StoreImpl::export_to(const std::string& file) {
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return Status::error(tmp + ": cannot create: " + errno_text());
-  ArchiveWriter out(fd);
+  ArchiveWriter out(
+      fd, options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret);
   ByteWriter header;
   header.bytes().append(kMagic, sizeof kMagic);
   header.u32(kArchiveVersion);
@@ -140,7 +162,10 @@ Status StoreImpl::export_to(const std::string& file) {
   }
   ByteWriter end;
   end.u64(count);
-  if (st.ok()) st = out.entry(kEnd, end.bytes(), "");
+  // Signed: the end entry also holds the signature (its body, filled in by
+  // the writer); its length says so.
+  std::string room(out.signing() ? kSignatureBytes : 0, '\0');
+  if (st.ok()) st = out.entry(kEnd, end.bytes(), room);
   if (st.ok()) st = out.drain();
   if (st.ok() && ::fsync(fd) != 0) st = Status::error(std::string("fsync: ") + errno_text());
   ::close(fd);

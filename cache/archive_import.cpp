@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cache/archive_format.h"
+#include "cache/sha256.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
@@ -100,7 +101,13 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     return bad(8, "archive version " + std::to_string(v) + " is not supported");
   }
 
-  // Pass 1: check everything; nothing is stored yet.
+  // Pass 1: check everything; nothing is stored yet. Every byte before the
+  // signature goes through the signature check as it is read.
+  const std::string& secret =
+      options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret;
+  HmacSha256 mac(secret);
+  mac.update(kSignatureDomain);
+  mac.update(std::string_view(buf).substr(0, 16));
   ImportReport report;
   std::vector<BlobEntry> blobs;
   std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
@@ -109,6 +116,7 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
   while (!ended) {
     if (pos == size) return bad(pos, "the file is truncated (no end marker)");
     if (size - pos < 12 || !in.read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
+    if (!secret.empty()) mac.update(buf);
     ByteReader er(buf);
     uint32_t type = er.u32();
     uint64_t length = er.u64();
@@ -139,6 +147,16 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     if (!in.read_at(pos + 12 + length, 8, &buf)) return bad(pos, "read failed");
     ByteReader sr(buf);
     if (sr.u64() != sum.digest().lo) return bad(pos, "entry checksum mismatch");
+    if (!secret.empty()) {
+      // Signed bytes only once the checksum holds, so a false claim costs no
+      // SHA-256 over what it claims.
+      std::string checksum = buf;
+      uint64_t signed_length = type == kEnd ? std::min<uint64_t>(length, 8) : length;
+      if (!in.stream(pos + 12, signed_length, [&](std::string_view part) { mac.update(part); })) {
+        return bad(pos, "read failed");
+      }
+      if (type != kEnd) mac.update(checksum);
+    }
     // A record is read whole only once its checksum holds.
     std::string payload;
     if (!is_blob && !in.read_at(pos + 12, length, &payload)) return bad(pos, "read failed");
@@ -175,13 +193,30 @@ Result<ImportReport> StoreImpl::import_from(const std::string& file) {
         break;
       }
       case kEnd: {
-        ByteReader cr(payload);
+        if (length != 8 && length != 8 + kSignatureBytes) return bad(pos, "damaged end marker");
+        ByteReader cr(std::string_view(payload).substr(0, 8));
         uint64_t expected = cr.u64();
-        if (!cr.done() || expected != count) {
+        if (expected != count) {
           return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
                               std::to_string(count));
         }
         if (pos + 12 + length + 8 != size) return bad(pos, "bytes after the end marker");
+        report.signed_archive = length == 8 + kSignatureBytes;
+        if (!secret.empty()) {
+          if (!report.signed_archive) {
+            return bad(pos,
+                       "the archive is not signed, and a remote_secret is set: only "
+                       "archives signed with it are imported");
+          }
+          Sha256Digest want = mac.finish(), got;
+          std::memcpy(got.data(), payload.data() + 8, got.size());
+          if (!digests_equal(want, got)) {
+            return bad(pos,
+                       "the signature does not match the remote_secret (signed with "
+                       "another secret, or changed since)");
+          }
+          report.signature_checked = true;
+        }
         ended = true;
         break;
       }

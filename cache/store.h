@@ -89,6 +89,9 @@ struct StoreOptions {
   // chunks of at most 64 blobs or 1 MiB) and the next puts go on with it;
   // `gc()` finishes it at once. Zero: one chunk per put.
   int64_t auto_gc_budget_us = 2000;
+  // Signs exported archives and is required of imported ones; empty: the
+  // remote_secret setting (see cache/config.h).
+  std::string remote_secret;
 };
 
 struct StoreStats {
@@ -129,6 +132,8 @@ struct ImportReport {
   uint64_t files = 0;
   uint64_t actions = 0;
   uint64_t memos = 0;
+  bool signed_archive = false;     // the archive carries a signature
+  bool signature_checked = false;  // ... and it matched the secret
 };
 
 // A process-wide handle. Thread-compatible; many processes may share one
@@ -195,7 +200,9 @@ class Store {
   virtual Result<VerifyReport> verify();
   virtual Status clear();
   // The whole cache as one file, and back. Import checks every blob and record
-  // and writes only through the store, never to a path named by the file.
+  // and writes only through the store, never to a path named by the file; it
+  // stores all of it or nothing. Checksums prove integrity, not origin: with
+  // a secret set, export signs and import refuses what it did not sign.
   virtual Status export_to(const std::string& file);
   virtual Result<ImportReport> import_from(const std::string& file);
 };

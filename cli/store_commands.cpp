@@ -214,11 +214,15 @@ void add_store_commands(CLI::App& app, int* exit_code) {
       *exit_code = fail(report.message());
       return;
     }
-    std::printf("imported %llu blobs, %llu actions, %llu files, %llu memo\n",
+    std::printf("imported %llu blobs, %llu actions, %llu files, %llu memo (%s)\n",
                 static_cast<unsigned long long>(report->blobs),
                 static_cast<unsigned long long>(report->actions),
                 static_cast<unsigned long long>(report->files),
-                static_cast<unsigned long long>(report->memos));
+                static_cast<unsigned long long>(report->memos),
+                report->signature_checked ? "signature checked"
+                : report->signed_archive
+                    ? "signed, not checked: no remote_secret is set"
+                    : "not signed: its checksums prove it intact, not who made it");
   });
 
   auto* config =

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "archive_forge.h"
@@ -63,6 +64,15 @@ TEST(ArchiveImport, DamagedRecordAfterManyBlobsImportsNothing) {
   EXPECT_EQ(stats->blob_bytes, 0u);
 }
 
+// The 16 index bytes of hash_bytes(text): lo then hi, little-endian.
+std::string hash_key_bytes(const std::string& text) {
+  Hash128 h = hash_bytes(text);
+  std::string out;
+  testing::put_le(&out, h.lo, 8);
+  testing::put_le(&out, h.hi, 8);
+  return out;
+}
+
 uint64_t vm_bytes() {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -108,6 +118,124 @@ TEST(ArchiveImport, HugeClaimOnASparseFileCostsNoMemory) {
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: imported, 3: another message, 4: out of memory";
   std::printf("refused a 4 GiB claim on a sparse file in %.2f s\n", seconds);
+}
+
+std::unique_ptr<Store> open_signed(const std::string& dir, const std::string& secret) {
+  StoreOptions o;
+  o.dir = dir;
+  o.remote_secret = secret;
+  auto s = Store::open(o);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return s.ok() ? std::move(s.value()) : nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Re-writes an archive entry by entry with valid checksums, letting `edit`
+// change payloads: what a forger without the secret can do.
+std::string reforge(const std::string& archive,
+                    const std::function<void(uint32_t type, std::string* payload)>& edit) {
+  std::string out = archive.substr(0, 16);
+  size_t pos = 16;
+  while (pos + 12 <= archive.size()) {
+    uint32_t type = 0;
+    uint64_t length = 0;
+    for (int i = 0; i < 4; ++i) type |= uint32_t(uint8_t(archive[pos + i])) << (8 * i);
+    for (int i = 0; i < 8; ++i) length |= uint64_t(uint8_t(archive[pos + 4 + i])) << (8 * i);
+    std::string payload = archive.substr(pos + 12, length);
+    edit(type, &payload);
+    testing::archive_entry(&out, type, payload);
+    pos += 12 + length + 8;
+  }
+  return out;
+}
+
+class SignedArchive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto src = open_signed(tmp_.sub("src"), kSecret);
+    ASSERT_TRUE(src);
+    for (const char* name : {"good object", "evil object"}) {
+      auto id = src->put_blob(name);
+      ASSERT_TRUE(id.ok());
+      ActionRecord action;
+      action.outputs.push_back({"object", id.value()});
+      ASSERT_TRUE(src->put_action(hash_bytes(std::string("action of ") + name), action).ok());
+    }
+    ASSERT_TRUE(src->export_to(tmp_.sub("signed.lpa")).ok());
+    auto plain = open_signed(tmp_.sub("plain"), "");
+    ASSERT_TRUE(plain);
+    ASSERT_TRUE(plain->put_blob("plain").ok());
+    ASSERT_TRUE(plain->export_to(tmp_.sub("unsigned.lpa")).ok());
+  }
+  static constexpr const char* kSecret = "a secret of the team, 32 chars.";
+  testing::TempDir tmp_;
+};
+
+TEST_F(SignedArchive, SameSecretImportsAndChecks) {
+  auto dst = open_signed(tmp_.sub("dst"), kSecret);
+  auto r = dst->import_from(tmp_.sub("signed.lpa"));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_TRUE(r->signed_archive);
+  EXPECT_TRUE(r->signature_checked);
+  EXPECT_EQ(r->actions, 2u);
+}
+
+TEST_F(SignedArchive, UnsignedIsRefusedWhenASecretIsSet) {
+  auto dst = open_signed(tmp_.sub("dst"), kSecret);
+  auto r = dst->import_from(tmp_.sub("unsigned.lpa"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("not signed"), std::string::npos) << r.message();
+  EXPECT_EQ(dst->stats()->blobs, 0u);
+}
+
+TEST_F(SignedArchive, AnotherSecretIsRefused) {
+  auto dst = open_signed(tmp_.sub("dst"), "another secret, also 32 chars..");
+  auto r = dst->import_from(tmp_.sub("signed.lpa"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("signature does not match"), std::string::npos) << r.message();
+}
+
+TEST_F(SignedArchive, ActionPointedAtAnotherObjectIsRefused) {
+  // Swap the keys of the two actions: each now names the other's object.
+  // Checksums are made valid again; only the signature can tell.
+  const std::string good_key = hash_key_bytes("action of good object");
+  const std::string evil_key = hash_key_bytes("action of evil object");
+  std::string forged =
+      reforge(read_file(tmp_.sub("signed.lpa")), [&](uint32_t type, std::string* payload) {
+        if (type != 4) return;
+        std::string key = payload->substr(0, 16);
+        payload->replace(0, 16, key == good_key ? evil_key : good_key);
+      });
+  write_file(tmp_.sub("forged.lpa"), forged);
+
+  auto unchecked = open_signed(tmp_.sub("unchecked"), "");
+  auto accepted = unchecked->import_from(tmp_.sub("forged.lpa"));
+  ASSERT_TRUE(accepted.ok()) << "without a secret only integrity is checked: "
+                             << accepted.message();
+  EXPECT_FALSE(accepted->signature_checked);
+
+  auto dst = open_signed(tmp_.sub("dst"), kSecret);
+  auto r = dst->import_from(tmp_.sub("forged.lpa"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("signature does not match"), std::string::npos) << r.message();
+  EXPECT_FALSE(dst->get_action(hash_bytes("action of good object")));
+}
+
+TEST_F(SignedArchive, SignatureCannotBeStripped) {
+  // Drop the signature from the end entry: an unsigned archive, refused.
+  std::string stripped =
+      reforge(read_file(tmp_.sub("signed.lpa")), [](uint32_t type, std::string* payload) {
+        if (type == 6) payload->resize(8);
+      });
+  write_file(tmp_.sub("stripped.lpa"), stripped);
+  auto dst = open_signed(tmp_.sub("dst"), kSecret);
+  auto r = dst->import_from(tmp_.sub("stripped.lpa"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("not signed"), std::string::npos) << r.message();
 }
 
 }  // namespace
