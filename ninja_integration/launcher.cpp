@@ -347,6 +347,7 @@ LaunchResult Launcher::compile_and_store() {
          "); running it again without");
     count("served_compile_retried");
     p = run_captured(run_argv, false, nullptr);
+    serving = false;
   }
   int64_t after_compile = elapsed_us();
   int64_t check_us = 0;
@@ -390,6 +391,11 @@ LaunchResult Launcher::compile_and_store() {
     if (!stat_file(path, &now) || !(now == f.stat)) {
       return finish("not stored: " + path + " changed during the compile");
     }
+  }
+  // What the plugin served came unchecked from the packs: prove it now.
+  if (std::string why; serving && !served.served_bytes_intact(&why)) {
+    count("served_bytes_changed");
+    return finish("not stored: " + why);
   }
 
   cache::ActionRecord action;
