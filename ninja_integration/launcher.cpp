@@ -16,6 +16,7 @@
 #include "lexer/kernel.h"
 #include "ninja_integration/action_key.h"
 #include "ninja_integration/action_payload.h"
+#include "ninja_integration/build_counts.h"
 #include "ninja_integration/build_record.h"
 #include "ninja_integration/byte_codec.h"
 #include "ninja_integration/closure_memo.h"
@@ -76,6 +77,7 @@ class Launcher {
  private:
   LaunchResult passthrough(std::string_view why);
   void count(std::string_view name, int64_t delta = 1) {
+    note_build_count(name, delta);  // this build's own summary, even read-only
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
   void note(std::string line) {
