@@ -725,6 +725,9 @@ Status Store::clear() {
 Status Store::export_to(const std::string&) {
   return Status::error("export: not supported by this store");
 }
+Result<std::string> Store::make_temp(const std::string&) {
+  return Status::error("make_temp: not supported by this store");
+}
 Result<ImportReport> Store::import_from(const std::string&) {
   return Status::error("import: not supported by this store");
 }

@@ -114,6 +114,7 @@ struct GcReport {
   uint64_t packs_evicted = 0;
   uint64_t blobs_copied = 0;  // still in use, copied forward
   uint64_t blobs_dropped = 0;
+  uint64_t leftovers_removed = 0;  // temporaries of killed processes (cache/leftovers.h)
 };
 
 struct VerifyReport {
@@ -195,6 +196,7 @@ class Store {
   // Maintenance, for the command line.
   virtual Result<StoreStats> stats();
   // Evicts least recently used packs until the packs fit in max_size bytes.
+  // gc and clear also remove temporaries that killed processes left.
   virtual Result<GcReport> gc(uint64_t max_size);
   // Checks every blob and record; drops the bad ones.
   virtual Result<VerifyReport> verify();
@@ -203,6 +205,9 @@ class Store {
   // and writes only through the store, never to a path named by the file; it
   // stores all of it or nothing. Checksums prove integrity, not origin: with
   // a secret set, export signs and import refuses what it did not sign.
+  // A fresh empty file in the cache's tmp/ for a temporary of this process
+  // (named after its pid, so gc and clear sweep it once the process is gone).
+  virtual Result<std::string> make_temp(const std::string& suffix);
   virtual Status export_to(const std::string& file);
   virtual Result<ImportReport> import_from(const std::string& file);
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cache/leftovers.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
@@ -107,6 +108,7 @@ Result<GcReport> StoreImpl::gc(uint64_t max_size) {
   index_->check_readers();
 
   GcReport report;
+  report.leftovers_removed = sweep_leftovers(dir_);
   std::vector<std::pair<uint32_t, PackRecord>> packs;
   uint64_t total = pack_bytes_on_disk(&packs);
   report.bytes_before = total;
@@ -377,7 +379,13 @@ Status StoreImpl::clear() {
   if (!st.ok()) return after_failure(st);
   for (uint32_t n : files) packs_->remove(n);
   if (counters_) counters_->reset();
+  sweep_leftovers(dir_);
   return {};
+}
+
+Result<std::string> StoreImpl::make_temp(const std::string& suffix) {
+  if (read_only_) return Status::error(dir_ + ": the cache is read-only");
+  return make_cache_temp(dir_, suffix, modes_);
 }
 
 Result<StoreStats> StoreImpl::stats() {

@@ -62,6 +62,7 @@ class StoreImpl final : public Store {
   Result<GcReport> gc(uint64_t max_size) override;
   Result<VerifyReport> verify() override;
   Status clear() override;
+  Result<std::string> make_temp(const std::string& suffix) override;
   Status export_to(const std::string& file) override;
   Result<ImportReport> import_from(const std::string& file) override;
 

@@ -151,6 +151,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
                 static_cast<unsigned long long>(report->blobs_copied),
                 cache::format_size(report->bytes_before).c_str(),
                 cache::format_size(report->bytes_after).c_str());
+    if (report->leftovers_removed) {
+      std::printf("removed %llu temporaries of killed processes\n",
+                  static_cast<unsigned long long>(report->leftovers_removed));
+    }
   });
 
   auto* verify = app.add_subcommand("verify", "Check every blob and record; drop the bad ones");

@@ -4,6 +4,7 @@
 // self-check its depfile, store outputs of successful compiles only.
 #include "ninja_integration/launcher.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include "ninja_integration/search_list.h"
 #include "ninja_integration/self_check.h"
 #include "ninja_integration/serve_reads.h"
+#include "ninja_integration/temp_files.h"
 
 namespace lexpack::ninja {
 namespace {
@@ -88,6 +90,7 @@ class Launcher {
   bool slow_path();  // fills list_, closure_, key_
   std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action);
   LaunchResult compile_and_store();
+  std::string own_depfile_path();
   std::string describe_arg_change();
 
   // Microseconds since the launcher started, for the decision log.
@@ -320,10 +323,12 @@ LaunchResult Launcher::compile_and_store() {
   std::vector<std::string> run_argv = argv_;
   std::string own_depfile;
   if (!cmd_.wants_depfile) {
-    own_depfile = cmd_.output + ".lexpack-" + std::to_string(::getpid()) + ".d";
+    own_depfile = own_depfile_path();
     for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
     run_argv.push_back(own_depfile);
   }
+  std::optional<TempFileGuard> depfile_guard;
+  if (!own_depfile.empty()) depfile_guard.emplace(own_depfile);
   // Served reads: the compiler reads the closure from the packs, so the bytes
   // it compiles are the bytes hashed into the key.
   ServedReads served;
@@ -447,6 +452,22 @@ LaunchResult Launcher::compile_and_store() {
                 std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
                 std::to_string(before_compile) + ", check " + std::to_string(check_us) +
                 ", compiler " + std::to_string(p.elapsed_us) + " us)");
+}
+
+// The depfile lexpack asks for when the command has none: in the cache's
+// tmp/, which clear and gc sweep if this process is killed, never beside the
+// output, where nothing would clean it; the system's temporary directory for
+// a read-only cache.
+std::string Launcher::own_depfile_path() {
+  if (store_ && !read_only_) {
+    auto made = store_->make_temp(".d");
+    if (made.ok()) return *made;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-XXXXXX.d";
+  int fd = ::mkostemps(pattern.data(), 2, O_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  return pattern;
 }
 
 std::string Launcher::describe_arg_change() {

@@ -1,0 +1,71 @@
+// The launcher when things go wrong around it: killed in the middle of a
+// miss (no temporary left beside the output; clear sweeps the cache's), and
+// an output directory that does not exist (the compiler's own message).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/ninja_integration/launcher_fixture.h"
+
+namespace lexpack::ninja::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LauncherHardeningTest : public LauncherTest {
+ protected:
+  void SetUp() override {
+    real_ = find_program("g++");
+    if (real_.empty()) GTEST_SKIP() << "g++ is not installed";
+    dir_.write("a.cpp", "int a() { return 1; }\n");
+    // A g++ that, when HOLD is set, says it started and waits for "go".
+    dir_.write("wrap/g++",
+               "#!/bin/sh\n"
+               "if [ -n \"$HOLD\" ]; then case \" $* \" in *\" -c \"*)\n"
+               "  touch \"$HOLD/started\"\n"
+               "  while [ ! -e \"$HOLD/go\" ]; do sleep 0.05; done;;\n"
+               "esac; fi\n"
+               "exec " +
+                   real_ + " \"$@\"\n");
+    ASSERT_EQ(::chmod(dir_.at("wrap/g++").c_str(), 0755), 0);
+  }
+  // Files whose names lexpack made, anywhere under `rel`.
+  std::vector<std::string> lexpack_files(const std::string& rel) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_.at(rel))) {
+      if (e.path().filename().string().find("lexpack") != std::string::npos) {
+        out.push_back(e.path().string());
+      }
+    }
+    return out;
+  }
+  std::string real_;
+};
+
+TEST_F(LauncherHardeningTest, KilledMissLeavesNothingBesideTheOutput) {
+  fs::create_directories(dir_.at("out"));
+  ProcessResult r =
+      sh("PATH=\"$PWD/wrap:$PATH\" HOLD=\"$PWD\" " + std::string(LEXPACK_BIN) +
+         " g++ -c a.cpp -o out/a.o & pid=$!\n"
+         "i=0; while [ ! -e started ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\n"
+         "kill -9 $pid; touch go; wait\n"
+         "sleep 0.5\n");  // the held compiler finishes on its own
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(lexpack_files("out").empty()) << lexpack_files("out")[0];
+  EXPECT_TRUE(lexpack_files(".").size() == 0 ||
+              lexpack_files(".")[0].find("/cache/") != std::string::npos);
+
+  // The killed launcher's own depfile went to the cache's tmp/; once it is a
+  // few minutes old, clear removes it (its process is gone).
+  ASSERT_TRUE(fs::exists(dir_.at("cache/tmp")));
+  ProcessResult age = sh("for f in cache/tmp/*; do touch -d '5 minutes ago' \"$f\"; done");
+  ASSERT_EQ(age.exit_code, 0) << age.err;
+  ProcessResult clear = lexpack("clear");
+  ASSERT_EQ(clear.exit_code, 0) << clear.err;
+  EXPECT_TRUE(fs::is_empty(dir_.at("cache/tmp")));
+}
+
+}  // namespace
+}  // namespace lexpack::ninja::testing
