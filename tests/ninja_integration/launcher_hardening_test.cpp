@@ -67,5 +67,30 @@ TEST_F(LauncherHardeningTest, KilledMissLeavesNothingBesideTheOutput) {
   EXPECT_TRUE(fs::is_empty(dir_.at("cache/tmp")));
 }
 
+// g++ into a directory that does not exist: the user must read the
+// compiler's own complaint, not one about a file lexpack added.
+TEST_F(LauncherHardeningTest, MissingOutputDirectoryGivesTheCompilersMessage) {
+  for (const std::string& flags : {std::string(""), std::string("-MD ")}) {
+    const std::string compile = "g++ -c a.cpp " + flags + "-o nodir/a.o";
+    ProcessResult plain = sh(compile);
+    ASSERT_NE(plain.exit_code, 0);
+    ASSERT_FALSE(plain.err.empty());
+    ProcessResult through = lexpack(compile);
+    EXPECT_EQ(through.exit_code, plain.exit_code) << through.err;
+    EXPECT_EQ(through.err, plain.err) << "flags: " << flags;
+  }
+  // A hit whose output directory was removed since: the compile runs, and
+  // its message is the one shown.
+  fs::create_directories(dir_.at("gone"));
+  ASSERT_EQ(lexpack("g++ -c a.cpp -o gone/a.o").exit_code, 0);
+  fs::remove_all(dir_.at("gone"));
+  ProcessResult plain = sh("g++ -c a.cpp -o gone/a.o");
+  ProcessResult through = lexpack("g++ -c a.cpp -o gone/a.o");
+  EXPECT_EQ(through.exit_code, plain.exit_code);
+  EXPECT_EQ(through.err, plain.err);
+  EXPECT_TRUE(lexpack_files(".").size() == 0 ||
+              lexpack_files(".")[0].find("/cache/") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace lexpack::ninja::testing
