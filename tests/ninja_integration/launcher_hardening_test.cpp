@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/cache/full_disk.h"
 #include "tests/ninja_integration/launcher_fixture.h"
 
 namespace lexpack::ninja::testing {
@@ -65,6 +66,21 @@ TEST_F(LauncherHardeningTest, KilledMissLeavesNothingBesideTheOutput) {
   ProcessResult clear = lexpack("clear");
   ASSERT_EQ(clear.exit_code, 0) << clear.err;
   EXPECT_TRUE(fs::is_empty(dir_.at("cache/tmp")));
+}
+
+// A cache on a full disk: every command goes on without it, the build gets
+// its object (before: SIGBUS, exit 135, no object).
+TEST_F(LauncherHardeningTest, FullDiskStillBuilds) {
+  cache::testing::FullDisk disk;
+  if (!disk.mounted()) GTEST_SKIP() << "needs a full tmpfs (run as root where mount is allowed)";
+  const std::string env = "LEXPACK_DIR=" + shell_quote(disk.path() + "/cache");
+  ProcessResult r = sh(std::string(LEXPACK_BIN) + " g++ -c a.cpp -o a.o", env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(dir_.exists("a.o"));
+  for (const char* command : {"stats", "clear", "gc"}) {
+    ProcessResult c = sh(std::string(LEXPACK_BIN) + " " + command, env);
+    EXPECT_TRUE(c.exit_code == 0 || c.exit_code == 1) << command << ": " << c.exit_code << c.err;
+  }
 }
 
 // g++ into a directory that does not exist: the user must read the
