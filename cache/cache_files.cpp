@@ -24,7 +24,7 @@ std::string errno_text(int e = errno) {
 void apply_mode(int fd, mode_t base, const FileModes& modes) {
   if (!modes.umask) return;
   struct stat st;
-  if (::fstat(fd, &st) != 0) return;
+  if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid()) return;
   mode_t want = (base & ~static_cast<mode_t>(*modes.umask)) | (st.st_mode & S_ISGID);
   if ((st.st_mode & 07777) != want) ::fchmod(fd, want);
 }
@@ -112,6 +112,18 @@ Result<int> open_cache_file(int dir_fd, const std::string& name, int flags, cons
   }
   if (made) apply_mode(fd, 0666, modes);
   return fd;
+}
+
+int allocate_blocks(int fd, int64_t size) {
+  int rc;
+  while ((rc = ::fallocate(fd, 0, 0, static_cast<off_t>(size))) != 0 && errno == EINTR) {
+  }
+  if (rc == 0 || errno == EOPNOTSUPP) return 0;
+  return errno;
+}
+
+void give_created_mode(int fd, bool is_dir, const FileModes& modes) {
+  apply_mode(fd, is_dir ? 0777 : 0666, modes);
 }
 
 Status prepare_cache_file(const std::string& path, const FileModes& modes, bool read_only,

@@ -35,6 +35,18 @@ Result<int> open_cache_dir(int parent_fd, const std::string& name, bool create,
 Result<int> open_cache_file(int dir_fd, const std::string& name, int flags, const FileModes& modes,
                             const std::string& shown);
 
+// Gives a file (or directory) this process may just have created the mode
+// the umask setting asks for; nothing when it is unset, or the file is
+// someone else's, or it has that mode already.
+void give_created_mode(int fd, bool is_dir, const FileModes& modes);
+
+// Gives the first `size` bytes of a file real blocks (fallocate(2), which
+// never changes bytes that are there, so other processes may use the file
+// meanwhile): 0, or the errno, ENOSPC on a full disk. A filesystem without
+// fallocate counts as success (glibc's fallback would write zeros over a
+// live file).
+int allocate_blocks(int fd, int64_t size);
+
 // For files another library creates by path (LMDB's index and lock file):
 // creates `path` like open_cache_file if it is absent (unless read_only) and
 // fails if it is a symlink or not a regular file. *ino receives its inode

@@ -98,7 +98,7 @@ Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path
   } else if (!read_only && static_cast<uint64_t>(st.st_blocks) * 512 < kFileSize) {
     // Holes in a file of the right size (made by ftruncate elsewhere): get
     // its blocks now, or do without counters, rather than fault later.
-    int rc = ::posix_fallocate(fd, 0, kFileSize);
+    int rc = allocate_blocks(fd, kFileSize);
     if (rc != 0)
       return fail(std::string("cannot allocate the counters file: ") + std::strerror(rc));
   }

@@ -130,7 +130,7 @@ Status allocate_lock_file(const std::string& path, const FileModes& modes, int* 
   int rc = ::fstat(*fd, &st) != 0 ? errno : 0;
   off_t want = std::max<off_t>(kLockFileBytes, rc == 0 ? st.st_size : 0);
   if (rc == 0 && static_cast<off_t>(st.st_blocks) * 512 < want) {
-    rc = ::posix_fallocate(*fd, 0, want);
+    rc = allocate_blocks(*fd, want);
   }
   ::close(*fd);
   if (rc == 0) return {};
@@ -270,12 +270,14 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
     return fail("mdb_env_set_maxreaders", rc);
   }
-  // LMDB opens both files by path: make or check them first (never a
-  // symlink, modes from the umask setting), and check afterwards that LMDB
-  // opened the very files checked.
+  // LMDB opens both files by path: check them first (never a symlink), make
+  // the lock file (modes from the umask setting), and check afterwards that
+  // LMDB opened the very files checked. The data file is left for LMDB to
+  // create: an empty one made here would be a new environment to every
+  // process opening it at once, each writing its first meta pages.
   const std::string lock_path = path + "-lock";
   uint64_t data_ino = 0, lock_ino = 0;
-  if (Status s = prepare_cache_file(path, modes, read_only, &data_ino); !s.ok()) {
+  if (Status s = prepare_cache_file(path, modes, true, &data_ino); !s.ok()) {
     *rc_out = EPERM;
     return s;
   }
@@ -292,18 +294,21 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
   if (read_only) flags |= MDB_RDONLY;
   if (no_lock) flags |= MDB_NOLOCK;
   if (!sync) flags |= MDB_NOSYNC;
-  if ((rc = mdb_env_open(index->env_, path.c_str(), flags, 0644)) != 0) {
+  const mode_t mode = 0666 & ~static_cast<mode_t>(modes.umask.value_or(0));
+  if ((rc = mdb_env_open(index->env_, path.c_str(), flags, mode)) != 0) {
     return fail("mdb_env_open", rc);
   }
   int fd = -1;
   if ((rc = mdb_env_get_fd(index->env_, &fd)) != 0) return fail("mdb_env_get_fd", rc);
   struct stat file_stat;
   if (::fstat(fd, &file_stat) != 0) return fail("fstat", errno);
-  if ((data_ino && static_cast<uint64_t>(file_stat.st_ino) != data_ino) ||
+  const uint64_t opened_ino = static_cast<uint64_t>(file_stat.st_ino);
+  if ((data_ino && opened_ino != data_ino) || !same_inode(path, opened_ino) ||
       (lock_ino && !same_inode(lock_path, lock_ino))) {
     *rc_out = EPERM;
     return Status::error(path + ": the index files were replaced while they were opened");
   }
+  if (!data_ino && !read_only) give_created_mode(fd, false, modes);  // LMDB made it
   index->map_begin_ = find_mapping(file_stat.st_ino);
   if (!index->map_begin_) {
     *rc_out = 0;
