@@ -234,7 +234,7 @@ void add_store_commands(CLI::App& app, int* exit_code) {
   config->callback([] {
     cache::Config c = cache::load_config("");
     for (const auto& e : c.entries) {
-      std::printf("%-10s = %-24s (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
+      std::printf("%-13s = %-24s (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
     }
     for (const auto& w : c.warnings) std::fprintf(stderr, "lexpack: warning: %s\n", w.c_str());
   });
