@@ -52,28 +52,35 @@ void make_parents(const std::string& path, const FileModes& modes) {
 
 Result<int> open_cache_dir(int parent_fd, const std::string& name, bool create,
                            const FileModes& modes) {
-  const bool is_path = parent_fd == AT_FDCWD;
-  bool made = false;
-  if (create) {
-    if (is_path) make_parents(name, modes);
-    made = ::mkdirat(parent_fd, name.c_str(), create_mode(0777, modes)) == 0;
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  // The usual case, a directory that is there, costs one call.
+  int fd = ::openat(parent_fd, name.c_str(), kFlags | O_NOFOLLOW);
+  if (fd >= 0) return fd;
+  if (errno == ENOENT && create) {
+    bool made = ::mkdirat(parent_fd, name.c_str(), create_mode(0777, modes)) == 0;
+    if (!made && errno == ENOENT && parent_fd == AT_FDCWD) {  // parents first
+      make_parents(name, modes);
+      made = ::mkdirat(parent_fd, name.c_str(), create_mode(0777, modes)) == 0;
+    }
+    if (!made && errno != EEXIST) return Status::error(name + ": cannot create: " + errno_text());
+    fd = ::openat(parent_fd, name.c_str(), kFlags | O_NOFOLLOW);
+    if (fd >= 0) {
+      if (made) apply_mode(fd, 0777, modes);
+      return fd;
+    }
   }
+  if (errno != ELOOP && errno != ENOTDIR) return Status::error(name + ": " + errno_text());
   struct stat st;
   if (::fstatat(parent_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return Status::error(name + ": " + (create ? "cannot create: " : "") + errno_text());
+    return Status::error(name + ": " + errno_text());
   }
-  int follow = O_NOFOLLOW;
-  if (S_ISLNK(st.st_mode)) {
-    if (st.st_uid != ::geteuid() && !modes.follow_symlinks) {
-      return Status::error(name + ": is a symbolic link owned by user " +
-                           std::to_string(st.st_uid) +
-                           "; not followed (set LEXPACK_FOLLOW_SYMLINKS=1 to use it)");
-    }
-    follow = 0;
+  if (!S_ISLNK(st.st_mode)) return Status::error(name + ": not a directory");
+  if (st.st_uid != ::geteuid() && !modes.follow_symlinks) {
+    return Status::error(name + ": is a symbolic link owned by user " + std::to_string(st.st_uid) +
+                         "; not followed (set LEXPACK_FOLLOW_SYMLINKS=1 to use it)");
   }
-  int fd = ::openat(parent_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | follow);
+  fd = ::openat(parent_fd, name.c_str(), kFlags);
   if (fd < 0) return Status::error(name + ": " + errno_text());
-  if (made) apply_mode(fd, 0777, modes);
   return fd;
 }
 

@@ -120,7 +120,9 @@ bool run_guarded(FunctionRef<void()> body) {
 // reader; a larger file is accepted), so a full disk is an error, not a fault.
 constexpr off_t kLockFileBytes = 128 + 64 * off_t{kMaxReaders};
 
-Status allocate_lock_file(const std::string& path, const FileModes& modes, int* rc_out) {
+// Also checks the file (a regular file, never a symlink) and returns its inode.
+Status allocate_lock_file(const std::string& path, const FileModes& modes, int* rc_out,
+                          uint64_t* ino) {
   auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
   if (!fd.ok()) {
     *rc_out = errno == ELOOP ? EPERM : errno;
@@ -128,6 +130,12 @@ Status allocate_lock_file(const std::string& path, const FileModes& modes, int* 
   }
   struct stat st;
   int rc = ::fstat(*fd, &st) != 0 ? errno : 0;
+  if (rc == 0 && !S_ISREG(st.st_mode)) {
+    ::close(*fd);
+    *rc_out = EPERM;
+    return Status::error(path + ": not a regular file");
+  }
+  *ino = static_cast<uint64_t>(st.st_ino);
   off_t want = std::max<off_t>(kLockFileBytes, rc == 0 ? st.st_size : 0);
   if (rc == 0 && static_cast<off_t>(st.st_blocks) * 512 < want) {
     rc = allocate_blocks(*fd, want);
@@ -281,11 +289,10 @@ Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bo
     *rc_out = EPERM;
     return s;
   }
-  if (!no_lock) {
-    if (!read_only) {
-      if (Status s = allocate_lock_file(lock_path, modes, rc_out); !s.ok()) return s;
-    }
-    if (Status s = prepare_cache_file(lock_path, modes, read_only, &lock_ino); !s.ok()) {
+  if (!no_lock && !read_only) {
+    if (Status s = allocate_lock_file(lock_path, modes, rc_out, &lock_ino); !s.ok()) return s;
+  } else if (!no_lock) {
+    if (Status s = prepare_cache_file(lock_path, modes, true, &lock_ino); !s.ok()) {
       *rc_out = EPERM;
       return s;
     }
