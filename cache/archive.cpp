@@ -1,7 +1,5 @@
-// export/import: the cache as one file, so CI can move it as a single
-// artifact. Layout: a 16-byte header, then entries {type u32, length u64,
-// payload, checksum u64}, ending with an end entry that counts them.
-// Import checks everything and writes only through the store API.
+// export: the cache as one file, so CI can move it as a single artifact
+// (layout in archive_format.h; import in archive_import.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,34 +7,15 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
+#include "cache/archive_format.h"
+#include "cache/sha256.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
 
 namespace {
-
-constexpr char kMagic[8] = {'L', 'X', 'P', 'K', 'A', 'R', 'C', '\n'};
-constexpr uint32_t kArchiveVersion = 1;
-constexpr uint64_t kMaxEntryBytes = 4ull << 30;
-constexpr size_t kImportBatchBytes = 64u << 20;
-constexpr size_t kWriteBuffer = 4u << 20;
-
-enum EntryType : uint32_t {
-  kBlob = 1,
-  kAlignedBlob = 2,
-  kFile = 3,
-  kAction = 4,
-  kMemo = 5,
-  kEnd = 6,
-};
-
-uint64_t entry_checksum(uint32_t type, std::string_view payload) {
-  Hasher h;
-  h.field(type);
-  h.field(payload);
-  return h.digest().lo;
-}
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -45,14 +24,29 @@ std::string errno_text() {
 // Collects output in a large buffer and writes it with few write(2) calls.
 class ArchiveWriter {
  public:
-  explicit ArchiveWriter(int fd) : fd_(fd) {}
+  // With a secret, every byte written is signed (see archive_format.h).
+  ArchiveWriter(int fd, const std::string& secret) : fd_(fd) {
+    if (!secret.empty()) {
+      mac_.emplace(secret);
+      mac_->update(kSignatureDomain);
+    }
+  }
   base::Status entry(uint32_t type, std::string_view head, std::string_view body) {
     FixedWriter w;
     w.u32(type);
     w.u64(head.size() + body.size());
     base::Status s = put(w.bytes());
     if (s.ok()) s = put(head);
-    if (s.ok()) s = put(body);
+    if (s.ok()) {
+      // The end entry's signature covers everything before it.
+      if (type == kEnd && mac_) {
+        Sha256Digest d = mac_->finish();
+        mac_.reset();
+        std::memcpy(signature_, d.data(), d.size());
+        body = std::string_view(signature_, sizeof signature_);
+      }
+      s = put(body);
+    }
     Hasher h;
     h.field(type);
     h.field(static_cast<uint64_t>(head.size() + body.size()));
@@ -63,7 +57,9 @@ class ArchiveWriter {
     if (s.ok()) s = put(sum.bytes());
     return s;
   }
+  bool signing() const { return mac_.has_value(); }
   base::Status put(std::string_view bytes) {
+    if (mac_) mac_->update(bytes);
     if (buffer_.size() + bytes.size() > kWriteBuffer) {
       base::Status s = drain();
       if (!s.ok()) return s;
@@ -90,6 +86,8 @@ class ArchiveWriter {
   }
   int fd_;
   std::string buffer_;
+  std::optional<HmacSha256> mac_;
+  char signature_[kSignatureBytes];
 };
 
 }  // namespace
@@ -130,10 +128,19 @@ base::Status StoreImpl::export_to(const std::string& file) {
   });
   if (!st.ok()) return after_failure(st);
 
-  const std::string tmp = file + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh name, created exclusively and never through a symlink: the
+  // archive's directory may be shared (/tmp), and a planted link must not
+  // make this process overwrite someone's file.
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = file + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return base::Status::error(tmp + ": cannot create: " + errno_text());
-  ArchiveWriter out(fd);
+  ArchiveWriter out(
+      fd, options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret);
   FixedWriter header;
   header.bytes().append(kMagic, sizeof kMagic);
   header.u32(kArchiveVersion);
@@ -155,7 +162,10 @@ base::Status StoreImpl::export_to(const std::string& file) {
   }
   FixedWriter end;
   end.u64(count);
-  if (st.ok()) st = out.entry(kEnd, end.bytes(), "");
+  // Signed: the end entry also holds the signature (its body, filled in by
+  // the writer); its length says so.
+  std::string room(out.signing() ? kSignatureBytes : 0, '\0');
+  if (st.ok()) st = out.entry(kEnd, end.bytes(), room);
   if (st.ok()) st = out.drain();
   if (st.ok() && ::fsync(fd) != 0) st = base::Status::error(std::string("fsync: ") + errno_text());
   ::close(fd);
@@ -167,150 +177,6 @@ base::Status StoreImpl::export_to(const std::string& file) {
     return base::Status::error(file + ": export failed: " + st.message());
   }
   return {};
-}
-
-base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
-  if (!index_) return base::Status::error(dir_ + ": the index is not open");
-  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return base::Status::error(file + ": cannot open: " + errno_text());
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return base::Status::error(file + ": fstat: " + errno_text());
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  auto read_at = [&](uint64_t pos, uint64_t n, std::string* out) -> bool {
-    out->resize(n);
-    uint64_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd, out->data() + done, n - done, static_cast<off_t>(pos + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      done += static_cast<uint64_t>(r);
-    }
-    return true;
-  };
-  auto bad = [&](uint64_t pos, const std::string& why) {
-    return base::Status::error(file + ": offset " + std::to_string(pos) + ": " + why +
-                               "; nothing imported");
-  };
-
-  std::string buf;
-  if (size < 16 || !read_at(0, 16, &buf) || std::memcmp(buf.data(), kMagic, 8) != 0) {
-    return bad(0, "not a lexpack archive");
-  }
-  FixedReader hr(std::string_view(buf).substr(8));
-  if (uint32_t v = hr.u32(); v != kArchiveVersion) {
-    return bad(8, "archive version " + std::to_string(v) + " is not supported");
-  }
-
-  // Blobs are content-addressed and checked, so they go in as they come;
-  // records go in only once the whole file has been read and checked.
-  ImportReport report;
-  std::vector<std::string> batch[2];
-  size_t batch_bytes[2] = {0, 0};
-  std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
-  auto flush_batch = [&](int aligned) -> base::Status {
-    if (batch[aligned].empty()) return {};
-    std::vector<std::string_view> views(batch[aligned].begin(), batch[aligned].end());
-    BlobOptions options;
-    options.page_aligned = aligned == 1;
-    auto ids = put_blobs(views, options);
-    batch[aligned].clear();
-    batch_bytes[aligned] = 0;
-    return ids.status();
-  };
-
-  uint64_t pos = 16, count = 0;
-  bool ended = false;
-  while (!ended) {
-    if (pos == size) return bad(pos, "the file is truncated (no end marker)");
-    if (size - pos < 12 || !read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
-    FixedReader er(buf);
-    uint32_t type = er.u32();
-    uint64_t length = er.u64();
-    if (length > kMaxEntryBytes || length > size - pos - 12 || size - pos - 12 - length < 8) {
-      return bad(pos, "entry claims " + std::to_string(length) +
-                          " bytes, more than the file holds or than allowed");
-    }
-    std::string payload;
-    if (!read_at(pos + 12, length + 8, &payload)) return bad(pos, "read failed");
-    FixedReader sr(std::string_view(payload).substr(length));
-    uint64_t sum = sr.u64();
-    payload.resize(length);
-    if (sum != entry_checksum(type, payload)) return bad(pos, "entry checksum mismatch");
-    switch (type) {
-      case kBlob:
-      case kAlignedBlob: {
-        if (length < 16) return bad(pos, "blob entry too short");
-        BlobId id = key_hash(std::string_view(payload).substr(0, 16));
-        if (hash_bytes(std::string_view(payload).substr(16)) != id) {
-          return bad(pos, "blob " + id.hex() + " does not match its hash");
-        }
-        int aligned = type == kAlignedBlob ? 1 : 0;
-        batch_bytes[aligned] += length - 16;
-        batch[aligned].push_back(payload.substr(16));
-        ++report.blobs;
-        if (batch_bytes[aligned] >= kImportBatchBytes) {
-          base::Status s = flush_batch(aligned);
-          if (!s.ok()) return base::Status::error(file + ": import failed: " + s.message());
-        }
-        break;
-      }
-      case kFile: {
-        std::string path;
-        if (!decode_file_record(payload, &path)) return bad(pos, "damaged file record");
-        records.push_back({Table::kFiles, {file_key(path), payload}});
-        ++report.files;
-        break;
-      }
-      case kAction: {
-        if (length < 16 || !decode_action_record(std::string_view(payload).substr(16))) {
-          return bad(pos, "damaged action record");
-        }
-        records.push_back({Table::kActions, {payload.substr(0, 16), payload.substr(16)}});
-        ++report.actions;
-        break;
-      }
-      case kMemo: {
-        std::string_view t, k, v;
-        if (!decode_memo(payload, &t, &k, &v)) return bad(pos, "damaged memo record");
-        records.push_back({Table::kMemo, {memo_key(t, k), payload}});
-        ++report.memos;
-        break;
-      }
-      case kEnd: {
-        FixedReader cr(payload);
-        uint64_t expected = cr.u64();
-        if (!cr.done() || expected != count) {
-          return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
-                              std::to_string(count));
-        }
-        if (pos + 12 + length + 8 != size) return bad(pos, "bytes after the end marker");
-        ended = true;
-        break;
-      }
-      default:
-        return bad(pos, "unknown entry type " + std::to_string(type));
-    }
-    if (type != kEnd) ++count;
-    pos += 12 + length + 8;
-  }
-  for (int aligned = 0; aligned < 2; ++aligned) {
-    base::Status s = flush_batch(aligned);
-    if (!s.ok()) return base::Status::error(file + ": import failed: " + s.message());
-  }
-  base::Status s = index_->write([&](Txn& t) {
-    for (const auto& [table, kv] : records) {
-      base::Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
-      if (!p.ok()) return p;
-    }
-    return base::Status();
-  });
-  if (!s.ok()) return base::Status::error(file + ": import failed: " + after_failure(s).message());
-  return report;
 }
 
 }  // namespace lexpack::cache

@@ -40,6 +40,8 @@ constexpr Setting kSettings[] = {
     {"max_size", "LEXPACK_MAXSIZE"},
     {"pack_size", "LEXPACK_PACK_SIZE"},
     {"sync", "LEXPACK_SYNC"},
+    {"umask", "LEXPACK_UMASK"},
+    {"remote_secret", "LEXPACK_REMOTE_SECRET"},
 };
 
 // Applies one value; returns an empty string or the reason it was refused.
@@ -64,12 +66,30 @@ std::string apply(Config* config, std::string_view key, std::string_view value) 
     config->sync = *b;
     return "";
   }
+  if (key == "umask") {
+    auto mask = parse_umask(value);
+    if (!mask) return "expected an octal umask like 002 or 027";
+    config->umask = *mask;
+    return "";
+  }
+  if (key == "remote_secret") {
+    if (value.size() < 16) return "expected a secret of at least 16 characters";
+    config->remote_secret = std::string(value);
+    return "";
+  }
   return "unknown key";
 }
 
 std::string show(const Config& config, std::string_view key) {
   if (key == "max_size") return format_size(config.max_size);
   if (key == "pack_size") return format_size(config.pack_size);
+  if (key == "umask") {
+    if (!config.umask) return "(the process umask)";
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "%03o", *config.umask);
+    return buf;
+  }
+  if (key == "remote_secret") return config.remote_secret.empty() ? "(none)" : "(set)";
   return config.sync ? "true" : "false";
 }
 
@@ -141,6 +161,15 @@ Config load_config(std::string_view dir_override) {
     }
     sources[i] = std::string("environment ") + kSettings[i].env_name;
   }
+  if (const char* v = env("LEXPACK_FOLLOW_SYMLINKS")) {
+    auto b = parse_bool(v);
+    if (b) {
+      config.follow_symlinks = *b;
+    } else {
+      config.warnings.push_back(std::string("environment LEXPACK_FOLLOW_SYMLINKS=") + v +
+                                ": expected true or false; ignored");
+    }
+  }
   for (size_t i = 0; i < std::size(kSettings); ++i) {
     config.entries.push_back({kSettings[i].key, show(config, kSettings[i].key), sources[i]});
   }
@@ -190,6 +219,18 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   if (bytes < 0 || bytes >= 1.8e19) return std::nullopt;
   if (!dot && unit == 1) return std::strtoull(number.c_str(), nullptr, 10);
   return static_cast<uint64_t>(bytes);
+}
+
+std::optional<uint32_t> parse_umask(std::string_view text) {
+  text = trim(text);
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  uint32_t mask = 0;
+  for (char c : text) {
+    if (c < '0' || c > '7') return std::nullopt;
+    mask = mask * 8 + static_cast<uint32_t>(c - '0');
+  }
+  if (mask > 0777) return std::nullopt;
+  return mask;
 }
 
 std::string format_size(uint64_t bytes) {

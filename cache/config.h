@@ -20,7 +20,7 @@ inline constexpr uint64_t kMaxPackSize = 4ull << 30;
 inline constexpr char kConfigFileName[] = "lexpack.conf";
 
 struct ConfigEntry {
-  std::string key;     // "dir", "max_size", "pack_size", "sync"
+  std::string key;     // "dir", "max_size", "pack_size", "sync", "umask", ...
   std::string value;   // as shown to the user
   std::string source;  // "default", "environment LEXPACK_MAXSIZE", "<file>:<line>", ...
 };
@@ -30,6 +30,15 @@ struct Config {
   uint64_t max_size = kDefaultMaxSize;
   uint64_t pack_size = kDefaultPackSize;
   bool sync = false;  // fsync the index on every commit
+  // Mode bits taken away from everything lexpack creates in the cache (files
+  // 0666, directories 0777); unset: the process umask decides. `002` with a
+  // setgid group directory shares a cache within a group.
+  std::optional<uint32_t> umask;
+  // The secret that signs archives (and remote entries): empty for none.
+  std::string remote_secret;
+  // LEXPACK_FOLLOW_SYMLINKS only (lexpack.conf lives in the directory it would
+  // vouch for): use a cache directory or packs/ that is a symlink someone else owns.
+  bool follow_symlinks = false;
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;
@@ -47,5 +56,7 @@ Config load_config(std::string_view dir_override);
 // Ki/Mi/Gi/Ti; an optional trailing "B". nullopt on anything else or overflow.
 std::optional<uint64_t> parse_size(std::string_view text);
 std::string format_size(uint64_t bytes);
+// "002", "0027", "22": octal, at most 0777. nullopt on anything else.
+std::optional<uint32_t> parse_umask(std::string_view text);
 
 }  // namespace lexpack::cache

@@ -37,6 +37,20 @@ Slot* slot(char* map, size_t i) {
   return reinterpret_cast<Slot*>(map + kSlotSize * (i + 1));
 }
 
+bool write_all_at(int fd, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
 
 CountersFile::~CountersFile() {
@@ -44,13 +58,15 @@ CountersFile::~CountersFile() {
 }
 
 base::Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string& path,
-                                                               bool read_only) {
+                                                               bool read_only,
+                                                               const FileModes& modes) {
   std::unique_ptr<CountersFile> c(new CountersFile());
   c->path_ = path;
   c->read_only_ = read_only;
-  int fd =
-      ::open(path.c_str(), read_only ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return base::Status::error(path + ": open: " + std::strerror(errno));
+  auto opened =
+      open_cache_file(AT_FDCWD, path, read_only ? O_RDONLY : O_RDWR | O_CREAT, modes, path);
+  if (!opened.ok()) return opened.status();
+  int fd = *opened;
   // Writers size and stamp a new file under an exclusive lock, so a process
   // opening it at the same moment never sees it half made and resets it.
   if (!read_only && ::flock(fd, LOCK_EX) != 0) {
@@ -71,9 +87,21 @@ base::Result<std::unique_ptr<CountersFile>> CountersFile::open(const std::string
   };
   struct stat st;
   if (::fstat(fd, &st) != 0) return fail(std::string("fstat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
   if (static_cast<size_t>(st.st_size) != kFileSize) {
-    if (read_only || ::ftruncate(fd, kFileSize) != 0)
-      return fail("counters file has the wrong size");
+    if (read_only) return fail("counters file has the wrong size");
+    // Write the file's bytes for real: a size set by ftruncate leaves holes,
+    // and a store into a hole of a shared mapping on a full disk is SIGBUS.
+    static const char zeros[kFileSize] = {};
+    if (!write_all_at(fd, zeros, kFileSize) || ::ftruncate(fd, kFileSize) != 0) {
+      return fail(std::string("cannot size the counters file: ") + std::strerror(errno));
+    }
+  } else if (!read_only && static_cast<uint64_t>(st.st_blocks) * 512 < kFileSize) {
+    // Holes in a file of the right size (made by ftruncate elsewhere): get
+    // its blocks now, or do without counters, rather than fault later.
+    int rc = allocate_blocks(fd, kFileSize);
+    if (rc != 0)
+      return fail(std::string("cannot allocate the counters file: ") + std::strerror(rc));
   }
   void* m =
       ::mmap(nullptr, kFileSize, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "cache/cache_files.h"
 
 namespace lexpack::cache {
 
@@ -17,8 +18,11 @@ class CountersFile {
  public:
   ~CountersFile();
   // Maps the file, creating or re-initializing it when absent or damaged.
-  // A read-only open maps an existing file only.
-  static base::Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only);
+  // A read-only open maps an existing file only. The file's blocks are
+  // allocated before it is mapped for writing, so a full disk is an error
+  // here (the caller goes on without counters), never a fault later.
+  static base::Result<std::unique_ptr<CountersFile>> open(const std::string& path, bool read_only,
+                                                          const FileModes& modes = {});
   base::Status add(std::string_view name, int64_t delta);
   std::map<std::string, int64_t> read_all() const;
   void reset();

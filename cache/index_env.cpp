@@ -4,12 +4,15 @@
 
 #include "cache/index_check.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <signal.h>
 
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 
 #include <algorithm>
@@ -109,6 +112,44 @@ bool run_guarded(FunctionRef<void()> body) {
   body();
   t_guard = outer;
   return true;
+}
+
+// LMDB sizes its lock file with ftruncate and writes it through a shared
+// mapping; on a full disk a store into a hole there is SIGBUS. Give the file
+// real blocks first (LMDB 0.9: a 128-byte header and one 64-byte slot per
+// reader; a larger file is accepted), so a full disk is an error, not a fault.
+constexpr off_t kLockFileBytes = 128 + 64 * off_t{kMaxReaders};
+
+// Also checks the file (a regular file, never a symlink) and returns its inode.
+base::Status allocate_lock_file(const std::string& path, const FileModes& modes, int* rc_out,
+                                uint64_t* ino) {
+  auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+  if (!fd.ok()) {
+    *rc_out = errno == ELOOP ? EPERM : errno;
+    return fd.status();
+  }
+  struct stat st;
+  int rc = ::fstat(*fd, &st) != 0 ? errno : 0;
+  if (rc == 0 && !S_ISREG(st.st_mode)) {
+    ::close(*fd);
+    *rc_out = EPERM;
+    return base::Status::error(path + ": not a regular file");
+  }
+  *ino = static_cast<uint64_t>(st.st_ino);
+  off_t want = std::max<off_t>(kLockFileBytes, rc == 0 ? st.st_size : 0);
+  if (rc == 0 && static_cast<off_t>(st.st_blocks) * 512 < want) {
+    rc = allocate_blocks(*fd, want);
+  }
+  ::close(*fd);
+  if (rc == 0) return {};
+  *rc_out = rc;
+  return base::Status::error(path + ": cannot allocate the index lock file: " + std::strerror(rc));
+}
+
+bool same_inode(const std::string& path, uint64_t ino) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_ino) == ino;
 }
 
 }  // namespace
@@ -213,7 +254,8 @@ base::Status Txn::clear(Table t) {
 }
 
 base::Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& path, bool read_only,
-                                                           bool sync, bool no_lock, int* rc_out) {
+                                                           bool sync, bool no_lock,
+                                                           const FileModes& modes, int* rc_out) {
   *rc_out = 0;
   std::unique_ptr<Index> index(new Index());
   auto fail = [&](const char* op, int rc) {
@@ -236,17 +278,44 @@ base::Result<std::unique_ptr<Index>> Index::open_unguarded(const std::string& pa
   if ((rc = mdb_env_set_maxreaders(index->env_, kMaxReaders)) != 0) {
     return fail("mdb_env_set_maxreaders", rc);
   }
+  // LMDB opens both files by path: check them first (never a symlink), make
+  // the lock file (modes from the umask setting), and check afterwards that
+  // LMDB opened the very files checked. The data file is left for LMDB to
+  // create: an empty one made here would be a new environment to every
+  // process opening it at once, each writing its first meta pages.
+  const std::string lock_path = path + "-lock";
+  uint64_t data_ino = 0, lock_ino = 0;
+  if (base::Status s = prepare_cache_file(path, modes, true, &data_ino); !s.ok()) {
+    *rc_out = EPERM;
+    return s;
+  }
+  if (!no_lock && !read_only) {
+    if (base::Status s = allocate_lock_file(lock_path, modes, rc_out, &lock_ino); !s.ok()) return s;
+  } else if (!no_lock) {
+    if (base::Status s = prepare_cache_file(lock_path, modes, true, &lock_ino); !s.ok()) {
+      *rc_out = EPERM;
+      return s;
+    }
+  }
   unsigned flags = MDB_NOSUBDIR | MDB_NOTLS;
   if (read_only) flags |= MDB_RDONLY;
   if (no_lock) flags |= MDB_NOLOCK;
   if (!sync) flags |= MDB_NOSYNC;
-  if ((rc = mdb_env_open(index->env_, path.c_str(), flags, 0644)) != 0) {
+  const mode_t mode = 0666 & ~static_cast<mode_t>(modes.umask.value_or(0));
+  if ((rc = mdb_env_open(index->env_, path.c_str(), flags, mode)) != 0) {
     return fail("mdb_env_open", rc);
   }
   int fd = -1;
   if ((rc = mdb_env_get_fd(index->env_, &fd)) != 0) return fail("mdb_env_get_fd", rc);
   struct stat file_stat;
   if (::fstat(fd, &file_stat) != 0) return fail("fstat", errno);
+  const uint64_t opened_ino = static_cast<uint64_t>(file_stat.st_ino);
+  if ((data_ino && opened_ino != data_ino) || !same_inode(path, opened_ino) ||
+      (lock_ino && !same_inode(lock_path, lock_ino))) {
+    *rc_out = EPERM;
+    return base::Status::error(path + ": the index files were replaced while they were opened");
+  }
+  if (!data_ino && !read_only) give_created_mode(fd, false, modes);  // LMDB made it
   index->map_begin_ = find_mapping(file_stat.st_ino);
   if (!index->map_begin_) {
     *rc_out = 0;
@@ -403,9 +472,9 @@ base::Status Index::write_unguarded(FunctionRef<base::Status(Txn&)> fn) {
 namespace lexpack::cache {
 
 base::Result<std::unique_ptr<Index>> Index::open(const std::string& path, bool read_only, bool sync,
-                                                 bool no_lock, int* rc) {
+                                                 bool no_lock, const FileModes& modes, int* rc) {
   base::Result<std::unique_ptr<Index>> result = base::Status::error(path + ": not opened");
-  if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, rc); })) {
+  if (!run_guarded([&] { result = open_unguarded(path, read_only, sync, no_lock, modes, rc); })) {
     *rc = MDB_CORRUPTED;
     return base::Status::error(path + ": the index file is damaged (a read of it faulted)");
   }

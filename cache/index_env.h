@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "cache/cache_files.h"
 #include "cache/function_ref.h"
 
 namespace lexpack::cache {
@@ -52,9 +53,11 @@ class Index {
  public:
   // path: the index file (MDB_NOSUBDIR); its lock file is path + "-lock".
   // no_lock: for a read-only directory whose lock file cannot be written.
-  // *rc receives the failing LMDB/errno code (0 on success).
+  // *rc receives the failing LMDB/errno code (0 on success). Both files are
+  // created with `modes` and refused when they are symlinks.
   static base::Result<std::unique_ptr<Index>> open(const std::string& path, bool read_only,
-                                                   bool sync, bool no_lock, int* rc);
+                                                   bool sync, bool no_lock, const FileModes& modes,
+                                                   int* rc);
   ~Index();
 
   // Both run fn under a fault guard: LMDB trusts the file, so a damaged page
@@ -83,7 +86,8 @@ class Index {
   Index() = default;
   static base::Result<std::unique_ptr<Index>> open_unguarded(const std::string& path,
                                                              bool read_only, bool sync,
-                                                             bool no_lock, int* rc);
+                                                             bool no_lock, const FileModes& modes,
+                                                             int* rc);
   base::Status read_unguarded(FunctionRef<base::Status(Txn&)> fn);
   base::Status write_unguarded(FunctionRef<base::Status(Txn&)> fn);
   base::Status mdb_fail(const char* op, int rc);

@@ -2,6 +2,7 @@
 // pwritev calls under an exclusive flock. See pack_file.h.
 #include "cache/pack_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -54,12 +55,23 @@ PackSet::~PackSet() {
     if (p.fd >= 0) ::close(p.fd);
   }
   for (auto& m : retired_) ::munmap(const_cast<char*>(m.addr), m.length);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+int PackSet::release_dir() {
+  int fd = dir_fd_;
+  dir_fd_ = -1;
+  return fd;
+}
+
+std::string PackSet::name(uint32_t pack) {
+  char name[32];
+  std::snprintf(name, sizeof name, "pack-%08u.lpk", pack);
+  return name;
 }
 
 std::string PackSet::path(uint32_t pack) const {
-  char name[32];
-  std::snprintf(name, sizeof name, "/pack-%08u.lpk", pack);
-  return dir_ + name;
+  return dir_ + "/" + name(pack);
 }
 
 bool PackSet::parse_name(std::string_view name, uint32_t* pack) {
@@ -79,14 +91,15 @@ base::Result<PackSet::Pack*> PackSet::open_pack(uint32_t pack, bool for_write) {
   Pack& p = packs_[pack];
   if (p.fd >= 0 && (p.writable || !for_write)) return &p;
   if (for_write && read_only_) return base::Status::error(path(pack) + ": the cache is read-only");
-  int flags = O_CLOEXEC | (for_write ? (O_RDWR | O_CREAT) : O_RDONLY);
-  int fd = ::open(path(pack).c_str(), flags, 0644);
-  if (fd < 0 && !for_write && errno == ENOENT) {
+  if (dir_fd_ < 0) return base::Status::error(path(pack) + ": pack file is missing");
+  int flags = for_write ? (O_RDWR | O_CREAT) : O_RDONLY;
+  auto fd = open_cache_file(dir_fd_, name(pack), flags, modes_, path(pack));
+  if (!fd.ok() && !for_write && errno == ENOENT) {
     return base::Status::error(path(pack) + ": pack file is missing");
   }
-  if (fd < 0) return base::Status::error(path(pack) + ": open: " + errno_text());
+  if (!fd.ok()) return fd.status();
   if (p.fd >= 0) ::close(p.fd);
-  p.fd = fd;
+  p.fd = *fd;
   p.writable = for_write;
   return &p;
 }
@@ -208,6 +221,37 @@ void PackSet::forget(uint32_t pack) {
   for (auto& m : it->second.maps) retired_.push_back(m);
   if (it->second.fd >= 0) ::close(it->second.fd);
   packs_.erase(it);
+}
+
+void PackSet::remove(uint32_t pack) {
+  if (dir_fd_ >= 0) ::unlinkat(dir_fd_, name(pack).c_str(), 0);
+  forget(pack);
+}
+
+std::vector<uint32_t> PackSet::list() const {
+  std::vector<uint32_t> out;
+  if (dir_fd_ < 0) return out;
+  int fd = ::openat(dir_fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = fd >= 0 ? ::fdopendir(fd) : nullptr;
+  if (!d) {
+    if (fd >= 0) ::close(fd);
+    return out;
+  }
+  while (struct dirent* e = ::readdir(d)) {
+    uint32_t n;
+    if (parse_name(e->d_name, &n)) out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t PackSet::file_size(uint32_t pack) const {
+  struct stat st;
+  if (dir_fd_ < 0 || ::fstatat(dir_fd_, name(pack).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(st.st_size);
 }
 
 void PackSet::drop_page_cache() {

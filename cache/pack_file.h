@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cache/cache_files.h"
 
 namespace lexpack::cache {
 
@@ -23,13 +24,20 @@ struct PackPiece {
 
 class PackSet {
  public:
-  PackSet(std::string dir, uint64_t pack_size, bool read_only)
-      : dir_(std::move(dir)), pack_size_(pack_size), read_only_(read_only) {}
+  // dir_fd: a handle on the packs directory (owned from now on; -1 when it
+  // does not exist), so packs are never reached through a swapped directory.
+  PackSet(std::string dir, int dir_fd, uint64_t pack_size, bool read_only, FileModes modes)
+      : dir_(std::move(dir)),
+        dir_fd_(dir_fd),
+        pack_size_(pack_size),
+        read_only_(read_only),
+        modes_(modes) {}
   ~PackSet();
   PackSet(const PackSet&) = delete;
   PackSet& operator=(const PackSet&) = delete;
 
   std::string path(uint32_t pack) const;
+  static std::string name(uint32_t pack);  // "pack-00000012.lpk"
   static bool parse_name(std::string_view name, uint32_t* pack);
 
   // Bytes [offset, offset + size) of the pack, from its one mapping. The view
@@ -47,6 +55,13 @@ class PackSet {
   // Drops the open descriptor of a pack (after it was deleted); its mappings
   // stay until this PackSet goes away, so earlier views remain valid.
   void forget(uint32_t pack);
+  // Deletes a pack file (and forgets it).
+  void remove(uint32_t pack);
+  // The numbers of the pack files in the directory, and their sizes.
+  std::vector<uint32_t> list() const;
+  uint64_t file_size(uint32_t pack) const;
+  // Hands the directory handle over (for a read-only PackSet replacing this one).
+  int release_dir();
   // Device and inode of an open pack file (fstat of its descriptor). While
   // this PackSet holds the pack open or mapped, no other file can take them.
   base::Status file_id(uint32_t pack, uint64_t* dev, uint64_t* ino);
@@ -68,8 +83,10 @@ class PackSet {
   base::Result<Pack*> open_pack(uint32_t pack, bool for_write);
 
   std::string dir_;
+  int dir_fd_;
   uint64_t pack_size_;
   bool read_only_;
+  FileModes modes_;
   std::map<uint32_t, Pack> packs_;
   std::vector<Mapping> retired_;
 };

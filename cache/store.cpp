@@ -71,13 +71,15 @@ std::optional<BlobLocation> decode_blob(std::string_view key, std::string_view r
 // Holds a flock on the reset lock file while alive (shared or exclusive).
 class ResetLock {
  public:
-  ResetLock(const std::string& path, int op) {
+  ResetLock(const std::string& path, int op, const FileModes& modes) {
     if (::access(path.c_str(), F_OK) != 0 &&
         ::access(path.substr(0, path.rfind('/')).c_str(), W_OK) != 0) {
       return;  // a read-only directory: nobody can reset it anyway
     }
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0) {
+    auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+    if (!fd.ok()) fd = open_cache_file(AT_FDCWD, path, O_RDONLY, modes, path);
+    if (fd.ok()) {
+      fd_ = *fd;
       while (::flock(fd_, op) != 0 && errno == EINTR) {
       }
     }
@@ -116,22 +118,32 @@ base::Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options
   s->packs_dir_ = s->dir_ + "/" + kPacksDirName;
   s->index_path_ = s->dir_ + "/" + kIndexFileName;
   s->read_only_ = options.read_only;
-  if (!s->read_only_) {
-    std::error_code ec;
-    std::filesystem::create_directories(s->packs_dir_, ec);
-    if (ec || ::access(s->dir_.c_str(), W_OK) != 0 || ::access(s->packs_dir_.c_str(), W_OK) != 0) {
-      if (!std::filesystem::is_directory(s->dir_, ec)) {
-        return base::Status::error(s->dir_ + ": cannot create the cache directory: " +
-                                   (ec ? ec.message() : std::string("not writable")));
-      }
-      s->read_only_ = true;
-      s->messages_.push_back(s->dir_ + ": the cache directory is not writable; using it read-only");
-    }
+  s->modes_ = FileModes::from(s->config_);
+  // The directory and packs/ are opened as checked handles: a symlink someone
+  // else planted there is refused, so nothing is ever written through it.
+  auto dir_fd = open_cache_dir(AT_FDCWD, s->dir_, !s->read_only_, s->modes_);
+  if (!dir_fd.ok()) {
+    return base::Status::error(dir_fd.message().find("symbolic link") != std::string::npos
+                                   ? dir_fd.message()
+                                   : s->dir_ +
+                                         ": cannot open the cache directory: " + dir_fd.message());
+  }
+  auto packs_fd = open_cache_dir(*dir_fd, kPacksDirName, !s->read_only_, s->modes_);
+  ::close(*dir_fd);
+  if (!packs_fd.ok() && packs_fd.message().find("symbolic link") != std::string::npos) {
+    return base::Status::error(s->packs_dir_ +
+                               packs_fd.message().substr(std::strlen(kPacksDirName)));
+  }
+  if (!s->read_only_ && (!packs_fd.ok() || ::access(s->dir_.c_str(), W_OK) != 0 ||
+                         ::access(s->packs_dir_.c_str(), W_OK) != 0)) {
+    s->read_only_ = true;
+    s->messages_.push_back(s->dir_ + ": the cache directory is not writable; using it read-only");
   }
   uint64_t pack_size = options.pack_size ? options.pack_size : s->config_.pack_size;
   pack_size = std::max<uint64_t>(pack_size, 2 * kPageSize);
-  s->packs_ = std::make_unique<PackSet>(s->packs_dir_, pack_size, s->read_only_);
-  auto counters = CountersFile::open(s->dir_ + "/" + kCountersFileName, s->read_only_);
+  s->packs_ = std::make_unique<PackSet>(s->packs_dir_, packs_fd.ok() ? *packs_fd : -1, pack_size,
+                                        s->read_only_, s->modes_);
+  auto counters = CountersFile::open(s->dir_ + "/" + kCountersFileName, s->read_only_, s->modes_);
   if (counters.ok()) {
     s->counters_ = std::move(counters.value());
   } else if (!s->read_only_) {
@@ -144,21 +156,22 @@ base::Result<std::unique_ptr<Store>> StoreImpl::open(const StoreOptions& options
 
 base::Status StoreImpl::open_index() {
   // Shared while opening, so a reset (exclusive) never swaps files under us.
-  auto lock = std::make_unique<ResetLock>(dir_ + "/" + kResetLockName, LOCK_SH);
+  auto lock = std::make_unique<ResetLock>(dir_ + "/" + kResetLockName, LOCK_SH, modes_);
   index_ino_ = inode_of(index_path_);
   int rc = 0;
-  auto opened = Index::open(index_path_, read_only_, config_.sync, false, &rc);
+  auto opened = Index::open(index_path_, read_only_, config_.sync, false, modes_, &rc);
   if (!opened.ok() && read_only_ && (rc == EACCES || rc == EROFS)) {
     // A lock file we cannot write: read without LMDB's reader table.
-    opened = Index::open(index_path_, true, false, true, &rc);
+    opened = Index::open(index_path_, true, false, true, modes_, &rc);
   }
   if (!opened.ok() && !read_only_ && (rc == EACCES || rc == EROFS)) {
     read_only_ = true;
     messages_.push_back(opened.message() + "; using the cache read-only");
-    packs_ = std::make_unique<PackSet>(packs_dir_, packs_->pack_size(), true);
-    opened = Index::open(index_path_, true, false, false, &rc);
+    packs_ = std::make_unique<PackSet>(packs_dir_, packs_->release_dir(), packs_->pack_size(), true,
+                                       modes_);
+    opened = Index::open(index_path_, true, false, false, modes_, &rc);
     if (!opened.ok() && (rc == EACCES || rc == EROFS)) {
-      opened = Index::open(index_path_, true, false, true, &rc);
+      opened = Index::open(index_path_, true, false, true, modes_, &rc);
     }
   }
   if (!opened.ok()) {
@@ -212,10 +225,8 @@ base::Status StoreImpl::init_meta() {
   // A fresh index: numbering continues after any pack already on disk, so a
   // number is never reused while some process may still append to it.
   uint32_t first = first_pack_;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
-    uint32_t n;
-    if (PackSet::parse_name(e.path().filename().string(), &n) && n >= first) first = n + 1;
+  for (uint32_t n : packs_->list()) {
+    if (n >= first) first = n + 1;
   }
   return index_->write([&](Txn& t) {
     std::optional<uint32_t> f, a;
@@ -232,25 +243,20 @@ base::Status StoreImpl::init_meta() {
 }
 
 base::Status StoreImpl::reset_index(const std::string& reason) {
-  ResetLock lock(dir_ + "/" + kResetLockName, LOCK_EX);
+  ResetLock lock(dir_ + "/" + kResetLockName, LOCK_EX, modes_);
   index_.reset();
-  std::error_code ec;
   if (inode_of(index_path_) == index_ino_) {
     // Nobody replaced it yet: drop the index and the packs it described.
     ::unlink(index_path_.c_str());
     ::unlink((index_path_ + "-lock").c_str());
-    for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
-      uint32_t n;
-      if (PackSet::parse_name(e.path().filename().string(), &n)) {
-        std::filesystem::remove(e.path(), ec);
-        packs_->forget(n);
-        // Never reuse a number: a process still on the old index may append to it.
-        first_pack_ = std::max(first_pack_, n + 1);
-      }
+    for (uint32_t n : packs_->list()) {
+      packs_->remove(n);
+      // Never reuse a number: a process still on the old index may append to it.
+      first_pack_ = std::max(first_pack_, n + 1);
     }
   }
   int rc = 0;
-  auto opened = Index::open(index_path_, false, config_.sync, false, &rc);
+  auto opened = Index::open(index_path_, false, config_.sync, false, modes_, &rc);
   if (!opened.ok()) return opened.status();
   index_ = std::move(opened.value());
   index_ino_ = inode_of(index_path_);
@@ -722,6 +728,9 @@ base::Status Store::clear() {
 }
 base::Status Store::export_to(const std::string&) {
   return base::Status::error("export: not supported by this store");
+}
+base::Result<std::string> Store::make_temp(const std::string&) {
+  return base::Status::error("make_temp: not supported by this store");
 }
 base::Result<ImportReport> Store::import_from(const std::string&) {
   return base::Status::error("import: not supported by this store");

@@ -80,6 +80,9 @@ struct StoreOptions {
   // chunks of at most 64 blobs or 1 MiB) and the next puts go on with it;
   // `gc()` finishes it at once. Zero: one chunk per put.
   int64_t auto_gc_budget_us = 2000;
+  // Signs exported archives and is required of imported ones; empty: the
+  // remote_secret setting (see cache/config.h).
+  std::string remote_secret;
 };
 
 struct StoreStats {
@@ -102,6 +105,7 @@ struct GcReport {
   uint64_t packs_evicted = 0;
   uint64_t blobs_copied = 0;  // still in use, copied forward
   uint64_t blobs_dropped = 0;
+  uint64_t leftovers_removed = 0;  // temporaries of killed processes (cache/leftovers.h)
 };
 
 struct VerifyReport {
@@ -120,6 +124,8 @@ struct ImportReport {
   uint64_t files = 0;
   uint64_t actions = 0;
   uint64_t memos = 0;
+  bool signed_archive = false;     // the archive carries a signature
+  bool signature_checked = false;  // ... and it matched the secret
 };
 
 // A process-wide handle. Thread-compatible; many processes may share one
@@ -183,12 +189,18 @@ class Store {
   // Maintenance, for the command line.
   virtual base::Result<StoreStats> stats();
   // Evicts least recently used packs until the packs fit in max_size bytes.
+  // gc and clear also remove temporaries that killed processes left.
   virtual base::Result<GcReport> gc(uint64_t max_size);
   // Checks every blob and record; drops the bad ones.
   virtual base::Result<VerifyReport> verify();
   virtual base::Status clear();
+  // A fresh empty file in the cache's tmp/ for a temporary of this process
+  // (named after its pid, so gc and clear sweep it once the process is gone).
+  virtual base::Result<std::string> make_temp(const std::string& suffix);
   // The whole cache as one file, and back. Import checks every blob and record
-  // and writes only through the store, never to a path named by the file.
+  // and writes only through the store, never to a path named by the file; it
+  // stores all of it or nothing. Checksums prove integrity, not origin: with
+  // a secret set, export signs and import refuses what it did not sign.
   virtual base::Status export_to(const std::string& file);
   virtual base::Result<ImportReport> import_from(const std::string& file);
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cache/leftovers.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {
@@ -51,9 +52,10 @@ int64_t steady_ns() {
 // time. Non-blocking for puts (another process is already on it).
 class GcLock {
  public:
-  GcLock(const std::string& path, bool wait) {
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) return;
+  GcLock(const std::string& path, bool wait, const FileModes& modes) {
+    auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+    if (!fd.ok()) return;
+    fd_ = *fd;
     int rc;
     while ((rc = ::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB))) != 0 && errno == EINTR) {
     }
@@ -89,10 +91,7 @@ uint64_t StoreImpl::pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecor
     });
   });
   uint64_t total = 0;
-  for (const auto& [n, rec] : list) {
-    struct stat st;
-    if (::stat(packs_->path(n).c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
-  }
+  for (const auto& [n, rec] : list) total += packs_->file_size(n);
   if (packs) *packs = std::move(list);
   return total;
 }
@@ -105,11 +104,12 @@ base::Result<GcReport> StoreImpl::gc(uint64_t max_size) {
     ~Guard() { *flag = false; }
   } guard{&in_gc_};
   in_gc_ = true;
-  GcLock lock(dir_ + "/" + kGcLockName, true);
+  GcLock lock(dir_ + "/" + kGcLockName, true, modes_);
   flush();
   index_->check_readers();
 
   GcReport report;
+  report.leftovers_removed = sweep_leftovers(dir_);
   std::vector<std::pair<uint32_t, PackRecord>> packs;
   uint64_t total = pack_bytes_on_disk(&packs);
   report.bytes_before = total;
@@ -166,7 +166,7 @@ base::Result<GcReport> StoreImpl::gc(uint64_t max_size) {
 
 base::Status StoreImpl::auto_gc_step() {
   if (!options_.auto_gc || in_gc_ || read_only_ || !index_) return {};
-  GcLock lock(dir_ + "/" + kGcLockName, false);
+  GcLock lock(dir_ + "/" + kGcLockName, false, modes_);
   if (!lock.held()) return {};  // another process is evicting
   struct Guard {
     bool* flag;
@@ -347,8 +347,7 @@ base::Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t de
   // 5. Nothing points into the pack any more: drop it.
   st = index_->write([&](Txn& t) { return t.del(Table::kPacks, pkey); });
   if (!st.ok()) return st;
-  ::unlink(packs_->path(pack).c_str());
-  packs_->forget(pack);
+  packs_->remove(pack);
   ++report->packs_evicted;
   *done = true;
   return {};
@@ -359,15 +358,8 @@ base::Status StoreImpl::clear() {
   if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
   pending_uses_.clear();
   uint32_t highest = 0;
-  std::error_code ec;
-  std::vector<std::pair<uint32_t, std::filesystem::path>> files;
-  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
-    uint32_t n;
-    if (PackSet::parse_name(e.path().filename().string(), &n)) {
-      files.emplace_back(n, e.path());
-      highest = std::max(highest, n);
-    }
-  }
+  std::vector<uint32_t> files = packs_->list();
+  if (!files.empty()) highest = files.back();
   base::Status st = index_->write([&](Txn& t) {
     std::optional<uint32_t> active;
     base::Status s = read_active(t, &active);
@@ -386,12 +378,15 @@ base::Status StoreImpl::clear() {
     return write_meta(t, "active", next);
   });
   if (!st.ok()) return after_failure(st);
-  for (const auto& [n, path] : files) {
-    std::filesystem::remove(path, ec);
-    packs_->forget(n);
-  }
+  for (uint32_t n : files) packs_->remove(n);
   if (counters_) counters_->reset();
+  sweep_leftovers(dir_);
   return {};
+}
+
+base::Result<std::string> StoreImpl::make_temp(const std::string& suffix) {
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
+  return make_cache_temp(dir_, suffix, modes_);
 }
 
 base::Result<StoreStats> StoreImpl::stats() {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_files.h"
 #include "cache/config.h"
 #include "cache/counters_file.h"
 #include "cache/function_ref.h"
@@ -62,6 +63,7 @@ class StoreImpl final : public Store {
   base::Result<GcReport> gc(uint64_t max_size) override;
   base::Result<VerifyReport> verify() override;
   base::Status clear() override;
+  base::Result<std::string> make_temp(const std::string& suffix) override;
   base::Status export_to(const std::string& file) override;
   base::Result<ImportReport> import_from(const std::string& file) override;
 
@@ -103,6 +105,7 @@ class StoreImpl final : public Store {
   std::string index_path_;
   StoreOptions options_;
   Config config_;
+  FileModes modes_;
   bool read_only_ = false;
   ino_t index_ino_ = 0;
   std::unique_ptr<Index> index_;

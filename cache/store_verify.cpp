@@ -199,13 +199,9 @@ base::Result<VerifyReport> StoreImpl::verify() {
   }
 
   // Pack files that no record describes (left by a reset or a crashed eviction).
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(packs_dir_, ec)) {
-    uint32_t n;
-    if (!PackSet::parse_name(e.path().filename().string(), &n)) continue;
+  for (uint32_t n : packs_->list()) {
     if (packs.count(n) || !active || n >= *active) continue;
-    std::filesystem::remove(e.path(), ec);
-    packs_->forget(n);
+    packs_->remove(n);
     ++r.orphan_packs;
   }
   return r;

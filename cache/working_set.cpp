@@ -3,6 +3,8 @@
 // one sequential pack write of the working set.
 #include "cache/working_set.h"
 
+#include "cache/config.h"
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -37,6 +39,8 @@ base::Result<WorkingSetReport> export_working_set(Store& store, const std::vecto
   options.dir = scratch.path;
   options.auto_gc = false;
   options.max_size = ~uint64_t(0) >> 1;
+  // Signed like the cache's own export (its lexpack.conf, not the scratch dir's).
+  options.remote_secret = load_config(store.dir()).remote_secret;
   auto scratch_store = Store::open(options);
   if (!scratch_store.ok()) return base::Status::error("scratch store: " + scratch_store.message());
   Store& out = **scratch_store;

@@ -3,6 +3,7 @@
 // unchanged, then one summary line on stderr.
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "cache/config.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/build_summary.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
 
@@ -41,15 +43,30 @@ int run_ninja_command(const std::vector<std::string>& args) {
   std::optional<ninja::Counters> before;
   if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
   // The keys this build hits or stores, for `lexpack export --working-set`.
-  std::string cache_dir = cache::load_config("").dir, record;
+  cache::Config config = cache::load_config("");
+  std::string cache_dir = config.dir, record;
   if (before && !cache_dir.empty()) {
-    if (auto r = launcher::start_build_record(cache_dir); r.ok()) {
+    if (auto r = launcher::start_build_record(cache_dir, cache::FileModes::from(config)); r.ok()) {
       record = *r;
       ::setenv(launcher::kBuildRecordEnv, record.c_str(), 1);
     }
   }
+  // This build's own counts (not the cache's shared counters, which other
+  // builds move too and a read-only cache does not).
+  std::string counts_file;
+  if (before) {
+    if (auto c = ninja::start_build_counts(); c.ok()) {
+      counts_file = *c;
+      ::setenv(ninja::kBuildCountsEnv, counts_file.c_str(), 1);
+    }
+  }
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  std::optional<ninja::Counters> counts;
+  if (!counts_file.empty()) {
+    counts = ninja::read_build_counts(counts_file);
+    ::unlink(counts_file.c_str());
+  }
   if (!record.empty()) {
     if (base::Status s = launcher::finish_build_record(cache_dir, record); !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
@@ -61,8 +78,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
     return 127;
   }
   if (before && run.term_signal == 0) {
-    if (std::optional<ninja::Counters> after = ninja::read_store_counters()) {
-      ninja::BuildSummary s = ninja::summarize_build(*before, *after);
+    if (counts) {
+      ninja::BuildSummary s = ninja::summarize_build(ninja::Counters{}, *counts);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
       std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
     }

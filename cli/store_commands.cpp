@@ -151,6 +151,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
                 static_cast<unsigned long long>(report->blobs_copied),
                 cache::format_size(report->bytes_before).c_str(),
                 cache::format_size(report->bytes_after).c_str());
+    if (report->leftovers_removed) {
+      std::printf("removed %llu temporaries of killed processes\n",
+                  static_cast<unsigned long long>(report->leftovers_removed));
+    }
   });
 
   auto* verify = app.add_subcommand("verify", "Check every blob and record; drop the bad ones");
@@ -214,11 +218,15 @@ void add_store_commands(CLI::App& app, int* exit_code) {
       *exit_code = fail(report.message());
       return;
     }
-    std::printf("imported %llu blobs, %llu actions, %llu files, %llu memo\n",
+    std::printf("imported %llu blobs, %llu actions, %llu files, %llu memo (%s)\n",
                 static_cast<unsigned long long>(report->blobs),
                 static_cast<unsigned long long>(report->actions),
                 static_cast<unsigned long long>(report->files),
-                static_cast<unsigned long long>(report->memos));
+                static_cast<unsigned long long>(report->memos),
+                report->signature_checked ? "signature checked"
+                : report->signed_archive
+                    ? "signed, not checked: no remote_secret is set"
+                    : "not signed: its checksums prove it intact, not who made it");
   });
 
   auto* config =
@@ -226,7 +234,7 @@ void add_store_commands(CLI::App& app, int* exit_code) {
   config->callback([] {
     cache::Config c = cache::load_config("");
     for (const auto& e : c.entries) {
-      std::printf("%-10s = %-24s (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
+      std::printf("%-13s = %-24s (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
     }
     for (const auto& w : c.warnings) std::fprintf(stderr, "lexpack: warning: %s\n", w.c_str());
   });

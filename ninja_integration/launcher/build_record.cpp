@@ -14,6 +14,7 @@
 
 #include "base/file_stat.h"
 #include "base/file_util.h"
+#include "cache/cache_files.h"
 
 namespace lexpack::launcher {
 
@@ -21,18 +22,30 @@ std::string last_build_record(const std::string& cache_dir) {
   return cache_dir + "/builds/last.keys";
 }
 
-base::Result<std::string> start_build_record(const std::string& cache_dir) {
-  std::string dir = cache_dir + "/builds";
-  if (::mkdir(cache_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return base::Status::error(cache_dir + ": cannot create: " + std::strerror(errno));
-  }
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return base::Status::error(dir + ": cannot create: " + std::strerror(errno));
-  }
-  std::string path = dir + "/" + std::to_string(::getpid()) + ".keys";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return base::Status::error(path + ": cannot create: " + std::strerror(errno));
-  ::close(fd);
+namespace {
+
+// builds/ as a checked handle (never a symlink someone else planted).
+base::Result<int> open_builds_dir(const std::string& cache_dir, const cache::FileModes& modes) {
+  auto top = cache::open_cache_dir(AT_FDCWD, cache_dir, true, modes);
+  if (!top.ok()) return top.status();
+  auto dir = cache::open_cache_dir(*top, "builds", true, modes);
+  ::close(*top);
+  if (!dir.ok()) return base::Status::error(cache_dir + "/" + dir.message());
+  return dir;
+}
+
+}  // namespace
+
+base::Result<std::string> start_build_record(const std::string& cache_dir,
+                                             const cache::FileModes& modes) {
+  auto dir = open_builds_dir(cache_dir, modes);
+  if (!dir.ok()) return dir.status();
+  std::string name = std::to_string(::getpid()) + ".keys";
+  std::string path = cache_dir + "/builds/" + name;
+  auto fd = cache::open_cache_file(*dir, name, O_WRONLY | O_CREAT | O_TRUNC, modes, path);
+  ::close(*dir);
+  if (!fd.ok()) return fd.status();
+  ::close(*fd);
   return path;
 }
 
@@ -46,9 +59,13 @@ base::Status finish_build_record(const std::string& cache_dir, const std::string
     return {};
   }
   std::string last = last_build_record(cache_dir);
-  if (::rename(record.c_str(), last.c_str()) != 0) {
-    return base::Status::error(last + ": cannot replace: " + std::strerror(errno));
-  }
+  auto dir = open_builds_dir(cache_dir, cache::FileModes{});
+  if (!dir.ok()) return dir.status();
+  std::string name = record.substr(record.rfind('/') + 1);
+  int rc = ::renameat(*dir, name.c_str(), *dir, "last.keys");
+  int err = errno;
+  ::close(*dir);
+  if (rc != 0) return base::Status::error(last + ": cannot replace: " + std::strerror(err));
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cache/cache_files.h"
 #include "cache/store.h"
 
 namespace lexpack::launcher {
@@ -18,7 +19,9 @@ std::string last_build_record(const std::string& cache_dir);
 
 // Creates an empty record for a build starting now (<cache dir>/builds/<pid>.keys)
 // and returns its path.
-base::Result<std::string> start_build_record(const std::string& cache_dir);
+// Never through a symlink; created with the modes of the umask setting.
+base::Result<std::string> start_build_record(const std::string& cache_dir,
+                                             const cache::FileModes& modes = {});
 
 // After the build: a record with keys becomes last.keys; an empty one (a
 // build that compiled nothing) is removed and the previous last.keys stays.

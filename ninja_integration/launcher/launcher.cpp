@@ -4,6 +4,7 @@
 // self-check its depfile, store outputs of successful compiles only.
 #include "ninja_integration/launcher/launcher.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +33,8 @@
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/output_files.h"
 #include "ninja_integration/launcher/self_check.h"
+#include "ninja_integration/launcher/temp_files.h"
+#include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
 #include "ninja_integration/serve/serve_reads.h"
 
@@ -80,6 +83,7 @@ class Launcher {
  private:
   LaunchResult passthrough(std::string_view why);
   void count(std::string_view name, int64_t delta = 1) {
+    ninja::note_build_count(name, delta);  // this build's own summary, even read-only
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
   void note(std::string line) {
@@ -90,6 +94,7 @@ class Launcher {
   bool slow_path();  // fills list_, closure_, key_
   std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action);
   LaunchResult compile_and_store();
+  std::string own_depfile_path();
   std::string describe_arg_change();
 
   // Microseconds since the launcher started, for the decision log.
@@ -360,10 +365,12 @@ LaunchResult Launcher::compile_and_store() {
   std::vector<std::string> run_argv = argv_;
   std::string own_depfile;
   if (!cmd_.wants_depfile) {
-    own_depfile = cmd_.output + ".lexpack-" + std::to_string(::getpid()) + ".d";
+    own_depfile = own_depfile_path();
     for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
     run_argv.push_back(own_depfile);
   }
+  std::optional<TempFileGuard> depfile_guard;
+  if (!own_depfile.empty()) depfile_guard.emplace(own_depfile);
   // Served reads: the compiler reads the closure from the packs, so the bytes
   // it compiles are the bytes hashed into the key.
   serve::ServedReads served;
@@ -391,6 +398,7 @@ LaunchResult Launcher::compile_and_store() {
          "); running it again without");
     count("served_compile_retried");
     p = base::run_captured(run_argv, false, nullptr);
+    serving = false;
   }
   int64_t after_compile = elapsed_us();
   int64_t check_us = 0;
@@ -434,6 +442,11 @@ LaunchResult Launcher::compile_and_store() {
     if (!base::stat_file(path, &now) || !(now == f.stat)) {
       return finish("not stored: " + path + " changed during the compile");
     }
+  }
+  // What the plugin served came unchecked from the packs: prove it now.
+  if (std::string why; serving && !served.served_bytes_intact(&why)) {
+    count("served_bytes_changed");
+    return finish("not stored: " + why);
   }
 
   cache::ActionRecord action;
@@ -486,6 +499,22 @@ LaunchResult Launcher::compile_and_store() {
                 std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
                 std::to_string(before_compile) + ", check " + std::to_string(check_us) +
                 ", compiler " + std::to_string(p.elapsed_us) + " us)");
+}
+
+// The depfile lexpack asks for when the command has none: in the cache's
+// tmp/, which clear and gc sweep if this process is killed, never beside the
+// output, where nothing would clean it; the system's temporary directory for
+// a read-only cache.
+std::string Launcher::own_depfile_path() {
+  if (store_ && !read_only_) {
+    auto made = store_->make_temp(".d");
+    if (made.ok()) return *made;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-XXXXXX.d";
+  int fd = ::mkostemps(pattern.data(), 2, O_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  return pattern;
 }
 
 std::string Launcher::describe_arg_change() {

@@ -16,11 +16,13 @@
 #include <cstring>
 
 #include "base/process.h"
+#include "ninja_integration/launcher/temp_files.h"
 
 namespace lexpack::launcher {
 
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err) {
   std::string tmp = path + ".lexpack-tmp-" + std::to_string(::getpid());
+  TempFileGuard guard(tmp);  // an interrupt must not leave it behind
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
     *err = "cannot create " + tmp + ": " + std::strerror(errno);

@@ -1,6 +1,5 @@
 // The one line `lexpack ninja` prints after a build: what the launcher did
-// for this build, taken as the difference of the store's counters before and
-// after it (a build sharing the cache at the same time is counted too).
+// for this build, from the counts its own compiles recorded (build_counts.h).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +24,7 @@ struct BuildSummary {
 // the launcher would); nullopt when it cannot be opened.
 std::optional<Counters> read_store_counters();
 
+// The difference of two sets of counters (a build's own: from empty).
 BuildSummary summarize_build(const Counters& before, const Counters& after);
 
 // "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s saved (build 5.1 s)"

@@ -149,6 +149,8 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     f.size = places[i]->size;
     f.st = c.st;
     m.files.push_back(std::move(f));
+    served_.push_back({c.path, places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino,
+                       places[i]->offset, places[i]->size, c.file->content});
   }
 
   // A failed probe is answered ENOENT only when nothing at all has its name:

@@ -34,9 +34,22 @@ class ServedReads {
   base::Status prepare(cache::Store* store, const closure::Closure& closure, const std::string& cwd,
                        const std::string& plugin);
 
+  // After the compile, before its outputs are stored: true when every blob
+  // served still hashes to the id the key names, read again from its pack
+  // (serve_check.cpp). Bytes changed in a pack while the compiler read them
+  // make it false, with *why naming the file: the object must not be stored.
+  bool served_bytes_intact(std::string* why) const;
+
  private:
+  struct Served {
+    std::string path;  // the closure file, for messages
+    std::string pack_path;
+    uint64_t pack_dev, pack_ino, offset, size;
+    cache::BlobId id;
+  };
   int fd_ = -1;
   std::vector<std::string> env_;
+  std::vector<Served> served_;
   size_t files_ = 0, missing_ = 0, skipped_ = 0, stored_ = 0;
 };
 

@@ -118,3 +118,37 @@ TEST(Config, DirectoryResolution) {
 
 }  // namespace
 }  // namespace lexpack::cache
+
+namespace lexpack::cache {
+namespace {
+
+TEST(Config, UmaskAndSecretSettings) {
+  EXPECT_EQ(parse_umask("002"), 02u);
+  EXPECT_EQ(parse_umask("0027"), 027u);
+  EXPECT_EQ(parse_umask("22"), 022u);
+  EXPECT_FALSE(parse_umask("8"));
+  EXPECT_FALSE(parse_umask("01777"));
+  EXPECT_FALSE(parse_umask(""));
+  testing::TestDir tmp;
+  std::ofstream(tmp.at(kConfigFileName)) << "umask = 007\nremote_secret = short\n";
+  ::unsetenv("LEXPACK_UMASK");
+  ::unsetenv("LEXPACK_REMOTE_SECRET");
+  Config c = load_config(tmp.path());
+  EXPECT_EQ(c.umask, 07u);
+  EXPECT_TRUE(c.remote_secret.empty());  // too short: a warning, not a secret
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("remote_secret"), std::string::npos);
+  ::setenv("LEXPACK_UMASK", "002", 1);
+  ::setenv("LEXPACK_REMOTE_SECRET", "sixteen or more chars", 1);
+  c = load_config(tmp.path());
+  ::unsetenv("LEXPACK_UMASK");
+  ::unsetenv("LEXPACK_REMOTE_SECRET");
+  EXPECT_EQ(c.umask, 02u);
+  EXPECT_EQ(c.remote_secret, "sixteen or more chars");
+  for (const auto& e : c.entries) {
+    if (e.key == "remote_secret") EXPECT_EQ(e.value, "(set)");  // never shown
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::cache
