@@ -11,7 +11,7 @@ packages=(
   strace
 )
 if [[ ${1:-} != --ci ]]; then
-  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine)  # benchmarks compare against these
+  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine libboost-dev)  # benchmarks compare against these
 fi
 
 missing=()

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Launcher benchmark, side by side in one run: a heavy TU's cache hit with
-# lexpack vs ccache (direct mode) vs a plain compile, and a generated project
+# Launcher benchmark, side by side in one run: a heavy TU's and a Boost-heavy
+# TU's cache hit with lexpack vs ccache (direct mode) vs a plain compile, and a generated project
 # built cold (empty cache) and warm (build dir wiped) with no cache, ccache and lexpack.
 #
 # usage: bench/launcher/run.sh [path/to/lexpack] [TUS]
@@ -38,31 +38,49 @@ for r in json.load(open(sys.argv[1]))["results"]:
 ' "$1"
 }
 
-# --- one heavy TU -------------------------------------------------------
+# --- one heavy TU, and a Boost-heavy one -----------------------------------
+# hit_bench NAME ARGS: the hits of NAME.cpp (in the current directory) with
+# ccache and lexpack side by side, and lexpack's stat calls per hit.
+hit_bench() {
+  name=$1
+  args="$2 -c $name.cpp -o $name.o"
+  headers=$($cxx -H $2 -c $name.cpp -o /dev/null 2>&1 | grep -c '^\.' || true)
+  sleep 2  # let the sources' stat signatures settle, as in a real tree
+  for i in 1 2; do
+    "$lexpack" $cxx $args
+    ccache $cxx $args
+  done
+  hyperfine -N -w 3 -r "$runs" --export-json "$work/$name.json" \
+    "$cxx $args" "ccache $cxx $args" "$lexpack $cxx $args" >/dev/null 2>&1
+  median_ms "$work/$name.json" > "$work/$name.txt"
+  plain=$(awk 'NR==1{print $2}' "$work/$name.txt")
+  cc_hit=$(awk 'NR==2{print $2}' "$work/$name.txt")
+  lp_hit=$(awk 'NR==3{print $2}' "$work/$name.txt")
+  cc_cpu=$(awk 'NR==2{print $3}' "$work/$name.txt")
+  lp_cpu=$(awk 'NR==3{print $3}' "$work/$name.txt")
+  echo "$name TU ($headers headers), median wall time of $runs runs (mean user+sys CPU):"
+  echo "  plain compile        $plain ms"
+  echo "  ccache hit (direct)  $cc_hit ms   cpu $cc_cpu ms"
+  echo "  lexpack hit          $lp_hit ms   cpu $lp_cpu ms"
+  echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx wall, %.1fx cpu' % ($cc_hit / $lp_hit, $cc_cpu / $lp_cpu))")"
+  echo "  ratio plain/lexpack hit:  $(python3 -c "print('%.1fx' % ($plain / $lp_hit))")"
+  if command -v strace >/dev/null; then
+    strace -f -c -e trace=stat,lstat,newfstatat,statx -o "$work/$name.strace" "$lexpack" $cxx $args
+    awk '$NF == "total" {print "  lexpack stat calls per hit: " $(NF-2) " (" ($(NF-1) ~ /^[0-9]+$/ ? $(NF-1) : 0) " failing)"}' "$work/$name.strace"
+  fi
+}
+
 mkdir -p "$work/heavy"
 cd "$work/heavy"
 write_heavy_tu heavy.cpp
-headers=$($cxx -H -O2 -c heavy.cpp -o /dev/null 2>&1 | grep -c '^\.' || true)
-sleep 2  # let the source's stat signature settle, as in a real tree
+hit_bench heavy "-O2"
+if [ -d /usr/include/boost ]; then
+  write_boost_tu boost.cpp
+  hit_bench boost "-O2 -Ii1 -Ii2 -Ii3"
+else
+  echo "boost TU: skipped (libboost-dev is not installed)"
+fi
 args="-O2 -c heavy.cpp -o heavy.o"
-for i in 1 2; do
-  "$lexpack" $cxx $args
-  ccache $cxx $args
-done
-hyperfine -N -w 3 -r "$runs" --export-json "$work/heavy.json" \
-  "$cxx $args" "ccache $cxx $args" "$lexpack $cxx $args" >/dev/null 2>&1
-median_ms "$work/heavy.json" > "$work/heavy.txt"
-plain=$(awk 'NR==1{print $2}' "$work/heavy.txt")
-cc_hit=$(awk 'NR==2{print $2}' "$work/heavy.txt")
-lp_hit=$(awk 'NR==3{print $2}' "$work/heavy.txt")
-cc_cpu=$(awk 'NR==2{print $3}' "$work/heavy.txt")
-lp_cpu=$(awk 'NR==3{print $3}' "$work/heavy.txt")
-echo "heavy TU ($headers headers), median wall time of $runs runs (mean user+sys CPU):"
-echo "  plain compile        $plain ms"
-echo "  ccache hit (direct)  $cc_hit ms   cpu $cc_cpu ms"
-echo "  lexpack hit          $lp_hit ms   cpu $lp_cpu ms"
-echo "  ratio ccache/lexpack hit: $(python3 -c "print('%.1fx wall, %.1fx cpu' % ($cc_hit / $lp_hit, $cc_cpu / $lp_cpu))")"
-echo "  ratio plain/lexpack hit:  $(python3 -c "print('%.1fx' % ($plain / $lp_hit))")"
 
 # The floor of any hit that checks its inputs by stat: a process that only
 # stats the files, once with the compiler's own list (g++ -M, what any such
