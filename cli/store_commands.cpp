@@ -92,7 +92,7 @@ void print_stats(const std::string& dir, const cache::StoreStats& s, bool json) 
               cache::format_size(s.max_size).c_str());
   std::printf("hits              %lld (%.1f%%)\n", static_cast<long long>(hits), rate);
   std::printf("misses            %lld\n", static_cast<long long>(misses));
-  std::printf("time saved        %.3f s\n", static_cast<double>(counter(s, "time_saved_us")) / 1e6);
+  std::printf("compiler CPU saved %.3f s\n", static_cast<double>(counter(s, "time_saved_us")) / 1e6);
   for (const auto& [name, value] : s.counters) {
     if (name == "hits" || name == "misses" || name == "time_saved_us") continue;
     std::printf("%-17s %lld\n", name.c_str(), static_cast<long long>(value));

@@ -79,8 +79,10 @@ class Launcher {
 
  private:
   LaunchResult passthrough(std::string_view why);
+  // Counters tell what builds did: explain (and warm, which runs it) compiles
+  // nothing and counts nothing.
   void count(std::string_view name, int64_t delta = 1) {
-    if (store_ && !read_only_) store_->add_counter(name, delta);
+    if (store_ && !read_only_ && !explain_) store_->add_counter(name, delta);
   }
   void note(std::string line) {
     log_.write(line);
@@ -438,7 +440,9 @@ LaunchResult Launcher::compile_and_store() {
 
   cache::ActionRecord action;
   action.exit_code = 0;
-  action.compile_time_us = p.elapsed_us;
+  // CPU time, not wall time: with every core busy the wall time of one
+  // compile grows with the others, and a sum of those exceeds the build.
+  action.compile_time_us = p.cpu_us;
   action.payload = encode_payload(check.payload);
   std::string err;
   auto put = [&](std::string_view bytes, cache::BlobId* id, bool aligned) -> bool {
