@@ -74,5 +74,62 @@ TEST_F(ReportTest, ExplainCountsNothing) {
   EXPECT_EQ(counters(), before);
 }
 
+// compile_commands.json has no depfile options (CMake leaves them out there):
+// explain takes such a command for the build's compile of the same output.
+TEST_F(ReportTest, ExplainMatchesTheBuildsCompileWithoutDepfileOptions) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <s.h>\nint v() { return S; }\n");
+  sleep(2);
+  ASSERT_EQ(lexpack("g++ -Ifirst -Isecond -MD -MT m.o -MF m.o.d -c m.cpp -o m.o").exit_code, 0);
+  const std::string from_compdb = "g++ -Ifirst -Isecond -c m.cpp -o m.o";
+  std::string why = explain(from_compdb);
+  EXPECT_NE(why.find("would hit"), std::string::npos) << why;
+  EXPECT_EQ(why.find("-[-MD]"), std::string::npos) << why;
+  // A new header shadowing the one the compile read.
+  dir_.write("first/s.h", "#define S 2\n");
+  why = explain(from_compdb);
+  EXPECT_NE(why.find("closure memo out of date: appeared: first/s.h"), std::string::npos) << why;
+  EXPECT_NE(why.find("would miss: no cached result for this key (appeared: first/s.h)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("arguments unchanged"), std::string::npos) << why;
+  // Other arguments are still told, without the depfile options.
+  why = explain("g++ -Ifirst -Isecond -O2 -c m.cpp -o m.o");
+  EXPECT_NE(why.find("changed since the last stored compile of this output: +[-O2]\n"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("(never compiled with these arguments)"), std::string::npos) << why;
+}
+
+// A compile right after an edit cannot leave a closure memo (its files are
+// too fresh to trust for a hit); explain must still compare with that
+// compile, not with the older one the memo describes.
+TEST_F(ReportTest, ExplainNamesTheChangeSinceTheLastCompile) {
+  dir_.write("inc/a.h", "#define A 1\n");
+  dir_.write("inc/b.h", "#define B 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\n#include \"b.h\"\nint v() { return A + B; }\n");
+  sleep(2);
+  const std::string args = "g++ -Iinc -c m.cpp -o m.o";
+  ASSERT_EQ(lexpack(args).exit_code, 0);
+  dir_.write("inc/a.h", "#define A 2\n");
+  ASSERT_EQ(lexpack(args).exit_code, 0);  // a.h is fresh: no closure memo
+  ASSERT_TRUE(last_was_miss()) << last_decision();
+  sleep(2);
+  dir_.write("inc/b.h", "#define B 2\n");
+  std::string why = explain(args);
+  EXPECT_NE(why.find("would miss: no cached result for this key (changed: inc/b.h)"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("a.h"), std::string::npos) << why;
+  // Once a compile leaves a memo, that memo is the one compared with.
+  ASSERT_EQ(lexpack(args).exit_code, 0);
+  sleep(2);
+  ASSERT_EQ(lexpack(args).exit_code, 0);
+  dir_.write("inc/a.h", "#define A 3\n");
+  why = explain(args);
+  EXPECT_NE(why.find("(changed: inc/a.h)"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace lexpack::testing
