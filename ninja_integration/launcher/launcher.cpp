@@ -317,8 +317,12 @@ LaunchResult Launcher::run() {
     }
   }
   if (explain_) {
-    if (why_miss == "no cached result for this key" && !miss_cause_.empty()) {
-      why_miss += " (" + miss_cause_ + ")";
+    if (why_miss == "no cached result for this key") {
+      why_miss += " (" +
+                  (miss_cause_.empty() ? "nothing changed since the last compile: its result "
+                                         "was not stored, or evicted since"
+                                       : miss_cause_) +
+                  ")";
     }
     note("would miss: " + why_miss);
     std::string args = describe_arg_change();
