@@ -1,8 +1,10 @@
 // `lexpack ninja [ninja arguments...]`: the build through ninja with every
 // compile routed to the launcher by the plugin; ninja's output and exit status
 // unchanged, then one summary line on stderr.
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file_util.h"
 #include "cache/config.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/build_record.h"
@@ -34,6 +37,22 @@ bool builds(const std::vector<std::string>& args) {
   return true;
 }
 
+// The build directory ninja runs in: its -C argument, from here.
+std::string build_directory(const std::vector<std::string>& args) {
+  std::string dir = ".";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "-C" && i + 1 < args.size())
+      dir = args[++i];
+    else if (args[i].starts_with("-C") && args[i].size() > 2)
+      dir = args[i].substr(2);
+  }
+  char buf[PATH_MAX];
+  if (::realpath(dir.c_str(), buf)) return buf;
+  char cwd[PATH_MAX];
+  return ::getcwd(cwd, sizeof cwd) ? base::absolute_path(dir, cwd) : dir;
+}
+
 int run_ninja_command(const std::vector<std::string>& args) {
   ninja::make_cache_dir_absolute();
   std::string self = ninja::self_executable();
@@ -42,16 +61,19 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
   // The keys this build hits or stores, for `lexpack export --working-set`.
   std::string cache_dir = cache::load_config("").dir, record;
+  const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
-    if (auto r = launcher::start_build_record(cache_dir); r.ok()) {
+    if (auto r = launcher::start_build_record(cache_dir, build_dir); r.ok()) {
       record = *r;
       ::setenv(launcher::kBuildRecordEnv, record.c_str(), 1);
     }
   }
+  std::string report = before ? ninja::start_launcher_report() : std::string();
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   if (!record.empty()) {
-    if (base::Status s = launcher::finish_build_record(cache_dir, record); !s.ok())
+    if (base::Status s = launcher::finish_build_record(cache_dir, record, build_dir); !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;
@@ -64,6 +86,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
     if (std::optional<ninja::Counters> after = ninja::read_store_counters()) {
       ninja::BuildSummary s = ninja::summarize_build(*before, *after);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
+      if (!hint.empty()) std::fprintf(stderr, "lexpack: note: %s\n", hint.c_str());
       std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
     }
   }
