@@ -89,7 +89,7 @@ std::vector<std::string> object_arguments(const std::vector<std::string>& args) 
       continue;
     }
     if (a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") ||
-        a.starts_with("-o")) {
+        (a.starts_with("-o") && !a.starts_with("-obj"))) {  // not clang's -objcmt-...
       continue;
     }
     out.emplace_back(a);
