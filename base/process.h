@@ -18,7 +18,11 @@ struct ProcessResult {
   int exit_code = 0;  // 128 + signal number when killed by a signal
   std::string out;
   std::string err;
-  uint64_t elapsed_us = 0;
+  uint64_t elapsed_us = 0;  // wall time, from start to exit
+  // CPU time (user + system) of the program and every descendant it waited
+  // for (a compiler driver's cc1plus and as): what running it cost, unlike
+  // the wall time, which grows with whatever else the machine is running.
+  uint64_t cpu_us = 0;
 };
 
 // Runs argv (argv[0] searched in PATH) with stdin inherited or /dev/null and

@@ -43,7 +43,7 @@ struct ActionRecord {
   BlobId stderr_blob;
   // Opaque bytes the launcher keeps with the entry (dependency list etc.).
   std::string payload;
-  uint64_t compile_time_us = 0;
+  uint64_t compile_time_us = 0;  // CPU time (user + system) of the compiler
   bool operator==(const ActionRecord&) const = default;
 };
 

@@ -1,6 +1,7 @@
 // `lexpack ninja [ninja arguments...]`: the build through ninja with every
 // compile routed to the launcher by the plugin; ninja's output and exit status
 // unchanged, then one summary line on stderr.
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file_util.h"
 #include "cache/config.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/build_record.h"
@@ -36,6 +38,22 @@ bool builds(const std::vector<std::string>& args) {
   return true;
 }
 
+// The build directory ninja runs in: its -C argument, from here.
+std::string build_directory(const std::vector<std::string>& args) {
+  std::string dir = ".";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    if (args[i] == "-C" && i + 1 < args.size())
+      dir = args[++i];
+    else if (args[i].starts_with("-C") && args[i].size() > 2)
+      dir = args[i].substr(2);
+  }
+  char buf[PATH_MAX];
+  if (::realpath(dir.c_str(), buf)) return buf;
+  char cwd[PATH_MAX];
+  return ::getcwd(cwd, sizeof cwd) ? base::absolute_path(dir, cwd) : dir;
+}
+
 int run_ninja_command(const std::vector<std::string>& args) {
   ninja::make_cache_dir_absolute();
   std::string self = ninja::self_executable();
@@ -45,8 +63,10 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The keys this build hits or stores, for `lexpack export --working-set`.
   cache::Config config = cache::load_config("");
   std::string cache_dir = config.dir, record;
+  const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
-    if (auto r = launcher::start_build_record(cache_dir, cache::FileModes::from(config)); r.ok()) {
+    if (auto r = launcher::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));
+        r.ok()) {
       record = *r;
       ::setenv(launcher::kBuildRecordEnv, record.c_str(), 1);
     }
@@ -60,15 +80,17 @@ int run_ninja_command(const std::vector<std::string>& args) {
       ::setenv(ninja::kBuildCountsEnv, counts_file.c_str(), 1);
     }
   }
+  std::string report = before ? ninja::start_launcher_report() : std::string();
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   std::optional<ninja::Counters> counts;
   if (!counts_file.empty()) {
     counts = ninja::read_build_counts(counts_file);
     ::unlink(counts_file.c_str());
   }
   if (!record.empty()) {
-    if (base::Status s = launcher::finish_build_record(cache_dir, record); !s.ok())
+    if (base::Status s = launcher::finish_build_record(cache_dir, record, build_dir); !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;
@@ -81,6 +103,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
     if (counts) {
       ninja::BuildSummary s = ninja::summarize_build(ninja::Counters{}, *counts);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
+      if (!hint.empty()) std::fprintf(stderr, "lexpack: note: %s\n", hint.c_str());
       std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
     }
   }

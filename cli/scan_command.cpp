@@ -150,9 +150,11 @@ int run_scan(const ScanArgs& a) {
   for (const scan::CheckFinding& f : findings) {
     missed_tus += !f.missed.empty();
     extra_tus += !f.extra.empty();
+    // On stderr: stdout holds the dependencies when no -o takes them.
     for (const std::string& m : f.missed)
-      std::printf("missed %s: %s\n", f.output.c_str(), m.c_str());
-    for (const std::string& x : f.extra) std::printf("extra %s: %s\n", f.output.c_str(), x.c_str());
+      std::fprintf(stderr, "missed %s: %s\n", f.output.c_str(), m.c_str());
+    for (const std::string& x : f.extra)
+      std::fprintf(stderr, "extra %s: %s\n", f.output.c_str(), x.c_str());
   }
   std::fprintf(stderr,
                "lexpack: check: %llu TUs miss a file the compiler read, %llu have extra files, "

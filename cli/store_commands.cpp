@@ -1,6 +1,10 @@
 // The cache maintenance commands: stats, gc, verify, clear, export (whole or
 // the last build's working set), import and config. They open the store, call one operation and
 // print its outcome.
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -40,13 +44,25 @@ std::unique_ptr<Store> open_store(int* exit_code) {
   return std::move(opened.value());
 }
 
-int export_working_set(Store& store, const std::string& file) {
-  auto keys = launcher::read_build_record(launcher::last_build_record(store.dir()));
+// `build_dir` empty: the last build of any directory.
+int export_working_set(Store& store, const std::string& file, const std::string& build_dir) {
+  std::string record = launcher::last_build_record(store.dir());
+  if (!build_dir.empty()) {
+    char buf[PATH_MAX];
+    if (!::realpath(build_dir.c_str(), buf)) return fail(build_dir + ": no such directory");
+    record = launcher::build_dir_record(store.dir(), buf);
+    if (::access(record.c_str(), F_OK) != 0) {
+      return fail(std::string("no build of ") + buf + " through `lexpack ninja` with this cache");
+    }
+  }
+  std::string built_in;
+  auto keys = launcher::read_build_record(record, &built_in);
   if (!keys.ok()) return fail(keys.message());
   auto report = cache::export_working_set(store, *keys, file);
   print_messages(store);
   if (!report.ok()) return fail(report.message());
-  std::printf("exported the working set of the last build: %llu actions, %llu blobs, %.1f MB",
+  std::printf("exported the working set of the last build%s%s: %llu actions, %llu blobs, %.1f MB",
+              built_in.empty() ? "" : " of ", built_in.c_str(),
               static_cast<unsigned long long>(report->actions),
               static_cast<unsigned long long>(report->blobs), double(report->blob_bytes) / 1e6);
   if (report->missing_actions) {
@@ -92,7 +108,8 @@ void print_stats(const std::string& dir, const cache::StoreStats& s, bool json) 
               cache::format_size(s.max_size).c_str());
   std::printf("hits              %lld (%.1f%%)\n", static_cast<long long>(hits), rate);
   std::printf("misses            %lld\n", static_cast<long long>(misses));
-  std::printf("time saved        %.3f s\n", static_cast<double>(counter(s, "time_saved_us")) / 1e6);
+  std::printf("compiler CPU saved %.3f s\n",
+              static_cast<double>(counter(s, "time_saved_us")) / 1e6);
   for (const auto& [name, value] : s.counters) {
     if (name == "hits" || name == "misses" || name == "time_saved_us") continue;
     std::printf("%-17s %lld\n", name.c_str(), static_cast<long long>(value));
@@ -191,14 +208,21 @@ void add_store_commands(CLI::App& app, int* exit_code) {
   auto* exp = app.add_subcommand("export", "Write the whole cache to one file");
   auto export_file = std::make_shared<std::string>();
   auto working_set = std::make_shared<bool>(false);
+  auto build_dir = std::make_shared<std::string>();
   exp->add_option("FILE", *export_file, "Archive to write")->required();
   exp->add_flag("--working-set", *working_set,
                 "Only what the last `lexpack ninja` build used (its hits and stored compiles)");
-  exp->callback([exit_code, export_file, working_set] {
+  exp->add_option("-C", *build_dir,
+                  "With --working-set: the last build of this directory, not of any");
+  exp->callback([exit_code, export_file, working_set, build_dir] {
     auto store = open_store(exit_code);
     if (!store) return;
+    if (!build_dir->empty() && !*working_set) {
+      *exit_code = fail("-C goes with --working-set");
+      return;
+    }
     if (*working_set) {
-      *exit_code = export_working_set(*store, *export_file);
+      *exit_code = export_working_set(*store, *export_file, *build_dir);
       return;
     }
     base::Status status = store->export_to(*export_file);

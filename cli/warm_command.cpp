@@ -59,8 +59,13 @@ int run_warm(const WarmArgs& a) {
         ++other;
       }
       if (a.verbose) {
+        // By output too: one source may be compiled into several objects.
         std::lock_guard lock(print_mu);
-        std::printf("%s: %s\n", e.file.c_str(), verdict.c_str());
+        if (e.output.empty()) {
+          std::printf("%s: %s\n", e.file.c_str(), verdict.c_str());
+        } else {
+          std::printf("%s -> %s: %s\n", e.file.c_str(), e.output.c_str(), verdict.c_str());
+        }
       }
     }
   };

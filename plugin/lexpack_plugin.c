@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ static int g_active;      // this process is the ninja that `lexpack ninja` star
 static int g_debug;       // LEXPACK_PLUGIN_DEBUG is set
 static char* g_launcher;  // shell-quoted lexpack path followed by one space
 static size_t g_launcher_len;
+static int g_report_fd = -1;  // LEXPACK_NINJA_REPORT: compiles left to another launcher
 static SpawnFn g_real_spawn;
 static SpawnFn g_real_spawnp;
 
@@ -105,6 +107,47 @@ static const char* find_compiler(const char* cmd) {
   return p;
 }
 
+// The first word of a compile that already goes through another launcher
+// ("ccache g++ ... -c ..."): a first word that is no compiler, followed by one
+// that is. NULL otherwise; *len is the word's length.
+static const char* other_launcher(const char* cmd, size_t* len) {
+  const char* p = skip_space(cmd);
+  while (strncmp(p, "cd ", 3) == 0) {
+    const char* amp = strstr(p, "&&");
+    if (!amp) return NULL;
+    p = skip_space(amp + 2);
+  }
+  const char* first_end = p;
+  while (*first_end && !is_space(*first_end)) ++first_end;
+  if (first_end == p || !*first_end) return NULL;
+  const char* second = skip_space(first_end);
+  const char* second_end = second;
+  while (*second_end && !is_space(*second_end)) ++second_end;
+  const char* base = second;
+  for (const char* q = second; q < second_end; ++q)
+    if (*q == '/') base = q + 1;
+  if (!is_compiler_name(base, (size_t)(second_end - base)) || !has_compile_flag(second_end))
+    return NULL;
+  *len = (size_t)(first_end - p);
+  return p;
+}
+
+// Tells `lexpack ninja` about a compile it leaves alone because another
+// launcher runs it: one line with that launcher, appended.
+static void report_other_launcher(char* const argv[]) {
+  if (g_report_fd < 0 || !argv || !argv[0] || !argv[1] || !argv[2] || argv[3] ||
+      strcmp(argv[1], "-c") != 0)
+    return;
+  size_t len = 0;
+  const char* word = other_launcher(argv[2], &len);
+  if (!word || len > 1000) return;
+  char line[1024];
+  memcpy(line, word, len);
+  line[len] = '\n';
+  ssize_t ignored = write(g_report_fd, line, len + 1);
+  (void)ignored;
+}
+
 // A new command with the launcher inserted before the compiler word: one
 // malloc'd buffer, or NULL when argv is not "sh -c <compile command>".
 static char* rewrite(char* const argv[]) {
@@ -133,6 +176,8 @@ static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
   char* cmd = rewrite(argv);
   errno = saved;
   if (!cmd) {
+    report_other_launcher(argv);
+    errno = saved;
     debug("unchanged: %s", argv && argv[0] && argv[1] && argv[2] ? argv[2] : "?");
     return real(pid, path, actions, attr, argv, envp);
   }
@@ -232,6 +277,9 @@ __attribute__((constructor)) static void plugin_init(void) {
       drop_self_from_preload();
       unsetenv("LEXPACK_NINJA_PID");
       unsetenv("LEXPACK_NINJA_LAUNCHER");
+      const char* report = getenv("LEXPACK_NINJA_REPORT");
+      if (report && *report) g_report_fd = open(report, O_WRONLY | O_APPEND | O_CLOEXEC);
+      unsetenv("LEXPACK_NINJA_REPORT");
       debug("active, launcher %s", g_launcher);
     }
   }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 
@@ -271,14 +272,12 @@ MemoView view_of(const ClosureMemo& m) {
 
 }  // namespace
 
-std::optional<std::string> encode_closure_memo(const Closure& closure,
-                                               const compiler::SearchList& list,
-                                               const cache::Hash128& action_key,
-                                               ScanFileCache* shared, const std::string& cwd) {
-  if (!list.memoizable) return std::nullopt;  // see SearchList::memoizable
-  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
-  // none is older than its cache.
-  int64_t now = shared ? shared->created_ns() : base::now_ns();
+namespace {
+
+// Signatures are judged settled by `now`.
+std::optional<std::string> encode_memo_at(const Closure& closure, const compiler::SearchList& list,
+                                          const cache::Hash128& action_key, ScanFileCache* shared,
+                                          const std::string& cwd, int64_t now) {
   MemoView m;
   m.dependencies.reserve(closure.files.size());
   for (const ClosureFile& f : closure.files) {
@@ -345,6 +344,26 @@ std::optional<std::string> encode_closure_memo(const Closure& closure,
   }
   m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());
   return encode_view(m, action_key, closure.uses_date);
+}
+
+}  // namespace
+
+std::optional<std::string> encode_closure_memo(const Closure& closure,
+                                               const compiler::SearchList& list,
+                                               const cache::Hash128& action_key,
+                                               ScanFileCache* shared, const std::string& cwd) {
+  if (!list.memoizable) return std::nullopt;  // see SearchList::memoizable
+  // Settled means settled when stat'ed: a scan's stats may be minutes old, but
+  // none is older than its cache.
+  int64_t now = shared ? shared->created_ns() : base::now_ns();
+  return encode_memo_at(closure, list, action_key, shared, cwd, now);
+}
+
+std::string encode_explain_memo(const Closure& closure, const compiler::SearchList& list,
+                                const cache::Hash128& action_key) {
+  std::optional<std::string> memo =
+      encode_memo_at(closure, list, action_key, nullptr, {}, std::numeric_limits<int64_t>::max());
+  return memo ? *memo : std::string();
 }
 
 std::string encode_closure_memo(const ClosureMemo& m) {

@@ -83,6 +83,12 @@ std::optional<std::string> encode_closure_memo(const Closure& closure,
                                                const cache::Hash128& action_key,
                                                ScanFileCache* shared = nullptr,
                                                const std::string& cwd = {});
+// For explain only, when encode_closure_memo() refused: the same layout
+// whatever the age of the signatures. Never to be checked for a hit: a file
+// changed again within its signature's resolution looks unchanged. Empty when
+// the closure cannot be encoded at all.
+std::string encode_explain_memo(const Closure& closure, const compiler::SearchList& list,
+                                const cache::Hash128& action_key);
 // The same layout from a memo given field by field.
 std::string encode_closure_memo(const ClosureMemo& memo);
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);

@@ -75,6 +75,31 @@ bool decode_args(std::string_view bytes, std::vector<std::string>* out) {
   return r.done();
 }
 
+// The closure of the latest compile of a translation unit, kept for explain
+// only, when its files were too fresh for a closure memo (the memo then still
+// describes some older build). Emptied when a memo is stored or used.
+constexpr std::string_view kExplainMemoTable = "closure-explain";
+
+// The arguments that decide the object: without the depfile options, which
+// change only the depfile's name and targets, and the output name.
+std::vector<std::string> object_arguments(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view a = args[i];
+    if (a == "-MD" || a == "-MMD" || a == "-MP") continue;
+    if (a == "-MF" || a == "-MT" || a == "-MQ" || a == "-o") {
+      ++i;
+      continue;
+    }
+    if (a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") ||
+        (a.starts_with("-o") && !a.starts_with("-obj"))) {  // not clang's -objcmt-...
+      continue;
+    }
+    out.emplace_back(a);
+  }
+  return out;
+}
+
 class Launcher {
  public:
   Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
@@ -82,9 +107,11 @@ class Launcher {
 
  private:
   LaunchResult passthrough(std::string_view why);
+  // Counters tell what builds did: explain (and warm, which runs it) compiles
+  // nothing and counts nothing.
   void count(std::string_view name, int64_t delta = 1) {
     ninja::note_build_count(name, delta);  // this build's own summary, even read-only
-    if (store_ && !read_only_) store_->add_counter(name, delta);
+    if (store_ && !read_only_ && !explain_) store_->add_counter(name, delta);
   }
   void note(std::string line) {
     log_.write(line);
@@ -96,6 +123,9 @@ class Launcher {
   LaunchResult compile_and_store();
   std::string own_depfile_path();
   std::string describe_arg_change();
+  void adopt_build_command();
+  // The explain memo of `tu` holds only while no closure memo is newer.
+  void drop_explain_memo(const cache::Hash128& tu);
 
   // Microseconds since the launcher started, for the decision log.
   int64_t elapsed_us() const {
@@ -121,6 +151,7 @@ class Launcher {
   bool have_closure_ = false;
   cache::Hash128 key_;  // before the date
   bool uses_date_ = false;
+  std::string miss_cause_;  // explain: what changed since the last compile
 };
 
 LaunchResult Launcher::passthrough(std::string_view why) {
@@ -161,6 +192,7 @@ LaunchResult Launcher::run() {
   cwd_ = current_dir();
   if (cwd_.empty()) return passthrough("cannot read the working directory");
   if (!open_store()) return passthrough("no cache");
+  if (explain_) adopt_build_command();
 
   auto identity = compiler::compiler_identity(store_.get(), cmd_.compiler);
   if (!identity.ok()) return passthrough("compiler identity: " + identity.message());
@@ -217,15 +249,33 @@ LaunchResult Launcher::run() {
       store_->put_memo("closure", tu.hex(), closure::encode_closure_memo(memo));
     }
   }
+  // A newer closure than the memo's, when the latest compile could not leave
+  // a memo: what changed since then is what makes this compile miss now.
+  std::string explain_changed;
+  bool have_explain_memo = false;
+  if (explain_) {
+    store_->visit_memo(kExplainMemoTable, tu.hex(), [&](std::string_view bytes) {
+      cache::Hash128 k;
+      bool d = false;
+      have_explain_memo =
+          !bytes.empty() && closure::check_encoded_closure_memo(bytes, &k, &d, &explain_changed);
+    });
+  }
   if (have_memo && memo_valid) {
     if (changed.empty()) {
       key_ = memo_key;
       uses_date_ = memo_uses_date;
       have_key = true;
+      if (!explain_) drop_explain_memo(tu);
     } else {
-      note("closure memo out of date: " + changed);
+      miss_cause_ = have_explain_memo ? explain_changed : changed;
+      if (!miss_cause_.empty()) note("closure memo out of date: " + miss_cause_);
     }
+  } else if (have_explain_memo) {
+    miss_cause_ = explain_changed;
+    if (!miss_cause_.empty()) note("closure memo out of date: " + miss_cause_);
   } else if (!have_memo && explain_) {
+    miss_cause_ = "never compiled with these arguments";
     note("no closure memo for this command (first compile, or arguments changed)");
   }
   if (!have_key) {
@@ -241,6 +291,10 @@ LaunchResult Launcher::run() {
     if (!read_only_ && !explain_) {
       if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
         store_->put_memo("closure", tu.hex(), *memo);
+        drop_explain_memo(tu);
+      } else {
+        std::string latest = closure::encode_explain_memo(closure_, list_, key_);
+        if (!latest.empty()) store_->put_memo(kExplainMemoTable, tu.hex(), latest);
       }
     }
   }
@@ -268,6 +322,13 @@ LaunchResult Launcher::run() {
     }
   }
   if (explain_) {
+    if (why_miss == "no cached result for this key") {
+      why_miss += " (" +
+                  (miss_cause_.empty() ? "nothing changed since the last compile: its result "
+                                         "was not stored, or evicted since"
+                                       : miss_cause_) +
+                  ")";
+    }
     note("would miss: " + why_miss);
     std::string args = describe_arg_change();
     if (!args.empty()) note(args);
@@ -451,7 +512,9 @@ LaunchResult Launcher::compile_and_store() {
 
   cache::ActionRecord action;
   action.exit_code = 0;
-  action.compile_time_us = p.elapsed_us;
+  // CPU time, not wall time: with every core busy the wall time of one
+  // compile grows with the others, and a sum of those exceeds the build.
+  action.compile_time_us = p.cpu_us;
   action.payload = encode_payload(check.payload);
   std::string err;
   auto put = [&](std::string_view bytes, cache::BlobId* id, bool aligned) -> bool {
@@ -517,6 +580,28 @@ std::string Launcher::own_depfile_path() {
   return pattern;
 }
 
+void Launcher::drop_explain_memo(const cache::Hash128& tu) {
+  bool present = store_->visit_memo(kExplainMemoTable, tu.hex(),
+                                    [&](std::string_view bytes) { present = !bytes.empty(); });
+  if (present) store_->put_memo(kExplainMemoTable, tu.hex(), "");
+}
+
+// A command from compile_commands.json lacks the depfile options the build
+// passes (CMake leaves them out there): when the last stored compile of this
+// output differs from it only in those, that compile is the one explained.
+void Launcher::adopt_build_command() {
+  std::optional<std::string> last =
+      store_->get_memo("last", base::absolute_path(cmd_.output, cwd_));
+  std::vector<std::string> before;
+  if (!last || !decode_args(*last, &before)) return;
+  std::vector<std::string> now = {cmd_.compiler};
+  now.insert(now.end(), cmd_.args.begin(), cmd_.args.end());
+  if (before == now || object_arguments(before) != object_arguments(now)) return;
+  note("explaining the build's compile of this output (it differs only in depfile options)");
+  argv_ = before;
+  cmd_ = command::parse_compile_command(argv_);
+}
+
 std::string Launcher::describe_arg_change() {
   std::optional<std::string> last =
       store_->get_memo("last", base::absolute_path(cmd_.output, cwd_));
@@ -525,6 +610,10 @@ std::string Launcher::describe_arg_change() {
   std::vector<std::string> now = {cmd_.compiler};
   now.insert(now.end(), cmd_.args.begin(), cmd_.args.end());
   if (before == now) return "arguments unchanged since the last stored compile of this output";
+  // Depfile options and the output name do not change the object.
+  before = object_arguments(before);
+  now = object_arguments(now);
+  if (before == now) return "arguments unchanged since the last stored compile of this output";
   std::string out = "arguments changed since the last stored compile of this output:";
   for (const std::string& a : before) {
     if (std::find(now.begin(), now.end(), a) == now.end()) out += " -[" + a + "]";
@@ -532,6 +621,7 @@ std::string Launcher::describe_arg_change() {
   for (const std::string& a : now) {
     if (std::find(before.begin(), before.end(), a) == before.end()) out += " +[" + a + "]";
   }
+  if (out.back() == ':') out += " their order";
   return out;
 }
 

@@ -58,7 +58,7 @@ std::string format_summary(const BuildSummary& s, int64_t wall_us) {
   return "lexpack: " + plural(s.compiles(), "compile", "compiles") + ", " +
          plural(s.hits, "hit", "hits") + ", " + plural(s.misses, "miss", "misses") + ", " +
          std::to_string(s.uncacheable) + " uncacheable, " + std::to_string(s.failed) + " failed, " +
-         seconds(s.time_saved_us) + " saved (build " + seconds(wall_us) + ")";
+         seconds(s.time_saved_us) + " of compiler CPU saved (build " + seconds(wall_us) + ")";
 }
 
 }  // namespace lexpack::ninja

@@ -16,7 +16,7 @@ struct BuildSummary {
   int64_t misses = 0;
   int64_t uncacheable = 0;    // every "uncacheable_*" counter
   int64_t failed = 0;         // compiles that failed (never cached)
-  int64_t time_saved_us = 0;  // compile time the hits did not spend
+  int64_t time_saved_us = 0;  // compiler CPU time the hits did not spend
   int64_t compiles() const { return hits + misses + uncacheable + failed; }
 };
 
@@ -27,7 +27,8 @@ std::optional<Counters> read_store_counters();
 // The difference of two sets of counters (a build's own: from empty).
 BuildSummary summarize_build(const Counters& before, const Counters& after);
 
-// "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s saved (build 5.1 s)"
+// "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s of compiler CPU
+// saved (build 5.1 s)"
 std::string format_summary(const BuildSummary& s, int64_t wall_us);
 
 }  // namespace lexpack::ninja

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/file_util.h"
 #include "base/process.h"
 
 namespace lexpack::ninja {
@@ -136,6 +137,40 @@ NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plug
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
   return run;
+}
+
+std::string start_launcher_report() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-launchers-XXXXXX";
+  int fd = ::mkstemp(path.data());
+  if (fd < 0) return {};
+  ::close(fd);
+  ::setenv("LEXPACK_NINJA_REPORT", path.c_str(), 1);
+  return path;
+}
+
+OtherLaunchers finish_launcher_report(const std::string& path) {
+  OtherLaunchers others;
+  if (path.empty()) return others;
+  ::unsetenv("LEXPACK_NINJA_REPORT");
+  base::Result<std::string> text = base::read_file(path);
+  ::unlink(path.c_str());
+  if (!text.ok()) return others;
+  for (size_t pos = 0; pos < text->size();) {
+    size_t nl = text->find('\n', pos);
+    if (nl == std::string::npos) break;
+    if (others.compiles++ == 0) others.first = text->substr(pos, nl - pos);
+    pos = nl + 1;
+  }
+  return others;
+}
+
+std::string launcher_hint(const OtherLaunchers& others) {
+  if (others.compiles == 0) return {};
+  return std::to_string(others.compiles) + (others.compiles == 1 ? " compile" : " compiles") +
+         " already went through another launcher (" + others.first +
+         ") and were left to it; to cache them, build without that launcher (for CMake: "
+         "CMAKE_<LANG>_COMPILER_LAUNCHER)";
 }
 
 }  // namespace lexpack::ninja

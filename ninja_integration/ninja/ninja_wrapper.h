@@ -35,4 +35,19 @@ std::string self_executable();
 NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plugin,
                    const std::string& launcher);
 
+// Compiles that already go through another launcher ("ccache g++ -c ..."),
+// which the plugin leaves alone: it appends one line per such compile, the
+// launcher's word, to the file LEXPACK_NINJA_REPORT names.
+struct OtherLaunchers {
+  size_t compiles = 0;
+  std::string first;  // the launcher of the first one
+};
+// Creates that file and sets LEXPACK_NINJA_REPORT for ninja; "" when it
+// cannot (then nothing is reported).
+std::string start_launcher_report();
+// Reads the file and removes it.
+OtherLaunchers finish_launcher_report(const std::string& path);
+// What to tell the user about them; "" when there were none.
+std::string launcher_hint(const OtherLaunchers& others);
+
 }  // namespace lexpack::ninja

@@ -2,6 +2,7 @@
 // real ninja and g++ through the plugin and the launcher, compared with a
 // plain ninja build of the same project.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -126,6 +127,7 @@ TEST_F(NinjaE2eTest, ObjectsMatchPlainBuildAndRebuildHitsEverything) {
   EXPECT_EQ(s1["misses"], 6) << first.err;
   EXPECT_EQ(s1["hits"], 0) << first.err;
   EXPECT_EQ(s1["uncacheable"], 0) << first.err;  // links and the custom command stay outside
+  EXPECT_EQ(first.err.find("another launcher"), std::string::npos) << first.err;
   auto want = objects("plain");
   ASSERT_EQ(want.size(), 6u);
   EXPECT_EQ(objects("build"), want);
@@ -200,6 +202,11 @@ TEST_F(NinjaE2eTest, CommandsWithALauncherAreLeftAlone) {
   base::ProcessResult r = lexpack_ninja("-C build");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(summary(r.err)["compiles"], 0) << r.err;
+  // The summary says why nothing was cached.
+  EXPECT_NE(r.err.find("lexpack: note: 6 compiles already went through another launcher (" +
+                       dir_.at("other-cache") + ")"),
+            std::string::npos)
+      << r.err;
   std::string log = dir_.read("other-cache.log");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 6) << log;
   EXPECT_EQ(log.find(LEXPACK_BIN), std::string::npos) << log;
@@ -226,6 +233,37 @@ TEST_F(NinjaE2eTest, WarmCountsWhatWouldHit) {
   dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 5; }\n");
   base::ProcessResult warm = sh(std::string(LEXPACK_BIN) + " warm -C build");
   EXPECT_NE(warm.err.find("6 compiles, 4 would hit, 2 would miss"), std::string::npos) << warm.err;
+}
+
+// warm -v tells each compile by source and output, and why it would miss;
+// neither warm nor the explain it runs changes the counters.
+TEST_F(NinjaE2eTest, WarmVerboseSaysWhyAndCountsNothing) {
+  configure("build");
+  base::ProcessResult cold = sh(std::string(LEXPACK_BIN) + " warm -v -C build");
+  EXPECT_NE(cold.out.find("t0.cpp -> CMakeFiles/parts.dir/t0.cpp.o: would miss: no cached result "
+                          "for this key (never compiled with these arguments)\n"),
+            std::string::npos)
+      << cold.out;
+  ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
+  auto counters = [&] {
+    std::string json = sh(std::string(LEXPACK_BIN) + " stats --json").out;
+    size_t at = json.find("\"counters\"");
+    return at == std::string::npos ? std::string() : json.substr(at);
+  };
+  const std::string before = counters();
+  EXPECT_NE(before.find("\"misses\": 6"), std::string::npos) << before;
+  sleep(2);
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 5; }\n");
+  base::ProcessResult warm = sh(std::string(LEXPACK_BIN) + " warm -v -C build");
+  EXPECT_NE(warm.out.find("t2.cpp -> CMakeFiles/parts.dir/t2.cpp.o: would miss: no cached result "
+                          "for this key (changed: " +
+                          dir_.at("src/include/b.h") + ")\n"),
+            std::string::npos)
+      << warm.out;
+  EXPECT_NE(warm.out.find("t0.cpp -> CMakeFiles/parts.dir/t0.cpp.o: would hit\n"),
+            std::string::npos)
+      << warm.out;
+  EXPECT_EQ(counters(), before);
 }
 
 // The README's CI recipe: save the cache directory as one archive, restore it

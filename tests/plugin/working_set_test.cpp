@@ -92,6 +92,33 @@ TEST_F(WorkingSetTest, ImportedWorkingSetMakesTheRebuildAllHits) {
   EXPECT_NE(missed.err.find("3 compiles, 0 hits"), std::string::npos) << missed.err;
 }
 
+// Two build directories with one cache: each keeps its own working set, and
+// -C picks it whichever was built last.
+TEST_F(WorkingSetTest, EachBuildDirectoryKeepsItsWorkingSet) {
+  ASSERT_EQ(build("cache", "b", "-O1").exit_code, 0);
+  ASSERT_EQ(build("cache", "b-other", "-O2 -DOTHER=1").exit_code, 0);
+  const std::string export_ws = std::string(LEXPACK_BIN) + " export --working-set ";
+
+  base::ProcessResult last = sh("cache", export_ws + "last.lxa");
+  ASSERT_EQ(last.exit_code, 0) << last.out << last.err;
+  EXPECT_NE(last.out.find("of the last build of " + dir_.at("b-other") + ": 3 actions"),
+            std::string::npos)
+      << last.out;
+
+  base::ProcessResult ws = sh("cache", export_ws + "-C b ws.lxa");
+  ASSERT_EQ(ws.exit_code, 0) << ws.out << ws.err;
+  EXPECT_NE(ws.out.find("of the last build of " + dir_.at("b") + ": 3 actions"), std::string::npos)
+      << ws.out;
+  ASSERT_EQ(sh("fresh", std::string(LEXPACK_BIN) + " import ws.lxa").exit_code, 0);
+  base::ProcessResult rebuilt = build("fresh", "b", "-O1");
+  ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.out << rebuilt.err;
+  EXPECT_NE(rebuilt.err.find("3 compiles, 3 hits"), std::string::npos) << rebuilt.err;
+
+  base::ProcessResult none = sh("cache", export_ws + "-C src none.lxa");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no build of " + dir_.at("src")), std::string::npos) << none.err;
+}
+
 TEST_F(WorkingSetTest, NoBuildYetIsAClearError) {
   base::ProcessResult ws = sh("cache", std::string(LEXPACK_BIN) + " export --working-set ws.lxa");
   EXPECT_EQ(ws.exit_code, 1);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/support/test_dir.h"
 
@@ -21,7 +22,7 @@ TEST(BuildRecord, PlantedLinkIsNotFollowed) {
   dir.write("victim.txt", "precious\n");
   std::string planted = cache + "/builds/" + std::to_string(::getpid()) + ".keys";
   ASSERT_EQ(::symlink(dir.at("victim.txt").c_str(), planted.c_str()), 0);
-  auto record = start_build_record(cache);
+  auto record = start_build_record(cache, dir.at("build"));
   EXPECT_FALSE(record.ok());
   EXPECT_EQ(dir.read("victim.txt"), "precious\n");
 }
@@ -34,7 +35,7 @@ TEST(BuildRecord, BuildsDirLinkOwnedBySomeoneElseIsRefused) {
   std::filesystem::create_directories(dir.at("elsewhere"));
   ASSERT_EQ(::symlink(dir.at("elsewhere").c_str(), (cache + "/builds").c_str()), 0);
   ASSERT_EQ(::lchown((cache + "/builds").c_str(), 4242, 4242), 0);
-  auto record = start_build_record(cache);
+  auto record = start_build_record(cache, dir.at("build"));
   EXPECT_FALSE(record.ok());
   EXPECT_TRUE(std::filesystem::is_empty(dir.at("elsewhere")));
 }
@@ -42,13 +43,16 @@ TEST(BuildRecord, BuildsDirLinkOwnedBySomeoneElseIsRefused) {
 TEST(BuildRecord, StartAndFinish) {
   testing::TestDir dir;
   std::string cache = dir.at("cache");
-  auto record = start_build_record(cache);
+  auto record = start_build_record(cache, dir.at("build"));
   ASSERT_TRUE(record.ok()) << record.message();
-  dir.write("cache/builds/" + std::to_string(::getpid()) + ".keys", std::string(32, 'a') + "\n");
-  ASSERT_TRUE(finish_build_record(cache, *record).ok());
-  auto keys = read_build_record(last_build_record(cache));
-  ASSERT_TRUE(keys.ok()) << keys.message();
-  EXPECT_EQ(keys->size(), 1u);
+  std::ofstream(*record, std::ios::app) << std::string(32, 'a') << "\n";
+  ASSERT_TRUE(finish_build_record(cache, *record, dir.at("build")).ok());
+  for (const std::string& path :
+       {last_build_record(cache), build_dir_record(cache, dir.at("build"))}) {
+    auto keys = read_build_record(path);
+    ASSERT_TRUE(keys.ok()) << keys.message();
+    EXPECT_EQ(keys->size(), 1u);
+  }
 }
 
 }  // namespace

@@ -116,6 +116,25 @@ TEST(NinjaDepsReader, RejectsOtherFiles) {
   EXPECT_FALSE(ninja::read_ninja_deps(dir.at("missing")).ok());
 }
 
+// A header behind an #if the compiler skipped is an "extra" file: told on
+// stderr, so that stdout holds the dependencies alone.
+TEST(ScanCheck, DifferencesGoToStderr) {
+  TestDir dir;
+  write_ninja_project(dir);
+  dir.write("skipped.h", "int skipped;\n");
+  dir.write("b.cpp",
+            "#include \"b.h\"\n#if 0\n#include \"skipped.h\"\n#endif\nint b() { return 2; }\n");
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  base::ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C . --check");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("extra b.o: " + dir.at("skipped.h") + "\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("check: 0 TUs miss a file the compiler read, 1 have extra files"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("extra "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("b.o: \\\n"), std::string::npos) << r.out;
+}
+
 TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   TestDir dir;
   write_ninja_project(dir);
@@ -127,6 +146,7 @@ TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   EXPECT_NE(r.out.find("a.o: \\\n  " + dir.at("a.cpp") + " \\\n  " + dir.at("a.h")),
             std::string::npos)
       << r.out;
+  EXPECT_EQ(r.err.find("extra a.o"), std::string::npos) << r.err;
 
   // The same scan in-process, checked against a record with one file more:
   // the check must report it as missed.
