@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "base/file_util.h"
@@ -123,17 +124,39 @@ bool decode_facts(std::string_view bytes, CompilerFacts* f) {
   return true;
 }
 
+// One file's bytes and their lexer scan, as several TUs' evaluations share it.
+struct LoadedFile {
+  base::StatSignature stat;
+  std::string bytes;
+  lexer::ScanResult scan;
+};
+
+}  // namespace
+
+struct EvaluationShare::Impl {
+  std::mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LoadedFile>> files;
+  std::map<std::string, CompilerFacts> facts;              // by facts key
+  std::map<std::string, std::set<std::string>> questions;  // by base key
+};
+
+EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
+EvaluationShare::~EvaluationShare() = default;
+
+namespace {
+
 // The preprocessor's view of the files: handles over resolutions (one per
-// file, by device and inode), bytes and scans read on first use.
+// file, by device and inode), bytes and scans read on first use, or taken
+// from the scan's share.
 class ClosureHost : public preprocessor::Host {
  public:
   ClosureHost(const PresenceEvaluator::Ask& ask, const lexer::Kernel* kernel,
-              const CompilerFacts& facts)
-      : ask_(ask), kernel_(kernel), facts_(facts) {}
+              const CompilerFacts& facts, EvaluationShare::Impl* share)
+      : ask_(ask), kernel_(kernel), facts_(facts), share_(share) {}
 
   preprocessor::FileHandle handle(const Resolution& r) {
     auto [it, fresh] = by_inode_.emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
-    if (fresh) files_.push_back({r, false, {}, {}});
+    if (fresh) files_.push_back({r, nullptr});
     return preprocessor::FileHandle(it->second);
   }
 
@@ -149,13 +172,17 @@ class ClosureHost : public preprocessor::Host {
     if (file >= files_.size()) return std::nullopt;
     File& f = files_[file];
     if (!f.loaded) {
-      base::Result<std::string> bytes = base::read_file(f.where.path);
-      if (!bytes.ok()) return std::nullopt;
-      f.bytes = std::move(bytes.value());
-      f.scan = lexer::scan(f.bytes, *kernel_);
-      f.loaded = true;
+      f.loaded = load(f.where);
+      if (!f.loaded) return std::nullopt;
     }
-    return preprocessor::FileContent{f.bytes, &f.scan, f.where.path};
+    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path};
+  }
+
+  std::vector<Resolution> resolutions() const {
+    std::vector<Resolution> out;
+    out.reserve(files_.size());
+    for (const File& f : files_) out.push_back(f.where);
+    return out;
   }
 
   std::optional<intmax_t> builtin_query(std::string_view op, std::string_view argument) override {
@@ -171,13 +198,34 @@ class ClosureHost : public preprocessor::Host {
  private:
   struct File {
     Resolution where;
-    bool loaded = false;
-    std::string bytes;
-    lexer::ScanResult scan;
+    std::shared_ptr<const LoadedFile> loaded;
   };
+
+  // The file's bytes and scan, read once per scan when there is a share (a
+  // file whose stat changed since is read again).
+  std::shared_ptr<const LoadedFile> load(const Resolution& where) {
+    const std::pair<uint64_t, uint64_t> id(where.stat.dev, where.stat.ino);
+    if (share_) {
+      std::lock_guard lock(share_->mu);
+      auto it = share_->files.find(id);
+      if (it != share_->files.end() && it->second->stat == where.stat) return it->second;
+    }
+    base::Result<std::string> bytes = base::read_file(where.path);
+    if (!bytes.ok()) return nullptr;
+    auto f = std::make_shared<LoadedFile>();
+    f->stat = where.stat;
+    f->bytes = std::move(bytes.value());
+    f->scan = lexer::scan(f->bytes, *kernel_);
+    if (share_) {
+      std::lock_guard lock(share_->mu);
+      share_->files[id] = f;
+    }
+    return f;
+  }
   const PresenceEvaluator::Ask& ask_;
   const lexer::Kernel* kernel_;
   const CompilerFacts& facts_;
+  EvaluationShare::Impl* share_;
   std::deque<File> files_;  // FileContent views point into it
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;
   std::set<std::string> unknown_;
@@ -231,8 +279,13 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   base.field(command::language_name(command_.language));
   for (const std::string& a : macro_arguments(command_)) base.field(a);
   const std::string base_key = base.digest().hex();
+  EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
   std::set<std::string> questions;
-  if (store_) {
+  if (share) {
+    std::lock_guard lock(share->mu);
+    questions = share->questions[base_key];
+  }
+  if (store_ && questions.empty()) {
     if (std::optional<std::string> known = store_->get_memo(kQuestionsTable, base_key)) {
       std::string_view rest = *known;
       while (!rest.empty()) {
@@ -252,25 +305,46 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     const std::string facts_key = key.digest().hex();
     CompilerFacts facts;
     std::optional<std::string> memo;
-    if (store_) memo = store_->get_memo(kFactsTable, facts_key);
-    if (!memo || !decode_facts(*memo, &facts)) {
+    bool known = false;
+    if (share) {
+      std::lock_guard lock(share->mu);
+      auto it = share->facts.find(facts_key);
+      if (it != share->facts.end()) facts = it->second, known = true;
+    }
+    if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
+    if (!known && (!memo || !decode_facts(*memo, &facts))) {
       facts = CompilerFacts();
       base::Result<CompilerFacts> fresh = ask_compiler(identity_, command_, asked);
-      if (!fresh.ok()) return fresh.message();
+      if (!fresh.ok()) {
+        if (out_) *out_ = EvaluatedTu{false, fresh.message(), {}, {}};
+        return fresh.message();
+      }
       facts = std::move(fresh.value());
       if (store_) store_->put_memo(kFactsTable, facts_key, encode_facts(facts));
     }
-    ClosureHost host(ask, kernel_, facts);
+    if (share && !known) {
+      std::lock_guard lock(share->mu);
+      share->facts.emplace(facts_key, facts);
+    }
+    ClosureHost host(ask, kernel_, facts, share);
     preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
     std::string err;
-    if (!pp.predefine(facts.predefined, &err)) return "predefined macros: " + err;
+    if (!pp.predefine(facts.predefined, &err)) {
+      if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
+      return "predefined macros: " + err;
+    }
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
+    if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     if (host.unknown().empty()) return result.exact() ? "" : result.reason();
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
+    if (share) {
+      std::lock_guard lock(share->mu);
+      share->questions[base_key].insert(host.unknown().begin(), host.unknown().end());
+    }
     if (store_) {
       std::string list;
       for (const std::string& q : questions) list += q + "\n";
