@@ -310,15 +310,27 @@ class Scanner {
       tu.deps.reserve(order.size());
       for (uint32_t i : order) tu.deps.emplace_back(normal[i]);
     }
+    // The sizes of the files this TU reads, for the scan's totals.
+    if (by_normal.empty()) {
+      for (uint32_t i : order) by_normal.emplace(normal[i], i);
+    }
+    for (const std::string& d : tu.deps) {
+      uint64_t size = 0;
+      if (auto it = by_normal.find(d); it != by_normal.end()) {
+        size = reached[it->second].stat.size;
+      } else if (auto o = outside.find(d); o != outside.end()) {
+        size = o->second;
+      } else if (base::StatSignature sig; base::stat_file(d, &sig)) {
+        size = sig.size;
+      }
+      note_size(sizes, d, size);
+    }
     if (store_ && remember) {
       std::optional<std::string> closure_memo =
           closure::encode_closure_memo(*closure, *list, {}, files->shared(), e.directory);
       if (closure_memo) {
         std::vector<ScanMemoDep> deps;
         deps.reserve(tu.deps.size());
-        if (by_normal.empty()) {
-          for (uint32_t i : order) by_normal.emplace(normal[i], i);
-        }
         for (const std::string& d : tu.deps) {
           if (auto it = by_normal.find(d); it != by_normal.end()) {
             uint32_t i = it->second;
@@ -478,11 +490,6 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       report.from_compiler += tu.from_compiler;
     }
   }
-  graph->for_each_expanded([&](const closure::ScanFileCache::Node& n) {
-    if (n.in_a_closure.load(std::memory_order_relaxed) && !n.normal.empty()) {
-      note_size(&all_sizes, n.normal, n.where.stat.size);
-    }
-  });
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
   report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
