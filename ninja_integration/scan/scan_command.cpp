@@ -254,8 +254,12 @@ class Scanner {
       if (!tu.exact) tu.inexact = r.reason();
       if (tu.exact) {
         tu.modules_exact = true;
+        std::optional<preprocessor::FileHandle> main;
+        for (const preprocessor::FileEntry& f : r.files) {
+          if (f.how == preprocessor::EntryKind::kMain) main = f.file;
+        }
         for (const preprocessor::ModuleLine& m : r.modules) {
-          if (m.file == 0) tu.module_lines.push_back(m.line);
+          if (m.file == main) tu.module_lines.push_back(m.line);
         }
       }
       for (uint32_t i : order) by_normal.emplace(normal[i], i);

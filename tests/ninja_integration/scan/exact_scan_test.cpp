@@ -15,8 +15,10 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "cache/store.h"
+#include "lexer/kernel.h"
 #include "ninja_integration/scan/compdb.h"
 #include "ninja_integration/scan/compiler_deps.h"
+#include "ninja_integration/scan/module_deps.h"
 #include "ninja_integration/scan/scan_command.h"
 #include "tests/support/test_dir.h"
 
@@ -208,6 +210,27 @@ TEST(ExactScan, ExampleProjectMatchesTheCompiler) {
   EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
   EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
   EXPECT_EQ(c.exact, entries->size());
+}
+
+// P1689 of an exact TU names only the imports of taken branches.
+TEST(ExactScan, P1689ListsOnlyImportsInTakenBranches) {
+  testing::TestDir d;
+  d.write("m.cc",
+          "export module m;\n#if __cplusplus > 201703L\nimport kept;\n#else\nimport "
+          "old_std;\n#endif\n#ifdef NOT_DEFINED\nimport skipped;\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "m.cc", {"-std=c++20", "-fmodules-ts"})};
+  ScanReport report = scan_build(entries, nullptr, 1, nullptr);
+  ASSERT_EQ(report.tus.size(), 1u);
+  EXPECT_TRUE(report.tus[0].exact) << report.tus[0].inexact << report.tus[0].skipped;
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  ASSERT_NE(kernel, nullptr) << err;
+  auto p1689 = format_p1689(report, *kernel);
+  ASSERT_TRUE(p1689.ok()) << p1689.message();
+  EXPECT_NE(p1689->find("\"kept\""), std::string::npos) << *p1689;
+  EXPECT_EQ(p1689->find("old_std"), std::string::npos) << *p1689;
+  EXPECT_EQ(p1689->find("skipped"), std::string::npos) << *p1689;
+  EXPECT_NE(p1689->find("\"provides\""), std::string::npos) << *p1689;
 }
 
 TEST(ExactScan, ParsesMakeRules) {
