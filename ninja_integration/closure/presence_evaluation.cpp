@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -131,13 +132,50 @@ struct LoadedFile {
   lexer::ScanResult scan;
 };
 
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The `op(identifier)` calls of builtin queries written out in the file's
+// #if and #elif lines: questions a TU that reads the file may ask, so that
+// one compiler run answers them all instead of one run per question met.
+void note_candidates(const lexer::ScanResult& scan,
+                     std::set<std::pair<std::string, std::string>>* out) {
+  static constexpr std::string_view kOps[] = {"__has_builtin", "__has_attribute",
+                                              "__has_cpp_attribute", "__has_feature",
+                                              "__has_extension"};
+  for (const lexer::Directive& d : scan.directives) {
+    if (d.kind != lexer::DirectiveKind::kIf && d.kind != lexer::DirectiveKind::kElif) continue;
+    std::string_view text = scan.text(d);
+    for (std::string_view op : kOps) {
+      for (size_t at = text.find(op); at != std::string_view::npos; at = text.find(op, at + 1)) {
+        if (at > 0 && identifier_char(text[at - 1])) continue;
+        size_t i = at + op.size();
+        while (i < text.size() && text[i] == ' ') ++i;
+        if (i >= text.size() || text[i] != '(') continue;
+        ++i;
+        while (i < text.size() && text[i] == ' ') ++i;
+        size_t start = i;
+        while (i < text.size() && identifier_char(text[i])) ++i;
+        size_t end = i;
+        while (i < text.size() && text[i] == ' ') ++i;
+        if (end == start || i >= text.size() || text[i] != ')') continue;
+        out->emplace(std::string(op), std::string(text.substr(start, end - start)));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 struct EvaluationShare::Impl {
   std::mutex mu;
   std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LoadedFile>> files;
   std::map<std::string, CompilerFacts> facts;              // by facts key
+  std::map<std::string, CompilerFacts> latest;             // by base key: the most answers
   std::map<std::string, std::set<std::string>> questions;  // by base key
+  // Builtin queries written out in the files read so far: (op, argument).
+  std::set<std::pair<std::string, std::string>> candidates;
 };
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
@@ -217,8 +255,11 @@ class ClosureHost : public preprocessor::Host {
     f->bytes = std::move(bytes.value());
     f->scan = lexer::scan(f->bytes, *kernel_);
     if (share_) {
+      std::set<std::pair<std::string, std::string>> found;
+      note_candidates(f->scan, &found);
       std::lock_guard lock(share_->mu);
       share_->files[id] = f;
+      share_->candidates.insert(found.begin(), found.end());
     }
     return f;
   }
@@ -297,8 +338,17 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     }
   }
   std::string why;
+  std::set<std::string> speculative;  // asked ahead, not met yet
   for (int round = 0; round < kMaxRounds; ++round) {
+    if (share && round > 0) {
+      // What other TUs learned meanwhile: one set, one compiler run.
+      std::lock_guard lock(share->mu);
+      const std::set<std::string>& all = share->questions[base_key];
+      questions.insert(all.begin(), all.end());
+    }
     std::vector<std::string> asked(questions.begin(), questions.end());
+    asked.insert(asked.end(), speculative.begin(), speculative.end());
+    std::sort(asked.begin(), asked.end());
     cache::Hasher key;
     key.field(base_key);
     for (const std::string& q : asked) key.field(q);
@@ -310,11 +360,24 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       std::lock_guard lock(share->mu);
       auto it = share->facts.find(facts_key);
       if (it != share->facts.end()) facts = it->second, known = true;
+      // Or the answers with the most questions so far, when they cover these.
+      auto latest = share->latest.find(base_key);
+      if (!known && latest != share->latest.end()) {
+        bool covers = true;
+        for (const std::string& q : asked) covers = covers && latest->second.answers.count(q);
+        if (covers) facts = latest->second, known = true;
+      }
     }
     if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
     if (!known && (!memo || !decode_facts(*memo, &facts))) {
       facts = CompilerFacts();
       base::Result<CompilerFacts> fresh = ask_compiler(identity_, command_, asked);
+      if (!fresh.ok() && !speculative.empty()) {
+        // A question asked ahead that this compiler rejects: ask only those met.
+        speculative.clear();
+        --round;
+        continue;
+      }
       if (!fresh.ok()) {
         if (out_) *out_ = EvaluatedTu{false, fresh.message(), {}, {}};
         return fresh.message();
@@ -322,9 +385,16 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       facts = std::move(fresh.value());
       if (store_) store_->put_memo(kFactsTable, facts_key, encode_facts(facts));
     }
-    if (share && !known) {
+    // Questions asked ahead were answered: they are known from now on.
+    questions.insert(speculative.begin(), speculative.end());
+    speculative.clear();
+    if (share) {
       std::lock_guard lock(share->mu);
-      share->facts.emplace(facts_key, facts);
+      if (!known) share->facts.emplace(facts_key, facts);
+      CompilerFacts& latest = share->latest[base_key];
+      if (facts.answers.size() > latest.answers.size() || latest.predefined.empty()) latest = facts;
+      std::set<std::string>& all = share->questions[base_key];
+      all.insert(questions.begin(), questions.end());
     }
     ClosureHost host(ask, kernel_, facts, share);
     preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
@@ -342,8 +412,19 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
     if (share) {
+      // Ask ahead every question of the same kinds written in the files read.
+      // Every query this compiler knows (one it rejects makes the run fail,
+      // and it is then asked again without the questions asked ahead).
+      std::set<std::string> ops;
+      for (const auto& [name, kind] :
+           preprocessor::Options::for_predefined(facts.predefined).builtins) {
+        if (kind == preprocessor::BuiltinKind::kQuery) ops.insert(name);
+      }
       std::lock_guard lock(share->mu);
-      share->questions[base_key].insert(host.unknown().begin(), host.unknown().end());
+      for (const auto& [op, arg] : share->candidates) {
+        std::string q = op + "(" + arg + ")";
+        if (ops.count(op) && !questions.count(q)) speculative.insert(std::move(q));
+      }
     }
     if (store_) {
       std::string list;
