@@ -130,6 +130,7 @@ struct LoadedFile {
   base::StatSignature stat;
   std::string bytes;
   lexer::ScanResult scan;
+  std::optional<preprocessor::ParsedDefines> defines;  // with a share
 };
 
 bool identifier_char(char c) {
@@ -213,7 +214,8 @@ class ClosureHost : public preprocessor::Host {
       f.loaded = load(f.where);
       if (!f.loaded) return std::nullopt;
     }
-    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path};
+    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path,
+                                     f.loaded->defines ? &*f.loaded->defines : nullptr};
   }
 
   std::vector<Resolution> resolutions() const {
@@ -254,6 +256,7 @@ class ClosureHost : public preprocessor::Host {
     f->stat = where.stat;
     f->bytes = std::move(bytes.value());
     f->scan = lexer::scan(f->bytes, *kernel_);
+    if (share_) f->defines = preprocessor::parse_defines(f->bytes, f->scan);
     if (share_) {
       std::set<std::pair<std::string, std::string>> found;
       note_candidates(f->scan, &found);

@@ -265,7 +265,14 @@ class Scanner {
       for (uint32_t i : order) by_normal.emplace(normal[i], i);
       std::vector<uint32_t> entered;
       std::vector<std::string_view> entered_normal;
-      for (preprocessor::FileHandle h : r.unique_files()) {
+      // clang's -M also names each file a __has_include found.
+      std::vector<preprocessor::FileHandle> listed = r.unique_files();
+      if (identity->kind == compiler::CompilerKind::kClang) {
+        for (const preprocessor::IncludeQuestion& q : r.has_includes) {
+          if (q.answer) listed.push_back(*q.answer);
+        }
+      }
+      for (preprocessor::FileHandle h : listed) {
         if (h >= evaluated.handles.size()) continue;
         const std::string& path = evaluated.handles[h].path;
         std::string_view n = made.emplace_back(base::normal_path(path, e.directory));

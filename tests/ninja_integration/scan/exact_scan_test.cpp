@@ -212,6 +212,26 @@ TEST(ExactScan, ExampleProjectMatchesTheCompiler) {
   EXPECT_EQ(c.exact, entries->size());
 }
 
+// clang's -M names the files __has_include found, and the scan does too.
+TEST(ExactScan, ClangTuMatchesClang) {
+  if (base::run_captured({"clang++-14", "--version"}, true).exit_code != 0) {
+    GTEST_SKIP() << "clang++-14 is not installed";
+  }
+  testing::TestDir d;
+  d.write("inc/probe.h", "#error never read\n");
+  d.write("inc/used.h", "int used;\n");
+  d.write(
+      "a.cc",
+      "#if __has_include(<probe.h>)\n#include <used.h>\n#endif\n"
+      "#define HAS(x) __has_include(x)\n#if HAS(<used.h>) && !HAS(<absent.h>)\nint y;\n#endif\n");
+  CompdbEntry e = entry(d, "a.cc", {"-Iinc"});
+  e.argv[0] = "clang++-14";
+  Comparison c = compare({e}, nullptr);
+  EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+  EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+  EXPECT_EQ(c.exact, 1u);
+}
+
 // P1689 of an exact TU names only the imports of taken branches.
 TEST(ExactScan, P1689ListsOnlyImportsInTakenBranches) {
   testing::TestDir d;
