@@ -133,10 +133,12 @@ int run_scan(const ScanArgs& a) {
   }
   std::fprintf(stderr,
                "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s"
-               " (%llu TUs unchanged since their last scan)\n",
+               " (%llu TUs unchanged since their last scan); %llu TUs exact"
+               " (%llu of them asked of the compiler)\n",
                (unsigned long long)report.scanned, report.tus.size(),
                (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
-               double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo);
+               double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo,
+               (unsigned long long)report.exact, (unsigned long long)report.from_compiler);
   if (!a.check) return 0;
   auto deps = ninja::read_ninja_deps(a.build_dir + "/.ninja_deps");
   if (!deps.ok()) {

@@ -12,6 +12,8 @@
 
 namespace lexpack::preprocessor {
 
+struct ParsedDefines;
+
 // The caller's name for one file. Equal handles are the same file (what
 // #pragma once and #import compare), so give one file one handle.
 using FileHandle = uint32_t;
@@ -20,6 +22,9 @@ struct FileContent {
   std::string_view bytes;                   // the file's bytes
   const lexer::ScanResult* scan = nullptr;  // lexer::scan of exactly those bytes
   std::string_view display_name;            // for reasons, e.g. "include/f.h"
+  // Optional: parse_defines(bytes, *scan), kept by a caller that shares files
+  // across translation units (each definition is then parsed once).
+  const ParsedDefines* defines = nullptr;
 };
 
 class Host {

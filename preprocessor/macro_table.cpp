@@ -123,13 +123,15 @@ std::optional<Macro> parse_command_definition(std::string_view arg, std::string*
 }
 
 uint32_t MacroTable::intern(std::string_view name) {
-  auto [it, inserted] = ids_.try_emplace(std::string(name), static_cast<uint32_t>(ids_.size() + 1));
-  return it->second;
+  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(ids_.size() + 1);
+  ids_.emplace(std::string(name), id);
+  return id;
 }
 
 const Macro* MacroTable::find(std::string_view name) const {
   if (macros_.empty()) return nullptr;
-  auto it = macros_.find(std::string(name));
+  auto it = macros_.find(name);
   return it == macros_.end() ? nullptr : &it->second;
 }
 
@@ -140,7 +142,7 @@ void MacroTable::define(Macro macro) {
 }
 
 void MacroTable::undefine(std::string_view name) {
-  macros_.erase(std::string(name));
+  if (auto it = macros_.find(name); it != macros_.end()) macros_.erase(it);
 }
 
 bool MacroTable::define_predefined(std::string_view text, std::string* err) {
@@ -167,7 +169,7 @@ void MacroTable::set_uncertain(std::string_view name, bool uncertain) {
   if (uncertain) {
     uncertain_.insert(std::string(name));
   } else if (!uncertain_.empty()) {
-    uncertain_.erase(std::string(name));
+    if (auto it = uncertain_.find(name); it != uncertain_.end()) uncertain_.erase(it);
   }
 }
 

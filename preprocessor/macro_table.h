@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,14 @@ std::optional<Macro> parse_define_directive(std::string_view raw, std::string* e
 // A -D argument: "NAME" (defines NAME as 1), "NAME=VALUE", "NAME(a,b)=VALUE".
 std::optional<Macro> parse_command_definition(std::string_view arg, std::string* err);
 
+// A file's #define directives parsed once, by directive index (empty
+// entries for other directives), for callers that give one file to many
+// translation units. A definition that does not parse has its error.
+struct ParsedDefines {
+  std::vector<std::optional<Macro>> macros;
+  std::vector<std::string> errors;
+};
+
 class MacroTable {
  public:
   // The id of a name, the same for every call with that name.
@@ -59,16 +68,22 @@ class MacroTable {
   // Names whose definition is not certain (see the file comment).
   void set_uncertain(std::string_view name, bool uncertain);
   bool is_uncertain(std::string_view name) const {
-    return !uncertain_.empty() && uncertain_.count(std::string(name)) != 0;
+    return !uncertain_.empty() && uncertain_.find(name) != uncertain_.end();
   }
   bool any_uncertain() const { return !uncertain_.empty(); }
 
   size_t size() const { return macros_.size(); }
 
  private:
-  std::unordered_map<std::string, Macro> macros_;
-  std::unordered_map<std::string, uint32_t> ids_;
-  std::unordered_set<std::string> uncertain_;
+  // Looked up by view: a lookup builds no string (most names are longer
+  // than a string's inline buffer, and every identifier is looked up).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Macro, NameHash, std::equal_to<>> macros_;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> ids_;
+  std::unordered_set<std::string, NameHash, std::equal_to<>> uncertain_;
 };
 
 }  // namespace lexpack::preprocessor

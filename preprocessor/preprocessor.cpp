@@ -40,7 +40,29 @@ constexpr std::initializer_list<const char*> kObjectBuiltins = {
     "__FILE__",      "__LINE__",          "__COUNTER__",   "__DATE__",      "__TIME__",
     "__TIMESTAMP__", "__INCLUDE_LEVEL__", "__BASE_FILE__", "__FILE_NAME__", "_Pragma"};
 
+// One #define of `bytes`, parsed; nullopt with *err when it does not parse.
+std::optional<Macro> parse_one_define(std::string_view bytes, const Directive& d,
+                                      std::string* err) {
+  const uint64_t end = std::max<uint64_t>(d.body_offset + d.body_size, d.offset);
+  if (end > bytes.size() || d.offset > bytes.size()) {
+    *err = "#define outside the file's bytes";
+    return std::nullopt;
+  }
+  return parse_define_directive(bytes.substr(d.offset, end - d.offset), err);
+}
+
 }  // namespace
+
+ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& scan) {
+  ParsedDefines out;
+  out.macros.resize(scan.directives.size());
+  out.errors.resize(scan.directives.size());
+  for (size_t i = 0; i < scan.directives.size(); ++i) {
+    if (scan.directives[i].kind != DirectiveKind::kDefine) continue;
+    out.macros[i] = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
+  }
+  return out;
+}
 
 Options Options::gcc() {
   return with_builtins(kObjectBuiltins, {"__has_builtin", "__has_attribute", "__has_cpp_attribute",
@@ -280,14 +302,15 @@ State Preprocessor::Run::evaluate_if(std::string_view text) {
 }
 
 void Preprocessor::Run::define(const Directive& d) {
-  const std::string_view bytes = content_.bytes;
-  const uint64_t end = std::max<uint64_t>(d.body_offset + d.body_size, d.offset);
-  if (end > bytes.size() || d.offset > bytes.size()) {
-    inexact(Inexact::kBadDirective, "#define outside the file's bytes");
-    return;
-  }
   std::string err;
-  std::optional<Macro> m = parse_define_directive(bytes.substr(d.offset, end - d.offset), &err);
+  std::optional<Macro> m;
+  const size_t index = size_t(&d - content_.scan->directives.data());
+  if (content_.defines && index < content_.defines->macros.size()) {
+    m = content_.defines->macros[index];
+    err = content_.defines->errors[index];
+  } else {
+    m = parse_one_define(content_.bytes, d, &err);
+  }
   const std::string_view name = content_.scan->text(d);
   if (!m || m->name != name) {
     inexact(Inexact::kBadDirective, "#define " + std::string(name) + ": " + err);

@@ -1,10 +1,15 @@
 #!/bin/sh
 # Whole-build dependency scan, side by side in one run on the same compile
 # database: lexpack scan (index cold and warm), clang-scan-deps -format=make and
-# g++ -M per TU (both -j <cores>), for a generated project and lexpack's own build.
+# g++ -M per TU (both -j <cores>), for a generated project and lexpack's own build
+# (both built), and with no build history for examples/project and a generated
+# project using Boost's computed includes (configured, never built). For each:
+# TUs exact, files missed and files extra against g++ -M (compare_deps.py).
 #
 # usage: bench/scan/run.sh [path/to/lexpack] [TUS]
 #   RUNS=N        timed runs per figure, median reported (default 3)
+#   PROJECTS=...  which projects (default "generated lexpack example boost")
+#   BOOST_TUS=N   TUs of the Boost project (default 40)
 #   SELF_BUILD=D  an already built lexpack build directory to scan instead of
 #                 configuring and building lexpack into a temporary one
 #   SCAN_DEPS=... clang-scan-deps binary (default clang-scan-deps-14)
@@ -16,6 +21,8 @@ lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
 tus=${2:-120}
 runs=${RUNS:-3}
 scan_deps=${SCAN_DEPS:-clang-scan-deps-14}
+projects=${PROJECTS:-generated lexpack example boost}
+boost_tus=${BOOST_TUS:-40}
 jobs=$(nproc)
 for tool in cmake ninja python3 g++ xargs "$scan_deps"; do
   command -v "$tool" >/dev/null || { echo "scan bench: $tool not found" >&2; exit 1; }
@@ -106,16 +113,70 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   echo "project=$name ratio_gcc_m_over_lexpack_cold=$(ratio "$gm" "$cold")"
   echo "project=$name ratio_gcc_m_over_lexpack_warm=$(ratio "$gm" "$warm")"
   echo "project=$name check_missed_files=$missed check_missed_tus=${missed_tus:-?} check_extra_tus=${extra_tus:-?} check_unrecorded_tus=${unrecorded:-?}"
+  against_gcc_m "$name" "$db"
 }
 
+# TUs exact, files missed and extra of a cold scan against g++ -M.
+against_gcc_m() {  # $1 = name, $2 = compile database
+  rm -rf "$LEXPACK_DIR"
+  "$lexpack" scan --compdb "$2" --format json -o "$work/scan.json" 2>/dev/null
+  echo "project=$1 against_gcc_m $(python3 "$here/compare_deps.py" "$2" "$work/scan.json" "$jobs" 2>"$work/missed.txt")"
+}
+
+# A project configured and never built: no ninja record, so speed and the
+# comparison with g++ -M only.
+bench_fresh() {  # $1 = name, $2 = compile database
+  name=$1
+  db=$2
+  n_tus=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$db")
+  sleep 2  # files younger than the clock's resolution are not remembered
+  cold=""; warm=""; sd=""
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    i=$((i + 1))
+    cold="$cold $(time_ms cold_scan "$db")"
+    warm="$warm $(time_ms lexpack_scan "$db")"
+    sd="$sd $(time_ms scan_deps_run "$db")"
+  done
+  cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd)
+  stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
+  files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
+  echo "project=$name tus=$n_tus unique_files=$files jobs=$jobs runs=$runs (no build history)"
+  echo "project=$name lexpack_cold_ms=$cold"
+  echo "project=$name lexpack_warm_ms=$warm"
+  echo "project=$name clang_scan_deps_ms=$sd"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
+  against_gcc_m "$name" "$db"
+}
+
+wants() { case " $projects " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# --- projects with no build history -------------------------------------
+if wants example; then
+  cmake -S "$root/examples/project" -B "$work/example-build" -G Ninja \
+    -DCMAKE_CXX_COMPILER="$(command -v g++)" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+  bench_fresh example "$work/example-build/compile_commands.json"
+fi
+if wants boost; then
+  [ -d /usr/include/boost ] || { echo "scan bench: libboost-dev is not installed" >&2; exit 1; }
+  python3 "$here/gen_boost_project.py" "$work/boost" --tus "$boost_tus"
+  cmake -S "$work/boost" -B "$work/boost-build" -G Ninja \
+    -DCMAKE_CXX_COMPILER="$(command -v g++)" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+  bench_fresh boost "$work/boost-build/compile_commands.json"
+fi
+
 # --- a generated project ------------------------------------------------
+if wants generated; then
 python3 "$root/examples/gen_project.py" "$work/gen" --tus "$tus" >/dev/null
 cmake -S "$work/gen" -B "$work/gen-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$(command -v g++)" >/dev/null
 ninja -C "$work/gen-build" >/dev/null
 bench_project generated "$work/gen-build"
+fi
 
 # --- lexpack's own build ------------------------------------------------
+wants lexpack || exit 0
 self=${SELF_BUILD:-}
 if [ -z "$self" ]; then
   self=$work/self-build

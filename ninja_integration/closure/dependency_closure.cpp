@@ -205,7 +205,8 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       }
     }
   }
-  if (!presence_reason.empty() && closure.unsure.empty()) {
+  const bool evaluate_anyway = presence && presence->every_tu() && closure.unsure.empty();
+  if ((!presence_reason.empty() && closure.unsure.empty()) || evaluate_anyway) {
     std::string why = "evaluation not available";
     if (presence) {
       // Every question the evaluation asks is recorded like a direct
@@ -229,7 +230,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       why = presence->evaluate(queue[0]->where, forced, ask);
       closure.presence_evaluated = why.empty();
     }
-    if (!why.empty()) closure.unsure = presence_reason + ": " + why;
+    if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).

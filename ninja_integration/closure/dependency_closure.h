@@ -60,6 +60,10 @@ class PresenceEvaluator {
   // closure stays unsure with that reason).
   virtual std::string evaluate(const Resolution& source, const std::vector<Resolution>& forced,
                                const Ask& ask) = 0;
+  // True: run for every TU, not only those that reach __has_include through
+  // a macro (a scan's exact dependencies); its answer then makes the closure
+  // unsure only when such a question was met.
+  virtual bool every_tu() const { return false; }
 };
 
 // Walks the includes of `command`'s source and forced includes. `presence`,

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "base/file_util.h"
@@ -123,17 +125,77 @@ bool decode_facts(std::string_view bytes, CompilerFacts* f) {
   return true;
 }
 
+// One file's bytes and their lexer scan, as several TUs' evaluations share it.
+struct LoadedFile {
+  base::StatSignature stat;
+  std::string bytes;
+  lexer::ScanResult scan;
+  std::optional<preprocessor::ParsedDefines> defines;  // with a share
+};
+
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The `op(identifier)` calls of builtin queries written out in the file's
+// #if and #elif lines: questions a TU that reads the file may ask, so that
+// one compiler run answers them all instead of one run per question met.
+void note_candidates(const lexer::ScanResult& scan,
+                     std::set<std::pair<std::string, std::string>>* out) {
+  static constexpr std::string_view kOps[] = {"__has_builtin", "__has_attribute",
+                                              "__has_cpp_attribute", "__has_feature",
+                                              "__has_extension"};
+  for (const lexer::Directive& d : scan.directives) {
+    if (d.kind != lexer::DirectiveKind::kIf && d.kind != lexer::DirectiveKind::kElif) continue;
+    std::string_view text = scan.text(d);
+    for (std::string_view op : kOps) {
+      for (size_t at = text.find(op); at != std::string_view::npos; at = text.find(op, at + 1)) {
+        if (at > 0 && identifier_char(text[at - 1])) continue;
+        size_t i = at + op.size();
+        while (i < text.size() && text[i] == ' ') ++i;
+        if (i >= text.size() || text[i] != '(') continue;
+        ++i;
+        while (i < text.size() && text[i] == ' ') ++i;
+        size_t start = i;
+        while (i < text.size() && identifier_char(text[i])) ++i;
+        size_t end = i;
+        while (i < text.size() && text[i] == ' ') ++i;
+        if (end == start || i >= text.size() || text[i] != ')') continue;
+        out->emplace(std::string(op), std::string(text.substr(start, end - start)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+struct EvaluationShare::Impl {
+  std::mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LoadedFile>> files;
+  std::map<std::string, CompilerFacts> facts;              // by facts key
+  std::map<std::string, CompilerFacts> latest;             // by base key: the most answers
+  std::map<std::string, std::set<std::string>> questions;  // by base key
+  // Builtin queries written out in the files read so far: (op, argument).
+  std::set<std::pair<std::string, std::string>> candidates;
+};
+
+EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
+EvaluationShare::~EvaluationShare() = default;
+
+namespace {
+
 // The preprocessor's view of the files: handles over resolutions (one per
-// file, by device and inode), bytes and scans read on first use.
+// file, by device and inode), bytes and scans read on first use, or taken
+// from the scan's share.
 class ClosureHost : public preprocessor::Host {
  public:
   ClosureHost(const PresenceEvaluator::Ask& ask, const lexer::Kernel* kernel,
-              const CompilerFacts& facts)
-      : ask_(ask), kernel_(kernel), facts_(facts) {}
+              const CompilerFacts& facts, EvaluationShare::Impl* share)
+      : ask_(ask), kernel_(kernel), facts_(facts), share_(share) {}
 
   preprocessor::FileHandle handle(const Resolution& r) {
     auto [it, fresh] = by_inode_.emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
-    if (fresh) files_.push_back({r, false, {}, {}});
+    if (fresh) files_.push_back({r, nullptr});
     return preprocessor::FileHandle(it->second);
   }
 
@@ -149,13 +211,18 @@ class ClosureHost : public preprocessor::Host {
     if (file >= files_.size()) return std::nullopt;
     File& f = files_[file];
     if (!f.loaded) {
-      base::Result<std::string> bytes = base::read_file(f.where.path);
-      if (!bytes.ok()) return std::nullopt;
-      f.bytes = std::move(bytes.value());
-      f.scan = lexer::scan(f.bytes, *kernel_);
-      f.loaded = true;
+      f.loaded = load(f.where);
+      if (!f.loaded) return std::nullopt;
     }
-    return preprocessor::FileContent{f.bytes, &f.scan, f.where.path};
+    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path,
+                                     f.loaded->defines ? &*f.loaded->defines : nullptr};
+  }
+
+  std::vector<Resolution> resolutions() const {
+    std::vector<Resolution> out;
+    out.reserve(files_.size());
+    for (const File& f : files_) out.push_back(f.where);
+    return out;
   }
 
   std::optional<intmax_t> builtin_query(std::string_view op, std::string_view argument) override {
@@ -171,13 +238,38 @@ class ClosureHost : public preprocessor::Host {
  private:
   struct File {
     Resolution where;
-    bool loaded = false;
-    std::string bytes;
-    lexer::ScanResult scan;
+    std::shared_ptr<const LoadedFile> loaded;
   };
+
+  // The file's bytes and scan, read once per scan when there is a share (a
+  // file whose stat changed since is read again).
+  std::shared_ptr<const LoadedFile> load(const Resolution& where) {
+    const std::pair<uint64_t, uint64_t> id(where.stat.dev, where.stat.ino);
+    if (share_) {
+      std::lock_guard lock(share_->mu);
+      auto it = share_->files.find(id);
+      if (it != share_->files.end() && it->second->stat == where.stat) return it->second;
+    }
+    base::Result<std::string> bytes = base::read_file(where.path);
+    if (!bytes.ok()) return nullptr;
+    auto f = std::make_shared<LoadedFile>();
+    f->stat = where.stat;
+    f->bytes = std::move(bytes.value());
+    f->scan = lexer::scan(f->bytes, *kernel_);
+    if (share_) f->defines = preprocessor::parse_defines(f->bytes, f->scan);
+    if (share_) {
+      std::set<std::pair<std::string, std::string>> found;
+      note_candidates(f->scan, &found);
+      std::lock_guard lock(share_->mu);
+      share_->files[id] = f;
+      share_->candidates.insert(found.begin(), found.end());
+    }
+    return f;
+  }
   const PresenceEvaluator::Ask& ask_;
   const lexer::Kernel* kernel_;
   const CompilerFacts& facts_;
+  EvaluationShare::Impl* share_;
   std::deque<File> files_;  // FileContent views point into it
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;
   std::set<std::string> unknown_;
@@ -231,8 +323,13 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   base.field(command::language_name(command_.language));
   for (const std::string& a : macro_arguments(command_)) base.field(a);
   const std::string base_key = base.digest().hex();
+  EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
   std::set<std::string> questions;
-  if (store_) {
+  if (share) {
+    std::lock_guard lock(share->mu);
+    questions = share->questions[base_key];
+  }
+  if (store_ && questions.empty()) {
     if (std::optional<std::string> known = store_->get_memo(kQuestionsTable, base_key)) {
       std::string_view rest = *known;
       while (!rest.empty()) {
@@ -244,33 +341,94 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     }
   }
   std::string why;
+  std::set<std::string> speculative;  // asked ahead, not met yet
   for (int round = 0; round < kMaxRounds; ++round) {
+    if (share && round > 0) {
+      // What other TUs learned meanwhile: one set, one compiler run.
+      std::lock_guard lock(share->mu);
+      const std::set<std::string>& all = share->questions[base_key];
+      questions.insert(all.begin(), all.end());
+    }
     std::vector<std::string> asked(questions.begin(), questions.end());
+    asked.insert(asked.end(), speculative.begin(), speculative.end());
+    std::sort(asked.begin(), asked.end());
     cache::Hasher key;
     key.field(base_key);
     for (const std::string& q : asked) key.field(q);
     const std::string facts_key = key.digest().hex();
     CompilerFacts facts;
     std::optional<std::string> memo;
-    if (store_) memo = store_->get_memo(kFactsTable, facts_key);
-    if (!memo || !decode_facts(*memo, &facts)) {
+    bool known = false;
+    if (share) {
+      std::lock_guard lock(share->mu);
+      auto it = share->facts.find(facts_key);
+      if (it != share->facts.end()) facts = it->second, known = true;
+      // Or the answers with the most questions so far, when they cover these.
+      auto latest = share->latest.find(base_key);
+      if (!known && latest != share->latest.end()) {
+        bool covers = true;
+        for (const std::string& q : asked) covers = covers && latest->second.answers.count(q);
+        if (covers) facts = latest->second, known = true;
+      }
+    }
+    if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
+    if (!known && (!memo || !decode_facts(*memo, &facts))) {
       facts = CompilerFacts();
       base::Result<CompilerFacts> fresh = ask_compiler(identity_, command_, asked);
-      if (!fresh.ok()) return fresh.message();
+      if (!fresh.ok() && !speculative.empty()) {
+        // A question asked ahead that this compiler rejects: ask only those met.
+        speculative.clear();
+        --round;
+        continue;
+      }
+      if (!fresh.ok()) {
+        if (out_) *out_ = EvaluatedTu{false, fresh.message(), {}, {}};
+        return fresh.message();
+      }
       facts = std::move(fresh.value());
       if (store_) store_->put_memo(kFactsTable, facts_key, encode_facts(facts));
     }
-    ClosureHost host(ask, kernel_, facts);
+    // Questions asked ahead were answered: they are known from now on.
+    questions.insert(speculative.begin(), speculative.end());
+    speculative.clear();
+    if (share) {
+      std::lock_guard lock(share->mu);
+      if (!known) share->facts.emplace(facts_key, facts);
+      CompilerFacts& latest = share->latest[base_key];
+      if (facts.answers.size() > latest.answers.size() || latest.predefined.empty()) latest = facts;
+      std::set<std::string>& all = share->questions[base_key];
+      all.insert(questions.begin(), questions.end());
+    }
+    ClosureHost host(ask, kernel_, facts, share);
     preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
     std::string err;
-    if (!pp.predefine(facts.predefined, &err)) return "predefined macros: " + err;
+    if (!pp.predefine(facts.predefined, &err)) {
+      if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
+      return "predefined macros: " + err;
+    }
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
+    if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     if (host.unknown().empty()) return result.exact() ? "" : result.reason();
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
+    if (share) {
+      // Ask ahead every question of the same kinds written in the files read.
+      // Every query this compiler knows (one it rejects makes the run fail,
+      // and it is then asked again without the questions asked ahead).
+      std::set<std::string> ops;
+      for (const auto& [name, kind] :
+           preprocessor::Options::for_predefined(facts.predefined).builtins) {
+        if (kind == preprocessor::BuiltinKind::kQuery) ops.insert(name);
+      }
+      std::lock_guard lock(share->mu);
+      for (const auto& [op, arg] : share->candidates) {
+        std::string q = op + "(" + arg + ")";
+        if (ops.count(op) && !questions.count(q)) speculative.insert(std::move(q));
+      }
+    }
     if (store_) {
       std::string list;
       for (const std::string& q : questions) list += q + "\n";

@@ -5,15 +5,38 @@
 // question the compiler asks is asked and recorded in the closure.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "cache/store.h"
 #include "lexer/kernel.h"
 #include "ninja_integration/closure/dependency_closure.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
+#include "preprocessor/result.h"
 
 namespace lexpack::closure {
+
+// What a whole-build scan shares between the evaluations of its TUs: each
+// file's bytes and lexer scan (read once per scan, not once per TU), and the
+// compiler's answers per identity and arguments. Thread-safe.
+class EvaluationShare {
+ public:
+  EvaluationShare();
+  ~EvaluationShare();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+// One TU's evaluation as a scan uses it: the preprocessor's result, and the
+// file each of its handles stands for.
+struct EvaluatedTu {
+  bool ran = false;  // false: the evaluation did not run to the end (see `error`)
+  std::string error;
+  preprocessor::Result result;
+  std::vector<Resolution> handles;  // by FileHandle
+};
 
 class CompilerPresenceEvaluator : public PresenceEvaluator {
  public:
@@ -26,12 +49,23 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   std::string evaluate(const Resolution& source, const std::vector<Resolution>& forced,
                        const Ask& ask) override;
 
+  // Makes this evaluator run for every TU (a scan's exact dependencies),
+  // sharing files and answers through `share` (may be null) and leaving the
+  // last evaluation in `*out`.
+  void evaluate_every_tu(EvaluationShare* share, EvaluatedTu* out) {
+    share_ = share;
+    out_ = out;
+  }
+  bool every_tu() const override { return out_ != nullptr; }
+
  private:
   cache::Store* store_;
   const compiler::CompilerIdentity& identity_;
   const command::CompileCommand& command_;
   std::string cwd_;
   const lexer::Kernel* kernel_;
+  EvaluationShare* share_ = nullptr;
+  EvaluatedTu* out_ = nullptr;
 };
 
 // The command's arguments that decide its predefined macros and builtin

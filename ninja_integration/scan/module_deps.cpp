@@ -39,10 +39,16 @@ std::string rule_json(const TuScan& tu, const ModuleDeps& deps) {
 
 }  // namespace
 
-ModuleDeps module_deps(const lexer::ScanResult& scan) {
+ModuleDeps module_deps(const lexer::ScanResult& scan, const std::vector<uint32_t>* taken_lines) {
   ModuleDeps deps;
   std::string module;  // the primary module name of this unit
   for (const lexer::Directive& d : scan.directives) {
+    if (taken_lines &&
+        (d.kind == lexer::DirectiveKind::kModuleDecl ||
+         d.kind == lexer::DirectiveKind::kModuleImport) &&
+        std::find(taken_lines->begin(), taken_lines->end(), d.line) == taken_lines->end()) {
+      continue;
+    }
     std::string_view text = scan.text(d);
     if (d.kind == lexer::DirectiveKind::kModuleDecl) {
       if (text.empty() || text.front() == ':') continue;  // `module;`, `module :private;`
@@ -79,7 +85,8 @@ base::Result<std::string> format_p1689(const ScanReport& report, const lexer::Ke
     if (!bytes.ok()) return base::Status::error(path + ": " + bytes.message());
     out += first ? "\n" : ",\n";
     first = false;
-    out += rule_json(tu, module_deps(lexer::scan(*bytes, kernel)));
+    out += rule_json(tu, module_deps(lexer::scan(*bytes, kernel),
+                                     tu.modules_exact ? &tu.module_lines : nullptr));
   }
   return out + "\n  ]\n}\n";
 }

@@ -30,11 +30,14 @@ struct ModuleDeps {
 
 // From one source file's scan. An implementation unit (`module m;`) imports
 // `m`; `import :p;` inside module `m` names `m:p`; `module;` and
-// `module :private;` provide nothing.
-ModuleDeps module_deps(const lexer::ScanResult& scan);
+// `module :private;` provide nothing. `taken_lines`, when given, keeps only
+// the directives on those lines (the ones in taken branches).
+ModuleDeps module_deps(const lexer::ScanResult& scan,
+                       const std::vector<uint32_t>* taken_lines = nullptr);
 
 // {"version": 1, "revision": 0, "rules": [...]}, one rule per scanned TU, with
-// each TU's source read and lexed again (module directives live in it).
+// each TU's source read and lexed again (module directives live in it); an
+// exact TU lists only the lines in taken branches, another every one.
 base::Result<std::string> format_p1689(const ScanReport& report, const lexer::Kernel& kernel);
 
 }  // namespace lexpack::scan

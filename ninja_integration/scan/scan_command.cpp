@@ -27,17 +27,50 @@
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/dependency_closure.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/presence_evaluation.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/compiler/derived_search_list.h"
 #include "ninja_integration/compiler/search_list.h"
+#include "ninja_integration/scan/compiler_deps.h"
 #include "ninja_integration/scan/scan_memo.h"
 
 namespace lexpack::scan {
 namespace {
 
 constexpr std::string_view kScanMemoTable = "scan";
+// Per TU, beside its scan memo: whether its deps are exact (and why not),
+// and the lines of its module directives in taken branches.
+constexpr std::string_view kExactMemoTable = "scan_exact";
+
+std::string encode_exact(const TuScan& tu) {
+  std::string out = tu.exact ? "1" : "0";
+  out += tu.modules_exact ? '1' : '0';
+  for (uint32_t line : tu.module_lines) out += std::to_string(line) + ',';
+  return out + '\n' + tu.inexact;
+}
+
+bool decode_exact(std::string_view bytes, TuScan* tu) {
+  size_t nl = bytes.find('\n');
+  if (bytes.size() < 2 || nl == std::string_view::npos) return false;
+  tu->exact = bytes[0] == '1';
+  tu->modules_exact = bytes[1] == '1';
+  uint32_t line = 0;
+  for (size_t i = 2; i < nl; ++i) {
+    char c = bytes[i];
+    if (c == ',') {
+      tu->module_lines.push_back(line);
+      line = 0;
+    } else if (c >= '0' && c <= '9') {
+      line = line * 10 + uint32_t(c - '0');
+    } else {
+      return false;
+    }
+  }
+  tu->inexact.assign(bytes.substr(nl + 1));
+  return true;
+}
 
 // Appends `s` escaped for a Make rule; plain runs are copied whole.
 void append_make_escaped(std::string* out, std::string_view s) {
@@ -172,7 +205,8 @@ class Scanner {
       std::vector<std::string> deps;
       std::vector<uint64_t> dep_sizes;
       std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
-      if (bytes &&
+      std::optional<std::string> exact = store_->get_memo(kExactMemoTable, tu_key.hex());
+      if (bytes && exact && decode_exact(*exact, &tu) &&
           check_encoded_scan_memo(*bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes)) {
         for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
         tu.deps = std::move(deps);
@@ -183,7 +217,13 @@ class Scanner {
     auto list =
         search_list_of(*identity, cmd, e.directory, search_key(*identity, cmd, e.directory));
     if (!list.ok()) return skip(tu, list.message());
-    auto closure = closure::compute_closure(files, cmd, *list, identity->kind, e.directory);
+    // The walk counts every branch; the evaluation of the TU's conditionals
+    // and computed includes, run inside it, tells which are taken.
+    closure::CompilerPresenceEvaluator evaluator(store_, *identity, cmd, e.directory, kernel_);
+    closure::EvaluatedTu evaluated;
+    evaluator.evaluate_every_tu(&share_, &evaluated);
+    auto closure =
+        closure::compute_closure(files, cmd, *list, identity->kind, e.directory, &evaluator);
     if (!closure.ok()) return skip(tu, closure.message());
     // The answer: each file the compiler reads, once, by its normal path (the
     // shared graph made it once per file); the source first, the rest sorted.
@@ -203,21 +243,116 @@ class Scanner {
     auto same_path = [&](uint32_t a, uint32_t b) { return normal[a] == normal[b]; };
     if (!order.empty()) std::sort(order.begin() + 1, order.end(), by_path);
     order.erase(std::unique(order.begin(), order.end(), same_path), order.end());
-    tu.deps.reserve(order.size());
-    for (uint32_t i : order) {
-      tu.deps.emplace_back(normal[i]);
+    // What the evaluation entered, by the walk's file numbers; a file it
+    // reached that the walk did not (a computed include's) is added.
+    bool remember = true;
+    std::unordered_map<std::string_view, uint32_t> by_normal;  // walk file number
+    std::unordered_map<std::string_view, uint64_t> outside;    // size of the others
+    if (evaluated.ran && !evaluated.result.needs_compiler()) {
+      const preprocessor::Result& r = evaluated.result;
+      tu.exact = r.exact();
+      if (!tu.exact) tu.inexact = r.reason();
+      if (tu.exact) {
+        tu.modules_exact = true;
+        std::optional<preprocessor::FileHandle> main;
+        for (const preprocessor::FileEntry& f : r.files) {
+          if (f.how == preprocessor::EntryKind::kMain) main = f.file;
+        }
+        for (const preprocessor::ModuleLine& m : r.modules) {
+          if (m.file == main) tu.module_lines.push_back(m.line);
+        }
+      }
+      for (uint32_t i : order) by_normal.emplace(normal[i], i);
+      std::vector<uint32_t> entered;
+      std::vector<std::string_view> entered_normal;
+      // clang's -M also names each file a __has_include found.
+      std::vector<preprocessor::FileHandle> listed = r.unique_files();
+      if (identity->kind == compiler::CompilerKind::kClang) {
+        for (const preprocessor::IncludeQuestion& q : r.has_includes) {
+          if (q.answer) listed.push_back(*q.answer);
+        }
+      }
+      for (preprocessor::FileHandle h : listed) {
+        if (h >= evaluated.handles.size()) continue;
+        const std::string& path = evaluated.handles[h].path;
+        std::string_view n = made.emplace_back(base::normal_path(path, e.directory));
+        auto it = by_normal.find(n);
+        if (it == by_normal.end()) {
+          // Not in the walk's answer: reached only through a computed include.
+          // Its stat is in the closure (the question was recorded).
+          entered_normal.push_back(n);
+          outside.emplace(n, evaluated.handles[h].stat.size);
+        } else {
+          entered.push_back(it->second);
+        }
+      }
+      if (tu.exact) {
+        // The source first (the evaluation enters stdc-predef.h before it).
+        std::vector<uint32_t> kept;
+        if (!order.empty()) kept.push_back(order[0]);
+        for (uint32_t i : entered) {
+          if (i != order[0]) kept.push_back(i);
+        }
+        std::sort(kept.begin() + (kept.empty() ? 0 : 1), kept.end(), by_path);
+        order = std::move(kept);
+      }
+      tu.deps.reserve(order.size() + entered_normal.size());
+      for (uint32_t i : order) tu.deps.emplace_back(normal[i]);
+      for (std::string_view n : entered_normal) {
+        if (std::find(tu.deps.begin(), tu.deps.end(), n) == tu.deps.end()) tu.deps.emplace_back(n);
+      }
+      if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
+    } else if (evaluated.ran || closure->has_computed_include) {
+      // A computed include the evaluation could not expand: only the
+      // compiler can say which files this TU reads.
+      std::string why = evaluated.ran ? evaluated.result.reason() : evaluated.error;
+      auto asked = compiler_deps(store_, *identity, cmd, e.directory, *closure);
+      if (!asked.ok()) {
+        return skip(tu, "cannot tell its dependencies (" + why + "): " + asked.message());
+      }
+      tu.deps = std::move(asked.value());
+      if (tu.deps.size() > 1) std::sort(tu.deps.begin() + 1, tu.deps.end());
+      tu.exact = true;
+      tu.from_compiler = true;
+      tu.inexact = why;
+      remember = false;
+    } else {
+      tu.inexact = "not evaluated: " + evaluated.error;
+      tu.deps.reserve(order.size());
+      for (uint32_t i : order) tu.deps.emplace_back(normal[i]);
     }
-    if (store_) {
+    // The sizes of the files this TU reads, for the scan's totals.
+    if (by_normal.empty()) {
+      for (uint32_t i : order) by_normal.emplace(normal[i], i);
+    }
+    for (const std::string& d : tu.deps) {
+      uint64_t size = 0;
+      if (auto it = by_normal.find(d); it != by_normal.end()) {
+        size = reached[it->second].stat.size;
+      } else if (auto o = outside.find(d); o != outside.end()) {
+        size = o->second;
+      } else if (base::StatSignature sig; base::stat_file(d, &sig)) {
+        size = sig.size;
+      }
+      note_size(sizes, d, size);
+    }
+    if (store_ && remember) {
       std::optional<std::string> closure_memo =
           closure::encode_closure_memo(*closure, *list, {}, files->shared(), e.directory);
       if (closure_memo) {
         std::vector<ScanMemoDep> deps;
-        deps.reserve(order.size());
-        for (uint32_t i : order) {
-          deps.push_back(
-              {normal[i], reached[i].stat.size, normal[i] == reached[i].path ? i + 1 : 0});
+        deps.reserve(tu.deps.size());
+        for (const std::string& d : tu.deps) {
+          if (auto it = by_normal.find(d); it != by_normal.end()) {
+            uint32_t i = it->second;
+            deps.push_back(
+                {normal[i], reached[i].stat.size, normal[i] == reached[i].path ? i + 1 : 0});
+          } else {
+            deps.push_back({d, outside[d], 0});
+          }
         }
         store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(*closure_memo, deps));
+        store_->put_memo(kExactMemoTable, tu_key.hex(), encode_exact(tu));
       }
     }
     return tu;
@@ -282,6 +417,7 @@ class Scanner {
   static constexpr size_t kMaxQuestionsAtOnce = 16;
   cache::Store* store_;
   const lexer::Kernel* kernel_;
+  closure::EvaluationShare share_;
   OnceMap<compiler::CompilerIdentity> identities_;
   OnceMap<compiler::SearchList> search_lists_;
   OnceMap<compiler::SearchList> bases_;
@@ -360,12 +496,11 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   for (const TuScan& tu : report.tus) {
     report.scanned += tu.skipped.empty();
     report.from_memo += tu.from_memo;
-  }
-  graph->for_each_expanded([&](const closure::ScanFileCache::Node& n) {
-    if (n.in_a_closure.load(std::memory_order_relaxed) && !n.normal.empty()) {
-      note_size(&all_sizes, n.normal, n.where.stat.size);
+    if (tu.skipped.empty()) {
+      report.exact += tu.exact;
+      report.from_compiler += tu.from_compiler;
     }
-  });
+  }
   report.unique_files = all_sizes.size();
   for (const auto& [path, size] : all_sizes) report.unique_bytes += size;
   report.elapsed_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -409,7 +544,11 @@ std::string format_json(const ScanReport& report) {
     first = false;
     out += "  {\"directory\": " + base::json_string(tu.directory) +
            ", \"source\": " + base::json_string(tu.source) +
-           ", \"output\": " + base::json_string(tu.output) + ", \"deps\": [";
+           ", \"output\": " + base::json_string(tu.output) +
+           ", \"exact\": " + (tu.exact ? "true" : "false");
+    if (tu.from_compiler) out += ", \"from_compiler\": true";
+    if (!tu.inexact.empty()) out += ", \"inexact\": " + base::json_string(tu.inexact);
+    out += ", \"deps\": [";
     for (size_t i = 0; i < tu.deps.size(); ++i) {
       out += (i ? ", " : "") + base::json_string(tu.deps[i]);
     }

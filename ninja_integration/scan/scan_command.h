@@ -24,6 +24,17 @@ struct TuScan {
   std::vector<std::string> deps;  // absolute, normalized, sorted; the source first
   std::string skipped;            // non-empty: not scanned, and why
   bool from_memo = false;         // nothing it rests on changed since its last scan
+  // Exact: `deps` are the files the compiler reads (only taken branches),
+  // from the evaluation of the TU's conditionals and computed includes, or
+  // from the compiler itself (`from_compiler`). Else `inexact` says why, and
+  // `deps` are a superset (every branch counted).
+  bool exact = false;
+  bool from_compiler = false;  // deps came from a -M run of the compiler
+  std::string inexact;
+  // Lines of the source's module declarations and imports in taken
+  // branches; meaningful when `modules_exact`.
+  bool modules_exact = false;
+  std::vector<uint32_t> module_lines;
 };
 
 struct ScanProgress {
@@ -32,9 +43,11 @@ struct ScanProgress {
 };
 
 struct ScanReport {
-  std::vector<TuScan> tus;  // in compile-database order
-  uint64_t scanned = 0;     // TUs with a closure
-  uint64_t from_memo = 0;   // of those, answered by their scan memo
+  std::vector<TuScan> tus;     // in compile-database order
+  uint64_t scanned = 0;        // TUs with a closure
+  uint64_t from_memo = 0;      // of those, answered by their scan memo
+  uint64_t exact = 0;          // of those, exact (TuScan::exact)
+  uint64_t from_compiler = 0;  // of the exact ones, asked of the compiler
   uint64_t unique_files = 0;
   uint64_t unique_bytes = 0;  // size of the unique files
   uint64_t elapsed_us = 0;
@@ -53,7 +66,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
 void keep_until_exit(ScanReport report);
 // Make-style rules, one per scanned TU: "output: source dep...".
 std::string format_make(const ScanReport& report);
-// {"tus": [{"directory", "source", "output", "deps": [...]}, ...]}
+// {"tus": [{"directory", "source", "output", "exact", "deps": [...]}, ...]},
+// with "inexact" (why) for TUs that are not exact and "from_compiler" for
+// those whose deps came from the compiler.
 std::string format_json(const ScanReport& report);
 
 struct CheckFinding {

@@ -70,7 +70,13 @@ class MemoryHost : public Host {
     if (!scan) {
       scan = std::make_unique<lexer::ScanResult>(lexer::scan(it->second, lexer::scalar_kernel()));
     }
-    return FileContent{it->second, scan.get(), paths_[file]};
+    const ParsedDefines* defines = nullptr;
+    if (parse_defines_once) {
+      auto& parsed = defines_[file];
+      if (!parsed) parsed = std::make_unique<ParsedDefines>(parse_defines(it->second, *scan));
+      defines = parsed.get();
+    }
+    return FileContent{it->second, scan.get(), paths_[file], defines};
   }
 
   std::optional<intmax_t> builtin_query(std::string_view op, std::string_view arg) override {
@@ -80,6 +86,7 @@ class MemoryHost : public Host {
   }
 
   std::map<std::string, intmax_t> answers;  // "__has_builtin(x)" -> value
+  bool parse_defines_once = false;          // give FileContent::defines, as a scan does
   int resolves = 0;
 
  private:
@@ -93,6 +100,7 @@ class MemoryHost : public Host {
   std::vector<std::string> paths_;
   std::map<FileHandle, size_t> found_in_;
   std::map<FileHandle, std::unique_ptr<lexer::ScanResult>> scans_;
+  std::map<FileHandle, std::unique_ptr<ParsedDefines>> defines_;
 };
 
 }  // namespace lexpack::preprocessor::testing

@@ -46,6 +46,23 @@ TEST_F(Pp, NestedConditionals) {
   EXPECT_TRUE(result.exact());
 }
 
+// Definitions parsed once per file (FileContent::defines, as a scan shares
+// them across TUs) decide exactly as definitions parsed on each entry.
+TEST_F(Pp, DefinitionsParsedOnceDecideTheSame) {
+  host.add("inc/cfg_a.h", "");
+  host.add("inc/cfg_b.h", "");
+  host.add("inc/cfg.h",
+           "#define PICK(x) <cfg_##x.h>\n#define CFG PICK(b)\n#define BAD(\n#define E\n");
+  const std::string main = "#include <cfg.h>\n#include CFG\n#ifdef E\n#include <cfg_a.h>\n#endif\n";
+  const std::string each = run(main);
+  const Result first = result;
+  host.parse_defines_once = true;
+  EXPECT_EQ(run(main), each);
+  EXPECT_EQ(each, "main.cc inc/cfg.h inc/cfg_b.h inc/cfg_a.h");
+  EXPECT_EQ(result.reason(), first.reason());
+  EXPECT_FALSE(result.exact());  // the #define that does not parse
+}
+
 TEST_F(Pp, ElifAfterTakenBranchIsNotEvaluated) {
   host.add("inc/a.h", "");
   host.add("inc/b.h", "");

@@ -1,0 +1,262 @@
+// Whole projects scanned with no build history, each TU's deps compared with
+// what `g++ -M` reports for it: computed includes (Boost's, `#include CFG`),
+// #include_next wrappers and branches not taken. No file the compiler reads
+// may be missing, and an exact TU lists nothing more.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/file_util.h"
+#include "base/process.h"
+#include "cache/store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/scan/compiler_deps.h"
+#include "ninja_integration/scan/module_deps.h"
+#include "ninja_integration/scan/scan_command.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::scan {
+namespace {
+
+// What g++ -M says `e` reads, absolute and normal.
+std::set<std::string> gcc_deps(const CompdbEntry& e) {
+  std::vector<std::string> argv;
+  for (size_t i = 0; i < e.argv.size(); ++i) {
+    if (e.argv[i] == "-o" || e.argv[i] == "-MF" || e.argv[i] == "-MT") {
+      ++i;
+      continue;
+    }
+    if (e.argv[i] == "-c" || e.argv[i] == "-MD" || e.argv[i] == "-MMD") continue;
+    argv.push_back(e.argv[i]);
+  }
+  argv.insert(argv.end(), {"-M", "-MF", "/dev/stdout"});
+  std::error_code ec;
+  std::filesystem::path old = std::filesystem::current_path(ec);
+  std::filesystem::current_path(e.directory, ec);
+  base::ProcessResult r = base::run_captured(argv, true);
+  std::filesystem::current_path(old, ec);
+  EXPECT_TRUE(r.started && r.exit_code == 0) << e.file << ": " << r.err;
+  std::set<std::string> out;
+  for (const std::string& d : parse_make_deps(r.out)) out.insert(base::normal_path(d, e.directory));
+  return out;
+}
+
+struct Comparison {
+  size_t tus = 0;
+  size_t exact = 0;
+  size_t from_compiler = 0;
+  std::vector<std::string> missed;  // "tu: file"
+  std::vector<std::string> extra;   // in exact TUs
+};
+
+Comparison compare(const std::vector<CompdbEntry>& entries, cache::Store* store,
+                   bool expect_memo = false) {
+  ScanReport report = scan_build(entries, store, 2, nullptr);
+  Comparison c;
+  EXPECT_EQ(report.tus.size(), entries.size());
+  for (size_t i = 0; i < entries.size() && i < report.tus.size(); ++i) {
+    const TuScan& tu = report.tus[i];
+    EXPECT_TRUE(tu.skipped.empty()) << entries[i].file << ": " << tu.skipped;
+    EXPECT_EQ(tu.from_memo, expect_memo) << entries[i].file;
+    ++c.tus;
+    c.exact += tu.exact;
+    c.from_compiler += tu.from_compiler;
+    std::set<std::string> want = gcc_deps(entries[i]);
+    std::set<std::string> got(tu.deps.begin(), tu.deps.end());
+    for (const std::string& f : want) {
+      if (!got.count(f)) c.missed.push_back(entries[i].file + ": " + f);
+    }
+    for (const std::string& f : got) {
+      if (tu.exact && !want.count(f)) c.extra.push_back(entries[i].file + ": " + f);
+    }
+  }
+  return c;
+}
+
+CompdbEntry entry(const testing::TestDir& d, const std::string& file,
+                  std::vector<std::string> flags) {
+  CompdbEntry e;
+  e.directory = d.path();
+  e.file = file;
+  e.output = file + ".o";
+  e.argv = {"g++"};
+  e.argv.insert(e.argv.end(), flags.begin(), flags.end());
+  e.argv.insert(e.argv.end(), {"-c", file, "-o", e.output});
+  return e;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += s + "\n";
+  return out;
+}
+
+std::unique_ptr<cache::Store> open_store(const std::string& dir) {
+  cache::StoreOptions o;
+  o.dir = dir;
+  o.pack_size = 1 << 20;
+  o.max_size = 1ull << 30;
+  auto store = cache::Store::open(o);
+  EXPECT_TRUE(store.ok()) << store.message();
+  return store.ok() ? std::move(store.value()) : nullptr;
+}
+
+// `#define CFG <cfg.h>` + `#include CFG`, a name built by # and macros, an
+// #include_next wrapper, -DCFG=<...> from the command, and branches not taken.
+TEST(ExactScan, ComputedIncludesAndIncludeNextMatchTheCompiler) {
+  testing::TestDir d;
+  d.write("src/cfgs/cfg_a.h", "int cfg_a;\n");
+  d.write("src/cfgs/cfg_b.h", "int cfg_b;\n#include \"unused.h\"\n");
+  d.write("src/inc/unused.h", "int unused;\n");
+  d.write("src/inc/other.h", "int other;\n");
+  d.write("src/inc/top.h",
+          "#ifndef CFG\n#define CFG <cfg_a.h>\n#endif\n#include CFG\n"
+          "#define STR(x) #x\n#define XSTR(x) STR(x)\n#define NAME other\n#include XSTR(NAME.h)\n"
+          "#if 0\n#include \"unused.h\"\n#endif\n");
+  d.write("src/wrap/stdio.h", "#pragma once\n#include_next <stdio.h>\n#define WRAPPED_STDIO 1\n");
+  d.write("src/a.cc",
+          "#include <stdio.h>\n#ifndef WRAPPED_STDIO\n#include \"unused.h\"\n#endif\n"
+          "#include \"top.h\"\nint main() {}\n");
+  d.write("src/b.cc", "#include \"top.h\"\n");
+  d.write("src/c.cc",
+          "#include <cstdio>\n#if __has_include(<cfg_b.h>)\n#include <cfg_b.h>\n#endif\n"
+          "#if defined(__GNUC__) && __GNUC__ < 2\n#include <vector>\n#endif\n");
+  std::vector<CompdbEntry> entries;
+  CompdbEntry a = entry(d, "a.cc", {"-Iwrap", "-Iinc", "-Icfgs"});
+  CompdbEntry b = entry(d, "b.cc", {"-Iinc", "-Icfgs", "-DCFG=<cfg_b.h>"});
+  CompdbEntry c = entry(d, "c.cc", {"-Iwrap", "-Iinc", "-Icfgs"});
+  for (CompdbEntry* e : {&a, &b, &c}) {
+    e->directory = d.at("src");
+    entries.push_back(*e);
+  }
+  Comparison cold = compare(entries, nullptr);
+  EXPECT_EQ(cold.missed, std::vector<std::string>()) << join(cold.missed);
+  EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
+  EXPECT_EQ(cold.exact, entries.size());
+  EXPECT_EQ(cold.from_compiler, 0u);
+}
+
+// A computed include the evaluation cannot expand (__COUNTER__ in the name) is
+// asked of the compiler; the answer is remembered and checked by stat.
+TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {
+  testing::TestDir d;
+  d.write("src/0.h", "int zero;\n");
+  d.write("src/a.cc", "#define STR(x) #x\n#define XSTR(x) STR(x)\n#include XSTR(__COUNTER__.h)\n");
+  CompdbEntry e = entry(d, "a.cc", {"-I."});
+  e.directory = d.at("src");
+  auto store = open_store(d.at("cache"));
+  ASSERT_NE(store, nullptr);
+  for (int round = 0; round < 2; ++round) {
+    Comparison c = compare({e}, store.get());
+    EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+    EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+    EXPECT_EQ(c.from_compiler, 1u);
+  }
+}
+
+// Boost's computed includes (BOOST_PP_ITERATE, the MPL's preprocessed
+// headers): every file g++ reads is listed, cold and warm.
+TEST(ExactScan, BoostTusMatchTheCompiler) {
+  if (!std::filesystem::exists("/usr/include/boost/mpl/bind.hpp")) {
+    GTEST_SKIP() << "libboost-dev is not installed";
+  }
+  testing::TestDir d;
+  const char* headers[] = {"boost/mpl/vector.hpp", "boost/variant.hpp",  "boost/lexical_cast.hpp",
+                           "boost/mpl/bind.hpp",   "boost/function.hpp", "boost/tuple/tuple.hpp"};
+  std::vector<CompdbEntry> entries;
+  int i = 0;
+  for (const char* h : headers) {
+    std::string name = "t" + std::to_string(i++) + ".cc";
+    d.write(name, std::string("#include <") + h + ">\n#include <vector>\nint f() { return 0; }\n");
+    entries.push_back(entry(d, name, {"-std=c++17", "-O2"}));
+  }
+  // Files younger than the clock's resolution are not remembered.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto store = open_store(d.at("cache"));
+  ASSERT_NE(store, nullptr);
+  for (int round = 0; round < 2; ++round) {
+    Comparison c = compare(entries, store.get(), round == 1);
+    EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+    EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+    EXPECT_EQ(c.exact, entries.size());
+  }
+  // The computed include the issue names is among them.
+  ScanReport r = scan_build({entries[3]}, nullptr, 1, nullptr);
+  ASSERT_EQ(r.tus.size(), 1u);
+  EXPECT_NE(std::find(r.tus[0].deps.begin(), r.tus[0].deps.end(),
+                      "/usr/include/boost/mpl/aux_/preprocessed/gcc/bind.hpp"),
+            r.tus[0].deps.end());
+}
+
+// examples/project, configured and never built.
+TEST(ExactScan, ExampleProjectMatchesTheCompiler) {
+  testing::TestDir d;
+  base::ProcessResult r = base::run_captured(
+      {"cmake", "-S", std::string(LEXPACK_SOURCE_DIR) + "/examples/project", "-B", d.at("build"),
+       "-G", "Ninja", "-DCMAKE_CXX_COMPILER=g++", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"},
+      true);
+  ASSERT_TRUE(r.started && r.exit_code == 0) << r.err;
+  auto entries = read_compdb(d.at("build/compile_commands.json"));
+  ASSERT_TRUE(entries.ok()) << entries.message();
+  ASSERT_FALSE(entries->empty());
+  Comparison c = compare(*entries, nullptr);
+  EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+  EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+  EXPECT_EQ(c.exact, entries->size());
+}
+
+// clang's -M names the files __has_include found, and the scan does too.
+TEST(ExactScan, ClangTuMatchesClang) {
+  if (base::run_captured({"clang++-14", "--version"}, true).exit_code != 0) {
+    GTEST_SKIP() << "clang++-14 is not installed";
+  }
+  testing::TestDir d;
+  d.write("inc/probe.h", "#error never read\n");
+  d.write("inc/used.h", "int used;\n");
+  d.write(
+      "a.cc",
+      "#if __has_include(<probe.h>)\n#include <used.h>\n#endif\n"
+      "#define HAS(x) __has_include(x)\n#if HAS(<used.h>) && !HAS(<absent.h>)\nint y;\n#endif\n");
+  CompdbEntry e = entry(d, "a.cc", {"-Iinc"});
+  e.argv[0] = "clang++-14";
+  Comparison c = compare({e}, nullptr);
+  EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+  EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+  EXPECT_EQ(c.exact, 1u);
+}
+
+// P1689 of an exact TU names only the imports of taken branches.
+TEST(ExactScan, P1689ListsOnlyImportsInTakenBranches) {
+  testing::TestDir d;
+  d.write("m.cc",
+          "export module m;\n#if __cplusplus > 201703L\nimport kept;\n#else\nimport "
+          "old_std;\n#endif\n#ifdef NOT_DEFINED\nimport skipped;\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "m.cc", {"-std=c++20", "-fmodules-ts"})};
+  ScanReport report = scan_build(entries, nullptr, 1, nullptr);
+  ASSERT_EQ(report.tus.size(), 1u);
+  EXPECT_TRUE(report.tus[0].exact) << report.tus[0].inexact << report.tus[0].skipped;
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  ASSERT_NE(kernel, nullptr) << err;
+  auto p1689 = format_p1689(report, *kernel);
+  ASSERT_TRUE(p1689.ok()) << p1689.message();
+  EXPECT_NE(p1689->find("\"kept\""), std::string::npos) << *p1689;
+  EXPECT_EQ(p1689->find("old_std"), std::string::npos) << *p1689;
+  EXPECT_EQ(p1689->find("skipped"), std::string::npos) << *p1689;
+  EXPECT_NE(p1689->find("\"provides\""), std::string::npos) << *p1689;
+}
+
+TEST(ExactScan, ParsesMakeRules) {
+  EXPECT_EQ(parse_make_deps("a.o: a.cc /usr/include/x.h \\\n b\\ c.h d$$.h\n"),
+            (std::vector<std::string>{"a.cc", "/usr/include/x.h", "b c.h", "d$.h"}));
+}
+
+}  // namespace
+}  // namespace lexpack::scan
