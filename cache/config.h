@@ -29,7 +29,8 @@ struct Config {
   std::string dir;
   uint64_t max_size = kDefaultMaxSize;
   uint64_t pack_size = kDefaultPackSize;
-  bool sync = false;  // fsync the index on every commit
+  bool sync = false;                 // fsync the index on every commit
+  uint64_t server_idle_s = 15 * 60;  // `lexpack server` leaves after this long unused
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;
