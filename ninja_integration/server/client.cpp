@@ -76,8 +76,12 @@ std::optional<Reply> ask(const Request& req, int* fd_out) {
 }  // namespace
 
 bool server_enabled() {
-  const char* v = std::getenv("LEXPACK_SERVER");
-  return v && *v && std::string_view(v) != "0";
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::string_view(v) != "0";
+  };
+  // LEXPACK_DISABLE means lexpack touches nothing: no server either.
+  return set("LEXPACK_SERVER") && !set("LEXPACK_DISABLE");
 }
 
 std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {

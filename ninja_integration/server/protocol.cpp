@@ -169,7 +169,7 @@ bool ensure_private_dir(const std::string& dir) {
   size_t slash = dir.rfind('/');
   if (slash != std::string::npos && slash > 0) {
     std::string parent = dir.substr(0, slash);
-    if (parent.rfind("/tmp/lexpack-", 0) == 0) {
+    if (parent == "/tmp/lexpack-" + std::to_string(::geteuid())) {
       ::mkdir(parent.c_str(), 0700);
       if (!owned_private(parent)) return false;
     }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "base/file_util.h"
@@ -29,6 +30,7 @@
 #include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/launcher/action_payload.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/watch_table.h"
 
@@ -198,7 +200,9 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) 
 Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   Reply miss;
   miss.kind = ReplyKind::kMiss;
+  std::optional<launcher::DecisionLog> log;
   auto missed = [&](std::string why) {
+    if (log) log->write("server declined: " + why);
     ++misses_;
     last_miss_ = why;
     miss.info = std::move(why);
@@ -212,6 +216,8 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     return missed("LEXPACK_DISABLE is set");
   }
   command::CompileCommand cmd = command::parse_compile_command(req.argv);
+  log.emplace();  // the client's LEXPACK_LOGFILE
+  log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
   if (!cmd.uncacheable.empty()) return missed("uncacheable");
   auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
   if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
@@ -290,6 +296,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   store_->add_counter("server_hits", 1);
   store_->add_counter("time_saved_us", int64_t(action->compile_time_us));
   launcher::note_build_use(key);
+  log->write("hit (server)");
   return hit;
 }
 
