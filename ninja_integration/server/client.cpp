@@ -148,6 +148,9 @@ bool start_server() {
     // open in the server, or the build would wait for it.
     for (int fd = 3; fd < 1024; ++fd) ::close(fd);
     if (::chdir("/") != 0) ::_exit(1);
+    // A launcher run under `lexpack ninja` has the plugin preloaded; the
+    // server outlives that build and must not carry it.
+    ::unsetenv("LD_PRELOAD");
     char self[] = "/proc/self/exe";
     char name[] = "lexpack";
     char sub[] = "server";

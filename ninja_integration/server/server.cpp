@@ -61,6 +61,15 @@ bool write_new_file(const std::string& path, std::string_view bytes) {
   return ok;
 }
 
+// Variables shells and benchmark drivers change between runs that no
+// compiler reads: they are left out of what the server remembers, so that
+// `hyperfine` (a new HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET per run) or a
+// subshell does not make every request a new entry.
+bool bookkeeping_variable(std::string_view e) {
+  return e.rfind("HYPERFINE_", 0) == 0 || e.rfind("_=", 0) == 0 || e.rfind("SHLVL=", 0) == 0 ||
+         e.rfind("OLDPWD=", 0) == 0;
+}
+
 class Server {
  public:
   explicit Server(std::unique_ptr<cache::Store> store) : store_(std::move(store)) {}
@@ -227,7 +236,9 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   // The whole environment is part of what the server remembers: a variable
   // the key does not cover can still not make it serve the wrong entry.
   std::string env_bytes;
-  for (const std::string& e : req.env) env_bytes += e + '\0';
+  for (const std::string& e : req.env) {
+    if (!bookkeeping_variable(e)) env_bytes += e + '\0';
+  }
   std::string name = tu.hex() + cache::hash_bytes(env_bytes).hex();
   auto [it, added] = index_.emplace(name, uint32_t(entries_.size()));
   if (added) {

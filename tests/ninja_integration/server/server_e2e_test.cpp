@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "tests/ninja_integration/launcher/launcher_fixture.h"
@@ -142,6 +143,24 @@ TEST_P(ServerTest, SymlinkedIncludeDirectoryRetargeted) {
   warm("-Iinc -c m.cpp");
   ASSERT_EQ(sh("ln -sfn ../../four deep/x/l").exit_code, 0);
   changed("-Iinc -c m.cpp");
+}
+
+// A mount changes what a path names without any inotify event: the server
+// must notice the mount table changed. Needs the right to mount (root).
+TEST_P(ServerTest, BindMountOverIncludeDirectory) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("other/a.h", "#define V 9\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  if (sh("mount --bind other inc 2>/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "cannot bind-mount here (needs root)";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { std::system(("umount " + shell_quote(path)).c_str()); }
+  } unmount{dir_.at("inc")};
+  compile_and_compare("-Iinc -c m.cpp");
+  EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
 }
 
 TEST_P(ServerTest, DroppedTrustIsValidatedAgain) {
