@@ -49,6 +49,11 @@ export LEXPACK_SERVER=1
 for i in 1 2 3; do "$lexpack" $cxx $args; done
 hyperfine -N -w 3 -r "$runs" --export-json "$work/server.json" \
   "$lexpack $cxx $args" >/dev/null 2>&1
+# The same three in turn, round after round, so a drifting load weighs on
+# each alike (env in front of each: the same extra exec for all three).
+interleaved=$(python3 "$here/../launcher/interleaved.py" "$runs" \
+  "env ccache $cxx $args" "env LEXPACK_SERVER=0 $lexpack $cxx $args" \
+  "env LEXPACK_SERVER=1 $lexpack $cxx $args")
 status=$("$lexpack" server --status)
 pid=$(echo "$status" | awk '$1=="pid"{print $2}')
 rss=$(awk '/^VmRSS/{print $2, $3}' "/proc/$pid/status" 2>/dev/null || echo unknown)
@@ -64,6 +69,8 @@ echo "  ccache hit:                 $cc ms ($(awk 'NR==1{print $2}' "$work/local
 echo "  lexpack hit, no server:     $lp ms ($(awk 'NR==2{print $2}' "$work/local.txt") ms CPU)"
 echo "  lexpack hit through server: $sv ms ($(awk 'NR==1{print $2}' "$work/server.txt") ms CPU, client only)"
 python3 -c "import sys; c,l,s=map(float,sys.argv[1:]); print('  server hit: %.1fx faster than ccache, %.1fx faster than the launcher alone' % (c/s, l/s))" "$cc" "$lp" "$sv"
+echo "interleaved, $runs rounds (ccache, lexpack without server, lexpack through server):"
+echo "$interleaved" | sed 's/^/  /'
 echo "server after the runs:"
 echo "$status" | grep -E '^(entries|trusted|watches|hits|misses|validations)' | sed 's/^/  /'
 echo "  resident memory: $rss"
