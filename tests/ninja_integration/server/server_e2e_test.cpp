@@ -205,6 +205,50 @@ TEST_P(ServerTest, ChangeMadeWhileNoServerRan) {
   warm("-Iinc -c m.cpp");
 }
 
+// A client of another binary (a rebuilt lexpack) makes the old server leave
+// rather than be answered by it, and compiles on its own meanwhile.
+TEST_P(ServerTest, ServerOfAnotherBinaryLeaves) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("cp " + shell_quote(LEXPACK_BIN) + " other-lexpack").exit_code, 0);
+  base::ProcessResult r = sh("./other-lexpack " + cxx() + " -Iinc -c m.cpp -o out.o", kServerEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(sh(cxx() + " -Iinc -c m.cpp -o ref.o").exit_code, 0);
+  EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
+  EXPECT_FALSE(last_was_server_hit());
+  // The old server is gone; the new binary started its own.
+  for (int i = 0; i < 100; ++i) {
+    if (sh("./other-lexpack server --status", kServerEnv).exit_code == 0) break;
+    ::usleep(50 * 1000);
+  }
+  EXPECT_EQ(sh("./other-lexpack server --status", kServerEnv).exit_code, 0);
+  EXPECT_NE(lexpack("server --status", kServerEnv).exit_code, 0);
+  sh("./other-lexpack server --stop", kServerEnv);
+}
+
+// Another user can neither reach the server's socket nor be answered by it.
+TEST_P(ServerTest, AnotherUserIsNotServed) {
+  if (::geteuid() != 0 || sh("command -v setpriv >/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "needs root and setpriv to act as another user";
+  }
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("chmod 755 . && mkdir nobody && chown 65534 nobody").exit_code, 0);
+  // Same cache directory named, other uid: no answer from this server.
+  base::ProcessResult r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                 std::string(LEXPACK_BIN) + " server --status",
+                             kServerEnv);
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("pid "), std::string::npos) << r.out;
+  long hits = status_value("hits");
+  r = sh("cd nobody && setpriv --reuid=65534 --regid=65534 --clear-groups " +
+             std::string(LEXPACK_BIN) + " " + cxx() + " -I../inc -c ../m.cpp -o m.o",
+         kServerEnv);
+  EXPECT_EQ(status_value("hits"), hits);  // the server wrote nothing for it
+}
+
 TEST_P(ServerTest, ManyConcurrentClients) {
   constexpr int kUnits = 16;
   dir_.write("inc/common.h", "#define C 1\n");
