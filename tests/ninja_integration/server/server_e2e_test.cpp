@@ -52,6 +52,7 @@ class ServerTest : public LauncherTest, public ::testing::WithParamInterface<std
   void warm(const std::string& args) {
     for (int i = 0; i < 5; ++i) {
       compile_and_compare(args);
+      if (HasFatalFailure()) return;
       if (last_was_server_hit()) return;
     }
     FAIL() << "the server never answered: " << last_decision() << "\n" << status();
@@ -59,6 +60,7 @@ class ServerTest : public LauncherTest, public ::testing::WithParamInterface<std
   // After a change: the object must be the fresh one, never the server's old one.
   void changed(const std::string& args) {
     compile_and_compare(args);
+    if (HasFatalFailure()) return;  // the log's last line is not this compile's
     EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
     EXPECT_TRUE(last_was_miss()) << last_decision();
   }
