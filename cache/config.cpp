@@ -42,7 +42,28 @@ constexpr Setting kSettings[] = {
     {"sync", "LEXPACK_SYNC"},
     {"umask", "LEXPACK_UMASK"},
     {"remote_secret", "LEXPACK_REMOTE_SECRET"},
+    {"server_idle", "LEXPACK_SERVER_IDLE"},
 };
+
+// "900", "90s", "15m", "1h": seconds.
+std::optional<uint64_t> parse_seconds(std::string_view v) {
+  uint64_t n = 0, unit = 1;
+  size_t i = 0;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) {
+    if (n > (uint64_t(1) << 40)) return std::nullopt;
+    n = n * 10 + uint64_t(v[i] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  std::string_view suffix = v.substr(i);
+  if (suffix == "m") {
+    unit = 60;
+  } else if (suffix == "h") {
+    unit = 3600;
+  } else if (!suffix.empty() && suffix != "s") {
+    return std::nullopt;
+  }
+  return n * unit;
+}
 
 // Applies one value; returns an empty string or the reason it was refused.
 std::string apply(Config* config, std::string_view key, std::string_view value) {
@@ -77,6 +98,12 @@ std::string apply(Config* config, std::string_view key, std::string_view value) 
     config->remote_secret = std::string(value);
     return "";
   }
+  if (key == "server_idle") {
+    auto seconds = parse_seconds(value);
+    if (!seconds || *seconds == 0) return "expected a duration like 900, 90s, 15m or 1h";
+    config->server_idle_s = *seconds;
+    return "";
+  }
   return "unknown key";
 }
 
@@ -90,6 +117,7 @@ std::string show(const Config& config, std::string_view key) {
     return buf;
   }
   if (key == "remote_secret") return config.remote_secret.empty() ? "(none)" : "(set)";
+  if (key == "server_idle") return std::to_string(config.server_idle_s) + "s";
   return config.sync ? "true" : "false";
 }
 

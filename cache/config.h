@@ -39,6 +39,7 @@ struct Config {
   // LEXPACK_FOLLOW_SYMLINKS only (lexpack.conf lives in the directory it would
   // vouch for): use a cache directory or packs/ that is a symlink someone else owns.
   bool follow_symlinks = false;
+  uint64_t server_idle_s = 15 * 60;  // `lexpack server` leaves after this long unused
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;

@@ -9,11 +9,12 @@
 namespace lexpack::cli {
 
 // Each add_* registers a subcommand on `app`; its callback sets *exit_code.
-void add_lex_command(CLI::App& app, int* exit_code);    // lex_command.cpp
-void add_explain_command(CLI::App& app);                // launch_command.cpp (help text only)
-void add_ninja_command(CLI::App& app, int* exit_code);  // ninja_command.cpp
-void add_scan_command(CLI::App& app, int* exit_code);   // scan_command.cpp
-void add_warm_command(CLI::App& app, int* exit_code);   // warm_command.cpp
+void add_lex_command(CLI::App& app, int* exit_code);     // lex_command.cpp
+void add_explain_command(CLI::App& app);                 // launch_command.cpp (help text only)
+void add_ninja_command(CLI::App& app, int* exit_code);   // ninja_command.cpp
+void add_scan_command(CLI::App& app, int* exit_code);    // scan_command.cpp
+void add_warm_command(CLI::App& app, int* exit_code);    // warm_command.cpp
+void add_server_command(CLI::App& app, int* exit_code);  // server_command.cpp
 // stats, gc, verify, clear, export, import, config
 void add_store_commands(CLI::App& app, int* exit_code);  // store_commands.cpp
 

@@ -11,6 +11,7 @@
 #include "base/process.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/launcher.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -20,7 +21,10 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
     std::fprintf(stderr, "lexpack: error: no compiler given\n");
     return 2;
   }
-  launcher::LaunchResult r = launcher::launch(argv, explain);
+  // The server first: it answers a hit without this process opening anything.
+  std::optional<launcher::LaunchResult> served;
+  if (!explain && server::server_enabled()) served = server::try_server(argv, true);
+  launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
   if (explain) {
     std::fputs(r.explanation.c_str(), stdout);
     return 0;
@@ -42,8 +46,8 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
 // Every subcommand the add_* functions register; main() checks the list
 // against the app on every run that is not a compile.
 constexpr std::string_view kSubcommandNames[] = {
-    "lex", "explain", "ninja", "scan",   "warm",   "stats",
-    "gc",  "verify",  "clear", "export", "import", "config",
+    "lex",    "explain", "ninja",  "scan",   "warm",   "stats",  "gc",
+    "verify", "clear",   "export", "import", "config", "server",
 };
 
 bool is_subcommand(std::string_view name) {

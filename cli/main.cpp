@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   lexpack::cli::add_ninja_command(app, &exit_code);
   lexpack::cli::add_scan_command(app, &exit_code);
   lexpack::cli::add_warm_command(app, &exit_code);
+  lexpack::cli::add_server_command(app, &exit_code);
   // A subcommand the launcher does not know would be run as a compiler.
   if (std::string name = lexpack::cli::unlisted_subcommand(app); !name.empty()) {
     std::fprintf(stderr,

@@ -1,0 +1,72 @@
+// `lexpack server`: start, stop or query the per-user server of the cache
+// directory (`--run` is what a launcher starts in the background; it stays
+// in the foreground here).
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "ninja_integration/server/client.h"
+#include "ninja_integration/server/server.h"
+
+namespace lexpack::cli {
+namespace {
+
+struct ServerArgs {
+  bool start = false, stop = false, status = false, run = false, drop_trust = false;
+  uint64_t idle = 0;
+};
+
+int run_server_command(const ServerArgs& a) {
+  using server::RequestKind;
+  if (a.run) {
+    server::ServerOptions options;
+    options.idle_seconds = a.idle;
+    base::Status s = server::run_server(options);
+    if (!s.ok()) {
+      std::fprintf(stderr, "lexpack: error: server: %s\n", s.message().c_str());
+      return 1;
+    }
+    return 0;
+  }
+  if (a.start) {
+    if (server::control(RequestKind::kStatus)) return 0;  // already running
+    if (!server::start_server()) {
+      std::fprintf(stderr, "lexpack: error: cannot start the server\n");
+      return 1;
+    }
+    return 0;
+  }
+  RequestKind kind = a.stop         ? RequestKind::kStop
+                     : a.drop_trust ? RequestKind::kDropTrust
+                                    : RequestKind::kStatus;
+  std::optional<server::Reply> reply = server::control(kind);
+  if (!reply) {
+    std::printf("no server running\n");
+    return a.stop ? 0 : 1;
+  }
+  if (reply->kind == server::ReplyKind::kIncompatible) {
+    std::printf("a server of another lexpack binary was running; it is leaving\n");
+    return a.stop ? 0 : 1;
+  }
+  std::fputs(reply->info.c_str(), stdout);
+  if (!reply->info.empty() && reply->info.back() != '\n') std::fputc('\n', stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_server_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ServerArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "server", "The per-user server that answers hits from memory (LEXPACK_SERVER=1)");
+  sub->add_flag("--start", args->start, "Start the server in the background");
+  sub->add_flag("--stop", args->stop, "Stop the running server");
+  sub->add_flag("--status", args->status, "Print the running server's state (the default)");
+  sub->add_flag("--run", args->run, "Run the server in the foreground");
+  sub->add_option("--idle", args->idle, "With --run: seconds of idleness before it leaves");
+  sub->add_flag("--drop-trust", args->drop_trust,
+                "Forget everything the server trusts, as on an inotify queue overflow");
+  sub->callback([args, exit_code] { *exit_code = run_server_command(*args); });
+}
+
+}  // namespace lexpack::cli

@@ -1,0 +1,168 @@
+// The thin client: one connection, one request with argv, working directory
+// and environment, one reply. Outputs of a hit were written by the server
+// under temporary names and are renamed into place here, so nothing appears
+// unless this process accepted the answer.
+#include "ninja_integration/server/client.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "cache/config.h"
+
+extern char** environ;
+
+namespace lexpack::server {
+namespace {
+
+int connect_to(const std::string& path) {
+  struct sockaddr_un addr {};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return -1;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  // A server that does not answer within this long is treated as absent.
+  struct timeval tv {};
+  tv.tv_sec = 2;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string server_socket() {
+  std::string dir = server_dir(cache::default_cache_dir());
+  if (dir.empty()) return {};
+  // Only a socket in a directory no one else can enter is ours.
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0) {
+    return {};
+  }
+  return socket_path(dir);
+}
+
+std::optional<Reply> ask(const Request& req, int* fd_out) {
+  std::string path = server_socket();
+  if (path.empty()) return std::nullopt;
+  int fd = connect_to(path);
+  if (fd < 0) return std::nullopt;
+  std::string bytes;
+  Reply reply;
+  if (!send_frame(fd, encode_request(req)) || !recv_frame(fd, &bytes) ||
+      !decode_reply(bytes, &reply)) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  if (fd_out) {
+    *fd_out = fd;
+  } else {
+    ::close(fd);
+  }
+  return reply;
+}
+
+}  // namespace
+
+bool server_enabled() {
+  auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::string_view(v) != "0";
+  };
+  // LEXPACK_DISABLE means lexpack touches nothing: no server either.
+  return set("LEXPACK_SERVER") && !set("LEXPACK_DISABLE");
+}
+
+std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {
+  Request req;
+  req.kind = RequestKind::kCompile;
+  req.version = protocol_version();
+  req.argv = argv;
+  std::string cwd(4096, '\0');
+  if (!::getcwd(cwd.data(), cwd.size())) return std::nullopt;
+  cwd.resize(std::strlen(cwd.c_str()));
+  req.cwd = cwd;
+  for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  req.umask = mask;
+  int fd = -1;
+  std::optional<Reply> reply = ask(req, &fd);
+  if (!reply) {
+    if (start) start_server();
+    return std::nullopt;
+  }
+  if (reply->kind != ReplyKind::kHit) {
+    ::close(fd);
+    if (reply->kind == ReplyKind::kIncompatible && start) start_server();
+    return std::nullopt;
+  }
+  for (const Reply::Rename& m : reply->renames) {
+    if (::rename(m.from.c_str(), m.to.c_str()) != 0) {
+      // The normal path writes every output again; the server removes the rest.
+      ::close(fd);
+      return std::nullopt;
+    }
+  }
+  send_frame(fd, "ok");
+  ::close(fd);
+  launcher::LaunchResult r;
+  r.exit_code = reply->exit_code;
+  r.out = std::move(reply->out);
+  r.err = std::move(reply->err);
+  return r;
+}
+
+std::optional<Reply> control(RequestKind kind) {
+  Request req;
+  req.kind = kind;
+  req.version = protocol_version();
+  req.cwd = "/";
+  return ask(req, nullptr);
+}
+
+bool start_server() {
+  pid_t child = ::fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    // Descriptors a build gave this process (ninja's pipes) must not stay
+    // open in the server, or the build would wait for it.
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    if (::chdir("/") != 0) ::_exit(1);
+    // A launcher run under `lexpack ninja` has the plugin preloaded; the
+    // server outlives that build and must not carry it.
+    ::unsetenv("LD_PRELOAD");
+    char self[] = "/proc/self/exe";
+    char name[] = "lexpack";
+    char sub[] = "server";
+    char run[] = "--run";
+    char* args[] = {name, sub, run, nullptr};
+    ::execv(self, args);
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return true;
+}
+
+}  // namespace lexpack::server

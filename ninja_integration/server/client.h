@@ -1,0 +1,30 @@
+// The launcher's side of `lexpack server`: ask the server for a hit before
+// doing anything else. Every failure (no server, a slow or incompatible one,
+// any error) gives nullopt, and the launcher takes its normal path.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ninja_integration/launcher/launcher.h"
+#include "ninja_integration/server/protocol.h"
+
+namespace lexpack::server {
+
+// True when LEXPACK_SERVER asks for the server (set, and not "0").
+bool server_enabled();
+
+// A hit served by the server (outputs already in place), or nullopt. With
+// `start`, a missing or incompatible server is started in the background.
+std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start);
+
+// One control request (status, stop, drop trust) to the server of the
+// default cache directory. nullopt: no server answered.
+std::optional<Reply> control(RequestKind kind);
+
+// Starts a detached server (own session, no terminal) for the default cache
+// directory; returns at once. `lexpack` must be the running program.
+bool start_server();
+
+}  // namespace lexpack::server

@@ -1,0 +1,64 @@
+// The wire format between the launcher and `lexpack server`: one framed
+// request per connection and one framed reply, over a Unix socket that lives
+// in a directory only its user can enter. Kept apart so client and server
+// cannot disagree on it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lexpack::server {
+
+// Both ends put this in every request; a server that sees another one leaves
+// so that a server of the new binary can start (the binary's signature is in
+// it, so a rebuilt lexpack never talks to an old server).
+std::string protocol_version();
+
+enum class RequestKind : uint8_t { kCompile = 1, kStatus = 2, kStop = 3, kDropTrust = 4 };
+enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
+
+struct Request {
+  RequestKind kind = RequestKind::kCompile;
+  std::string version;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::vector<std::string> env;  // "NAME=value"
+  uint32_t umask = 022;
+};
+
+struct Reply {
+  ReplyKind kind = ReplyKind::kMiss;
+  int32_t exit_code = 0;
+  std::string out, err;
+  std::string info;  // kMiss: why; kInfo: the status text
+  // kHit: outputs the server wrote under temporary names; the client renames
+  // each onto its final path (so a client that gave up leaves nothing behind).
+  struct Rename {
+    std::string from, to;
+  };
+  std::vector<Rename> renames;
+};
+
+std::string encode_request(const Request& r);
+bool decode_request(const std::string& bytes, Request* r);
+std::string encode_reply(const Reply& r);
+bool decode_reply(const std::string& bytes, Reply* r);
+
+// Frames: a 4-byte little-endian length, then the bytes. Both honour the
+// socket's timeouts; false on any error, short read or oversized frame.
+bool send_frame(int fd, const std::string& bytes);
+bool recv_frame(int fd, std::string* bytes);
+
+// Where the socket of the server for `cache_dir` lives: `<cache_dir>/server`
+// when the path fits a socket address, else a per-user directory under
+// $XDG_RUNTIME_DIR or /tmp named after the cache directory. Empty: none.
+std::string server_dir(const std::string& cache_dir);
+// Creates `dir` (0700) if missing; false unless it is a directory owned by
+// this user that no one else can enter.
+bool ensure_private_dir(const std::string& dir);
+inline std::string socket_path(const std::string& dir) {
+  return dir + "/sock";
+}
+
+}  // namespace lexpack::server

@@ -1,0 +1,215 @@
+// inotify bookkeeping of the server. A path is resolved here by hand, one
+// component at a time, so that every directory the kernel would consult
+// (including those a symlink leads through) is watched before it is read.
+#include "ninja_integration/server/watch_table.h"
+
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <deque>
+
+namespace lexpack::server {
+namespace {
+
+constexpr uint32_t kMask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
+                           IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr uint32_t kEntryChange = IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT;
+constexpr int kMaxLinks = 40;
+
+std::deque<std::string> split(const std::string& path) {
+  std::deque<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+std::string parent(const std::string& dir) {
+  size_t slash = dir.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : dir.substr(0, slash);
+}
+
+}  // namespace
+
+WatchTable::~WatchTable() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool WatchTable::open() {
+  fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  return fd_ >= 0;
+}
+
+bool WatchTable::local_filesystem(int64_t f_type) {
+  switch (uint32_t(f_type)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // xfs
+    case 0x9123683E:  // btrfs
+    case 0x01021994:  // tmpfs
+      return true;
+    default:
+      return false;
+  }
+}
+
+void WatchTable::begin_pass(TrustRef ref) {
+  ref_ = ref;
+  pass_.clear();
+  multi_linked_.clear();
+}
+
+int WatchTable::watch(const std::string& path, bool is_dir) {
+  if (fd_ < 0) return -1;
+  if (is_dir) {
+    auto it = path_wd_.find(path);
+    if (it != path_wd_.end()) return it->second;
+  }
+  int wd =
+      ::inotify_add_watch(fd_, path.c_str(), kMask | IN_DONT_FOLLOW | (is_dir ? IN_ONLYDIR : 0));
+  if (wd < 0) return -1;
+  auto seen = watched_.find(wd);
+  if (seen == watched_.end()) {
+    struct statfs fs {};
+    bool local = ::statfs(path.c_str(), &fs) == 0 && local_filesystem(int64_t(fs.f_type));
+    seen = watched_.emplace(wd, local).first;
+  }
+  if (!seen->second) return -1;
+  if (is_dir) path_wd_[path] = wd;
+  return wd;
+}
+
+void WatchTable::depend(int wd, const std::string& name) {
+  Deps& d = deps_[wd];
+  std::vector<TrustRef>& list = name.empty() ? d.all : d.by_name[name];
+  if (list.empty() || list.back().id != ref_.id || list.back().generation != ref_.generation) {
+    list.push_back(ref_);
+  }
+}
+
+bool WatchTable::watch_path(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;
+  std::deque<std::string> rest = split(path);
+  std::string dir = "/";
+  int links = 0;
+  while (!rest.empty()) {
+    std::string name = std::move(rest.front());
+    rest.pop_front();
+    if (name == ".") continue;
+    if (name == "..") {
+      dir = parent(dir);
+      continue;
+    }
+    std::string child = join(dir, name);
+    auto found = pass_.find(child);
+    if (found == pass_.end()) {
+      int wd = watch(dir, true);
+      if (wd < 0) return false;
+      depend(wd, name);
+      Lookup l;
+      struct stat st {};
+      if (::lstat(child.c_str(), &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) return false;
+        l.kind = 0;
+      } else if (S_ISDIR(st.st_mode)) {
+        l.kind = 1;
+      } else if (S_ISREG(st.st_mode)) {
+        l.kind = 2;
+        // The file itself: a write through another link or an open descriptor
+        // is reported to its own watch.
+        int fwd = watch(child, false);
+        if (fwd < 0) return false;
+        depend(fwd, "");
+        if (st.st_nlink > 1) multi_linked_.push_back({child, base::signature_of(st)});
+      } else if (S_ISLNK(st.st_mode)) {
+        l.kind = 3;
+        std::string target(4096, '\0');
+        ssize_t n = ::readlink(child.c_str(), target.data(), target.size());
+        if (n <= 0 || size_t(n) >= target.size()) return false;
+        target.resize(size_t(n));
+        l.link = std::move(target);
+      } else {
+        l.kind = 4;
+      }
+      found = pass_.emplace(child, std::move(l)).first;
+    }
+    const Lookup& l = found->second;
+    switch (l.kind) {
+      case 0:
+      case 2:
+      case 4:
+        return true;  // missing, or a non-directory: nothing below it resolves
+      case 1:
+        dir = child;
+        break;
+      case 3: {
+        if (++links > kMaxLinks) return false;
+        std::deque<std::string> target = split(l.link);
+        for (auto it = target.rbegin(); it != target.rend(); ++it) rest.push_front(*it);
+        if (!l.link.empty() && l.link[0] == '/') dir = "/";
+        break;
+      }
+    }
+  }
+  // The path named a directory: entries added to it do not change what it
+  // is, and its own renames are events on its parent.
+  return true;
+}
+
+void WatchTable::forget_dependencies() {
+  deps_.clear();
+  path_wd_.clear();
+}
+
+void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all) {
+  if (fd_ < 0) {
+    *drop_all = true;
+    return;
+  }
+  alignas(struct inotify_event) char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EAGAIN: the queue is empty
+    for (char* p = buf; p < buf + n;) {
+      auto* e = reinterpret_cast<struct inotify_event*>(p);
+      p += sizeof(struct inotify_event) + e->len;
+      if (e->mask & IN_Q_OVERFLOW) {
+        *drop_all = true;
+        continue;
+      }
+      if (e->mask & kEntryChange) path_wd_.clear();
+      auto it = deps_.find(e->wd);
+      if (it == deps_.end()) continue;
+      auto fire = [&](std::vector<TrustRef>& list) {
+        for (TrustRef r : list) call(ctx, r);
+        list.clear();
+      };
+      fire(it->second.all);
+      bool whole = (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)) != 0;
+      if (whole || e->len == 0) {
+        for (auto& [name, list] : it->second.by_name) fire(list);
+      } else {
+        auto named = it->second.by_name.find(std::string(e->name));
+        if (named != it->second.by_name.end()) fire(named->second);
+      }
+      if (e->mask & IN_IGNORED) {
+        deps_.erase(it);
+        watched_.erase(e->wd);
+      }
+    }
+  }
+}
+
+}  // namespace lexpack::server

@@ -1,0 +1,88 @@
+// What the server may still believe without a stat: every path a remembered
+// closure depends on is resolved component by component under inotify
+// watches, and an event on any entry it looked up (or on the file itself)
+// makes that closure unknown again. Anything inotify cannot promise (queue
+// overflow, watch limits, filesystems it does not hear) drops trust.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/file_stat.h"
+
+namespace lexpack::server {
+
+// A trusted thing (one closure) as the table knows it; `generation` changes
+// each time trust is built again, so references from an older trust are ignored.
+struct TrustRef {
+  uint32_t id = 0;
+  uint64_t generation = 0;
+};
+
+class WatchTable {
+ public:
+  WatchTable() = default;
+  ~WatchTable();
+  WatchTable(const WatchTable&) = delete;
+  WatchTable& operator=(const WatchTable&) = delete;
+
+  // inotify_init1; false when inotify is unavailable (then nothing is trusted).
+  bool open();
+
+  // Starts a pass of watch_path() calls for `ref`. Within one pass a lookup
+  // is done once: every watch is in place before the first lookup through it.
+  void begin_pass(TrustRef ref);
+  // Resolves absolute `path` as the kernel would (symlinks, `..`), watching
+  // each directory before looking the next component up in it, and the final
+  // file itself. False when the path cannot be watched (watch limit, a
+  // filesystem whose changes inotify may not report): then it must not be
+  // trusted. A file with several links is added to `multi_linked`.
+  bool watch_path(const std::string& path);
+  struct Linked {
+    std::string path;
+    base::StatSignature stat;
+  };
+  const std::vector<Linked>& multi_linked() const { return multi_linked_; }
+
+  // Reads every queued event (until EAGAIN) and reports each invalidated
+  // reference through `invalidate`; `*drop_all` is set on queue overflow.
+  template <typename F>
+  void drain(F&& invalidate, bool* drop_all) {
+    drain_impl([](void* f, TrustRef r) { (*static_cast<F*>(f))(r); }, &invalidate, drop_all);
+  }
+  // Forgets every dependency (after trust was dropped everywhere).
+  void forget_dependencies();
+
+  size_t watch_count() const { return watched_.size(); }
+  bool failed() const { return fd_ < 0; }
+
+  // Filesystems whose changes inotify reports (local ones); others are never trusted.
+  static bool local_filesystem(int64_t f_type);
+
+ private:
+  struct Deps {
+    std::unordered_map<std::string, std::vector<TrustRef>> by_name;
+    std::vector<TrustRef> all;
+  };
+  void drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all);
+  int watch(const std::string& path, bool is_dir);  // wd, or -1
+  void depend(int wd, const std::string& name);
+
+  int fd_ = -1;
+  TrustRef ref_;
+  std::unordered_map<int, Deps> deps_;
+  std::unordered_map<int, bool> watched_;  // wd -> on a local filesystem
+  // Path -> wd, dropped whenever a directory entry changes anywhere.
+  std::unordered_map<std::string, int> path_wd_;
+  // This pass: looked-up path -> what was found.
+  struct Lookup {
+    int kind = 0;  // 0 missing, 1 dir, 2 file, 3 symlink, 4 other
+    std::string link;
+  };
+  std::unordered_map<std::string, Lookup> pass_;
+  std::vector<Linked> multi_linked_;
+};
+
+}  // namespace lexpack::server

@@ -1,0 +1,290 @@
+// End to end with `lexpack server` running: every change a fresh compile
+// would see must keep the server from serving the old object, whatever way
+// it reaches the filesystem. Each compile is compared with the compiler's own.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/ninja_integration/launcher/launcher_fixture.h"
+
+namespace lexpack::testing {
+namespace {
+
+constexpr char kServerEnv[] = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
+
+class ServerTest : public LauncherTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override { start(); }
+  void TearDown() override { lexpack("server --stop", kServerEnv); }
+
+  void start() {
+    ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+    for (int i = 0; i < 100; ++i) {
+      if (lexpack("server --status", kServerEnv).exit_code == 0) return;
+      ::usleep(50 * 1000);
+    }
+    base::ProcessResult s = lexpack("server --status", kServerEnv);
+    FAIL() << "the server did not come up: " << s.out << s.err;
+  }
+  std::string status() { return lexpack("server --status", kServerEnv).out; }
+  // The value of one `key value` line of the status.
+  long status_value(const std::string& key) {
+    std::string s = "\n" + status();
+    size_t at = s.find("\n" + key + " ");
+    if (at == std::string::npos) return -1;
+    return std::stol(s.substr(at + key.size() + 2));
+  }
+
+  std::string cxx() const { return GetParam(); }
+  // Compiles `args` with the compiler alone and through lexpack (server on);
+  // the objects must be the same.
+  void compile_and_compare(const std::string& args) {
+    ASSERT_EQ(sh(cxx() + " " + args + " -o ref.o").exit_code, 0) << args;
+    base::ProcessResult r = lexpack(cxx() + " " + args + " -o out.o", kServerEnv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args << ": " << last_decision();
+  }
+  bool last_was_server_hit() { return last_decision() == "hit (server)"; }
+  // Compiles until the server answers (the first compile stores, a memo may be
+  // too fresh to keep on the next), comparing every object.
+  void warm(const std::string& args) {
+    for (int i = 0; i < 5; ++i) {
+      compile_and_compare(args);
+      if (HasFatalFailure()) return;
+      if (last_was_server_hit()) return;
+    }
+    FAIL() << "the server never answered: " << last_decision() << "\n" << status();
+  }
+  // After a change: the object must be the fresh one, never the server's old one.
+  void changed(const std::string& args) {
+    compile_and_compare(args);
+    if (HasFatalFailure()) return;  // the log's last line is not this compile's
+    EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+  }
+};
+
+TEST_P(ServerTest, SameSizeEditWithMtimeRestored) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("t=$(stat -c %y inc/a.h) && printf '#define V 2\\n' > inc/a.h && touch -d \"$t\" "
+               "inc/a.h")
+                .exit_code,
+            0);
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+}
+
+TEST_P(ServerTest, HardLinkedHeaderWrittenThroughItsOtherName) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  ASSERT_EQ(sh("mkdir other && ln inc/a.h other/alias.h").exit_code, 0);
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("printf '#define V 3\\n' > other/alias.h").exit_code, 0);  // same inode
+  changed("-Iinc -c m.cpp");
+}
+
+TEST_P(ServerTest, HeaderSavedByRenameOver) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("printf '#define V 4\\n' > inc/.a.h.swp && mv inc/.a.h.swp inc/a.h").exit_code, 0);
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+}
+
+TEST_P(ServerTest, NewHeaderShadowsAnOldOne) {
+  dir_.write("first/.keep", "");
+  dir_.write("second/s.h", "#define S 1\n");
+  dir_.write("m.cpp", "#include <s.h>\nint v() { return S; }\n");
+  warm("-Ifirst -Isecond -c m.cpp");
+  dir_.write("first/s.h", "#define S 2\n");
+  changed("-Ifirst -Isecond -c m.cpp");
+  // And in a directory that did not exist.
+  dir_.write("second/sub/t.h", "#define T 1\n");
+  dir_.write("n.cpp", "#include <sub/t.h>\nint w() { return T; }\n");
+  warm("-Ifirst -Isecond -c n.cpp");
+  dir_.write("first/sub/t.h", "#define T 2\n");
+  changed("-Ifirst -Isecond -c n.cpp");
+}
+
+TEST_P(ServerTest, IncludeDirectoryRenamedAndReplaced) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("mv inc old && mkdir inc && printf '#define V 5\\n' > inc/a.h").exit_code, 0);
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+  // A parent directory swapped for another holding the same names.
+  dir_.write("p/inc/b.h", "#define B 1\n");
+  dir_.write("q/inc/b.h", "#define B 2\n");
+  dir_.write("n.cpp", "#include \"b.h\"\nint w() { return B; }\n");
+  warm("-Ip/inc -c n.cpp");
+  ASSERT_EQ(sh("mv p p_old && mv q p").exit_code, 0);
+  changed("-Ip/inc -c n.cpp");
+}
+
+TEST_P(ServerTest, SymlinkedIncludeDirectoryRetargeted) {
+  dir_.write("one/a.h", "#define V 1\n");
+  dir_.write("two/a.h", "#define V 2\n");
+  dir_.write("m.cpp", "#include <a.h>\nint v() { return V; }\n");
+  ASSERT_EQ(sh("ln -s one inc").exit_code, 0);
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("ln -sfn two inc").exit_code, 0);
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+  // A symlink in the middle of the target's own path.
+  dir_.write("three/a.h", "#define V 3\n");
+  dir_.write("four/a.h", "#define V 4\n");
+  ASSERT_EQ(sh("mkdir -p deep/x && ln -s ../../three deep/x/l && ln -sfn deep/x/l inc").exit_code,
+            0);
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("ln -sfn ../../four deep/x/l").exit_code, 0);
+  changed("-Iinc -c m.cpp");
+}
+
+// A mount changes what a path names without any inotify event: the server
+// must notice the mount table changed. Needs the right to mount (root).
+TEST_P(ServerTest, BindMountOverIncludeDirectory) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("other/a.h", "#define V 9\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  if (sh("mount --bind other inc 2>/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "cannot bind-mount here (needs root)";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { std::system(("umount " + shell_quote(path)).c_str()); }
+  } unmount{dir_.at("inc")};
+  compile_and_compare("-Iinc -c m.cpp");
+  EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
+}
+
+TEST_P(ServerTest, DroppedTrustIsValidatedAgain) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  EXPECT_GE(status_value("trusted"), 1);
+  long validations = status_value("validations");
+  // What a queue overflow does: nothing stays trusted, the next request
+  // validates by stat under fresh watches.
+  ASSERT_EQ(lexpack("server --drop-trust", kServerEnv).exit_code, 0);
+  EXPECT_EQ(status_value("trusted"), 0);
+  warm("-Iinc -c m.cpp");
+  EXPECT_EQ(status_value("validations"), validations + 1);
+  dir_.write("inc/a.h", "#define V 6\n");
+  changed("-Iinc -c m.cpp");
+}
+
+TEST_P(ServerTest, ServerKilledAndRestartedBetweenEditAndCompile) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  long pid = status_value("pid");
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid_t(pid), SIGKILL), 0);
+  dir_.write("inc/a.h", "#define V 7\n");
+  start();
+  changed("-Iinc -c m.cpp");
+  warm("-Iinc -c m.cpp");
+}
+
+TEST_P(ServerTest, ChangeMadeWhileNoServerRan) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(lexpack("server --stop", kServerEnv).exit_code, 0);
+  for (int i = 0; i < 100 && lexpack("server --status", kServerEnv).exit_code == 0; ++i) {
+    ::usleep(20 * 1000);
+  }
+  dir_.write("inc/a.h", "#define V 8\n");
+  changed("-Iinc -c m.cpp");  // starts a server on the way
+  warm("-Iinc -c m.cpp");
+}
+
+// A client of another binary (a rebuilt lexpack) makes the old server leave
+// rather than be answered by it, and compiles on its own meanwhile.
+TEST_P(ServerTest, ServerOfAnotherBinaryLeaves) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("cp " + shell_quote(LEXPACK_BIN) + " other-lexpack").exit_code, 0);
+  base::ProcessResult r = sh("./other-lexpack " + cxx() + " -Iinc -c m.cpp -o out.o", kServerEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(sh(cxx() + " -Iinc -c m.cpp -o ref.o").exit_code, 0);
+  EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
+  EXPECT_FALSE(last_was_server_hit());
+  // The old server is gone; the new binary started its own.
+  for (int i = 0; i < 100; ++i) {
+    if (sh("./other-lexpack server --status", kServerEnv).exit_code == 0) break;
+    ::usleep(50 * 1000);
+  }
+  EXPECT_EQ(sh("./other-lexpack server --status", kServerEnv).exit_code, 0);
+  EXPECT_NE(lexpack("server --status", kServerEnv).exit_code, 0);
+  sh("./other-lexpack server --stop", kServerEnv);
+}
+
+// Another user can neither reach the server's socket nor be answered by it.
+TEST_P(ServerTest, AnotherUserIsNotServed) {
+  if (::geteuid() != 0 || sh("command -v setpriv >/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "needs root and setpriv to act as another user";
+  }
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  warm("-Iinc -c m.cpp");
+  ASSERT_EQ(sh("chmod 755 . && mkdir nobody && chown 65534 nobody").exit_code, 0);
+  // Same cache directory named, other uid: no answer from this server.
+  base::ProcessResult r = sh("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                 std::string(LEXPACK_BIN) + " server --status",
+                             kServerEnv);
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("pid "), std::string::npos) << r.out;
+  long hits = status_value("hits");
+  r = sh("cd nobody && setpriv --reuid=65534 --regid=65534 --clear-groups " +
+             std::string(LEXPACK_BIN) + " " + cxx() + " -I../inc -c ../m.cpp -o m.o",
+         kServerEnv);
+  EXPECT_EQ(status_value("hits"), hits);  // the server wrote nothing for it
+}
+
+TEST_P(ServerTest, ManyConcurrentClients) {
+  constexpr int kUnits = 16;
+  dir_.write("inc/common.h", "#define C 1\n");
+  std::string refs, through;
+  for (int i = 0; i < kUnits; ++i) {
+    std::string n = std::to_string(i);
+    dir_.write("u" + n + ".cpp",
+               "#include \"common.h\"\nint f" + n + "() { return C + " + n + "; }\n");
+    refs += cxx() + " -Iinc -c u" + n + ".cpp -o u" + n + ".ref.o & ";
+    through +=
+        std::string(LEXPACK_BIN) + " " + cxx() + " -Iinc -c u" + n + ".cpp -o u" + n + ".o & ";
+  }
+  auto round = [&] {
+    ASSERT_EQ(sh(refs + "wait").exit_code, 0);
+    base::ProcessResult r = sh(through + "wait", kServerEnv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (int i = 0; i < kUnits; ++i) {
+      std::string n = std::to_string(i);
+      ASSERT_TRUE(dir_.read("u" + n + ".o") == dir_.read("u" + n + ".ref.o")) << "unit " << n;
+    }
+  };
+  for (int i = 0; i < 2; ++i) round();
+  long hits = status_value("hits");
+  EXPECT_GT(hits, 0) << status();
+  dir_.write("inc/common.h", "#define C 2\n");
+  round();
+  round();
+  EXPECT_GT(status_value("hits"), hits) << status();
+}
+
+INSTANTIATE_TEST_SUITE_P(Compilers, ServerTest, ::testing::Values("g++", "clang++-14"),
+                         [](const auto& info) {
+                           return std::string(info.param == "g++" ? "gcc" : "clang");
+                         });
+
+}  // namespace
+}  // namespace lexpack::testing

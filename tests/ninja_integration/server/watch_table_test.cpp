@@ -1,0 +1,121 @@
+// The watch table against real changes: each way a resolved path can come to
+// mean something else must report the closure that depends on it, and a
+// change elsewhere in a watched directory must not.
+#include "ninja_integration/server/watch_table.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "tests/support/test_dir.h"
+
+namespace lexpack::server {
+namespace {
+
+class WatchTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(table_.open()); }
+  // Watches `paths` for reference `id`.
+  void trust(uint32_t id, const std::vector<std::string>& paths) {
+    table_.begin_pass({id, 1});
+    for (const std::string& p : paths) ASSERT_TRUE(table_.watch_path(dir_.at(p))) << p;
+  }
+  std::set<uint32_t> fired() {
+    std::set<uint32_t> ids;
+    bool drop = false;
+    table_.drain([&](TrustRef r) { ids.insert(r.id); }, &drop);
+    EXPECT_FALSE(drop);
+    return ids;
+  }
+  void sh(const std::string& command) {
+    ASSERT_EQ(std::system(("cd " + testing::shell_quote(dir_.path()) + " && " + command).c_str()),
+              0)
+        << command;
+  }
+
+  testing::TestDir dir_;
+  WatchTable table_;
+};
+
+TEST_F(WatchTableTest, FileEditedReportsItsDependentsOnly) {
+  dir_.write("inc/a.h", "a");
+  dir_.write("inc/b.h", "b");
+  trust(1, {"inc/a.h"});
+  trust(2, {"inc/b.h"});
+  EXPECT_TRUE(fired().empty());
+  dir_.write("inc/a.h", "A");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+  dir_.write("inc/unrelated.o", "x");  // another entry of the same directory
+  EXPECT_TRUE(fired().empty());
+}
+
+TEST_F(WatchTableTest, MissingPathAppearing) {
+  dir_.write("inc/.keep", "");
+  trust(1, {"inc/sub/deeper/x.h"});
+  dir_.write("inc/other/x.h", "");
+  EXPECT_TRUE(fired().empty());
+  dir_.write("inc/sub/deeper/x.h", "");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+}
+
+TEST_F(WatchTableTest, WriteThroughAnotherHardLink) {
+  dir_.write("inc/a.h", "a");
+  sh("mkdir other && ln inc/a.h other/alias.h");
+  trust(1, {"inc/a.h"});
+  ASSERT_EQ(table_.multi_linked().size(), 1u);
+  sh("printf B > other/alias.h");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+}
+
+TEST_F(WatchTableTest, SymlinkRetargetedAnywhereOnThePath) {
+  dir_.write("one/a.h", "1");
+  dir_.write("two/a.h", "2");
+  sh("mkdir -p mid && ln -s ../one mid/l && ln -s mid/l inc");
+  trust(1, {"inc/a.h"});
+  sh("ln -sfn ../two mid/l");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+  trust(2, {"inc/a.h"});
+  dir_.write("two/a.h", "3");  // the target itself, reached through both links
+  EXPECT_EQ(fired(), std::set<uint32_t>{2});
+}
+
+TEST_F(WatchTableTest, ParentDirectoryRenamed) {
+  dir_.write("p/inc/a.h", "a");
+  trust(1, {"p/inc/a.h"});
+  sh("mv p q");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+}
+
+TEST_F(WatchTableTest, DotDotResolvesFromTheRealDirectory) {
+  dir_.write("real/sub/.keep", "");
+  dir_.write("real/x.h", "x");
+  dir_.write("elsewhere/x.h", "y");
+  sh("mkdir -p l && ln -s ../real/sub l/s");
+  // l/s/../x.h is real/x.h, not l/x.h.
+  trust(1, {"l/s/../x.h"});
+  dir_.write("l/x.h", "z");
+  EXPECT_TRUE(fired().empty());
+  dir_.write("real/x.h", "X");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+}
+
+TEST_F(WatchTableTest, StaleGenerationIsStillReportedButForgottenAfterDrop) {
+  dir_.write("inc/a.h", "a");
+  trust(1, {"inc/a.h"});
+  table_.forget_dependencies();
+  dir_.write("inc/a.h", "b");
+  EXPECT_TRUE(fired().empty());
+}
+
+TEST(WatchTableFilesystems, OnlyLocalTypesAreTrusted) {
+  EXPECT_TRUE(WatchTable::local_filesystem(0xEF53));
+  EXPECT_TRUE(WatchTable::local_filesystem(0x01021994));
+  EXPECT_FALSE(WatchTable::local_filesystem(0x6969));      // NFS
+  EXPECT_FALSE(WatchTable::local_filesystem(0x65735546));  // FUSE
+  EXPECT_FALSE(WatchTable::local_filesystem(0x01021997));  // 9p
+  EXPECT_FALSE(WatchTable::local_filesystem(0x794c7630));  // overlayfs
+}
+
+}  // namespace
+}  // namespace lexpack::server
