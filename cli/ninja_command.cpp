@@ -64,6 +64,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
     if (std::optional<ninja::Counters> after = ninja::read_store_counters()) {
       ninja::BuildSummary s = ninja::summarize_build(*before, *after);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
+      std::string links = ninja::format_link_summary(s);
+      if (!links.empty()) std::fprintf(stderr, "%s\n", links.c_str());
       std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
     }
   }

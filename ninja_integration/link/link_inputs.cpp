@@ -277,21 +277,30 @@ base::Status hash_path_states(const std::vector<std::string>& paths, const std::
   return base::Status();
 }
 
-std::string encode_paths(const std::vector<std::string>& paths) {
+std::string encode_records(const std::vector<std::vector<std::string>>& records) {
   base::VarintWriter w;
-  w.u64(paths.size());
-  for (const std::string& p : paths) w.str(p);
+  w.u64(records.size());
+  for (const std::vector<std::string>& paths : records) {
+    w.u64(paths.size());
+    for (const std::string& p : paths) w.str(p);
+  }
   return w.take();
 }
 
-bool decode_paths(std::string_view bytes, std::vector<std::string>* paths) {
+bool decode_records(std::string_view bytes, std::vector<std::vector<std::string>>* records) {
   base::VarintReader r(bytes);
   uint64_t n = 0;
   if (!r.u64(&n) || n > bytes.size()) return false;
   for (uint64_t i = 0; i < n; ++i) {
-    std::string p;
-    if (!r.str(&p)) return false;
-    paths->push_back(std::move(p));
+    uint64_t m = 0;
+    if (!r.u64(&m) || m > bytes.size()) return false;
+    std::vector<std::string> paths;
+    for (uint64_t j = 0; j < m; ++j) {
+      std::string p;
+      if (!r.str(&p)) return false;
+      paths.push_back(std::move(p));
+    }
+    records->push_back(std::move(paths));
   }
   return r.done();
 }

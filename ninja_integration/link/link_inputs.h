@@ -49,9 +49,10 @@ std::vector<std::string> recorded_paths(const std::vector<std::string>& read,
 base::Status hash_path_states(const std::vector<std::string>& paths, const std::string& cwd,
                               closure::FileStates* files, cache::Hasher* h, int64_t* newest_ns);
 
-// The memo of one link command: the paths hash_path_states covers.
-std::string encode_paths(const std::vector<std::string>& paths);
-bool decode_paths(std::string_view bytes, std::vector<std::string>* paths);
+// The memo of one link command: the path lists hash_path_states covers, one
+// per recent run with different reads (newest first).
+std::string encode_records(const std::vector<std::vector<std::string>>& records);
+bool decode_records(std::string_view bytes, std::vector<std::vector<std::string>>* records);
 
 // True when `bytes` is an ar archive whose every member header has zero
 // date, uid and gid (deterministic mode): the same inputs give the same bytes.

@@ -25,6 +25,8 @@ constexpr uint64_t kLinkKeyFormat = 1;
 // Filesystem timestamps trail the clock by up to a scheduler tick: a file
 // stamped later than this before the step started may have changed during it.
 constexpr int64_t kClockSlackNs = 20'000'000;
+// How many records of one link command are kept (newest first).
+constexpr size_t kLinkRecords = 4;
 
 // Environment that changes what a driver or linker finds.
 constexpr const char* kEnvironment[] = {
@@ -59,6 +61,17 @@ const char* kind_name(StepKind k) {
     default:
       return "none";
   }
+}
+
+// The counter suffix for why a step is not cached ("link_uncacheable_lto").
+std::string reason_code(std::string_view why) {
+  if (why.starts_with("LTO")) return "lto";
+  if (why.find("-fuse-ld") != std::string_view::npos) return "fuse_ld";
+  if (why.find("plugin") != std::string_view::npos) return "plugin";
+  if (why.starts_with("response file")) return "response_file";
+  if (why.starts_with("ar ")) return "ar_shape";
+  if (why.starts_with("ranlib")) return "ranlib_shape";
+  return "unrecognised";
 }
 
 class StepLauncher {
@@ -98,6 +111,7 @@ class StepLauncher {
   bool read_only_ = false;
   std::unique_ptr<closure::FileStates> files_;
   Toolchain toolchain_;
+  std::vector<std::vector<std::string>> memo_records_;
   cache::Hash128 command_key_;
 };
 
@@ -120,7 +134,7 @@ LinkResult StepLauncher::run() {
     return passthrough("archive and link caching is off");
   }
   if (!step_.uncacheable.empty()) {
-    if (open_store()) count("uncacheable_" + prefix());
+    if (open_store()) count("link_uncacheable_" + reason_code(step_.uncacheable));
     return passthrough("uncacheable " + prefix() + ": " + step_.uncacheable);
   }
   cwd_ = current_dir();
@@ -157,29 +171,38 @@ LinkResult StepLauncher::run() {
   command_key_ = h.digest();
 
   // The files this step reads: named on the command line (archives), or
-  // learned from the last run of the same command (links).
-  std::vector<std::string> paths;
+  // learned from the last runs of the same command (links; each record a
+  // key of its own, so that a link whose inputs go back and forth hits).
+  std::vector<std::vector<std::string>> records;
   if (step_.kind == StepKind::kLink) {
     std::optional<std::string> memo = store_->get_memo("link", command_key_.hex());
-    if (!memo || !decode_paths(*memo, &paths)) paths.clear();
+    if (memo && decode_records(*memo, &records)) {
+      memo_records_ = records;
+    } else {
+      records.clear();
+    }
   } else {
+    std::vector<std::string> paths;
     if (step_.kind == StepKind::kArchive) paths.push_back(step_.output);
     paths.insert(paths.end(), step_.inputs.begin(), step_.inputs.end());
+    records.push_back(std::move(paths));
   }
   std::optional<cache::Hash128> key;
   std::string why_miss = "no earlier run of this command";
-  if (!paths.empty()) {
+  for (const std::vector<std::string>& paths : records) {
     cache::Hasher k;
     k.field(command_key_.lo);
     k.field(command_key_.hi);
     base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, nullptr);
     if (!hashed.ok()) return passthrough("input: " + hashed.message());
-    key = k.digest();
+    cache::Hash128 this_key = k.digest();
+    if (!key) key = this_key;
     if (explain_) {
-      note(prefix() + " key: " + key->hex() + " over " + std::to_string(paths.size()) + " paths");
+      note(prefix() + " key: " + this_key.hex() + " over " + std::to_string(paths.size()) +
+           " paths");
     }
     why_miss = "no cached result for this key";
-    if (std::optional<cache::ActionRecord> action = store_->get_action(*key)) {
+    if (std::optional<cache::ActionRecord> action = store_->get_action(this_key)) {
       if (explain_) {
         note("would hit");
         LinkResult r;
@@ -197,7 +220,7 @@ LinkResult StepLauncher::run() {
     return r;
   }
   note("miss: " + why_miss);
-  return run_and_store(paths, key);
+  return run_and_store(records.empty() ? std::vector<std::string>() : records.front(), key);
 }
 
 std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action) {
@@ -218,7 +241,7 @@ std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action)
     note("cannot write output: " + error);
     return std::nullopt;
   }
-  count(prefix() + "_hits");
+  count("link_hits");
   count("time_saved_us", int64_t(action.compile_time_us));
   note("hit");
   LinkResult r;
@@ -251,8 +274,11 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     r.exit_code = 127;
     return finish("");
   }
-  if (p.exit_code != 0) return finish(prefix() + " failed, not cached");
-  count(prefix() + "_misses");
+  if (p.exit_code != 0) {
+    count("link_failed");
+    return finish(prefix() + " failed, not cached");
+  }
+  count("link_misses");
   if (read_only_) return finish("cache read-only, not stored");
 
   cache::Hash128 key;
@@ -287,7 +313,11 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
       return finish("not stored: an input changed just before or during the link");
     }
     key = k.digest();
-    store_->put_memo("link", command_key_.hex(), encode_paths(paths));
+    std::vector<std::vector<std::string>> kept = {paths};
+    for (std::vector<std::string>& r : memo_records_) {
+      if (kept.size() < kLinkRecords && r != paths) kept.push_back(std::move(r));
+    }
+    store_->put_memo("link", command_key_.hex(), encode_records(kept));
   } else {
     if (!before_key) return finish("not stored: no key");
     // The members must not have changed while ar ran (the archive itself did).
@@ -303,7 +333,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
   base::Result<std::string> output = base::read_file(step_.output);
   if (!output.ok()) return finish("not stored: " + output.message());
   if (step_.kind != StepKind::kLink && !archive_is_deterministic(*output)) {
-    count("uncacheable_nondeterministic_archive");
+    count("link_not_stored_nondeterministic_archive");
     return finish("not stored: the archive has timestamps or owners (not ar D mode)");
   }
   cache::ActionRecord action;
