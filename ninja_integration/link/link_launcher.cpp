@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cstdlib>
 #include <memory>
 
@@ -22,9 +24,14 @@ namespace lexpack::link {
 namespace {
 
 constexpr uint64_t kLinkKeyFormat = 1;
-// Filesystem timestamps trail the clock by up to a scheduler tick: a file
-// stamped later than this before the step started may have changed during it.
-constexpr int64_t kClockSlackNs = 20'000'000;
+// The clock the kernel stamps files with (coarse: one scheduler tick). A file
+// stamped at or after the step's start on this clock may have changed during
+// the step; one stamped before cannot have.
+int64_t file_clock_ns() {
+  struct timespec ts;
+  if (::clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0) return base::now_ns();
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 // How many records of one link command are kept (newest first).
 constexpr size_t kLinkRecords = 4;
 
@@ -258,7 +265,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     depfile = step_.output + ".lexpack-" + std::to_string(::getpid()) + ".ld.d";
     run_argv.push_back("-Wl,--dependency-file=" + depfile);
   }
-  int64_t start_ns = base::now_ns();
+  int64_t start_ns = file_clock_ns();
   base::ProcessResult p = base::run_captured(run_argv, false);
   LinkResult r;
   r.exit_code = p.exit_code;
@@ -309,7 +316,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     int64_t newest = 0;
     base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, &newest);
     if (!hashed.ok()) return finish("not stored: " + hashed.message());
-    if (newest + kClockSlackNs >= start_ns) {
+    if (newest >= start_ns) {
       return finish("not stored: an input changed just before or during the link");
     }
     key = k.digest();
@@ -325,7 +332,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     int64_t newest = 0;
     base::Status hashed = hash_path_states(step_.inputs, cwd_, files_.get(), &unused, &newest);
     if (!hashed.ok()) return finish("not stored: " + hashed.message());
-    if (step_.kind == StepKind::kArchive && newest + kClockSlackNs >= start_ns) {
+    if (step_.kind == StepKind::kArchive && newest >= start_ns) {
       return finish("not stored: a member changed just before or during ar");
     }
     key = *before_key;

@@ -238,6 +238,37 @@ TEST_P(LinkE2eTest, InterruptedLinkStoresNothing) {
   EXPECT_EQ(run_app(), 10);
 }
 
+// CMake's linker launcher (no plugin, plain ninja): executables and shared
+// libraries linked through `lexpack` hit on a rebuild and equal a plain link.
+TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.21)\n"
+             "project(demo CXX)\n"
+             "add_library(foo STATIC foo1.cpp foo2.cpp)\n"
+             "add_library(shared SHARED shared.cpp)\n"
+             "add_executable(app main.cpp)\n"
+             "target_link_libraries(app foo shared)\n");
+  for (const char* f : {"foo1.cpp", "foo2.cpp", "shared.cpp", "main.cpp"}) {
+    dir_.write(std::string("src/") + f, dir_.read(f));
+  }
+  base::ProcessResult conf = sh("cmake -S src -B b -G Ninja -DCMAKE_CXX_COMPILER=" + GetParam() +
+                                " -DCMAKE_CXX_LINKER_LAUNCHER=" + LEXPACK_BIN);
+  ASSERT_EQ(conf.exit_code, 0) << conf.out << conf.err;
+  ASSERT_EQ(sh("ninja -C b").exit_code, 0);
+  std::string app = dir_.read("b/app"), so = dir_.read("b/libshared.so");
+  ASSERT_EQ(sh("rm b/app b/libshared.so && ninja -C b").exit_code, 0);
+  EXPECT_EQ(dir_.read("b/app"), app);
+  EXPECT_EQ(dir_.read("b/libshared.so"), so);
+  std::string log = dir_.read("log.txt");
+  EXPECT_NE(log.find("app: hit"), std::string::npos) << log;
+  EXPECT_NE(log.find("libshared.so: hit"), std::string::npos) << log;
+  EXPECT_EQ(sh("b/app").exit_code, 10);
+
+  ASSERT_EQ(sh("rm b/app b/libshared.so && LEXPACK_DISABLE=1 ninja -C b").exit_code, 0);
+  EXPECT_EQ(dir_.read("b/app"), app);  // a plain link gives the same bytes
+  EXPECT_EQ(dir_.read("b/libshared.so"), so);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, LinkE2eTest, ::testing::Values("g++", "clang++"),
                          [](const auto& info) {
                            return info.param == "g++" ? std::string("gxx") : std::string("clangxx");
