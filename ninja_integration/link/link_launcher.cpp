@@ -267,6 +267,15 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
   }
   int64_t start_ns = file_clock_ns();
   base::ProcessResult p = base::run_captured(run_argv, false);
+  if (!depfile.empty() && p.started && p.exit_code != 0 && p.exit_code < 128) {
+    // A linker without --dependency-file (GNU ld before 2.35) must not make
+    // the link fail: the command runs again as written, and that is the
+    // answer (not after a signal: an interrupted link stays interrupted).
+    ::unlink(depfile.c_str());
+    depfile.clear();
+    note("link failed with a dependency file; running it again as written");
+    p = base::run_captured(argv_, false);
+  }
   LinkResult r;
   r.exit_code = p.exit_code;
   r.out = std::move(p.out);
@@ -290,6 +299,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
 
   cache::Hash128 key;
   if (step_.kind == StepKind::kLink) {
+    if (depfile.empty()) return finish("not stored: no dependency file from the linker");
     base::Result<std::string> dep = base::read_file(depfile);
     if (!dep.ok()) return finish("not stored: no dependency file from the linker");
     std::vector<std::string> read;

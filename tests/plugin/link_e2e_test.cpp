@@ -238,6 +238,26 @@ TEST_P(LinkE2eTest, InterruptedLinkStoresNothing) {
   EXPECT_EQ(run_app(), 10);
 }
 
+TEST_P(LinkE2eTest, LinkerWithoutDependencyFileStillLinks) {
+  // A driver whose linker refuses --dependency-file, as GNU ld before 2.35.
+  std::string real = base::find_program(GetParam());
+  dir_.write("bin/" + GetParam(),
+             "#!/bin/sh\ncase \"$*\" in *--dependency-file*) echo unknown option >&2; exit 1;; "
+             "esac\nexec \"" +
+                 real + "\" \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/" + GetParam()).exit_code, 0);
+  std::string path = "PATH=" + shell_quote(dir_.at("bin")) + ":\"$PATH\"";
+  std::map<std::string, int> first = lexpack_ninja(path);
+  EXPECT_EQ(run_app(), 10);
+  EXPECT_EQ(first["misses"], 4) << last_err_;
+  EXPECT_EQ(last_err_.find("unknown option"), std::string::npos) << last_err_;
+  remove_outputs();
+  std::map<std::string, int> second = lexpack_ninja(path);
+  EXPECT_EQ(second["hits"], 2) << last_err_;  // ar and ranlib; links are not stored
+  EXPECT_EQ(second["misses"], 2) << last_err_;
+  EXPECT_EQ(run_app(), 10);
+}
+
 // CMake's linker launcher (no plugin, plain ninja): executables and shared
 // libraries linked through `lexpack` hit on a rebuild and equal a plain link.
 TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
