@@ -305,6 +305,15 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     std::vector<std::string> read;
     std::string err;
     if (!launcher::parse_depfile(*dep, &read, &err)) return finish("not stored: " + err);
+    for (const std::string& path : read) {
+      // A file gone after the link was a temporary one (objects of an LTO
+      // plugin run, a source compiled on the way): not something to key.
+      base::StatSignature sig;
+      if (!base::stat_file(path, &sig)) {
+        count("link_not_stored_temporary_input");
+        return finish("not stored: the linker read " + path + ", gone after the link");
+      }
+    }
     base::Result<std::vector<std::string>> dirs = driver_link_dirs(step_.tool, step_.args);
     if (!dirs.ok()) return finish("not stored: " + dirs.message());
     std::vector<std::string> search = dirs.value();

@@ -103,6 +103,18 @@ std::string linker_option_problem(std::string_view opt) {
   return {};
 }
 
+// A file the driver would compile before linking (by its extension).
+bool is_source_name(std::string_view path) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) return false;
+  std::string_view ext = path.substr(dot + 1);
+  for (std::string_view e : {"c",  "cc", "cp", "cpp", "cxx", "c++", "C", "CPP", "i",  "ii", "m",
+                             "mm", "s",  "S",  "sx",  "f",   "f90", "F", "F90", "cu", "go", "d"}) {
+    if (ext == e) return true;
+  }
+  return false;
+}
+
 // Driver options taking a separate argument that is not an input file.
 bool takes_argument(std::string_view a) {
   static constexpr std::array<std::string_view, 12> kWithArg = {
@@ -186,7 +198,13 @@ LinkStep parse_link(LinkStep step) {
       ++i;
       continue;
     }
-    if (!s.empty() && s[0] != '-') step.inputs.push_back(s);
+    if (!s.empty() && s[0] != '-') {
+      if (is_source_name(s)) {
+        step.uncacheable = "compiles a source on the way: " + s;
+        return step;
+      }
+      step.inputs.push_back(s);
+    }
   }
   if (step.output.empty()) {
     step.uncacheable = "link without -o";

@@ -61,6 +61,8 @@ TEST(LinkStepTest, DriverLinksThatAreNotCached) {
   EXPECT_NE(why({"g++", "a.o"}), "");  // no -o
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-B/opt/tools"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "--sysroot=/x"}), "");
+  EXPECT_NE(why({"g++", "main.cpp", "-o", "app"}), "");  // compiles on the way
+  EXPECT_NE(why({"gcc", "start.S", "a.o", "-o", "app"}), "");
 }
 
 TEST(LinkStepTest, CompilesAndOtherToolsAreNotSteps) {
