@@ -90,15 +90,19 @@ LinkStep parse_ranlib(LinkStep step) {
 }
 
 // The reason a linker option (after -Wl, or -Xlinker) makes the link
-// uncacheable, or empty.
+// uncacheable, or empty. Words not starting with '-' are option arguments
+// (an rpath, a soname) and are not options themselves.
 std::string linker_option_problem(std::string_view opt) {
-  static constexpr std::array<std::string_view, 8> kBad = {
-      "plugin", "Map", "dependency-file", "trace", "out-implib", "print-map", "-M", "verbose"};
+  if (opt.empty() || opt[0] != '-') return {};
+  std::string_view name = opt;
+  while (!name.empty() && name[0] == '-') name.remove_prefix(1);
+  name = name.substr(0, name.find('='));
+  static constexpr std::array<std::string_view, 15> kBad = {
+      "plugin",     "plugin-opt",   "Map",    "dependency-file", "trace", "t",
+      "out-implib", "print-map",    "M",      "verbose",         "r",     "relocatable",
+      "y",          "trace-symbol", "version"};
   for (std::string_view bad : kBad) {
-    if (opt.find(bad) != std::string_view::npos) return "linker option " + std::string(opt);
-  }
-  if (opt == "-r" || opt == "--relocatable" || opt == "-t" || opt == "-y") {
-    return "linker option " + std::string(opt);
+    if (name == bad) return "linker option " + std::string(opt);
   }
   return {};
 }

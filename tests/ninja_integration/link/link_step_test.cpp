@@ -46,6 +46,12 @@ TEST(LinkStepTest, DriverLinks) {
       {"clang++-14", "-fPIC", "-shared", "-Wl,-soname,libs.so.1", "-o", "libs.so.1", "s.o"});
   EXPECT_EQ(so.kind, StepKind::kLink);
   EXPECT_EQ(so.uncacheable, "");
+  // Option arguments are not options: a path with "-M" or "plugin" in it.
+  EXPECT_EQ(
+      parse_link_step({"g++", "a.o", "-o", "app", "-Wl,-rpath,/opt/x-MBq/plugin"}).uncacheable, "");
+  EXPECT_EQ(parse_link_step({"g++", "a.o", "-o", "app", "-Xlinker", "-rpath", "-Xlinker", "/a-M"})
+                .uncacheable,
+            "");
 }
 
 TEST(LinkStepTest, DriverLinksThatAreNotCached) {
@@ -56,6 +62,9 @@ TEST(LinkStepTest, DriverLinksThatAreNotCached) {
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-plugin,x.so"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Xlinker", "-plugin"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-Map,app.map"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-Map=app.map"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--plugin-opt=x"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-r"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--dependency-file=x"}), "");
   EXPECT_NE(why({"g++", "@link.rsp", "-o", "app"}), "");
   EXPECT_NE(why({"g++", "a.o"}), "");  // no -o
