@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,36 +12,52 @@
 #include "base/process.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/launcher.h"
+#include "ninja_integration/link/link_launcher.h"
 #include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
+
+int finish(const std::vector<std::string>& argv, bool explain, bool exec, int exit_code,
+           const std::string& out, const std::string& err, const std::string& error,
+           const std::string& explanation);
 
 int run_launcher(const std::vector<std::string>& argv, bool explain) {
   if (argv.empty()) {
     std::fprintf(stderr, "lexpack: error: no compiler given\n");
     return 2;
   }
+  if (link::LinkStep step = link::parse_link_step(argv); step.kind != link::StepKind::kNone) {
+    link::LinkResult r = link::launch_link_step(step, argv, explain);
+    return finish(argv, explain, r.exec_tool, r.exit_code, r.out, r.err, r.error, r.explanation);
+  }
   // The server first: it answers a hit without this process opening anything.
   std::optional<launcher::LaunchResult> served;
   if (!explain && server::server_enabled()) served = server::try_server(argv, true);
   launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
+  return finish(argv, explain, r.exec_compiler, r.exit_code, r.out, r.err, r.error, r.explanation);
+}
+
+// Prints or replays one launched step's result and gives the exit code.
+int finish(const std::vector<std::string>& argv, bool explain, bool exec, int exit_code,
+           const std::string& out, const std::string& err, const std::string& error,
+           const std::string& explanation) {
   if (explain) {
-    std::fputs(r.explanation.c_str(), stdout);
+    std::fputs(explanation.c_str(), stdout);
     return 0;
   }
-  if (r.exec_compiler) {
+  if (exec) {
     base::Status failed = base::exec_replace(argv);
     std::fprintf(stderr, "lexpack: error: %s\n", failed.message().c_str());
     return 127;
   }
-  base::write_all(STDOUT_FILENO, r.out);
-  base::write_all(STDERR_FILENO, r.err);
-  if (!r.error.empty()) {
-    std::fprintf(stderr, "lexpack: error: %s\n", r.error.c_str());
+  base::write_all(STDOUT_FILENO, out);
+  base::write_all(STDERR_FILENO, err);
+  if (!error.empty()) {
+    std::fprintf(stderr, "lexpack: error: %s\n", error.c_str());
     return 127;
   }
-  return r.exit_code;
+  return exit_code;
 }
 
 // Every subcommand the add_* functions register; main() checks the list

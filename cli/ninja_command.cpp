@@ -104,6 +104,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
       ninja::BuildSummary s = ninja::summarize_build(ninja::Counters{}, *counts);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
       if (!hint.empty()) std::fprintf(stderr, "lexpack: note: %s\n", hint.c_str());
+      std::string links = ninja::format_link_summary(s);
+      if (!links.empty()) std::fprintf(stderr, "%s\n", links.c_str());
       std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
     }
   }

@@ -1,6 +1,7 @@
 // The LD_PRELOAD library that `lexpack ninja` puts into ninja: it rewrites each
 // C/C++ compile command ninja spawns ("/bin/sh -c <command>") into
-// "<lexpack> <command>". In any other process it only forwards calls.
+// "<lexpack> <command>", and likewise the ar, ranlib and driver link commands
+// of archive and link steps. In any other process it only forwards calls.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,6 +20,7 @@ typedef int (*SpawnFn)(pid_t*, const char*, const posix_spawn_file_actions_t*,
 
 static int g_active;      // this process is the ninja that `lexpack ninja` started
 static int g_debug;       // LEXPACK_PLUGIN_DEBUG is set
+static int g_links;       // archive and link steps are routed (LEXPACK_CACHE_LINKS is not 0)
 static char* g_launcher;  // shell-quoted lexpack path followed by one space
 static size_t g_launcher_len;
 static int g_report_fd = -1;  // LEXPACK_NINJA_REPORT: compiles left to another launcher
@@ -148,8 +150,84 @@ static void report_other_launcher(char* const argv[]) {
   (void)ignored;
 }
 
-// A new command with the launcher inserted before the compiler word: one
-// malloc'd buffer, or NULL when argv is not "sh -c <compile command>".
+// "ar"/"ranlib", or "<triple>-ar"/"<triple>-ranlib".
+static int is_tool_name(const char* name, size_t len, const char* tool) {
+  size_t n = strlen(tool);
+  if (len == n && memcmp(name, tool, n) == 0) return 1;
+  if (len <= n + 1 || name[len - n - 1] != '-' || memcmp(name + len - n, tool, n) != 0) return 0;
+  return memchr(name, '-', len - n - 1) != NULL;  // a triple has a '-' of its own
+}
+
+// True when the simple command [p, end) has the word `word`.
+static int has_word(const char* p, const char* end, const char* word) {
+  size_t n = strlen(word);
+  for (const char* q = p; q + n <= end; ++q) {
+    if ((q == p || is_space(q[-1])) && memcmp(q, word, n) == 0 && (q + n == end || is_space(q[n])))
+      return 1;
+  }
+  return 0;
+}
+
+// Where the launcher goes in the simple command [p, end) of an archive or
+// link step ("ar ...", "ranlib ...", "<driver> ... -o out" without -c), or NULL.
+static const char* link_word(const char* p, const char* end) {
+  p = skip_space(p);
+  const char* word_end = p;
+  while (word_end < end && !is_space(*word_end)) ++word_end;
+  if (word_end == p) return NULL;
+  const char* base = p;
+  for (const char* q = p; q < word_end; ++q)
+    if (*q == '/') base = q + 1;
+  size_t len = (size_t)(word_end - base);
+  if (is_tool_name(base, len, "ar") || is_tool_name(base, len, "ranlib")) return p;
+  if (is_compiler_name(base, len) && !has_word(word_end, end, "-c") &&
+      has_word(word_end, end, "-o"))
+    return p;
+  return NULL;
+}
+
+// The command with the launcher inserted before each archive or link tool of
+// an "a && b && c" chain (CMake's ": && ... && :" shapes), or NULL. Only plain
+// words are accepted: no quotes, expansions, redirections or other operators.
+static char* rewrite_links(const char* cmd) {
+  if (!g_links || strpbrk(cmd, "'\"\\$`;|<>(){}*?#~\n")) return NULL;
+  for (const char* q = strchr(cmd, '&'); q; q = strchr(q + 2, '&')) {
+    if (q[1] != '&') return NULL;
+  }
+  const char* at[64];
+  size_t count = 0;
+  const char* p = cmd;
+  for (;;) {
+    const char* amp = strstr(p, "&&");
+    const char* end = amp ? amp : p + strlen(p);
+    const char* w = link_word(p, end);
+    if (w) {
+      if (count == sizeof at / sizeof at[0]) return NULL;
+      at[count++] = w;
+    }
+    if (!amp) break;
+    p = amp + 2;
+  }
+  if (count == 0) return NULL;
+  size_t n = strlen(cmd);
+  char* out = malloc(n + count * g_launcher_len + 1);
+  if (!out) return NULL;
+  size_t o = 0;
+  const char* from = cmd;
+  for (size_t i = 0; i < count; ++i) {
+    memcpy(out + o, from, (size_t)(at[i] - from));
+    o += (size_t)(at[i] - from);
+    memcpy(out + o, g_launcher, g_launcher_len);
+    o += g_launcher_len;
+    from = at[i];
+  }
+  memcpy(out + o, from, strlen(from) + 1);
+  return out;
+}
+
+// A new command with the launcher inserted before the compiler word (or the
+// archive and link tools): one malloc'd buffer, or NULL when argv is not
+// "sh -c <command>" of a step lexpack handles.
 static char* rewrite(char* const argv[]) {
   if (!argv || !argv[0] || !argv[1] || !argv[2] || argv[3]) return NULL;
   if (strcmp(argv[1], "-c") != 0) return NULL;
@@ -157,7 +235,7 @@ static char* rewrite(char* const argv[]) {
   if (strcmp(sh ? sh + 1 : argv[0], "sh") != 0) return NULL;
   const char* cmd = argv[2];
   const char* at = find_compiler(cmd);
-  if (!at) return NULL;
+  if (!at) return rewrite_links(cmd);
   size_t head = (size_t)(at - cmd);
   size_t tail = strlen(at);
   char* out = malloc(head + g_launcher_len + tail + 1);
@@ -265,6 +343,8 @@ __attribute__((constructor)) static void plugin_init(void) {
   int saved = errno;
   const char* dbg = getenv("LEXPACK_PLUGIN_DEBUG");
   g_debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+  const char* links = getenv("LEXPACK_CACHE_LINKS");
+  g_links = !(links && strcmp(links, "0") == 0);
   g_real_spawn = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawn");
   g_real_spawnp = (SpawnFn)dlsym(RTLD_NEXT, "posix_spawnp");
   const char* pid = getenv("LEXPACK_NINJA_PID");

@@ -20,10 +20,11 @@
 
 namespace lexpack::launcher {
 
-bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err) {
+bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err,
+                       unsigned mode) {
   std::string tmp = path + ".lexpack-tmp-" + std::to_string(::getpid());
   TempFileGuard guard(tmp);  // an interrupt must not leave it behind
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode));
   if (fd < 0) {
     *err = "cannot create " + tmp + ": " + std::strerror(errno);
     return false;

@@ -10,7 +10,9 @@ namespace lexpack::launcher {
 
 // Writes `bytes` to `path` through a temporary file beside it. False with
 // *err set on failure (nothing is left behind).
-bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err);
+// `mode` is the creation mode before the umask (0777 for an executable).
+bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err,
+                       unsigned mode = 0666);
 
 // When `path` is a regular file (not a symlink) holding exactly `bytes`,
 // sets its modification time to now, as rewriting it would, and returns

@@ -16,7 +16,12 @@ struct BuildSummary {
   int64_t misses = 0;
   int64_t uncacheable = 0;    // every "uncacheable_*" counter
   int64_t failed = 0;         // compiles that failed (never cached)
-  int64_t time_saved_us = 0;  // compiler CPU time the hits did not spend
+  int64_t time_saved_us = 0;  // compiler CPU time (and link time) the hits did not spend
+  // Archive and link steps (ar, ranlib, driver links).
+  int64_t link_hits = 0;
+  int64_t link_misses = 0;
+  int64_t link_uncacheable = 0;  // every "link_uncacheable_*" counter
+  int64_t link_steps() const { return link_hits + link_misses + link_uncacheable; }
   int64_t compiles() const { return hits + misses + uncacheable + failed; }
 };
 
@@ -29,6 +34,10 @@ BuildSummary summarize_build(const Counters& before, const Counters& after);
 
 // "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s of compiler CPU
 // saved (build 5.1 s)"
+// The archive and link line, printed before the compile line when a build
+// had such steps; empty otherwise.
+std::string format_link_summary(const BuildSummary& s);
+
 std::string format_summary(const BuildSummary& s, int64_t wall_us);
 
 }  // namespace lexpack::ninja

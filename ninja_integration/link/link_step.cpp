@@ -1,0 +1,257 @@
+// The command model of archive and link steps. Deliberately narrow: an option
+// whose effect on the inputs or outputs is not understood makes the step
+// uncacheable, so that lexpack never stores what it cannot reproduce.
+#include "ninja_integration/link/link_step.h"
+
+#include <array>
+
+namespace lexpack::link {
+namespace {
+
+std::string_view base_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// `base` is `name` or "<triple>-<name>" (a triple has at least one '-').
+bool tool_named(std::string_view base, std::string_view name) {
+  if (base == name) return true;
+  if (base.size() <= name.size() + 1) return false;
+  std::string_view prefix = base.substr(0, base.size() - name.size() - 1);
+  return base.substr(base.size() - name.size()) == name &&
+         base[base.size() - name.size() - 1] == '-' && prefix.find('-') != std::string_view::npos;
+}
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+
+LinkStep parse_archive(LinkStep step) {
+  step.kind = StepKind::kArchive;
+  if (step.args.size() < 2) {
+    step.uncacheable = "ar without archive";
+    return step;
+  }
+  std::string_view ops = step.args[0];
+  if (starts_with(ops, "-")) ops.remove_prefix(1);
+  int op_count = 0;
+  bool create = false;
+  for (char c : ops) {
+    if (c == 'q' || c == 'r') {
+      ++op_count;
+    } else if (c == 'c') {
+      create = true;
+    } else if (c != 's' && c != 'D' && c != 'S') {
+      // u (timestamps), U (non-deterministic), T (thin), a/b/i (positions),
+      // d/m/p/t/x (not archive writes) and anything else.
+      step.uncacheable = "ar modifier '" + std::string(1, c) + "'";
+      return step;
+    }
+  }
+  if (op_count != 1) {
+    step.uncacheable = "ar operation not q or r";
+    return step;
+  }
+  (void)create;  // an existing archive is a keyed input either way
+  step.output = step.args[1];
+  if (step.output.empty() || step.output[0] == '-' || step.output[0] == '@') {
+    step.uncacheable = "ar archive name";
+    return step;
+  }
+  for (size_t i = 2; i < step.args.size(); ++i) {
+    const std::string& m = step.args[i];
+    if (m.empty() || m[0] == '-' || m[0] == '@') {
+      step.uncacheable = "ar member argument " + m;
+      return step;
+    }
+    step.inputs.push_back(m);
+  }
+  return step;
+}
+
+LinkStep parse_ranlib(LinkStep step) {
+  step.kind = StepKind::kRanlib;
+  std::vector<std::string> files;
+  for (const std::string& a : step.args) {
+    if (a == "-D") continue;
+    if (a.empty() || a[0] == '-' || a[0] == '@') {
+      step.uncacheable = "ranlib option " + a;
+      return step;
+    }
+    files.push_back(a);
+  }
+  if (files.size() != 1) {
+    step.uncacheable = "ranlib of other than one archive";
+    return step;
+  }
+  step.output = files[0];
+  step.inputs = files;
+  return step;
+}
+
+// The reason a linker option (after -Wl, or -Xlinker) makes the link
+// uncacheable, or empty. Words not starting with '-' are option arguments
+// (an rpath, a soname) and are not options themselves.
+std::string linker_option_problem(std::string_view opt) {
+  if (opt.empty() || opt[0] != '-') return {};
+  std::string_view name = opt;
+  while (!name.empty() && name[0] == '-') name.remove_prefix(1);
+  name = name.substr(0, name.find('='));
+  static constexpr std::array<std::string_view, 15> kBad = {
+      "plugin",     "plugin-opt",   "Map",    "dependency-file", "trace", "t",
+      "out-implib", "print-map",    "M",      "verbose",         "r",     "relocatable",
+      "y",          "trace-symbol", "version"};
+  for (std::string_view bad : kBad) {
+    if (name == bad) return "linker option " + std::string(opt);
+  }
+  return {};
+}
+
+// A file the driver would compile before linking (by its extension).
+bool is_source_name(std::string_view path) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || path.find('/', dot) != std::string_view::npos) return false;
+  std::string_view ext = path.substr(dot + 1);
+  for (std::string_view e : {"c",  "cc", "cp", "cpp", "cxx", "c++", "C", "CPP", "i",  "ii", "m",
+                             "mm", "s",  "S",  "sx",  "f",   "f90", "F", "F90", "cu", "go", "d"}) {
+    if (ext == e) return true;
+  }
+  return false;
+}
+
+// Driver options taking a separate argument that is not an input file.
+bool takes_argument(std::string_view a) {
+  static constexpr std::array<std::string_view, 12> kWithArg = {
+      "-L",      "-l",       "-T",        "-u", "-e", "-z",
+      "-target", "--target", "-isysroot", "-B", "-x", "-Xassembler"};
+  for (std::string_view k : kWithArg) {
+    if (a == k) return true;
+  }
+  return false;
+}
+
+LinkStep parse_link(LinkStep step) {
+  step.kind = StepKind::kLink;
+  const std::vector<std::string>& a = step.args;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& s = a[i];
+    if (s == "-c" || s == "-S" || s == "-E" || starts_with(s, "-M") || s == "-v" || s == "-###" ||
+        starts_with(s, "-print-") || starts_with(s, "--print") || s == "--help" ||
+        starts_with(s, "-save-temps") || s == "-" || s == "-pipe" || s == "-x") {
+      step.kind = StepKind::kNone;  // not a plain link: left to the compile path
+      step.uncacheable = "not a link: " + s;
+      return step;
+    }
+    if (starts_with(s, "-flto") && s != "-fno-lto") {
+      step.uncacheable = "LTO link (" + s + ")";
+      return step;
+    }
+    if (starts_with(s, "-fuse-ld=")) {
+      step.uncacheable = "linker chosen with " + s;
+      return step;
+    }
+    if (starts_with(s, "-fplugin") || starts_with(s, "-specs") || starts_with(s, "--specs") ||
+        starts_with(s, "-fprofile-use") || starts_with(s, "-fauto-profile") ||
+        starts_with(s, "--sysroot") || s == "-B" || starts_with(s, "-B")) {
+      step.uncacheable = "driver option " + s;
+      return step;
+    }
+    if (!s.empty() && s[0] == '@') {
+      step.uncacheable = "response file " + s;
+      return step;
+    }
+    if (starts_with(s, "-Wl,")) {
+      std::string_view rest = std::string_view(s).substr(4);
+      while (!rest.empty()) {
+        size_t comma = rest.find(',');
+        std::string problem = linker_option_problem(rest.substr(0, comma));
+        if (!problem.empty()) {
+          step.uncacheable = problem;
+          return step;
+        }
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      continue;
+    }
+    if (s == "-Xlinker") {
+      if (i + 1 >= a.size()) {
+        step.uncacheable = "-Xlinker without argument";
+        return step;
+      }
+      std::string problem = linker_option_problem(a[++i]);
+      if (!problem.empty()) {
+        step.uncacheable = problem;
+        return step;
+      }
+      continue;
+    }
+    if (s == "-o") {
+      if (i + 1 >= a.size() || !step.output.empty()) {
+        step.uncacheable = "-o";
+        return step;
+      }
+      step.output = a[++i];
+      continue;
+    }
+    if (starts_with(s, "-o")) {
+      step.uncacheable = "joined -o";
+      return step;
+    }
+    if (takes_argument(s)) {
+      ++i;
+      continue;
+    }
+    if (!s.empty() && s[0] != '-') {
+      if (is_source_name(s)) {
+        step.uncacheable = "compiles a source on the way: " + s;
+        return step;
+      }
+      step.inputs.push_back(s);
+    }
+  }
+  if (step.output.empty()) {
+    step.uncacheable = "link without -o";
+  } else if (step.inputs.empty()) {
+    step.kind = StepKind::kNone;
+    step.uncacheable = "no input files";
+  }
+  return step;
+}
+
+}  // namespace
+
+bool is_archiver_name(std::string_view base) {
+  return tool_named(base, "ar");
+}
+
+bool is_ranlib_name(std::string_view base) {
+  return tool_named(base, "ranlib");
+}
+
+bool is_driver_name(std::string_view name) {
+  size_t end = name.size();
+  size_t i = end;
+  while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') || name[i - 1] == '.')) --i;
+  if (i < end && i > 0 && name[i - 1] == '-' && name[i] >= '0' && name[i] <= '9') end = i - 1;
+  std::string_view stem = name.substr(0, end);
+  for (std::string_view n : {"gcc", "g++", "cc", "c++", "clang", "clang++"}) {
+    if (stem == n) return true;
+    if (n.size() >= 3 && tool_named(stem, n)) return true;
+  }
+  return false;
+}
+
+LinkStep parse_link_step(const std::vector<std::string>& argv) {
+  LinkStep step;
+  if (argv.empty()) return step;
+  step.tool = argv[0];
+  step.args.assign(argv.begin() + 1, argv.end());
+  std::string_view base = base_name(step.tool);
+  if (is_archiver_name(base)) return parse_archive(std::move(step));
+  if (is_ranlib_name(base)) return parse_ranlib(std::move(step));
+  if (is_driver_name(base)) return parse_link(std::move(step));
+  return step;
+}
+
+}  // namespace lexpack::link

@@ -1,0 +1,36 @@
+// What an archive or link command line does: `ar` (q or r, deterministic),
+// `ranlib`, or a gcc/clang driver link, its output, and why it cannot be
+// cached. Anything not recognised is uncacheable and runs as it is.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lexpack::link {
+
+enum class StepKind { kNone, kArchive, kRanlib, kLink };
+
+struct LinkStep {
+  StepKind kind = StepKind::kNone;
+  std::string tool;               // argv[0] as given
+  std::vector<std::string> args;  // argv[1..]
+  std::string output;             // the archive, or the -o file of a link
+  // Files named on the command line that the step reads: archive members,
+  // the archive of ranlib, the inputs of a link (objects, archives, scripts).
+  std::vector<std::string> inputs;
+  // ar: true when the step adds to an existing archive (op r, or q without c).
+  std::string uncacheable;  // empty when cacheable: a short reason otherwise
+};
+
+// "ar", "<triple>-ar"; "ranlib", "<triple>-ranlib".
+bool is_archiver_name(std::string_view base);
+bool is_ranlib_name(std::string_view base);
+// gcc, g++, cc, c++, clang, clang++ with optional triple prefix and version.
+bool is_driver_name(std::string_view base);
+
+// StepKind::kNone when argv is not an archive, ranlib or driver link step
+// (for instance a compile: the caller handles those).
+LinkStep parse_link_step(const std::vector<std::string>& argv);
+
+}  // namespace lexpack::link

@@ -1,0 +1,91 @@
+// The command model of archive and link steps: what is recognised, what is
+// refused and why.
+#include "ninja_integration/link/link_step.h"
+
+#include <gtest/gtest.h>
+
+namespace lexpack::link {
+namespace {
+
+TEST(LinkStepTest, ArchiveShapes) {
+  LinkStep cmake = parse_link_step({"/usr/bin/ar", "qc", "libfoo.a", "a.o", "b.o"});
+  EXPECT_EQ(cmake.kind, StepKind::kArchive);
+  EXPECT_EQ(cmake.uncacheable, "");
+  EXPECT_EQ(cmake.output, "libfoo.a");
+  EXPECT_EQ(cmake.inputs, (std::vector<std::string>{"a.o", "b.o"}));
+  EXPECT_EQ(parse_link_step({"ar", "rcs", "l.a", "a.o"}).uncacheable, "");
+  EXPECT_EQ(parse_link_step({"ar", "-rcsD", "l.a", "a.o"}).uncacheable, "");
+  EXPECT_EQ(parse_link_step({"x86_64-linux-gnu-ar", "qc", "l.a", "a.o"}).kind, StepKind::kArchive);
+  // Timestamps, real dates, thin archives, positions, other operations.
+  for (const char* ops : {"rcu", "qcU", "qcT", "rb", "x", "t", "qr", "c"}) {
+    LinkStep s = parse_link_step({"ar", ops, "l.a", "a.o"});
+    EXPECT_EQ(s.kind, StepKind::kArchive) << ops;
+    EXPECT_NE(s.uncacheable, "") << ops;
+  }
+  EXPECT_NE(parse_link_step({"ar", "qc", "l.a", "@objs.rsp"}).uncacheable, "");
+  EXPECT_NE(parse_link_step({"ar", "qc"}).uncacheable, "");
+}
+
+TEST(LinkStepTest, Ranlib) {
+  LinkStep s = parse_link_step({"/usr/bin/ranlib", "libfoo.a"});
+  EXPECT_EQ(s.kind, StepKind::kRanlib);
+  EXPECT_EQ(s.uncacheable, "");
+  EXPECT_EQ(s.output, "libfoo.a");
+  EXPECT_NE(parse_link_step({"ranlib", "-U", "libfoo.a"}).uncacheable, "");
+  EXPECT_NE(parse_link_step({"ranlib", "a.a", "b.a"}).uncacheable, "");
+}
+
+TEST(LinkStepTest, DriverLinks) {
+  LinkStep exe = parse_link_step({"/usr/bin/c++", "-O3", "main.o", "-o", "app", "-Wl,-rpath,/x",
+                                  "libfoo.a", "-L", "dir", "-lbar"});
+  EXPECT_EQ(exe.kind, StepKind::kLink);
+  EXPECT_EQ(exe.uncacheable, "");
+  EXPECT_EQ(exe.output, "app");
+  EXPECT_EQ(exe.inputs, (std::vector<std::string>{"main.o", "libfoo.a"}));
+  LinkStep so = parse_link_step(
+      {"clang++-14", "-fPIC", "-shared", "-Wl,-soname,libs.so.1", "-o", "libs.so.1", "s.o"});
+  EXPECT_EQ(so.kind, StepKind::kLink);
+  EXPECT_EQ(so.uncacheable, "");
+  // Option arguments are not options: a path with "-M" or "plugin" in it.
+  EXPECT_EQ(
+      parse_link_step({"g++", "a.o", "-o", "app", "-Wl,-rpath,/opt/x-MBq/plugin"}).uncacheable, "");
+  EXPECT_EQ(parse_link_step({"g++", "a.o", "-o", "app", "-Xlinker", "-rpath", "-Xlinker", "/a-M"})
+                .uncacheable,
+            "");
+}
+
+TEST(LinkStepTest, DriverLinksThatAreNotCached) {
+  auto why = [](std::vector<std::string> argv) { return parse_link_step(argv).uncacheable; };
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-flto"}).find("LTO"), std::string::npos);
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-flto=auto"}).find("LTO"), std::string::npos);
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-fuse-ld=gold"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-plugin,x.so"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Xlinker", "-plugin"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-Map,app.map"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-Map=app.map"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--plugin-opt=x"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-r"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--dependency-file=x"}), "");
+  EXPECT_NE(why({"g++", "@link.rsp", "-o", "app"}), "");
+  EXPECT_NE(why({"g++", "a.o"}), "");  // no -o
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "-B/opt/tools"}), "");
+  EXPECT_NE(why({"g++", "a.o", "-o", "app", "--sysroot=/x"}), "");
+  EXPECT_NE(why({"g++", "main.cpp", "-o", "app"}), "");  // compiles on the way
+  EXPECT_NE(why({"gcc", "start.S", "a.o", "-o", "app"}), "");
+}
+
+TEST(LinkStepTest, CompilesAndOtherToolsAreNotSteps) {
+  EXPECT_EQ(parse_link_step({"g++", "-c", "a.cpp", "-o", "a.o"}).kind, StepKind::kNone);
+  EXPECT_EQ(parse_link_step({"g++", "-E", "a.cpp"}).kind, StepKind::kNone);
+  EXPECT_EQ(parse_link_step({"g++", "--version"}).kind, StepKind::kLink);  // refused below
+  EXPECT_NE(parse_link_step({"g++", "--version"}).uncacheable, "");
+  EXPECT_EQ(parse_link_step({"cmake", "-E", "rm", "-f", "x"}).kind, StepKind::kNone);
+  EXPECT_EQ(parse_link_step({"star", "qc", "x"}).kind, StepKind::kNone);
+  EXPECT_EQ(parse_link_step({"foo-ar", "qc", "x"}).kind, StepKind::kNone);  // no triple
+  EXPECT_TRUE(is_driver_name("x86_64-linux-gnu-g++-12"));
+  EXPECT_TRUE(is_driver_name("clang++-14"));
+  EXPECT_FALSE(is_driver_name("ld"));
+}
+
+}  // namespace
+}  // namespace lexpack::link

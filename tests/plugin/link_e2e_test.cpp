@@ -1,0 +1,298 @@
+// End-to-end tests of archive and link caching under `lexpack ninja`: a
+// hand-written ninja project (a static library, a shared library with a
+// version script, an executable) built with g++ and clang++ through the
+// plugin, compared byte for byte with a plain ninja build, and each change
+// that must make a step run again.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "base/process.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::testing {
+namespace {
+
+constexpr const char* kOutputs[] = {"libfoo.a", "libshared.so", "app"};
+
+class LinkE2eTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (base::find_program(GetParam()).empty()) GTEST_SKIP() << GetParam() << " not installed";
+    dir_.write("foo1.cpp", "int foo1() { return 1; }\n");
+    dir_.write("foo2.cpp", "int foo2() { return 2; }\n");
+    dir_.write("shared.cpp",
+               "int hidden() { return 3; }\nint shared_value() { return hidden() + 4; }\n");
+    dir_.write("vers.map", "{ global: _Z12shared_valuev; local: *; };\n");
+    dir_.write("main.cpp",
+               "int foo1(); int foo2(); int shared_value();\n"
+               "int main() { return foo1() + foo2() + shared_value(); }\n");
+    dir_.write("first/.keep", "");
+    write_ninja("");
+  }
+
+  void write_ninja(const std::string& app_flags) {
+    dir_.write("build.ninja",
+               "cxx = " + GetParam() +
+                   "\n"
+                   "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
+                   "rule ar\n  command = rm -f $out && ar qc $out $in && ranlib $out\n"
+                   "rule so\n  command = $cxx -shared $in -o $out -Wl,--version-script=vers.map\n"
+                   "rule exe\n  command = $cxx $in -o $out -L. -lshared -Lfirst -Llibs -lfoo " +
+                   app_flags +
+                   "\n"
+                   "build foo1.o: cc foo1.cpp\nbuild foo2.o: cc foo2.cpp\n"
+                   "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
+                   "build libs/libfoo.a: ar foo1.o foo2.o\n"
+                   "build libshared.so: so shared.o | vers.map\n"
+                   "build app: exe main.o | libs/libfoo.a libshared.so\n");
+  }
+
+  base::ProcessResult sh(const std::string& command, const std::string& extra_env = "") {
+    std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
+                      " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
+                      " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) + " " + extra_env;
+    return base::run_captured(
+        {"/bin/sh", "-c",
+         "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
+        true);
+  }
+
+  // Runs `lexpack ninja` and returns the archive/link line's counts.
+  std::map<std::string, int> lexpack_ninja(const std::string& extra_env = "") {
+    base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " ninja", extra_env);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    last_err_ = r.err;
+    std::map<std::string, int> m;
+    size_t at = r.err.find("archive/link step");
+    if (at == std::string::npos) return m;
+    size_t start = r.err.rfind("lexpack: ", at) + 9;
+    std::istringstream in(r.err.substr(start, r.err.find('\n', start) - start));
+    for (std::string part; std::getline(in, part, ',');) {
+      std::istringstream words(part);
+      int n = -1;
+      std::string name;
+      if (words >> n >> name) {
+        if (name == "archive/link") name = "steps";
+        if (name == "hit") name = "hits";
+        if (name == "miss") name = "misses";
+        m[name] = n;
+      }
+    }
+    return m;
+  }
+
+  std::map<std::string, std::string> outputs() {
+    std::map<std::string, std::string> out;
+    for (const char* o : kOutputs) {
+      std::string path = std::string(o) == "libfoo.a" ? "libs/libfoo.a" : o;
+      out[o] = dir_.exists(path) ? dir_.read(path) : "";
+    }
+    return out;
+  }
+  void remove_outputs() {
+    for (const char* o : {"libs/libfoo.a", "libshared.so", "app"}) {
+      if (dir_.exists(o)) dir_.remove(o);
+    }
+  }
+  int run_app() { return sh("LD_LIBRARY_PATH=. ./app").exit_code; }
+
+  TestDir dir_;
+  std::string last_err_;
+};
+
+TEST_P(LinkE2eTest, OutputsEqualPlainBuildAndRebuildHitsEveryStep) {
+  base::ProcessResult plain = sh("ninja");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  std::map<std::string, std::string> want = outputs();
+  ASSERT_EQ(run_app(), 10);
+  remove_outputs();
+
+  std::map<std::string, int> cold = lexpack_ninja();
+  EXPECT_EQ(cold["steps"], 4) << last_err_;  // ar, ranlib, the shared library, app
+  EXPECT_EQ(cold["misses"], 4) << last_err_;
+  EXPECT_EQ(outputs(), want);
+  remove_outputs();
+
+  std::map<std::string, int> warm = lexpack_ninja();
+  EXPECT_EQ(warm["hits"], 4) << last_err_;
+  EXPECT_EQ(warm["misses"], 0) << last_err_;
+  EXPECT_EQ(outputs(), want);
+  EXPECT_EQ(run_app(), 10);
+  EXPECT_EQ(sh("test -x app").exit_code, 0);
+
+  // Off by request: every step runs as it is.
+  remove_outputs();
+  std::map<std::string, int> off = lexpack_ninja("LEXPACK_CACHE_LINKS=0");
+  EXPECT_EQ(off["steps"], 0) << last_err_;
+  EXPECT_EQ(outputs(), want);
+}
+
+TEST_P(LinkE2eTest, ChangedObjectAndArchiveMemberMiss) {
+  lexpack_ninja();
+  dir_.write("main.cpp",
+             "int foo1(); int foo2(); int shared_value();\n"
+             "int main() { return foo1() + foo2() + shared_value() + 1; }\n");
+  std::map<std::string, int> object = lexpack_ninja();
+  EXPECT_EQ(object["misses"], 1) << last_err_;  // app
+  EXPECT_EQ(object["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 11);
+
+  dir_.write("foo2.cpp", "int foo2() { return 20; }\n");
+  std::map<std::string, int> member = lexpack_ninja();
+  EXPECT_EQ(member["misses"], 3) << last_err_;  // ar, ranlib, app
+  EXPECT_EQ(run_app(), 29);
+
+  // Back to the first member: every step is a hit again.
+  dir_.write("foo2.cpp", "int foo2() { return 2; }\n");
+  std::map<std::string, int> back = lexpack_ninja();
+  EXPECT_EQ(back["hits"], 3) << last_err_;
+  EXPECT_EQ(run_app(), 11);
+}
+
+TEST_P(LinkE2eTest, LibraryAddedEarlierInTheSearchMisses) {
+  lexpack_ninja();
+  ASSERT_EQ(run_app(), 10);
+  // first/ comes before libs/ in -L: a libfoo.a there must be the one linked.
+  std::string cxx = GetParam();
+  dir_.write("other/foo1.cpp", "int foo1() { return 100; }\nint foo2() { return 200; }\n");
+  ASSERT_EQ(sh(cxx + " -c other/foo1.cpp -o other/o.o && ar qc first/libfoo.a other/o.o").exit_code,
+            0);
+  dir_.remove("app");
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["misses"], 1) << last_err_;
+  EXPECT_EQ(r["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), (100 + 200 + 7) % 256);
+
+  // Gone again: the first link's inputs, so its stored output.
+  dir_.remove("first/libfoo.a");
+  dir_.remove("app");
+  EXPECT_EQ(lexpack_ninja()["hits"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 10);
+}
+
+TEST_P(LinkE2eTest, ReplacedLibraryInLocalSearchDirMisses) {
+  lexpack_ninja();
+  std::string cxx = GetParam();
+  // Stand-in for a system library replaced behind the build's back.
+  dir_.write("other/foo.cpp", "int foo1() { return 5; }\nint foo2() { return 6; }\n");
+  ASSERT_EQ(sh(cxx + " -c other/foo.cpp -o other/o.o && rm -f libs/libfoo.a && "
+                     "ar qc libs/libfoo.a other/o.o")
+                .exit_code,
+            0);
+  dir_.remove("app");
+  // ninja sees libs/libfoo.a newer than app's inputs only as the missing app.
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["misses"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 18);
+}
+
+TEST_P(LinkE2eTest, ChangedVersionScriptAndLinkerFlagMiss) {
+  lexpack_ninja();
+  ASSERT_EQ(sh("nm -D libshared.so | grep -c hidden").out, "0\n");
+  dir_.write("vers.map", "{ global: _Z12shared_valuev; _Z6hiddenv; local: *; };\n");
+  std::map<std::string, int> script = lexpack_ninja();
+  EXPECT_EQ(script["misses"], 2) << last_err_;  // the shared library, and app linking it
+  EXPECT_EQ(sh("nm -D libshared.so | grep -c hidden").out, "1\n");
+
+  write_ninja("-Wl,-z,now");
+  std::map<std::string, int> flag = lexpack_ninja();
+  EXPECT_EQ(flag["misses"], 1) << last_err_;
+  EXPECT_EQ(flag["hits"], 0) << last_err_;
+  EXPECT_EQ(sh("readelf -d app | grep -q BIND_NOW").exit_code, 0);
+  EXPECT_EQ(run_app(), 10);
+}
+
+TEST_P(LinkE2eTest, LtoLinkIsNotCachedAndSaysWhy) {
+  // clang's LTO link needs the LLVM gold plugin, which may not be installed.
+  if (GetParam() != "g++") GTEST_SKIP() << "LTO checked with g++";
+  write_ninja("-flto");
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["uncacheable"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 10);
+  base::ProcessResult stats = sh(std::string(LEXPACK_BIN) + " stats");
+  EXPECT_NE(stats.out.find("link_uncacheable_lto"), std::string::npos) << stats.out;
+  base::ProcessResult explain =
+      sh(std::string(LEXPACK_BIN) + " explain " + GetParam() + " main.o -o app2 -flto");
+  EXPECT_NE(explain.out.find("LTO link"), std::string::npos) << explain.out;
+}
+
+TEST_P(LinkE2eTest, InterruptedLinkStoresNothing) {
+  // A driver that links and is then killed before it can exit normally.
+  std::string real = base::find_program(GetParam());
+  dir_.write("bin/" + GetParam(),
+             "#!/bin/sh\n\"" + real +
+                 "\" \"$@\" || exit $?\n"
+                 "case \" $* \" in *\" -o app \"*) if [ -n \"$KILL_LINK\" ]; then kill -9 $$; fi;; "
+                 "esac\n");
+  ASSERT_EQ(sh("chmod +x bin/" + GetParam()).exit_code, 0);
+  std::string path = "PATH=" + shell_quote(dir_.at("bin")) + ":\"$PATH\"";
+  base::ProcessResult killed = sh(std::string(LEXPACK_BIN) + " ninja", path + " KILL_LINK=1");
+  EXPECT_NE(killed.exit_code, 0) << killed.out << killed.err;
+  dir_.remove("app");
+  std::map<std::string, int> again = lexpack_ninja(path);
+  EXPECT_EQ(again["misses"], 1) << last_err_;  // nothing was stored for app
+  EXPECT_EQ(again["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 10);
+}
+
+TEST_P(LinkE2eTest, LinkerWithoutDependencyFileStillLinks) {
+  // A driver whose linker refuses --dependency-file, as GNU ld before 2.35.
+  std::string real = base::find_program(GetParam());
+  dir_.write("bin/" + GetParam(),
+             "#!/bin/sh\ncase \"$*\" in *--dependency-file*) echo unknown option >&2; exit 1;; "
+             "esac\nexec \"" +
+                 real + "\" \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/" + GetParam()).exit_code, 0);
+  std::string path = "PATH=" + shell_quote(dir_.at("bin")) + ":\"$PATH\"";
+  std::map<std::string, int> first = lexpack_ninja(path);
+  EXPECT_EQ(run_app(), 10);
+  EXPECT_EQ(first["misses"], 4) << last_err_;
+  EXPECT_EQ(last_err_.find("unknown option"), std::string::npos) << last_err_;
+  remove_outputs();
+  std::map<std::string, int> second = lexpack_ninja(path);
+  EXPECT_EQ(second["hits"], 2) << last_err_;  // ar and ranlib; links are not stored
+  EXPECT_EQ(second["misses"], 2) << last_err_;
+  EXPECT_EQ(run_app(), 10);
+}
+
+// CMake's linker launcher (no plugin, plain ninja): executables and shared
+// libraries linked through `lexpack` hit on a rebuild and equal a plain link.
+TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.21)\n"
+             "project(demo CXX)\n"
+             "add_library(foo STATIC foo1.cpp foo2.cpp)\n"
+             "add_library(shared SHARED shared.cpp)\n"
+             "add_executable(app main.cpp)\n"
+             "target_link_libraries(app foo shared)\n");
+  for (const char* f : {"foo1.cpp", "foo2.cpp", "shared.cpp", "main.cpp"}) {
+    dir_.write(std::string("src/") + f, dir_.read(f));
+  }
+  base::ProcessResult conf = sh("cmake -S src -B b -G Ninja -DCMAKE_CXX_COMPILER=" + GetParam() +
+                                " -DCMAKE_CXX_LINKER_LAUNCHER=" + LEXPACK_BIN);
+  ASSERT_EQ(conf.exit_code, 0) << conf.out << conf.err;
+  ASSERT_EQ(sh("ninja -C b").exit_code, 0);
+  std::string app = dir_.read("b/app"), so = dir_.read("b/libshared.so");
+  ASSERT_EQ(sh("rm b/app b/libshared.so && ninja -C b").exit_code, 0);
+  EXPECT_EQ(dir_.read("b/app"), app);
+  EXPECT_EQ(dir_.read("b/libshared.so"), so);
+  std::string log = dir_.read("log.txt");
+  EXPECT_NE(log.find("app: hit"), std::string::npos) << log;
+  EXPECT_NE(log.find("libshared.so: hit"), std::string::npos) << log;
+  EXPECT_EQ(sh("b/app").exit_code, 10);
+
+  ASSERT_EQ(sh("rm b/app b/libshared.so && LEXPACK_DISABLE=1 ninja -C b").exit_code, 0);
+  EXPECT_EQ(dir_.read("b/app"), app);  // a plain link gives the same bytes
+  EXPECT_EQ(dir_.read("b/libshared.so"), so);
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, LinkE2eTest, ::testing::Values("g++", "clang++"),
+                         [](const auto& info) {
+                           return info.param == "g++" ? std::string("gxx") : std::string("clangxx");
+                         });
+
+}  // namespace
+}  // namespace lexpack::testing
