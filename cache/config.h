@@ -30,6 +30,12 @@ struct Config {
   uint64_t max_size = kDefaultMaxSize;
   uint64_t pack_size = kDefaultPackSize;
   bool sync = false;  // fsync the index on every commit
+  // Absolute paths under it enter keys relative to the working directory, so
+  // checkouts at different places share entries (empty: off).
+  std::string base_dir;
+  // Remote caches in ccache's syntax (cache/remote/remote_spec.h); may hold
+  // credentials: shown only through mask_credentials.
+  std::string remote_storage;
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;
@@ -47,5 +53,8 @@ Config load_config(std::string_view dir_override);
 // Ki/Mi/Gi/Ti; an optional trailing "B". nullopt on anything else or overflow.
 std::optional<uint64_t> parse_size(std::string_view text);
 std::string format_size(uint64_t bytes);
+
+// `text` (URLs) with every password in a URL replaced by "********".
+std::string mask_credentials(std::string_view text);
 
 }  // namespace lexpack::cache
