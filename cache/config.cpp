@@ -42,6 +42,7 @@ constexpr Setting kSettings[] = {
     {"sync", "LEXPACK_SYNC"},
     {"base_dir", "LEXPACK_BASE_DIR"},
     {"remote_storage", "LEXPACK_REMOTE_STORAGE"},
+    {"prefix_command", "LEXPACK_PREFIX_COMMAND"},
 };
 
 // Applies one value; returns an empty string or the reason it was refused.
@@ -64,6 +65,10 @@ std::string apply(Config* config, std::string_view key, std::string_view value) 
     auto b = parse_bool(value);
     if (!b) return "expected true or false";
     config->sync = *b;
+    return "";
+  }
+  if (key == "prefix_command") {
+    config->prefix_command = std::string(value);
     return "";
   }
   if (key == "remote_storage") {
@@ -93,6 +98,7 @@ std::string show(const Config& config, std::string_view key) {
   if (key == "pack_size") return format_size(config.pack_size);
   if (key == "base_dir") return config.base_dir;
   if (key == "remote_storage") return mask_credentials(config.remote_storage);
+  if (key == "prefix_command") return config.prefix_command;
   return config.sync ? "true" : "false";
 }
 
@@ -113,9 +119,9 @@ std::string mask_credentials(std::string_view text) {
     if (at != std::string_view::npos) {
       std::string_view userinfo = authority.substr(0, at);
       size_t colon = userinfo.find(':');
-      out.append(colon == std::string_view::npos ? "********"
-                                                 : std::string(userinfo.substr(0, colon)) +
-                                                       ":********");
+      out.append(colon == std::string_view::npos
+                     ? "********"
+                     : std::string(userinfo.substr(0, colon)) + ":********");
       out.append(authority.substr(at));
     } else {
       out.append(authority);

@@ -36,6 +36,8 @@ struct Config {
   // Remote caches in ccache's syntax (cache/remote/remote_spec.h); may hold
   // credentials: shown only through mask_credentials.
   std::string remote_storage;
+  // Run before the compiler on a miss (e.g. "distcc"): words split on spaces.
+  std::string prefix_command;
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;

@@ -10,7 +10,7 @@ packages=(
   g++-aarch64-linux-gnu qemu-user        # ARM64 lexer tests under qemu
   strace
   libhiredis-dev libzstd-dev                         # the remote tier
-  redis-server nginx libnginx-mod-http-dav-ext        # its tests start real servers
+  redis-server nginx libnginx-mod-http-dav-ext distcc # their tests start real servers
 )
 if [[ ${1:-} != --ci ]]; then
   packages+=(ccache libclang-14-dev clang-tools-14 hyperfine)  # benchmarks compare against these

@@ -125,7 +125,8 @@ class Launcher {
   bool uses_date_ = false;
   std::string base_dir_;                               // config base_dir (empty: off)
   std::unique_ptr<cache::remote::RemoteTier> remote_;  // null: no remote configured
-  closure::KeyRelocation relocation_;                  // set by slow_path
+  std::vector<std::string> prefix_;    // prefix_command's words (a miss runs through it)
+  closure::KeyRelocation relocation_;  // set by slow_path
 };
 
 // Paths in `bytes` as this checkout names them (a no-op on text stored
@@ -218,6 +219,12 @@ LaunchResult Launcher::run() {
   {
     cache::Config config = cache::load_config("");
     base_dir_ = config.base_dir;
+    for (size_t i = 0; i < config.prefix_command.size();) {
+      size_t j = config.prefix_command.find_first_of(" \t", i);
+      if (j == std::string::npos) j = config.prefix_command.size();
+      if (j > i) prefix_.push_back(config.prefix_command.substr(i, j - i));
+      i = j + 1;
+    }
     std::string error;
     remote_ = cache::remote::RemoteTier::open(config, &error);
     if (!error.empty()) note(error);
@@ -498,6 +505,9 @@ LaunchResult Launcher::compile_and_store() {
            " missing paths, " + std::to_string(served.skipped()) + " left to the filesystem");
     }
   }
+  // prefix_command (distcc, icecc) runs the compile elsewhere; the key and
+  // the outputs are the same.
+  run_argv.insert(run_argv.begin(), prefix_.begin(), prefix_.end());
   int64_t before_compile = elapsed_us();
   base::ProcessResult p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
   if (serving && (!p.started || p.exit_code != 0)) {

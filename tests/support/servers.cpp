@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,6 +130,17 @@ bool NginxServer::start() {
   dir_.write("nginx.conf", conf);
   return ServerProcess::start({"nginx", "-p", d, "-e", d + "/error.log", "-c", d + "/nginx.conf"},
                               port);
+}
+
+bool DistccServer::start() {
+  int port = free_port();
+  dir_.write("client/.keep", "");
+  ::chmod(dir_.path().c_str(), 0777);  // the jobs' user writes its log here
+  return ServerProcess::start(
+      {"distccd", "--daemon", "--no-detach", "--user", "nobody", "--port", std::to_string(port),
+       "--listen", "127.0.0.1", "--allow", "127.0.0.1", "--log-file=" + dir_.at("distccd.log"),
+       "--log-level=info"},
+      port);
 }
 
 BlackHole::BlackHole() {

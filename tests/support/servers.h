@@ -55,6 +55,19 @@ class NginxServer : public ServerProcess {
   TestDir dir_;
 };
 
+// distccd on localhost (as root its jobs run as nobody); its log says which
+// compiles it ran.
+class DistccServer : public ServerProcess {
+ public:
+  bool start();
+  std::string hosts() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const { return dir_.read("distccd.log"); }
+  std::string state_dir() const { return dir_.at("client"); }
+
+ private:
+  TestDir dir_;
+};
+
 // Accepts connections and never reads or answers (a hung server).
 class BlackHole {
  public:
