@@ -54,7 +54,7 @@ cache::Hash128 key(const Checkout& c, const std::string& flags, const std::strin
   return action_key(identity(), cmd, c.cwd, c.closure, r);
 }
 
-const Checkout kA("/home/ann/work/proj");
+const Checkout kA("/home/ann/code/proj");
 const Checkout kB("/srv/ci/7/proj");
 
 std::string map_of(const Checkout& c) {
