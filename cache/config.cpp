@@ -43,6 +43,9 @@ constexpr Setting kSettings[] = {
     {"umask", "LEXPACK_UMASK"},
     {"remote_secret", "LEXPACK_REMOTE_SECRET"},
     {"server_idle", "LEXPACK_SERVER_IDLE"},
+    {"base_dir", "LEXPACK_BASE_DIR"},
+    {"remote_storage", "LEXPACK_REMOTE_STORAGE"},
+    {"prefix_command", "LEXPACK_PREFIX_COMMAND"},
 };
 
 // "900", "90s", "15m", "1h": seconds.
@@ -104,6 +107,29 @@ std::string apply(Config* config, std::string_view key, std::string_view value) 
     config->server_idle_s = *seconds;
     return "";
   }
+  if (key == "prefix_command") {
+    config->prefix_command = std::string(value);
+    return "";
+  }
+  if (key == "remote_storage") {
+    config->remote_storage = std::string(value);  // parsed by cache/remote, which reports errors
+    return "";
+  }
+  if (key == "base_dir") {
+    std::string dir(value);
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (dir.empty()) {
+      config->base_dir.clear();
+      return "";
+    }
+    if (dir.front() != '/' || dir == "/") return "expected an absolute directory other than /";
+    // Depfiles escape these, so paths holding them could not be relocated.
+    if (dir.find_first_of(" \t\\$#:\"'") != std::string::npos) {
+      return "a directory whose name has no spaces, quotes, '\\', '$', '#' or ':'";
+    }
+    config->base_dir = dir;
+    return "";
+  }
   return "unknown key";
 }
 
@@ -118,10 +144,41 @@ std::string show(const Config& config, std::string_view key) {
   }
   if (key == "remote_secret") return config.remote_secret.empty() ? "(none)" : "(set)";
   if (key == "server_idle") return std::to_string(config.server_idle_s) + "s";
+  if (key == "base_dir") return config.base_dir;
+  if (key == "remote_storage") return mask_credentials(config.remote_storage);
+  if (key == "prefix_command") return config.prefix_command;
   return config.sync ? "true" : "false";
 }
 
 }  // namespace
+
+std::string mask_credentials(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t scheme = text.find("://", i);
+    if (scheme == std::string_view::npos) break;
+    size_t auth_start = scheme + 3;
+    size_t end = text.find_first_of(" \t\n|/", auth_start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view authority = text.substr(auth_start, end - auth_start);
+    size_t at = authority.rfind('@');
+    out.append(text.substr(i, auth_start - i));
+    if (at != std::string_view::npos) {
+      std::string_view userinfo = authority.substr(0, at);
+      size_t colon = userinfo.find(':');
+      out.append(colon == std::string_view::npos
+                     ? "********"
+                     : std::string(userinfo.substr(0, colon)) + ":********");
+      out.append(authority.substr(at));
+    } else {
+      out.append(authority);
+    }
+    i = end;
+  }
+  out.append(text.substr(i));
+  return out;
+}
 
 std::string default_cache_dir() {
   if (const char* d = env("LEXPACK_DIR")) return d;

@@ -40,6 +40,14 @@ struct Config {
   // vouch for): use a cache directory or packs/ that is a symlink someone else owns.
   bool follow_symlinks = false;
   uint64_t server_idle_s = 15 * 60;  // `lexpack server` leaves after this long unused
+  // Absolute paths under it enter keys relative to the working directory, so
+  // checkouts at different places share entries (empty: off).
+  std::string base_dir;
+  // Remote caches in ccache's syntax (cache/remote/remote_spec.h); may hold
+  // credentials: shown only through mask_credentials.
+  std::string remote_storage;
+  // Run before the compiler on a miss (e.g. "distcc"): words split on spaces.
+  std::string prefix_command;
   std::vector<ConfigEntry> entries;
   // Unusable settings that were ignored, each naming the file/variable and why.
   std::vector<std::string> warnings;
@@ -59,5 +67,8 @@ std::optional<uint64_t> parse_size(std::string_view text);
 std::string format_size(uint64_t bytes);
 // "002", "0027", "22": octal, at most 0777. nullopt on anything else.
 std::optional<uint32_t> parse_umask(std::string_view text);
+
+// `text` (URLs) with every password in a URL replaced by "********".
+std::string mask_credentials(std::string_view text);
 
 }  // namespace lexpack::cache

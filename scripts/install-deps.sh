@@ -9,6 +9,8 @@ packages=(
   clang-14 libclang-rt-14-dev            # libFuzzer runs of the lexer
   g++-aarch64-linux-gnu qemu-user        # ARM64 lexer tests under qemu
   strace
+  libhiredis-dev libzstd-dev                         # the remote tier
+  redis-server nginx libnginx-mod-http-dav-ext distcc # their tests start real servers
 )
 if [[ ${1:-} != --ci ]]; then
   packages+=(ccache libclang-14-dev clang-tools-14 hyperfine libboost-dev)  # benchmarks compare against these

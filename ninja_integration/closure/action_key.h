@@ -7,6 +7,7 @@
 
 #include "cache/hash.h"
 #include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/closure/key_relocation.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
 
@@ -17,12 +18,18 @@ inline constexpr std::string_view kActionFormat = "lexpack-action-1";
 // Names one translation unit as invoked (compiler, arguments, working dir,
 // environment): the key of its closure memo.
 cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
-                                    const command::CompileCommand& command, const std::string& cwd);
+                                    const command::CompileCommand& command, const std::string& cwd,
+                                    std::string_view base_dir = {});
 
 // The key of the compile, before the date is added for __DATE__ users.
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const command::CompileCommand& command, const std::string& cwd,
                           const Closure& closure);
+// The same with the paths under relocation.base_dir named relative when
+// relocation.relocated (decide_relocation).
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const command::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure, const KeyRelocation& relocation);
 
 // `key` with today's date mixed in (for sources that expand __DATE__).
 cache::Hash128 dated_key(const cache::Hash128& key);

@@ -321,14 +321,17 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
     } else if (value_of("-U", &value)) {
       cmd.macros.push_back({true, value});
       continue;
-    } else if (starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-ffile-prefix-map=")) {
+    } else if (starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-ffile-prefix-map=") ||
+               starts_with(arg, "-fmacro-prefix-map=")) {
       std::string_view map = std::string_view(arg).substr(arg.find('=') + 1);
       size_t eq = map.find('=');
       if (eq == std::string_view::npos) {
         refuse("garbage_argument", arg);
       } else {
-        cmd.prefix_maps.emplace_back(std::string(map.substr(0, eq)),
-                                     std::string(map.substr(eq + 1)));
+        std::pair<std::string, std::string> m(std::string(map.substr(0, eq)),
+                                              std::string(map.substr(eq + 1)));
+        if (!starts_with(arg, "-fmacro-")) cmd.prefix_maps.push_back(m);
+        if (!starts_with(arg, "-fdebug-")) cmd.macro_prefix_maps.push_back(m);
       }
     } else if (starts_with(arg, "-fdebug-compilation-dir") ||
                starts_with(arg, "-ffile-compilation-dir")) {

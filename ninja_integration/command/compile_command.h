@@ -24,7 +24,9 @@ struct CompileCommand {
   bool debug_info = false;     // some -g level above 0
   bool split_dwarf = false;    // -gsplit-dwarf
   std::string dwo_output;      // where -gsplit-dwarf writes the .dwo
-  std::vector<std::pair<std::string, std::string>> prefix_maps;  // old=new
+  std::vector<std::pair<std::string, std::string>> prefix_maps;  // debug info: old=new
+  // -fmacro-prefix-map and -ffile-prefix-map: what __FILE__ expands to.
+  std::vector<std::pair<std::string, std::string>> macro_prefix_maps;
   bool has_debug_compilation_dir = false;    // -fdebug-compilation-dir / -ffile-compilation-dir
   std::vector<std::string> forced_includes;  // -include and -imacros files, in order
   // -D and -U values in order ("NAME", "NAME=VALUE", "NAME(ARGS)=VALUE").

@@ -14,15 +14,20 @@
 #include <optional>
 
 #include "base/byte_codec.h"
+#include "base/depfile_flow.h"
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/process.h"
+#include "base/relocation.h"
+#include "cache/config.h"
+#include "cache/remote/remote_tier.h"
 #include "cache/store.h"
 #include "lexer/kernel.h"
 #include "ninja_integration/closure/action_key.h"
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/dependency_closure.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/key_relocation.h"
 #include "ninja_integration/closure/presence_evaluation.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
@@ -119,6 +124,8 @@ class Launcher {
   }
   bool open_store();
   bool slow_path();  // fills list_, closure_, key_
+  // A valid remote entry for `key`, written into the local store; its record.
+  std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
   std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action);
   LaunchResult compile_and_store();
   std::string own_depfile_path();
@@ -152,7 +159,60 @@ class Launcher {
   cache::Hash128 key_;  // before the date
   bool uses_date_ = false;
   std::string miss_cause_;  // explain: what changed since the last compile
+  std::string base_dir_;    // config base_dir (empty: off)
+  std::unique_ptr<cache::remote::RemoteTier> remote_;  // null: no remote configured
+  std::vector<std::string> prefix_;    // prefix_command's words (a miss runs through it)
+  closure::KeyRelocation relocation_;  // set by slow_path
 };
+
+// Paths in `bytes` as this checkout names them (a no-op on text stored
+// without relocation).
+bool restore_paths(std::string_view bytes, const std::string& cwd, std::string* out) {
+  if (bytes.find(base::kRelocationMarker) == std::string_view::npos) {
+    out->assign(bytes);
+    return true;
+  }
+  return base::restore_text(bytes, cwd, out);
+}
+
+// A relocated depfile starts with the compiler whose line wrapping it has,
+// so it is wrapped again once its paths name this checkout.
+constexpr std::string_view kGccFlow = "\x01lexpack-flow:gcc\x01";
+constexpr std::string_view kClangFlow = "\x01lexpack-flow:clang\x01";
+
+bool relocate_depfile(std::string_view bytes, const std::string& base_dir, const std::string& cwd,
+                      std::string* out) {
+  std::string text;
+  if (!base::relocate_text(bytes, base_dir, cwd, &text)) return false;
+  base::DepfileFlow flow = base::detect_depfile_flow(bytes);
+  *out = flow == base::DepfileFlow::kGcc     ? std::string(kGccFlow) + text
+         : flow == base::DepfileFlow::kClang ? std::string(kClangFlow) + text
+                                             : text;
+  return true;
+}
+
+bool restore_depfile(std::string_view bytes, const std::string& cwd, std::string* out) {
+  base::DepfileFlow flow = base::DepfileFlow::kNone;
+  if (bytes.substr(0, kGccFlow.size()) == kGccFlow) {
+    flow = base::DepfileFlow::kGcc;
+    bytes.remove_prefix(kGccFlow.size());
+  } else if (bytes.substr(0, kClangFlow.size()) == kClangFlow) {
+    flow = base::DepfileFlow::kClang;
+    bytes.remove_prefix(kClangFlow.size());
+  }
+  if (!restore_paths(bytes, cwd, out)) return false;
+  if (flow != base::DepfileFlow::kNone) *out = base::reflow_depfile(*out, flow);
+  return true;
+}
+
+// True when `bytes` names a path under `dir` (whole component).
+bool names_dir(std::string_view bytes, std::string_view dir) {
+  for (size_t at = bytes.find(dir); at != std::string_view::npos; at = bytes.find(dir, at + 1)) {
+    size_t end = at + dir.size();
+    if (end == bytes.size() || bytes[end] == '/' || bytes[end] == '\0') return true;
+  }
+  return false;
+}
 
 LaunchResult Launcher::passthrough(std::string_view why) {
   note("passthrough: " + std::string(why));
@@ -192,6 +252,19 @@ LaunchResult Launcher::run() {
   cwd_ = current_dir();
   if (cwd_.empty()) return passthrough("cannot read the working directory");
   if (!open_store()) return passthrough("no cache");
+  {
+    cache::Config config = cache::load_config("");
+    base_dir_ = config.base_dir;
+    for (size_t i = 0; i < config.prefix_command.size();) {
+      size_t j = config.prefix_command.find_first_of(" \t", i);
+      if (j == std::string::npos) j = config.prefix_command.size();
+      if (j > i) prefix_.push_back(config.prefix_command.substr(i, j - i));
+      i = j + 1;
+    }
+    std::string error;
+    remote_ = cache::remote::RemoteTier::open(config, &error);
+    if (!error.empty()) note(error);
+  }
   if (explain_) adopt_build_command();
 
   auto identity = compiler::compiler_identity(store_.get(), cmd_.compiler);
@@ -208,7 +281,7 @@ LaunchResult Launcher::run() {
   files_ = std::make_unique<closure::FileStates>(read_only_ ? nullptr : store_.get(), kernel_);
 
   // Fast path: the closure memo of this translation unit.
-  cache::Hash128 tu = closure::translation_unit_key(identity_, cmd_, cwd_);
+  cache::Hash128 tu = closure::translation_unit_key(identity_, cmd_, cwd_, base_dir_);
   bool have_key = false;
   // Checked where the index holds it: copying a memo of a few hundred paths
   // into fresh heap pages cost more than reading it.
@@ -298,11 +371,16 @@ LaunchResult Launcher::run() {
       }
     }
   }
+  if (explain_ && !base_dir_.empty() && !have_closure_ && !slow_path()) {
+    return passthrough(result_.error);
+  }
   cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
   if (explain_) note("action key: " + key.hex());
 
   std::string why_miss = "no cached result for this key";
-  if (std::optional<cache::ActionRecord> action = store_->get_action(key)) {
+  std::optional<cache::ActionRecord> action = store_->get_action(key);
+  if (!action && remote_ && !explain_ && !read_only_) action = fetch_remote(key);
+  if (action) {
     std::string changed;
     if (action->exit_code != 0 ||
         !check_encoded_payload(action->payload, files_.get(), cwd_, &changed)) {
@@ -363,8 +441,14 @@ bool Launcher::slow_path() {
   }
   closure_ = std::move(closure.value());
   have_closure_ = true;
-  key_ = closure::action_key(identity_, cmd_, cwd_, closure_);
+  relocation_ = closure::decide_relocation(cmd_, cwd_, closure_, base_dir_);
+  key_ = closure::action_key(identity_, cmd_, cwd_, closure_, relocation_);
   uses_date_ = closure_.uses_date;
+  if (explain_ && !base_dir_.empty()) {
+    note(relocation_.relocated
+             ? "relocatable: paths under " + base_dir_ + " are keyed relative to " + cwd_
+             : "not relocatable: " + relocation_.not_relocatable);
+  }
   if (explain_) {
     note("closure: " + std::to_string(closure_.files.size()) + " files, " +
          std::to_string(closure_.failed_probes.size()) + " missing candidates");
@@ -375,6 +459,35 @@ bool Launcher::slow_path() {
   return true;
 }
 
+std::optional<cache::ActionRecord> Launcher::fetch_remote(const cache::Hash128& key) {
+  std::string what;
+  auto counter = [this](std::string_view name, int64_t delta) { count(name, delta); };
+  std::optional<cache::remote::RemoteEntry> entry = remote_->fetch(key, counter, &what);
+  if (!what.empty()) note(what);
+  if (!entry) return std::nullopt;
+  cache::ActionRecord action;
+  action.exit_code = 0;
+  action.compile_time_us = entry->compile_time_us;
+  action.payload = entry->payload;
+  auto put = [this](std::string_view bytes, cache::BlobId* id) {
+    if (bytes.empty()) return true;
+    auto stored = store_->put_blob(bytes, cache::BlobOptions());
+    if (!stored.ok()) return false;
+    *id = stored.value();
+    return true;
+  };
+  for (const cache::remote::RemoteEntry::File& f : entry->outputs) {
+    cache::ActionRecord::Output o{f.role, {}};
+    if (!put(f.bytes, &o.blob) || o.blob.is_zero()) return std::nullopt;
+    action.outputs.push_back(o);
+  }
+  if (!put(entry->out, &action.stdout_blob) || !put(entry->err, &action.stderr_blob)) {
+    return std::nullopt;
+  }
+  if (!store_->put_action(key, action).ok()) return std::nullopt;
+  return store_->get_action(key);
+}
+
 std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& action) {
   auto blob = [this](const cache::BlobId& id) -> std::optional<std::string_view> {
     if (id.is_zero()) return std::string_view();
@@ -383,6 +496,12 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   std::optional<std::string_view> out = blob(action.stdout_blob);
   std::optional<std::string_view> err = blob(action.stderr_blob);
   if (!out || !err) return std::nullopt;
+  // Text stored relocated comes back naming this checkout's paths.
+  std::string out_text, err_text, depfile_text;
+  if (!restore_paths(*out, cwd_, &out_text) || !restore_paths(*err, cwd_, &err_text)) {
+    note("cached messages hold a malformed relocated path");
+    return std::nullopt;
+  }
   struct Pending {
     std::string path;
     std::string_view bytes;
@@ -401,7 +520,11 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
     } else if (o.role == "dwo" && cmd_.split_dwarf) {
       writes.push_back({cmd_.dwo_output, *bytes});
     } else if (o.role == "depfile" && cmd_.wants_depfile) {
-      writes.push_back({cmd_.depfile, *bytes});
+      if (!restore_depfile(*bytes, cwd_, &depfile_text)) {
+        note("cached depfile holds a malformed relocated path");
+        return std::nullopt;
+      }
+      writes.push_back({cmd_.depfile, depfile_text});
       have_depfile = true;
     }
   }
@@ -417,8 +540,8 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   count("time_saved_us", int64_t(action.compile_time_us));
   note("hit (" + std::to_string(elapsed_us()) + " us)");
   LaunchResult r;
-  r.out = std::string(*out);
-  r.err = std::string(*err);
+  r.out = std::move(out_text);
+  r.err = std::move(err_text);
   return r;
 }
 
@@ -450,6 +573,9 @@ LaunchResult Launcher::compile_and_store() {
            " missing paths, " + std::to_string(served.skipped()) + " left to the filesystem");
     }
   }
+  // prefix_command (distcc, icecc) runs the compile elsewhere; the key and
+  // the outputs are the same.
+  run_argv.insert(run_argv.begin(), prefix_.begin(), prefix_.end());
   int64_t before_compile = elapsed_us();
   base::ProcessResult p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
   if (serving && (!p.started || p.exit_code != 0)) {
@@ -510,6 +636,24 @@ LaunchResult Launcher::compile_and_store() {
     return finish("not stored: " + why);
   }
 
+  // A relocated key is shared by other checkouts: nothing stored under it may
+  // name this one, except text written back relocated.
+  std::string stored_depfile = *depfile_bytes, stored_out = r.out, stored_err = r.err;
+  if (relocation_.relocated) {
+    if (!check.payload.extra_files.empty() || !check.payload.present_probes.empty() ||
+        !check.payload.absent_probes.empty()) {
+      count("not_relocatable");
+      return finish("not stored: the compiler read files outside the scan (relocated key)");
+    }
+    if (!relocate_depfile(*depfile_bytes, base_dir_, cwd_, &stored_depfile) ||
+        !base::relocate_text(r.out, base_dir_, cwd_, &stored_out) ||
+        !base::relocate_text(r.err, base_dir_, cwd_, &stored_err)) {
+      count("not_relocatable");
+      return finish("not stored: the depfile or messages name " + base_dir_ +
+                    " in a form that cannot be relocated");
+    }
+  }
+
   cache::ActionRecord action;
   action.exit_code = 0;
   // CPU time, not wall time: with every core busy the wall time of one
@@ -531,6 +675,11 @@ LaunchResult Launcher::compile_and_store() {
   };
   base::Result<std::string> object_bytes = base::read_file(cmd_.output);
   if (!object_bytes.ok()) return finish("not stored: " + object_bytes.message());
+  if (relocation_.relocated && names_dir(*object_bytes, base_dir_)) {
+    count("not_relocatable");
+    return finish("not stored: the object names a path under " + base_dir_ +
+                  " (not relocatable; add -ffile-prefix-map=" + base_dir_ + "=.)");
+  }
   cache::ActionRecord::Output object{"object", {}};
   if (!put(*object_bytes, &object.blob, false) || object.blob.is_zero()) {
     return finish("not stored: " + err);
@@ -538,6 +687,10 @@ LaunchResult Launcher::compile_and_store() {
   action.outputs.push_back(object);
   base::Result<std::string> dwo_bytes =
       cmd_.split_dwarf ? base::read_file(cmd_.dwo_output) : base::Status::error("no .dwo");
+  if (dwo_bytes.ok() && relocation_.relocated && names_dir(*dwo_bytes, base_dir_)) {
+    count("not_relocatable");
+    return finish("not stored: the .dwo names a path under " + base_dir_);
+  }
   if (dwo_bytes.ok()) {
     cache::ActionRecord::Output dwo{"dwo", {}};
     if (!put(*dwo_bytes, &dwo.blob, false)) return finish("not stored: " + err);
@@ -545,12 +698,13 @@ LaunchResult Launcher::compile_and_store() {
   }
   if (cmd_.wants_depfile) {
     cache::ActionRecord::Output dep{"depfile", {}};
-    if (!put(*depfile_bytes, &dep.blob, false) || dep.blob.is_zero()) {
+    if (!put(stored_depfile, &dep.blob, false) || dep.blob.is_zero()) {
       return finish("not stored: empty depfile");
     }
     action.outputs.push_back(dep);
   }
-  if (!put(r.out, &action.stdout_blob, false) || !put(r.err, &action.stderr_blob, false)) {
+  if (!put(stored_out, &action.stdout_blob, false) ||
+      !put(stored_err, &action.stderr_blob, false)) {
     return finish("not stored: " + err);
   }
   cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
@@ -558,6 +712,21 @@ LaunchResult Launcher::compile_and_store() {
   if (!stored.ok()) return finish("not stored: " + stored.message());
   note_build_use(key);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
+  if (remote_) {
+    // After the outputs are in place: the build only waits for this process.
+    cache::remote::RemoteEntry entry;
+    entry.compile_time_us = action.compile_time_us;
+    entry.payload = action.payload;
+    entry.outputs.push_back({"object", std::move(*object_bytes)});
+    if (dwo_bytes.ok()) entry.outputs.push_back({"dwo", std::move(*dwo_bytes)});
+    if (cmd_.wants_depfile) entry.outputs.push_back({"depfile", stored_depfile});
+    entry.out = stored_out;
+    entry.err = stored_err;
+    std::string what;
+    remote_->upload(
+        key, entry, [this](std::string_view n, int64_t d) { count(n, d); }, &what);
+    if (!what.empty()) note(what);
+  }
   return finish("stored " + key.hex() + " (lexpack " +
                 std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
                 std::to_string(before_compile) + ", check " + std::to_string(check_us) +

@@ -103,6 +103,50 @@ TEST(Config, EnvironmentOverridesFileOverridesDefaults) {
   ::unsetenv("LEXPACK_MAXSIZE");
 }
 
+TEST(Config, BaseDirMustBeAbsoluteAndPlain) {
+  testing::TestDir tmp;
+  {
+    std::ofstream f(tmp.at(kConfigFileName));
+    f << "base_dir = /home/dev/\n";
+  }
+  ::unsetenv("LEXPACK_BASE_DIR");
+  Config c = load_config(tmp.path());
+  EXPECT_EQ(c.base_dir, "/home/dev");
+  ::setenv("LEXPACK_BASE_DIR", "relative/dir", 1);
+  c = load_config(tmp.path());
+  EXPECT_EQ(c.base_dir, "/home/dev");  // refused, the file's value stays
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("LEXPACK_BASE_DIR"), std::string::npos) << c.warnings[0];
+  ::setenv("LEXPACK_BASE_DIR", "/with space", 1);
+  EXPECT_EQ(load_config(tmp.path()).base_dir, "/home/dev");
+  ::setenv("LEXPACK_BASE_DIR", "/", 1);
+  EXPECT_EQ(load_config(tmp.path()).base_dir, "/home/dev");
+  ::unsetenv("LEXPACK_BASE_DIR");
+  {
+    std::ofstream f(tmp.at(kConfigFileName));
+    f << "base_dir =\n";  // empty: off
+  }
+  c = load_config(tmp.path());
+  EXPECT_EQ(c.base_dir, "");
+  EXPECT_TRUE(c.warnings.empty());
+}
+
+TEST(Config, RemoteStorageIsShownMasked) {
+  testing::TestDir tmp;
+  ::setenv("LEXPACK_REMOTE_STORAGE", "redis://:hunter2@h:1 http://ci:pw9@x/c|read-only", 1);
+  Config c = load_config(tmp.path());
+  ::unsetenv("LEXPACK_REMOTE_STORAGE");
+  EXPECT_EQ(c.remote_storage, "redis://:hunter2@h:1 http://ci:pw9@x/c|read-only");
+  bool shown = false;
+  for (const ConfigEntry& e : c.entries) {
+    if (e.key != "remote_storage") continue;
+    shown = true;
+    EXPECT_EQ(e.value, "redis://:********@h:1 http://ci:********@x/c|read-only");
+    EXPECT_EQ(e.source, "environment LEXPACK_REMOTE_STORAGE");
+  }
+  EXPECT_TRUE(shown);
+}
+
 TEST(Config, DirectoryResolution) {
   ::unsetenv("LEXPACK_DIR");
   ::setenv("XDG_CACHE_HOME", "/x/cache", 1);

@@ -1,0 +1,257 @@
+// HTTP/1.1 over plain sockets: GET/PUT/HEAD of one file per entry, either
+// <path>/<k[0:2]>/<k[2:]> (layout=subdirs: any WebDAV or nginx PUT server)
+// or <path>/ac/<64 hex> (layout=bazel: bazel-remote's action cache, which
+// must accept non-protobuf entries). One kept-alive connection per backend;
+// every wait is bounded by the spec's timeouts. https is not supported.
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "cache/remote/backend.h"
+#include "cache/remote/remote_entry.h"
+
+namespace lexpack::cache::remote {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int ms_left(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : int(left.count());
+}
+
+std::string base64(std::string_view in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += t[(v >> s) & 63];
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    out += t[(v >> 18) & 63];
+    out += t[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += t[(v >> 18) & 63];
+    out += t[(v >> 12) & 63];
+    out += t[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+class HttpBackend final : public Backend {
+ public:
+  explicit HttpBackend(const RemoteSpec& spec) : spec_(spec) {
+    if (!spec.user.empty() || !spec.password.empty()) {
+      auth_ = "Authorization: Basic " + base64(spec.user + ":" + spec.password) + "\r\n";
+    }
+  }
+  ~HttpBackend() override { disconnect(); }
+
+  Reply get(std::string_view key) override { return request("GET", key, nullptr); }
+  Reply put(std::string_view key, std::string_view value) override {
+    return request("PUT", key, &value);
+  }
+  Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
+  std::vector<Reply> get_many(std::span<const std::string> keys) override {
+    std::vector<Reply> out;
+    for (const std::string& k : keys) {
+      out.push_back(get(k));
+      if (out.back().failed()) {  // the server is not answering: do not wait once per key
+        while (out.size() < keys.size()) out.push_back(out.back());
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string target(std::string_view key) const {
+    std::string k(key);
+    if (spec_.layout == Layout::kBazel) {
+      while (k.size() < 64) k += '0';
+      return spec_.path + "/ac/" + k;
+    }
+    return spec_.path + "/" + k.substr(0, 2) + "/" + k.substr(2);
+  }
+
+  void disconnect() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  Reply fail(Outcome o, std::string what) {
+    disconnect();
+    return {o, {}, std::move(what)};
+  }
+
+  // Connects within the connect timeout; an empty string on success.
+  Reply connect_now() {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    std::string port = std::to_string(spec_.port);
+    if (int rc = ::getaddrinfo(spec_.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+      return fail(Outcome::kError, std::string("resolve: ") + gai_strerror(rc));
+    }
+    Reply result = {Outcome::kError, {}, "connect: no address"};
+    for (addrinfo* a = found; a; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0) continue;
+      int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+      if (rc != 0 && errno == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        int n = ::poll(&p, 1, spec_.connect_timeout_ms);
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (n == 0) {
+          ::close(fd);
+          result = {Outcome::kTimeout, {}, "connect: timed out"};
+          continue;
+        }
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = (n > 0 && err == 0) ? 0 : -1;
+        errno = err;
+      }
+      if (rc == 0) {
+        fd_ = fd;
+        ::freeaddrinfo(found);
+        return {Outcome::kStored, {}, {}};
+      }
+      result = {Outcome::kError, {}, std::string("connect: ") + std::strerror(errno)};
+      ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    return result;
+  }
+
+  bool send_all(std::string_view bytes, Clock::time_point deadline, Reply* error) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      pollfd p{fd_, POLLOUT, 0};
+      int n = ::poll(&p, 1, ms_left(deadline));
+      if (n == 0) {
+        *error = fail(Outcome::kTimeout, "send: timed out");
+        return false;
+      }
+      ssize_t w = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (w < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (w <= 0) {
+        *error = fail(Outcome::kError, std::string("send: ") + std::strerror(errno));
+        return false;
+      }
+      sent += size_t(w);
+    }
+    return true;
+  }
+
+  // Reads until `buf` holds at least `want` bytes (or the header end when
+  // want is 0). False with *error set on timeout, close or failure.
+  bool fill(std::string* buf, size_t want, Clock::time_point deadline, Reply* error) {
+    char chunk[65536];
+    while (want ? buf->size() < want : buf->find("\r\n\r\n") == std::string::npos) {
+      if (!want && buf->size() > 65536) {
+        *error = fail(Outcome::kError, "reply header too large");
+        return false;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      int n = ::poll(&p, 1, ms_left(deadline));
+      if (n == 0) {
+        *error = fail(Outcome::kTimeout, "reply: timed out");
+        return false;
+      }
+      ssize_t r = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (r <= 0) {
+        *error = fail(Outcome::kError, r == 0 ? "connection closed" : "recv failed");
+        return false;
+      }
+      buf->append(chunk, size_t(r));
+    }
+    return true;
+  }
+
+  Reply request(const char* method, std::string_view key, const std::string_view* body) {
+    // A kept-alive connection the server closed meanwhile is retried once.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      bool fresh = fd_ < 0;
+      Reply r = attempt_request(method, key, body);
+      if (r.failed() && !fresh && r.outcome == Outcome::kError) continue;
+      return r;
+    }
+    return fail(Outcome::kError, "connection lost");
+  }
+
+  Reply attempt_request(const char* method, std::string_view key, const std::string_view* body) {
+    if (spec_.scheme == Scheme::kHttps) return {Outcome::kError, {}, "https is not supported"};
+    if (fd_ < 0) {
+      Reply c = connect_now();
+      if (c.failed()) return c;
+    }
+    Clock::time_point deadline =
+        Clock::now() + std::chrono::milliseconds(spec_.operation_timeout_ms);
+    std::string m(method);
+    std::string head = m + " " + target(key) + " HTTP/1.1\r\nHost: " + spec_.host + "\r\n" + auth_;
+    if (body) head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
+    head += "\r\n";
+    Reply error;
+    if (!send_all(head, deadline, &error)) return error;
+    if (body && !send_all(*body, deadline, &error)) return error;
+    std::string buf;
+    if (!fill(&buf, 0, deadline, &error)) return error;
+    size_t header_end = buf.find("\r\n\r\n") + 4;
+    std::string header = buf.substr(0, header_end);
+    for (char& c : header) c = char(std::tolower(static_cast<unsigned char>(c)));
+    int status = 0;
+    if (header.rfind("http/1.", 0) != 0 || header.size() < 12) {
+      return fail(Outcome::kError, "not an HTTP reply");
+    }
+    status = std::atoi(header.c_str() + 9);
+    if (header.find("transfer-encoding:") != std::string::npos) {
+      return fail(Outcome::kError, "chunked replies are not supported");
+    }
+    uint64_t length = 0;
+    size_t cl = header.find("\r\ncontent-length:");
+    if (cl != std::string::npos) length = std::strtoull(header.c_str() + cl + 17, nullptr, 10);
+    if (m == "HEAD") length = 0;
+    if (cl == std::string::npos && m != "HEAD") {
+      return fail(Outcome::kError, "reply without Content-Length");
+    }
+    if (length > kMaxEntrySize + kEntryHeaderSize) return fail(Outcome::kError, "oversized reply");
+    if (!fill(&buf, header_end + length, deadline, &error)) return error;
+    std::string content = buf.substr(header_end, length);
+    if (buf.size() != header_end + length ||
+        header.find("connection: close") != std::string::npos) {
+      disconnect();
+    }
+    if (m == "PUT") {
+      if (status >= 200 && status < 300) return {Outcome::kStored, {}, {}};
+    } else if (status == 200) {
+      return {Outcome::kHit, m == "GET" ? std::move(content) : std::string(), {}};
+    } else if (status == 404) {
+      return {Outcome::kMiss, {}, {}};
+    }
+    return {Outcome::kError, {}, m + ": HTTP " + std::to_string(status)};
+  }
+
+  RemoteSpec spec_;
+  std::string auth_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_http_backend(const RemoteSpec& spec) {
+  return std::make_unique<HttpBackend>(spec);
+}
+
+}  // namespace lexpack::cache::remote

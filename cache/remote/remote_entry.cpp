@@ -1,0 +1,102 @@
+// Layout: "LXRE", u32 format, key (lo, hi), u64 raw size, u64 compressed
+// size, checksum (lo, hi) of the raw body, u32 flags, u32 reserved, all
+// little-endian; then one zstd frame of the varint-coded body.
+#include "cache/remote/remote_entry.h"
+
+#include <zstd.h>
+
+#include <cstring>
+
+#include "base/byte_codec.h"
+
+namespace lexpack::cache::remote {
+namespace {
+
+void put_le(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_le(std::string_view in, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t(uint8_t(in[at + i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string encode_entry(const Hash128& key, const RemoteEntry& entry) {
+  base::VarintWriter w;
+  w.u64(entry.compile_time_us);
+  w.str(entry.payload);
+  w.u64(entry.outputs.size());
+  for (const RemoteEntry::File& f : entry.outputs) {
+    w.str(f.role);
+    w.str(f.bytes);
+  }
+  w.str(entry.out);
+  w.str(entry.err);
+  std::string raw = w.take();
+  std::string packed(ZSTD_compressBound(raw.size()), '\0');
+  size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 3);
+  if (ZSTD_isError(n)) return {};
+  packed.resize(n);
+  Hash128 sum = hash_bytes(raw);
+  std::string out = "LXRE";
+  put_le(&out, kEntryFormat, 4);
+  put_le(&out, key.lo, 8);
+  put_le(&out, key.hi, 8);
+  put_le(&out, raw.size(), 8);
+  put_le(&out, packed.size(), 8);
+  put_le(&out, sum.lo, 8);
+  put_le(&out, sum.hi, 8);
+  put_le(&out, 0, 4);  // flags: none yet
+  put_le(&out, 0, 4);
+  out += packed;
+  return out;
+}
+
+base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key) {
+  using base::Status;
+  if (bytes.size() < kEntryHeaderSize || bytes.substr(0, 4) != "LXRE") {
+    return Status::error("not an entry");
+  }
+  if (get_le(bytes, 4, 4) != kEntryFormat) return Status::error("unknown entry format");
+  Hash128 named{get_le(bytes, 8, 8), get_le(bytes, 16, 8)};
+  if (!(named == key)) return Status::error("entry of another key");
+  uint64_t raw_size = get_le(bytes, 24, 8), packed_size = get_le(bytes, 32, 8);
+  Hash128 sum{get_le(bytes, 40, 8), get_le(bytes, 48, 8)};
+  if (get_le(bytes, 56, 4) != 0) return Status::error("unknown entry flags");
+  if (raw_size > kMaxEntrySize || packed_size != bytes.size() - kEntryHeaderSize) {
+    return Status::error("entry sizes disagree");
+  }
+  std::string_view packed = bytes.substr(kEntryHeaderSize);
+  unsigned long long frame = ZSTD_getFrameContentSize(packed.data(), packed.size());
+  if (frame != raw_size) return Status::error("entry sizes disagree");
+  std::string raw(raw_size, '\0');
+  size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
+  if (ZSTD_isError(n) || n != raw_size) return Status::error("entry does not decompress");
+  if (!(hash_bytes(raw) == sum)) return Status::error("entry checksum mismatch");
+  RemoteEntry entry;
+  base::VarintReader r(raw);
+  uint64_t count = 0;
+  if (!r.u64(&entry.compile_time_us) || !r.str(&entry.payload) || !r.u64(&count) || count > 3) {
+    return Status::error("malformed entry");
+  }
+  int objects = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    RemoteEntry::File f;
+    if (!r.str(&f.role) || !r.str(&f.bytes)) return Status::error("malformed entry");
+    if (f.role == "object") {
+      ++objects;
+    } else if (f.role != "depfile" && f.role != "dwo") {
+      return Status::error("entry with an unknown output " + f.role);
+    }
+    entry.outputs.push_back(std::move(f));
+  }
+  if (!r.str(&entry.out) || !r.str(&entry.err) || !r.done() || objects != 1) {
+    return Status::error("malformed entry");
+  }
+  return entry;
+}
+
+}  // namespace lexpack::cache::remote

@@ -1,0 +1,37 @@
+// The `remote_storage` setting in ccache's syntax: space-separated URLs, each
+// with `|key=value` attributes (read-only, connect-timeout, operation-timeout,
+// layout). Credentials stay in the spec and are masked whenever it is shown.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "cache/config.h"
+
+namespace lexpack::cache::remote {
+
+enum class Scheme { kRedis, kHttp, kHttps };
+enum class Layout { kSubdirs, kBazel };
+
+struct RemoteSpec {
+  Scheme scheme = Scheme::kRedis;
+  std::string url;  // without attributes, credentials included
+  std::string host;
+  int port = 0;
+  int db = 0;        // redis: /db
+  std::string path;  // http: the URL's path, without a trailing '/'
+  std::string user, password;
+  Layout layout = Layout::kSubdirs;
+  bool read_only = false;
+  int connect_timeout_ms = 100;
+  int operation_timeout_ms = 10000;
+};
+
+// One URL with its attributes.
+base::Result<RemoteSpec> parse_remote_spec(std::string_view text);
+// The whole setting; an unusable entry is an error naming it (masked).
+base::Result<std::vector<RemoteSpec>> parse_remote_storage(std::string_view text);
+
+}  // namespace lexpack::cache::remote

@@ -1,0 +1,56 @@
+// The remotes behind the local store: looked up after a local miss, written
+// after a compile. A remote that failed is skipped by every process of this
+// cache directory until its "down until" marker expires, so a dead server
+// costs one timeout, not one per compile.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/config.h"
+#include "cache/hash.h"
+#include "cache/remote/backend.h"
+#include "cache/remote/remote_entry.h"
+
+namespace lexpack::cache::remote {
+
+// Seconds a failed remote is skipped.
+inline constexpr int64_t kDownSeconds = 60;
+
+// Counts an event ("remote_hits", "remote_timeouts", "remote_bytes_in", ...).
+using CountFn = std::function<void(std::string_view name, int64_t delta)>;
+
+class RemoteTier {
+ public:
+  // Null when no remote is configured; also null with *error set (masked)
+  // when the setting does not parse.
+  static std::unique_ptr<RemoteTier> open(const Config& config, std::string* error);
+
+  // The first remote's valid entry for `key`. Misses, failures and invalid
+  // entries are counted; `*note` says what happened, for the decision log.
+  std::optional<RemoteEntry> fetch(const Hash128& key, const CountFn& count, std::string* note);
+  // Writes to every writable remote that is up.
+  void upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
+              std::string* note);
+
+  // Where `spec`'s marker lives in cache directory `dir`.
+  static std::string marker_path(const std::string& dir, const RemoteSpec& spec);
+
+ private:
+  struct Remote {
+    RemoteSpec spec;
+    std::unique_ptr<Backend> backend;
+    std::string marker;
+  };
+  bool is_down(const Remote& r) const;
+  void mark_down(const Remote& r) const;
+  void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
+
+  std::vector<Remote> remotes_;
+};
+
+}  // namespace lexpack::cache::remote

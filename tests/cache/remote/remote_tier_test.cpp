@@ -1,0 +1,208 @@
+// The remote tier against real servers: redis-server and nginx on free local
+// ports. Hits, misses, and the faults a team's build meets: a stopped
+// server, a refused port, a server that never answers, corrupted or swapped
+// entries. None may fail or stall; each is counted.
+#include "cache/remote/remote_tier.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+
+#include "tests/support/servers.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::cache::remote {
+namespace {
+
+using lexpack::testing::BlackHole;
+using lexpack::testing::NginxServer;
+using lexpack::testing::RedisServer;
+using lexpack::testing::TestDir;
+
+RemoteEntry sample(char fill) {
+  RemoteEntry e;
+  e.outputs.push_back({"object", std::string(3000, fill)});
+  e.out = std::string(1, fill);
+  return e;
+}
+
+struct Counts {
+  std::map<std::string, int64_t> n;
+  CountFn fn() {
+    return [this](std::string_view name, int64_t d) { n[std::string(name)] += d; };
+  }
+};
+
+class Tier : public ::testing::Test {
+ protected:
+  std::unique_ptr<RemoteTier> open(const std::string& storage) {
+    Config c;
+    c.dir = cache_.path();
+    c.remote_storage = storage;
+    std::string error;
+    auto tier = RemoteTier::open(c, &error);
+    EXPECT_TRUE(error.empty()) << error;
+    return tier;
+  }
+  void round_trip(const std::string& url) {
+    auto tier = open(url);
+    ASSERT_TRUE(tier);
+    Counts c;
+    std::string note;
+    Hash128 key{1, 2};
+    EXPECT_FALSE(tier->fetch(key, c.fn(), &note));
+    EXPECT_EQ(c.n["remote_misses"], 1) << note;
+    tier->upload(key, sample('a'), c.fn(), &note);
+    EXPECT_EQ(c.n["remote_uploads"], 1) << note;
+    EXPECT_GT(c.n["remote_bytes_out"], 0);
+    // Another machine: its own cache dir, the same server.
+    TestDir other;
+    Config oc;
+    oc.dir = other.path();
+    oc.remote_storage = url;
+    std::string error;
+    auto b = RemoteTier::open(oc, &error);
+    std::optional<RemoteEntry> got = b->fetch(key, c.fn(), &note);
+    ASSERT_TRUE(got) << note;
+    EXPECT_EQ(got->outputs[0].bytes, std::string(3000, 'a'));
+    EXPECT_EQ(c.n["remote_hits"], 1);
+    EXPECT_FALSE(b->fetch(Hash128{1, 3}, c.fn(), &note));
+  }
+
+  TestDir cache_;
+};
+
+TEST_F(Tier, RedisRoundTrip) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  round_trip(redis.url());
+}
+
+TEST_F(Tier, NginxRoundTrip) {
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start());
+  round_trip(nginx.url());
+}
+
+TEST_F(Tier, ReadOnlyRemoteIsNotWritten) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  auto tier = open(redis.url() + "|read-only");
+  Counts c;
+  std::string note;
+  tier->upload(Hash128{5, 5}, sample('r'), c.fn(), &note);
+  EXPECT_EQ(c.n["remote_uploads"], 0);
+  auto backend = make_backend(*parse_remote_spec(redis.url()));
+  EXPECT_EQ(backend->exists(Hash128{5, 5}.hex()).outcome, Outcome::kMiss);
+}
+
+TEST_F(Tier, CorruptedAndSwappedEntriesAreRefused) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  auto backend = make_backend(*parse_remote_spec(redis.url()));
+  Hash128 k1{7, 1}, k2{7, 2};
+  std::string good = encode_entry(k1, sample('x'));
+  ASSERT_EQ(backend->put(k2.hex(), good).outcome, Outcome::kStored);  // swapped
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 1;
+  ASSERT_EQ(backend->put(k1.hex(), bad).outcome, Outcome::kStored);  // corrupted
+  auto tier = open(redis.url());
+  Counts c;
+  std::string note;
+  EXPECT_FALSE(tier->fetch(k1, c.fn(), &note));
+  EXPECT_FALSE(tier->fetch(k2, c.fn(), &note));
+  EXPECT_EQ(c.n["remote_bad_entries"], 2) << note;
+  EXPECT_EQ(c.n["remote_hits"], 0);
+}
+
+TEST_F(Tier, BatchedGet) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start());
+  for (const std::string& url : {redis.url(), nginx.url()}) {
+    auto backend = make_backend(*parse_remote_spec(url));
+    ASSERT_EQ(backend->put("aa11", "one").outcome, Outcome::kStored);
+    ASSERT_EQ(backend->put("bb22", "two").outcome, Outcome::kStored);
+    std::vector<std::string> keys = {"aa11", "cc33", "bb22"};
+    std::vector<Reply> r = backend->get_many(keys);
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].bytes, "one") << url;
+    EXPECT_EQ(r[1].outcome, Outcome::kMiss) << url;
+    EXPECT_EQ(r[2].bytes, "two") << url;
+    EXPECT_EQ(backend->exists("bb22").outcome, Outcome::kHit) << url;
+  }
+}
+
+int64_t ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+TEST_F(Tier, StoppedServerIsAMissAndMarkedDownForEveryProcess) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  std::string url = redis.url();
+  redis.stop();
+  auto tier = open(url);
+  Counts c;
+  std::string note;
+  EXPECT_FALSE(tier->fetch(Hash128{1, 1}, c.fn(), &note));
+  EXPECT_EQ(c.n["remote_errors"], 1) << note;
+  // A second tier (another compile) does not even try.
+  auto again = open(url);
+  note.clear();
+  EXPECT_FALSE(again->fetch(Hash128{1, 1}, c.fn(), &note));
+  EXPECT_EQ(c.n["remote_errors"], 1) << note;
+  EXPECT_NE(note.find("marked down"), std::string::npos) << note;
+  again->upload(Hash128{1, 1}, sample('s'), c.fn(), &note);
+  EXPECT_EQ(c.n["remote_uploads"], 0);
+}
+
+TEST_F(Tier, RefusedPortIsAMiss) {
+  int port = lexpack::testing::free_port();
+  for (const std::string& url : {"redis://127.0.0.1:" + std::to_string(port),
+                                 "http://127.0.0.1:" + std::to_string(port) + "/c"}) {
+    TestDir dir;
+    Config cfg;
+    cfg.dir = dir.path();
+    cfg.remote_storage = url;
+    std::string error;
+    auto tier = RemoteTier::open(cfg, &error);
+    Counts c;
+    std::string note;
+    auto t = std::chrono::steady_clock::now();
+    EXPECT_FALSE(tier->fetch(Hash128{2, 2}, c.fn(), &note));
+    EXPECT_LT(ms_since(t), 1000);
+    EXPECT_EQ(c.n["remote_errors"], 1) << note;
+  }
+}
+
+TEST_F(Tier, ServerThatNeverAnswersCostsOneTimeout) {
+  BlackHole hole;
+  for (const std::string& scheme : {"redis://", "http://"}) {
+    TestDir dir;
+    Config cfg;
+    cfg.dir = dir.path();
+    cfg.remote_storage = scheme + "127.0.0.1:" + std::to_string(hole.port()) +
+                         (scheme == "http://" ? "/c" : "") + "|operation-timeout=300";
+    std::string error;
+    auto tier = RemoteTier::open(cfg, &error);
+    Counts c;
+    std::string note;
+    auto t = std::chrono::steady_clock::now();
+    EXPECT_FALSE(tier->fetch(Hash128{3, 3}, c.fn(), &note));
+    int64_t first = ms_since(t);
+    EXPECT_GE(first, 250) << scheme;
+    EXPECT_LT(first, 3000) << scheme;
+    EXPECT_EQ(c.n["remote_timeouts"], 1) << scheme << note;
+    t = std::chrono::steady_clock::now();
+    auto again = RemoteTier::open(cfg, &error);
+    EXPECT_FALSE(again->fetch(Hash128{3, 3}, c.fn(), &note));
+    EXPECT_LT(ms_since(t), 100) << scheme;  // marked down: not tried
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::cache::remote

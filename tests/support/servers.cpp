@@ -1,0 +1,163 @@
+// Server fixtures: fork/exec, poll the port, kill by pid. nginx runs with
+// master_process off so the pid we hold is the one serving.
+#include "tests/support/servers.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <vector>
+
+namespace lexpack::testing {
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool wait_for_port(int port, int ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(uint16_t(port));
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    if (ok) return true;
+    ::usleep(20'000);
+  }
+  return false;
+}
+
+void ServerProcess::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    ::usleep(10'000);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+bool ServerProcess::start(const std::vector<std::string>& argv, int port) {
+  port_ = port;
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  if (pid_ < 0 || !wait_for_port(port, 10'000)) {
+    stop();
+    return false;
+  }
+  return true;
+}
+
+bool RedisServer::start(const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {"redis-server",
+                                   "--port",
+                                   std::to_string(free_port()),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir_.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return ServerProcess::start(argv, std::stoi(argv[2]));
+}
+
+bool NginxServer::start() {
+  int port = free_port();
+  std::string d = dir_.path();
+  dir_.write("data/cache/.keep", "");
+  std::string conf =
+      "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+      "error_log " +
+      d + "/error.log;\npid " + d +
+      "/nginx.pid;\n"
+      "events { worker_connections 64; }\n"
+      "http {\n"
+      "  access_log off;\n"
+      "  client_body_temp_path " +
+      d + "/body;\n  proxy_temp_path " + d +
+      "/proxy;\n"
+      "  fastcgi_temp_path " +
+      d + "/fastcgi;\n  uwsgi_temp_path " + d +
+      "/uwsgi;\n"
+      "  scgi_temp_path " +
+      d +
+      "/scgi;\n"
+      "  server {\n    listen 127.0.0.1:" +
+      std::to_string(port) +
+      ";\n"
+      "    root " +
+      d +
+      "/data;\n"
+      "    location / {\n      dav_methods PUT DELETE;\n      create_full_put_path on;\n"
+      "      client_max_body_size 512m;\n    }\n  }\n}\n";
+  dir_.write("nginx.conf", conf);
+  return ServerProcess::start({"nginx", "-p", d, "-e", d + "/error.log", "-c", d + "/nginx.conf"},
+                              port);
+}
+
+bool DistccServer::start() {
+  int port = free_port();
+  dir_.write("client/.keep", "");
+  ::chmod(dir_.path().c_str(), 0777);  // the jobs' user writes its log here
+  return ServerProcess::start(
+      {"distccd", "--daemon", "--no-detach", "--user", "nobody", "--port", std::to_string(port),
+       "--listen", "127.0.0.1", "--allow", "127.0.0.1", "--log-file=" + dir_.at("distccd.log"),
+       "--log-level=info"},
+      port);
+}
+
+BlackHole::BlackHole() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::listen(fd_, 64);  // the kernel completes handshakes; nobody ever reads
+  socklen_t len = sizeof addr;
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+}
+
+BlackHole::~BlackHole() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace lexpack::testing
