@@ -19,6 +19,7 @@
 #include "ninja_integration/launcher/depfile_reader.h"
 #include "ninja_integration/launcher/output_files.h"
 #include "ninja_integration/link/link_inputs.h"
+#include "ninja_integration/ninja/build_counts.h"
 
 namespace lexpack::link {
 namespace {
@@ -100,6 +101,8 @@ class StepLauncher {
     if (explain_) explanation_ += line + "\n";
   }
   void count(const std::string& name, int64_t delta = 1) {
+    if (explain_) return;                  // explain changes no counter
+    ninja::note_build_count(name, delta);  // this build's own summary, even read-only
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
   bool open_store();
