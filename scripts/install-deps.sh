@@ -11,9 +11,10 @@ packages=(
   strace
   libhiredis-dev libzstd-dev                         # the remote tier
   redis-server nginx libnginx-mod-http-dav-ext distcc # their tests start real servers
+  libboost-dev                           # exact-scan tests on computed includes
 )
 if [[ ${1:-} != --ci ]]; then
-  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine libboost-dev)  # benchmarks compare against these
+  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine)  # benchmarks compare against these
 fi
 
 missing=()
