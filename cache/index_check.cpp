@@ -19,6 +19,7 @@ constexpr int kMaxDepth = 32;
 constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04;
 constexpr uint16_t kBigData = 0x01, kSubData = 0x02;
 constexpr uint64_t kDbSize = 48;
+constexpr size_t kMetaSize = 136;  // MDB_meta up to and including mm_txnid
 
 template <typename T>
 T load(const char* p) {
@@ -219,23 +220,32 @@ std::string check_lmdb_pages(const char* map, uint64_t file_size, uint64_t txnid
   if (psize < 512 || psize > 65536 || (psize & (psize - 1)) != 0 || file_size < 2 * psize) {
     return "bad page size in the meta page";
   }
-  const char* meta = map + (txnid & 1) * psize + kHeader;
-  if (load<uint64_t>(meta + 128) != txnid) {
+  // A writer rewrites the older meta page while we look (two commits make
+  // ours the older one). Work on a copy, and trust it only if the page still
+  // holds the same bytes after the walk: otherwise the snapshot is stale, not
+  // damaged (our read transaction keeps its pages, never its meta page).
+  const char* live_meta = map + (txnid & 1) * psize + kHeader;
+  char meta[kMetaSize];
+  std::memcpy(meta, live_meta, kMetaSize);
+  const auto still_same = [&] { return std::memcmp(meta, live_meta, kMetaSize) == 0; };
+  if (load<uint64_t>(meta + 128) != txnid || !still_same()) {
     *stale = true;
     return "";
   }
   if (load<uint32_t>(meta) != kMagic || load<uint32_t>(meta + 4) != kDataVersion) {
-    return "bad meta page magic or version";
+    return still_same() ? "bad meta page magic or version" : (*stale = true, "");
   }
   const uint64_t last = load<uint64_t>(meta + 120);
   if (last < 1 || last >= file_size / psize) {
-    return "the meta page's last page lies past the end of the file";
+    return still_same() ? "the meta page's last page lies past the end of the file"
+                        : (*stale = true, "");
   }
   Walker walker(map, psize, last);
   if (!walker.tree(read_db(meta + 24).root, false, true, "free list") ||
       !walker.tree(read_db(meta + 72).root, true, false, "main table") ||
       !walker.free_pages_unused()) {
-    return walker.problem();
+    if (!still_same()) *stale = true;
+    return *stale ? "" : walker.problem();
   }
   return "";
 }

@@ -369,8 +369,12 @@ Index::~Index() {
 }
 
 uint64_t Index::file_bytes() const {
+  // The size of the file we have mapped, not of whatever the path names now:
+  // after another process reset the cache the path is a new, smaller index,
+  // and reading our mapping against its size would call our records damaged.
+  int fd = -1;
   struct stat st;
-  if (::stat(path_.c_str(), &st) != 0) return 0;
+  if (!env_ || mdb_env_get_fd(env_, &fd) != 0 || ::fstat(fd, &st) != 0) return 0;
   return static_cast<uint64_t>(st.st_size);
 }
 

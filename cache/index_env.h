@@ -70,6 +70,7 @@ class Index {
   bool damaged() const { return damaged_; }
   void mark_damaged() { damaged_ = true; }
   const std::string& path() const { return path_; }
+  // Size of the mapped index file (by its descriptor, not its path).
   uint64_t file_bytes() const;
   // Clears reader slots left by killed processes; returns how many.
   int check_readers();

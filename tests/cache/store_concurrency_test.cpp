@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <random>
 
+#include "cache/index_env.h"
 #include "cache/store.h"
 #include "tests/support/test_dir.h"
 
@@ -182,6 +184,75 @@ TEST(StoreConcurrency, WritersKilledAtRandomMoments) {
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->clean());
   EXPECT_GT(report->blobs_checked, 0u);
+}
+
+// The structure check walks the snapshot its read transaction pins, but the
+// meta page it starts from is rewritten by every second commit. Checks running
+// beside a busy writer must never call the index damaged: that resets the
+// whole cache (this is how concurrent builds once lost their entries).
+TEST(StoreConcurrency, StructureChecksBesideABusyWriterFindNoDamage) {
+  testing::TestDir tmp;
+  const std::string path = tmp.path() + "/index.mdb";
+  int rc = 0;
+  {
+    auto index = Index::open(path, false, false, false, FileModes{}, &rc);
+    ASSERT_TRUE(index.ok()) << index.message();
+  }
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto index = Index::open(path, false, false, false, FileModes{}, &rc);
+    if (!index.ok()) ::_exit(2);
+    for (uint64_t i = 0;; ++i) {
+      base::Status s = index.value()->write([&](Txn& t) {
+        base::Status put;
+        for (uint64_t k = 0; k < 20 && put.ok(); ++k) {
+          put = t.put(Table::kBlobs, std::to_string((i * 20 + k) % 5000), std::string(40, 'x'));
+        }
+        return put;
+      });
+      if (!s.ok()) ::_exit(3);
+    }
+  }
+  auto index = Index::open(path, false, false, false, FileModes{}, &rc);
+  ASSERT_TRUE(index.ok()) << index.message();
+  int problems = 0;
+  std::string first;
+  for (int i = 0; i < 3000; ++i) {
+    base::Status s = index.value()->check_structure();
+    if (!s.ok() && problems++ == 0) first = s.message();
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: " << WEXITSTATUS(status);
+  EXPECT_EQ(problems, 0) << first;
+  EXPECT_FALSE(index.value()->damaged());
+}
+
+// Another process may reset a damaged cache: it unlinks the index and makes a
+// new, smaller one. A process still reading its old mapping must measure that
+// mapping, not the new file, or it finds "damage" and resets again, dropping
+// what the others stored since.
+TEST(StoreConcurrency, AResetElsewhereIsNotDamageHere) {
+  testing::TestDir tmp;
+  auto old_store = std::move(Store::open(options(tmp.path())).value());
+  std::vector<std::string> blobs;
+  for (int i = 0; i < 2000; ++i) blobs.push_back("blob " + std::to_string(i));
+  for (const auto& b : blobs) ASSERT_TRUE(old_store->put_blob(b).ok());
+  // What a reset elsewhere leaves: a new index in the old one's place.
+  std::filesystem::remove(tmp.path() + "/index.mdb");
+  std::filesystem::remove(tmp.path() + "/index.mdb-lock");
+  auto new_store = std::move(Store::open(options(tmp.path())).value());
+  ASSERT_TRUE(new_store->put_blob("stored after the reset").ok());
+  // The old process goes on: its index file grows past the new one's size.
+  for (int i = 0; i < 2000; ++i) blobs.push_back("later blob " + std::to_string(i));
+  for (size_t i = 2000; i < blobs.size(); ++i) old_store->put_blob(blobs[i]);
+  for (const auto& b : blobs) old_store->get_blob(hash_bytes(b));
+  for (const auto& m : old_store->take_messages()) {
+    EXPECT_EQ(m.find("damaged"), std::string::npos) << m;
+  }
+  EXPECT_EQ(new_store->get_blob(hash_bytes("stored after the reset")), "stored after the reset");
 }
 
 }  // namespace
