@@ -1,6 +1,8 @@
 // Layout: "LXRE", u32 format, key (lo, hi), u64 raw size, u64 compressed
 // size, checksum (lo, hi) of the raw body, u32 flags, u32 reserved, all
-// little-endian; then one zstd frame of the varint-coded body.
+// little-endian; then one zstd frame of the varint-coded body; then, when
+// flags has kEntrySigned, the HMAC-SHA256 of a domain string and everything
+// before it.
 #include "cache/remote/remote_entry.h"
 
 #include <zstd.h>
@@ -8,6 +10,7 @@
 #include <cstring>
 
 #include "base/byte_codec.h"
+#include "cache/sha256.h"
 
 namespace lexpack::cache::remote {
 namespace {
@@ -22,9 +25,18 @@ uint64_t get_le(std::string_view in, size_t at, int bytes) {
   return v;
 }
 
+// The signature covers a domain string first, so that no other signature made
+// with the same secret (an archive's) can pass for an entry's.
+Sha256Digest entry_mac(std::string_view secret, std::string_view signed_bytes) {
+  HmacSha256 mac(secret);
+  mac.update("lexpack remote entry signature v1\n");
+  mac.update(signed_bytes);
+  return mac.finish();
+}
+
 }  // namespace
 
-std::string encode_entry(const Hash128& key, const RemoteEntry& entry) {
+std::string encode_entry(const Hash128& key, const RemoteEntry& entry, std::string_view secret) {
   base::VarintWriter w;
   w.u64(entry.compile_time_us);
   w.str(entry.payload);
@@ -49,13 +61,18 @@ std::string encode_entry(const Hash128& key, const RemoteEntry& entry) {
   put_le(&out, packed.size(), 8);
   put_le(&out, sum.lo, 8);
   put_le(&out, sum.hi, 8);
-  put_le(&out, 0, 4);  // flags: none yet
+  put_le(&out, secret.empty() ? 0 : kEntrySigned, 4);
   put_le(&out, 0, 4);
   out += packed;
+  if (!secret.empty()) {
+    Sha256Digest mac = entry_mac(secret, out);
+    out.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+  }
   return out;
 }
 
-base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key) {
+base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key,
+                                       std::string_view secret) {
   using base::Status;
   if (bytes.size() < kEntryHeaderSize || bytes.substr(0, 4) != "LXRE") {
     return Status::error("not an entry");
@@ -65,11 +82,23 @@ base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& ke
   if (!(named == key)) return Status::error("entry of another key");
   uint64_t raw_size = get_le(bytes, 24, 8), packed_size = get_le(bytes, 32, 8);
   Hash128 sum{get_le(bytes, 40, 8), get_le(bytes, 48, 8)};
-  if (get_le(bytes, 56, 4) != 0) return Status::error("unknown entry flags");
-  if (raw_size > kMaxEntrySize || packed_size != bytes.size() - kEntryHeaderSize) {
+  const uint64_t flags = get_le(bytes, 56, 4);
+  if ((flags & ~uint64_t{kEntrySigned}) != 0) return Status::error("unknown entry flags");
+  const size_t trailer = (flags & kEntrySigned) ? kEntrySignatureSize : 0;
+  if (raw_size > kMaxEntrySize || bytes.size() < kEntryHeaderSize + trailer ||
+      packed_size != bytes.size() - kEntryHeaderSize - trailer) {
     return Status::error("entry sizes disagree");
   }
-  std::string_view packed = bytes.substr(kEntryHeaderSize);
+  if (!secret.empty()) {
+    if (!trailer) return Status::error("entry not signed, and a remote_secret is set");
+    Sha256Digest expected = entry_mac(secret, bytes.substr(0, bytes.size() - trailer));
+    Sha256Digest found;
+    std::memcpy(found.data(), bytes.data() + bytes.size() - trailer, trailer);
+    if (!digests_equal(expected, found)) {
+      return Status::error("entry signature does not match the remote_secret");
+    }
+  }
+  std::string_view packed = bytes.substr(kEntryHeaderSize, packed_size);
   unsigned long long frame = ZSTD_getFrameContentSize(packed.data(), packed.size());
   if (frame != raw_size) return Status::error("entry sizes disagree");
   std::string raw(raw_size, '\0');

@@ -27,6 +27,7 @@ std::unique_ptr<RemoteTier> RemoteTier::open(const Config& config, std::string* 
   }
   if (specs.value().empty()) return nullptr;
   auto tier = std::unique_ptr<RemoteTier>(new RemoteTier());
+  tier->secret_ = config.remote_secret;
   for (RemoteSpec& s : specs.value()) {
     Remote r;
     r.marker = marker_path(config.dir, s);
@@ -86,7 +87,7 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
       continue;
     }
     count("remote_bytes_in", int64_t(reply.bytes.size()));
-    base::Result<RemoteEntry> entry = decode_entry(reply.bytes, key);
+    base::Result<RemoteEntry> entry = decode_entry(reply.bytes, key, secret_);
     if (!entry.ok()) {
       count("remote_bad_entries", 1);
       *note += "remote " + masked(r.spec) + " entry refused (" + entry.message() + "); ";
@@ -104,7 +105,7 @@ void RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const Coun
   std::string bytes;
   for (const Remote& r : remotes_) {
     if (r.spec.read_only || is_down(r)) continue;
-    if (bytes.empty()) bytes = encode_entry(key, entry);
+    if (bytes.empty()) bytes = encode_entry(key, entry, secret_);
     if (bytes.empty() || bytes.size() > kMaxEntrySize) return;
     Reply reply = r.backend->put(key.hex(), bytes);
     if (reply.failed()) {

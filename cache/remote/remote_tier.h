@@ -51,6 +51,7 @@ class RemoteTier {
   void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
 
   std::vector<Remote> remotes_;
+  std::string secret_;  // remote_secret: entries are signed and only signed ones taken
 };
 
 }  // namespace lexpack::cache::remote

@@ -50,5 +50,36 @@ TEST(RemoteEntry, RefusesAnythingWrong) {
   EXPECT_FALSE(decode_entry(encode_entry(key, no_object), key).ok());
 }
 
+TEST(RemoteEntry, SignedEntriesAreTakenOnlyWithTheirSecret) {
+  Hash128 key{11, 22};
+  const std::string secret = "team secret, 16+ chars";
+  std::string signed_bytes = encode_entry(key, sample(), secret);
+  std::string plain = encode_entry(key, sample());
+  EXPECT_EQ(signed_bytes.size(), plain.size() + kEntrySignatureSize);
+  auto back = decode_entry(signed_bytes, key, secret);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->outputs[0].bytes, sample().outputs[0].bytes);
+  // A reader without the secret takes it as it takes any checked entry.
+  EXPECT_TRUE(decode_entry(signed_bytes, key).ok());
+  // With the secret: unsigned, signed with another secret, or any byte changed
+  // (the signature itself included) is refused.
+  auto unsigned_entry = decode_entry(plain, key, secret);
+  ASSERT_FALSE(unsigned_entry.ok());
+  EXPECT_NE(unsigned_entry.message().find("not signed"), std::string::npos);
+  auto other = decode_entry(encode_entry(key, sample(), "another secret of the team"), key, secret);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.message().find("signature"), std::string::npos);
+  for (size_t at : {size_t(10), size_t(60), signed_bytes.size() / 2, signed_bytes.size() - 1}) {
+    std::string bad = signed_bytes;
+    bad[at] ^= 0x01;
+    EXPECT_FALSE(decode_entry(bad, key, secret).ok()) << "flip at " << at;
+  }
+  // Clearing the flag and dropping the signature makes it unsigned: refused.
+  std::string stripped = signed_bytes.substr(0, signed_bytes.size() - kEntrySignatureSize);
+  stripped[56] = 0;
+  EXPECT_FALSE(decode_entry(stripped, key, secret).ok());
+  EXPECT_TRUE(decode_entry(stripped, key).ok());
+}
+
 }  // namespace
 }  // namespace lexpack::cache::remote

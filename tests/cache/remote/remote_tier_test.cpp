@@ -116,6 +116,49 @@ TEST_F(Tier, CorruptedAndSwappedEntriesAreRefused) {
   EXPECT_EQ(c.n["remote_hits"], 0);
 }
 
+// With remote_secret set, someone who can write to the server but does not
+// know the secret cannot poison a build: unsigned entries and entries signed
+// with another secret are refused and counted; the team's own entries hit.
+TEST_F(Tier, SignedRemoteRefusesEntriesWithoutTheSecret) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  const std::string secret = "the team's remote secret";
+  Config team;
+  team.dir = cache_.path();
+  team.remote_storage = redis.url();
+  team.remote_secret = secret;
+  std::string error;
+  auto writer = RemoteTier::open(team, &error);
+  ASSERT_TRUE(writer) << error;
+  Counts c;
+  std::string note;
+  Hash128 good{9, 1}, forged{9, 2}, other_secret{9, 3};
+  writer->upload(good, sample('g'), c.fn(), &note);
+  ASSERT_EQ(c.n["remote_uploads"], 1) << note;
+  auto backend = make_backend(*parse_remote_spec(redis.url()));
+  ASSERT_EQ(backend->put(forged.hex(), encode_entry(forged, sample('f'))).outcome,
+            Outcome::kStored);
+  ASSERT_EQ(backend
+                ->put(other_secret.hex(),
+                      encode_entry(other_secret, sample('o'), "somebody else's secret"))
+                .outcome,
+            Outcome::kStored);
+  TestDir other;
+  team.dir = other.path();
+  auto reader = RemoteTier::open(team, &error);
+  std::optional<RemoteEntry> got = reader->fetch(good, c.fn(), &note);
+  ASSERT_TRUE(got) << note;
+  EXPECT_EQ(got->outputs[0].bytes, std::string(3000, 'g'));
+  EXPECT_FALSE(reader->fetch(forged, c.fn(), &note));
+  EXPECT_FALSE(reader->fetch(other_secret, c.fn(), &note));
+  EXPECT_EQ(c.n["remote_bad_entries"], 2) << note;
+  EXPECT_NE(note.find("not signed"), std::string::npos) << note;
+  // A machine without the secret still reads the team's checked entries.
+  team.remote_secret.clear();
+  auto plain_reader = RemoteTier::open(team, &error);
+  EXPECT_TRUE(plain_reader->fetch(good, c.fn(), &note)) << note;
+}
+
 TEST_F(Tier, BatchedGet) {
   RedisServer redis;
   ASSERT_TRUE(redis.start());
