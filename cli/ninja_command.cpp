@@ -15,6 +15,7 @@
 
 #include "base/file_util.h"
 #include "cache/config.h"
+#include "cache/remote/upload_queue.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/ninja/build_counts.h"
@@ -80,6 +81,10 @@ int run_ninja_command(const std::vector<std::string>& args) {
       ::setenv(ninja::kBuildCountsEnv, counts_file.c_str(), 1);
     }
   }
+  // Compiles stored in this build are uploaded by one thread of this process
+  // while ninja runs, not by each compile (the build never waits on a PUT).
+  std::unique_ptr<cache::remote::Uploader> uploader;
+  if (before) uploader = cache::remote::Uploader::start(config);
   std::string report = before ? ninja::start_launcher_report() : std::string();
   auto start = std::chrono::steady_clock::now();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
@@ -94,6 +99,17 @@ int run_ninja_command(const std::vector<std::string>& args) {
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;
+  if (uploader) {
+    cache::remote::Uploader::Summary up = uploader->finish(run.term_signal == 0);
+    if (up.queued > 0) {
+      std::fprintf(
+          stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
+          static_cast<unsigned long long>(up.uploaded), static_cast<unsigned long long>(up.queued),
+          up.drain_us >= 100000
+              ? (" (" + std::to_string(up.drain_us / 1000) + " ms after the build)").c_str()
+              : "");
+    }
+  }
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {
     std::fprintf(stderr, "lexpack: error: %s\n", run.error.c_str());

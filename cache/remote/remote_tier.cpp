@@ -100,13 +100,21 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
   return std::nullopt;
 }
 
-void RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
+bool RemoteTier::can_write() const {
+  for (const Remote& r : remotes_) {
+    if (!r.spec.read_only) return true;
+  }
+  return false;
+}
+
+bool RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
                         std::string* note) {
   std::string bytes;
+  bool stored = false;
   for (const Remote& r : remotes_) {
     if (r.spec.read_only || is_down(r)) continue;
     if (bytes.empty()) bytes = encode_entry(key, entry, secret_);
-    if (bytes.empty() || bytes.size() > kMaxEntrySize) return;
+    if (bytes.empty() || bytes.size() > kMaxEntrySize) return false;
     Reply reply = r.backend->put(key.hex(), bytes);
     if (reply.failed()) {
       failed(r, reply, count, note);
@@ -114,7 +122,9 @@ void RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const Coun
     }
     count("remote_uploads", 1);
     count("remote_bytes_out", int64_t(bytes.size()));
+    stored = true;
   }
+  return stored;
 }
 
 }  // namespace lexpack::cache::remote

@@ -33,9 +33,12 @@ class RemoteTier {
   // The first remote's valid entry for `key`. Misses, failures and invalid
   // entries are counted; `*note` says what happened, for the decision log.
   std::optional<RemoteEntry> fetch(const Hash128& key, const CountFn& count, std::string* note);
-  // Writes to every writable remote that is up.
-  void upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
+  // Writes to every writable remote that is up; true when one took it.
+  bool upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
               std::string* note);
+
+  // True when some remote is not read-only.
+  bool can_write() const;
 
   // Where `spec`'s marker lives in cache directory `dir`.
   static std::string marker_path(const std::string& dir, const RemoteSpec& spec);

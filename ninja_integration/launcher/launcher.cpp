@@ -21,6 +21,7 @@
 #include "base/relocation.h"
 #include "cache/config.h"
 #include "cache/remote/remote_tier.h"
+#include "cache/remote/upload_queue.h"
 #include "cache/store.h"
 #include "lexer/kernel.h"
 #include "ninja_integration/closure/action_key.h"
@@ -712,8 +713,10 @@ LaunchResult Launcher::compile_and_store() {
   if (!stored.ok()) return finish("not stored: " + stored.message());
   note_build_use(key);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
-  if (remote_) {
-    // After the outputs are in place: the build only waits for this process.
+  if (remote_ && cache::remote::queue_upload(key)) {
+    note("queued for the build's uploader");
+  } else if (remote_) {
+    // Not under `lexpack ninja`: upload here, after the outputs are in place.
     cache::remote::RemoteEntry entry;
     entry.compile_time_us = action.compile_time_us;
     entry.payload = action.payload;

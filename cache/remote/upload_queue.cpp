@@ -1,0 +1,172 @@
+// The queue is a plain file of hex keys, one per line, appended with one
+// O_APPEND write per key (so concurrent compiles never interleave) and read
+// from a remembered offset (so a line still being written waits for its
+// newline).
+#include "cache/remote/upload_queue.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
+#include "cache/leftovers.h"
+#include "cache/remote/remote_tier.h"
+
+namespace lexpack::cache::remote {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Bytes of `path` from `offset` on (empty when there are none or on error).
+std::string read_from(const std::string& path, uint64_t offset) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(offset + out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+bool queue_upload(const Hash128& key) {
+  const char* path = std::getenv(kUploadQueueEnv);
+  if (!path || !*path) return false;
+  int fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);  // no O_CREAT: the build owns it
+  if (fd < 0) return false;
+  std::string line = key.hex() + "\n";
+  ssize_t n;
+  do {
+    n = ::write(fd, line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  return n == static_cast<ssize_t>(line.size());
+}
+
+std::optional<RemoteEntry> entry_from_store(Store& store, const ActionRecord& action) {
+  RemoteEntry entry;
+  entry.compile_time_us = action.compile_time_us;
+  entry.payload = action.payload;
+  auto text = [&](const BlobId& id, std::string* out) {
+    if (id.is_zero()) return true;
+    std::optional<std::string_view> bytes = store.get_blob(id);
+    if (!bytes) return false;
+    *out = std::string(*bytes);
+    return true;
+  };
+  for (const ActionRecord::Output& o : action.outputs) {
+    RemoteEntry::File f{o.role, {}};
+    if (!text(o.blob, &f.bytes)) return std::nullopt;
+    entry.outputs.push_back(std::move(f));
+  }
+  if (!text(action.stdout_blob, &entry.out) || !text(action.stderr_blob, &entry.err)) {
+    return std::nullopt;
+  }
+  return entry;
+}
+
+std::unique_ptr<Uploader> Uploader::start(const Config& config) {
+  std::string error;
+  std::unique_ptr<RemoteTier> tier = RemoteTier::open(config, &error);
+  if (!tier || !tier->can_write()) return nullptr;
+  auto queue = make_cache_temp(config.dir, ".uploads", FileModes::from(config));
+  if (!queue.ok()) return nullptr;
+  std::unique_ptr<Uploader> u(new Uploader());
+  u->config_ = config;
+  u->queue_ = *queue;
+  ::setenv(kUploadQueueEnv, u->queue_.c_str(), 1);
+  u->thread_ = std::thread([raw = u.get()] { raw->run(); });
+  return u;
+}
+
+Uploader::~Uploader() {
+  if (!finished_) finish();
+}
+
+Uploader::Summary Uploader::finish(bool send_rest) {
+  if (finished_) return summary_;
+  finished_ = true;
+  ::unsetenv(kUploadQueueEnv);
+  const int64_t begin = now_us();
+  abandon_ = !send_rest;
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  summary_.drain_us = now_us() - begin;
+  ::unlink(queue_.c_str());
+  return summary_;
+}
+
+void Uploader::run() {
+  // This thread's own store and connections: the build's processes have
+  // theirs, and the main thread opens none while ninja runs.
+  StoreOptions options;
+  options.dir = config_.dir;
+  auto store = Store::open(options);
+  std::string error;
+  std::unique_ptr<RemoteTier> tier = RemoteTier::open(config_, &error);
+  uint64_t offset = 0;
+  for (;;) {
+    const bool last_round = stop_.load();  // read before draining: nothing is left behind
+    if (store.ok() && tier) drain(*store.value(), *tier, &offset);
+    if (last_round) break;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  if (!store.ok() || !tier) {
+    // Nothing could be sent: count what the build queued as skipped.
+    std::string rest = read_from(queue_, offset);
+    for (char c : rest) summary_.skipped += c == '\n';
+    summary_.queued += summary_.skipped;
+  }
+}
+
+void Uploader::drain(Store& store, RemoteTier& tier, uint64_t* offset) {
+  std::string bytes = read_from(queue_, *offset);
+  size_t end = bytes.rfind('\n');
+  if (end == std::string::npos) return;
+  *offset += end + 1;
+  auto count = [&store](std::string_view name, int64_t delta) { store.add_counter(name, delta); };
+  std::set<std::string> seen;
+  for (size_t pos = 0; pos <= end;) {
+    size_t nl = bytes.find('\n', pos);
+    std::string line = bytes.substr(pos, nl - pos);
+    pos = nl + 1;
+    Hash128 key;
+    if (!Hash128::from_hex(line, &key) || !seen.insert(line).second) continue;
+    ++summary_.queued;
+    if (abandon_) {
+      ++summary_.skipped;
+      continue;
+    }
+    std::optional<ActionRecord> action = store.get_action(key);
+    std::optional<RemoteEntry> entry;
+    if (action) entry = entry_from_store(store, *action);
+    if (!entry) {
+      ++summary_.skipped;
+      continue;
+    }
+    std::string note;
+    if (tier.upload(key, *entry, count, &note)) {
+      ++summary_.uploaded;
+    } else {
+      ++summary_.skipped;
+    }
+  }
+  store.flush();
+}
+
+}  // namespace lexpack::cache::remote

@@ -1,0 +1,78 @@
+// `lexpack ninja` with a remote: the build's compiles queue their uploads and
+// one uploader of the build sends them (no compile waits for a PUT); another
+// machine (another cache directory) then builds from the remote alone.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/process.h"
+#include "tests/support/servers.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::testing {
+namespace {
+
+class RemoteNinja : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_.write("src/CMakeLists.txt",
+               "cmake_minimum_required(VERSION 3.22)\n"
+               "project(rn CXX)\n"
+               "add_library(parts STATIC t0.cpp t1.cpp t2.cpp)\n");
+    for (int i = 0; i < 3; ++i) {
+      dir_.write("src/t" + std::to_string(i) + ".cpp",
+                 "#include <string>\nint t" + std::to_string(i) +
+                     "() { return int(std::to_string(" + std::to_string(i * 17) + ").size()); }\n");
+    }
+  }
+  base::ProcessResult sh(const std::string& cache, const std::string& remote,
+                         const std::string& command) {
+    return base::run_captured(
+        {"/bin/sh", "-c",
+         "cd " + shell_quote(dir_.path()) + " || exit 99; export LEXPACK_DIR=" +
+             shell_quote(dir_.at(cache)) + " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) +
+             " LEXPACK_REMOTE_STORAGE=" + shell_quote(remote) + "; " + command},
+        true);
+  }
+  // A fresh build directory, configured and built by `lexpack ninja`.
+  base::ProcessResult build(const std::string& cache, const std::string& remote,
+                            const std::string& ninja_args = "") {
+    base::ProcessResult c = sh(cache, remote,
+                               "rm -rf b && cmake -S src -B b -G Ninja "
+                               "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
+    EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+    return sh(cache, remote, std::string(LEXPACK_BIN) + " ninja -C b " + ninja_args);
+  }
+  TestDir dir_;
+};
+
+TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.err.find("3 of 3 stored compiles uploaded to the remote"), std::string::npos)
+      << a.err;
+  base::ProcessResult b = build("cache-b", redis.url());
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  base::ProcessResult stats = sh("cache-a", "", std::string(LEXPACK_BIN) + " stats");
+  EXPECT_NE(stats.out.find("remote_uploads    3"), std::string::npos) << stats.out;
+}
+
+TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {
+  BlackHole hole;
+  const std::string remote =
+      "redis://127.0.0.1:" + std::to_string(hole.port()) + "|operation-timeout=300";
+  // One compile at a time, so that exactly one of them meets the dead remote
+  // first; the others, and the build's uploader, see it marked down.
+  base::ProcessResult a = build("cache-a", remote, "-j1");
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.err.find("3 compiles, 0 hits"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("0 of 3 stored compiles uploaded"), std::string::npos) << a.err;
+  base::ProcessResult stats = sh("cache-a", "", std::string(LEXPACK_BIN) + " stats");
+  EXPECT_NE(stats.out.find("remote_timeouts   1"), std::string::npos) << stats.out;
+}
+
+}  // namespace
+}  // namespace lexpack::testing
