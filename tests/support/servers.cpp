@@ -160,4 +160,39 @@ BlackHole::~BlackHole() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+FixedReplyServer::FixedReplyServer(std::string reply) {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::listen(fd_, 16);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  const int listener = fd_;
+  thread_ = std::thread([listener, reply = std::move(reply)] {
+    for (;;) {
+      int c = ::accept(listener, nullptr, nullptr);
+      if (c < 0) return;  // the listener was shut down
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      ssize_t ignored = ::write(c, reply.data(), reply.size());
+      (void)ignored;
+      ::close(c);
+    }
+  });
+}
+
+FixedReplyServer::~FixedReplyServer() {
+  ::shutdown(fd_, SHUT_RDWR);
+  if (thread_.joinable()) thread_.join();
+  ::close(fd_);
+}
+
 }  // namespace lexpack::testing

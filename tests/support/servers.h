@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/test_dir.h"
@@ -78,6 +79,21 @@ class BlackHole {
  private:
   int fd_ = -1;
   int port_ = 0;
+};
+
+// A listener that answers every request on its connections with the same
+// bytes, whatever was asked: a server that lies (an oversized length, a
+// malformed reply) to check that the client refuses it.
+class FixedReplyServer {
+ public:
+  explicit FixedReplyServer(std::string reply);
+  ~FixedReplyServer();
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
 };
 
 }  // namespace lexpack::testing
