@@ -1,12 +1,18 @@
 // `lexpack warm -C <builddir>`: before a build, asks the launcher's explain
 // mode for every compile of the build (all cores) and reports how many would
-// hit the cache, so a CI job can see whether its restored cache fits.
+// hit the cache, so a CI job can see whether its restored cache fits. With a
+// remote configured, the entries missing locally are then fetched in batches
+// (one round trip per batch), so the build finds them in the local store.
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <thread>
 
 #include "base/process.h"
+#include "cache/config.h"
+#include "cache/remote/local_copy.h"
+#include "cache/remote/remote_tier.h"
+#include "cache/store.h"
 #include "cli/commands.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
@@ -25,7 +31,36 @@ struct WarmArgs {
   std::string build_dir;
   int jobs = 0;
   bool verbose = false;
+  bool fetch = true;
 };
+
+// Fetches the entries of `keys` from the configured remotes into the local
+// store; how many were stored (0 when no remote is configured).
+size_t prefetch(const std::vector<cache::Hash128>& keys) {
+  cache::Config config = cache::load_config("");
+  std::string error;
+  std::unique_ptr<cache::remote::RemoteTier> tier = cache::remote::RemoteTier::open(config, &error);
+  if (!error.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", error.c_str());
+  if (!tier || keys.empty()) return 0;
+  auto store = cache::Store::open(cache::StoreOptions{});
+  if (!store.ok()) {
+    std::fprintf(stderr, "lexpack: warning: not fetched: %s\n", store.message().c_str());
+    return 0;
+  }
+  cache::Store& s = *store.value();
+  auto count = [&s](std::string_view name, int64_t delta) { s.add_counter(name, delta); };
+  std::string note;
+  std::vector<std::optional<cache::remote::RemoteEntry>> got = tier->fetch_many(keys, count, &note);
+  size_t stored = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (got[i] && cache::remote::store_entry(s, keys[i], *got[i])) ++stored;
+  }
+  if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
+      note.find("refused") != std::string::npos) {
+    std::fprintf(stderr, "lexpack: warning: %s\n", note.c_str());
+  }
+  return stored;
+}
 
 int run_warm(const WarmArgs& a) {
   ninja::make_cache_dir_absolute();
@@ -41,6 +76,7 @@ int run_warm(const WarmArgs& a) {
   std::string self = ninja::self_executable();
   std::atomic<size_t> next{0}, hits{0}, misses{0}, other{0};
   std::mutex print_mu;
+  std::vector<cache::Hash128> missing;  // action keys of the compiles that would miss
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < compiles.size();) {
       const scan::CompdbEntry& e = *compiles[i];
@@ -55,6 +91,12 @@ int run_warm(const WarmArgs& a) {
         ++hits;
       } else if (verdict.starts_with("would miss")) {
         ++misses;
+        cache::Hash128 key;
+        size_t k = p.out.rfind("action key: ");
+        if (k != std::string::npos && cache::Hash128::from_hex(p.out.substr(k + 12, 32), &key)) {
+          std::lock_guard lock(print_mu);
+          missing.push_back(key);
+        }
       } else {
         ++other;
       }
@@ -74,9 +116,14 @@ int run_warm(const WarmArgs& a) {
   for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
+  std::string fetched;
+  if (a.fetch && !missing.empty()) {
+    size_t n = prefetch(missing);
+    if (n > 0) fetched = "; " + std::to_string(n) + " of them fetched from the remote";
+  }
   std::fprintf(stderr,
-               "lexpack: warm: %zu compiles, %zu would hit, %zu would miss, %zu uncacheable\n",
-               compiles.size(), hits.load(), misses.load(), other.load());
+               "lexpack: warm: %zu compiles, %zu would hit, %zu would miss, %zu uncacheable%s\n",
+               compiles.size(), hits.load(), misses.load(), other.load(), fetched.c_str());
   return 0;
 }
 
@@ -89,6 +136,8 @@ void add_warm_command(CLI::App& app, int* exit_code) {
   sub->add_option("-C", args->build_dir, "Build directory (ninja)")->required();
   sub->add_option("-j,--jobs", args->jobs, "Parallel questions (default: one per core)");
   sub->add_flag("-v,--verbose", args->verbose, "One line per compile");
+  sub->add_flag("!--no-fetch", args->fetch,
+                "Do not fetch the missing entries from the remote (remote_storage)");
   sub->callback([args, exit_code] { *exit_code = run_warm(*args); });
 }
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "base/file_util.h"
@@ -98,6 +99,52 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
     return std::move(entry.value());
   }
   return std::nullopt;
+}
+
+std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector<Hash128>& keys,
+                                                               const CountFn& count,
+                                                               std::string* note) {
+  constexpr size_t kBatch = 64;
+  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  for (const Remote& r : remotes_) {
+    if (is_down(r)) {
+      *note += "remote " + masked(r.spec) + " marked down; ";
+      continue;
+    }
+    std::vector<size_t> wanted;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!found[i]) wanted.push_back(i);
+    }
+    bool down = false;
+    for (size_t begin = 0; begin < wanted.size() && !down; begin += kBatch) {
+      const size_t end = std::min(wanted.size(), begin + kBatch);
+      std::vector<std::string> names;
+      for (size_t j = begin; j < end; ++j) names.push_back(keys[wanted[j]].hex());
+      std::vector<Reply> replies = r.backend->get_many(names);
+      for (size_t j = begin; j < end && !down; ++j) {
+        Reply& reply = replies[j - begin];
+        const Hash128& key = keys[wanted[j]];
+        if (reply.failed()) {
+          failed(r, reply, count, note);
+          down = true;
+        } else if (reply.outcome != Outcome::kHit) {
+          count("remote_misses", 1);
+        } else {
+          count("remote_bytes_in", int64_t(reply.bytes.size()));
+          base::Result<RemoteEntry> entry = decode_entry(reply.bytes, key, secret_);
+          if (!entry.ok()) {
+            count("remote_bad_entries", 1);
+            *note += "remote " + masked(r.spec) + " entry " + key.hex() + " refused (" +
+                     entry.message() + "); ";
+          } else {
+            count("remote_hits", 1);
+            found[wanted[j]] = std::move(entry.value());
+          }
+        }
+      }
+    }
+  }
+  return found;
 }
 
 bool RemoteTier::can_write() const {

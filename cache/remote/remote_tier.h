@@ -33,6 +33,11 @@ class RemoteTier {
   // The first remote's valid entry for `key`. Misses, failures and invalid
   // entries are counted; `*note` says what happened, for the decision log.
   std::optional<RemoteEntry> fetch(const Hash128& key, const CountFn& count, std::string* note);
+  // fetch() for many keys in batches (one round trip per batch where the
+  // scheme allows: Redis MGET), for whole-build prefetch. result[i] is the
+  // valid entry of keys[i] from the first remote that has one.
+  std::vector<std::optional<RemoteEntry>> fetch_many(const std::vector<Hash128>& keys,
+                                                     const CountFn& count, std::string* note);
   // Writes to every writable remote that is up; true when one took it.
   bool upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
               std::string* note);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "cache/leftovers.h"
+#include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 
 namespace lexpack::cache::remote {
@@ -56,28 +57,6 @@ bool queue_upload(const Hash128& key) {
   } while (n < 0 && errno == EINTR);
   ::close(fd);
   return n == static_cast<ssize_t>(line.size());
-}
-
-std::optional<RemoteEntry> entry_from_store(Store& store, const ActionRecord& action) {
-  RemoteEntry entry;
-  entry.compile_time_us = action.compile_time_us;
-  entry.payload = action.payload;
-  auto text = [&](const BlobId& id, std::string* out) {
-    if (id.is_zero()) return true;
-    std::optional<std::string_view> bytes = store.get_blob(id);
-    if (!bytes) return false;
-    *out = std::string(*bytes);
-    return true;
-  };
-  for (const ActionRecord::Output& o : action.outputs) {
-    RemoteEntry::File f{o.role, {}};
-    if (!text(o.blob, &f.bytes)) return std::nullopt;
-    entry.outputs.push_back(std::move(f));
-  }
-  if (!text(action.stdout_blob, &entry.out) || !text(action.stderr_blob, &entry.err)) {
-    return std::nullopt;
-  }
-  return entry;
 }
 
 std::unique_ptr<Uploader> Uploader::start(const Config& config) {

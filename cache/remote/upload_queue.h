@@ -26,10 +26,6 @@ inline constexpr const char* kUploadQueueEnv = "LEXPACK_UPLOAD_QUEUE";
 // False when there is no queue (or it cannot be written): upload directly.
 bool queue_upload(const Hash128& key);
 
-// The entry a remote holds for `action`, read back from `store`; nullopt
-// when one of its blobs is gone (evicted since).
-std::optional<RemoteEntry> entry_from_store(Store& store, const ActionRecord& action);
-
 class Uploader {
  public:
   struct Summary {

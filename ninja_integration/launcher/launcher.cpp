@@ -20,6 +20,7 @@
 #include "base/process.h"
 #include "base/relocation.h"
 #include "cache/config.h"
+#include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/remote/upload_queue.h"
 #include "cache/store.h"
@@ -466,27 +467,7 @@ std::optional<cache::ActionRecord> Launcher::fetch_remote(const cache::Hash128& 
   std::optional<cache::remote::RemoteEntry> entry = remote_->fetch(key, counter, &what);
   if (!what.empty()) note(what);
   if (!entry) return std::nullopt;
-  cache::ActionRecord action;
-  action.exit_code = 0;
-  action.compile_time_us = entry->compile_time_us;
-  action.payload = entry->payload;
-  auto put = [this](std::string_view bytes, cache::BlobId* id) {
-    if (bytes.empty()) return true;
-    auto stored = store_->put_blob(bytes, cache::BlobOptions());
-    if (!stored.ok()) return false;
-    *id = stored.value();
-    return true;
-  };
-  for (const cache::remote::RemoteEntry::File& f : entry->outputs) {
-    cache::ActionRecord::Output o{f.role, {}};
-    if (!put(f.bytes, &o.blob) || o.blob.is_zero()) return std::nullopt;
-    action.outputs.push_back(o);
-  }
-  if (!put(entry->out, &action.stdout_blob) || !put(entry->err, &action.stderr_blob)) {
-    return std::nullopt;
-  }
-  if (!store_->put_action(key, action).ok()) return std::nullopt;
-  return store_->get_action(key);
+  return cache::remote::store_entry(*store_, key, *entry);
 }
 
 std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& action) {

@@ -60,6 +60,32 @@ TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
   EXPECT_NE(stats.out.find("remote_uploads    3"), std::string::npos) << stats.out;
 }
 
+// A CI job on a fresh machine: `lexpack warm` computes every compile's key,
+// fetches the missing entries in one batch (one MGET) into the local store,
+// and the build then hits them all without asking the remote again.
+TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  base::ProcessResult c = sh("cache-c", redis.url(),
+                             "rm -rf b && cmake -S src -B b -G Ninja "
+                             "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  base::ProcessResult warm = sh("cache-c", redis.url(), std::string(LEXPACK_BIN) + " warm -C b");
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_NE(warm.err.find("3 would miss, 0 uncacheable; 3 of them fetched from the remote"),
+            std::string::npos)
+      << warm.err;
+  base::ProcessResult mgets =
+      sh("cache-c", "", "redis-cli -p " + std::to_string(redis.port()) + " info commandstats");
+  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=1,"), std::string::npos) << mgets.out;
+  // The build needs no remote any more.
+  base::ProcessResult b = sh("cache-c", "", std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+}
+
 TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {
   BlackHole hole;
   const std::string remote =

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <random>
 
 #include "tests/support/servers.h"
 #include "tests/support/test_dir.h"
@@ -16,6 +17,7 @@ namespace lexpack::cache::remote {
 namespace {
 
 using lexpack::testing::BlackHole;
+using lexpack::testing::FixedReplyServer;
 using lexpack::testing::NginxServer;
 using lexpack::testing::RedisServer;
 using lexpack::testing::TestDir;
@@ -157,6 +159,101 @@ TEST_F(Tier, SignedRemoteRefusesEntriesWithoutTheSecret) {
   team.remote_secret.clear();
   auto plain_reader = RemoteTier::open(team, &error);
   EXPECT_TRUE(plain_reader->fetch(good, c.fn(), &note)) << note;
+}
+
+// fetch_many: present, absent and corrupted keys in one call, on both
+// schemes; each answered as fetch() would.
+TEST_F(Tier, FetchManyAnswersEachKeyLikeFetch) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start());
+  for (const std::string& url : {redis.url(), nginx.url()}) {
+    auto tier = open(url);
+    Counts c;
+    std::string note;
+    std::vector<Hash128> keys;
+    for (uint64_t i = 0; i < 100; ++i) keys.push_back(Hash128{40, i});
+    for (uint64_t i = 0; i < 100; i += 2) {
+      ASSERT_TRUE(tier->upload(keys[i], sample(char('a' + i % 26)), c.fn(), &note)) << note;
+    }
+    auto backend = make_backend(*parse_remote_spec(url));
+    std::string bad = encode_entry(keys[4], sample('z'));
+    bad[bad.size() - 2] ^= 1;
+    Reply put = backend->put(keys[4].hex(), bad);
+    ASSERT_EQ(put.outcome, Outcome::kStored) << url << ": " << put.error;
+    std::vector<std::optional<RemoteEntry>> got = tier->fetch_many(keys, c.fn(), &note);
+    ASSERT_EQ(got.size(), keys.size());
+    for (uint64_t i = 0; i < 100; ++i) {
+      if (i % 2 == 1 || i == 4) {
+        EXPECT_FALSE(got[i]) << url << " key " << i;
+      } else {
+        ASSERT_TRUE(got[i]) << url << " key " << i << ": " << note;
+        EXPECT_EQ(got[i]->outputs[0].bytes, std::string(3000, char('a' + i % 26)));
+      }
+    }
+    EXPECT_EQ(c.n["remote_hits"], 49) << url;
+    EXPECT_EQ(c.n["remote_misses"], 50) << url;
+    EXPECT_EQ(c.n["remote_bad_entries"], 1) << url;
+  }
+}
+
+// A reply that claims more than any entry can be is refused before anything
+// is read or allocated; a garbled one is refused too. Both are a miss.
+TEST_F(Tier, OversizedOrGarbledRepliesAreAMiss) {
+  for (const std::string& reply :
+       {std::string("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nLXRE"),
+        std::string("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nLXRE"),
+        std::string("garbage\r\n\r\n")}) {
+    FixedReplyServer liar(reply);
+    TestDir other;
+    Config c;
+    c.dir = other.path();
+    c.remote_storage = "http://127.0.0.1:" + std::to_string(liar.port()) + "/c";
+    std::string error;
+    auto tier = RemoteTier::open(c, &error);
+    Counts n;
+    std::string note;
+    auto t = std::chrono::steady_clock::now();
+    EXPECT_FALSE(tier->fetch(Hash128{3, 3}, n.fn(), &note)) << reply;
+    EXPECT_LT(std::chrono::steady_clock::now() - t, std::chrono::seconds(5)) << reply;
+    EXPECT_EQ(n.n["remote_hits"], 0) << reply;
+    EXPECT_EQ(n.n["remote_errors"] + n.n["remote_bad_entries"], 1) << reply << note;
+  }
+}
+
+// A full Redis (maxmemory, noeviction) refuses writes: the upload is a
+// counted error, nothing breaks, and what was stored before still hits.
+TEST_F(Tier, FullRedisRefusesUploadsQuietly) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start({"--maxmemory", "2mb", "--maxmemory-policy", "noeviction"}));
+  auto tier = open(redis.url());
+  Counts c;
+  std::string note;
+  std::mt19937_64 rng(7);
+  auto big = [&rng] {
+    RemoteEntry e;
+    std::string bytes(400 << 10, '\0');
+    for (char& ch : bytes) ch = char(rng());  // incompressible
+    e.outputs.push_back({"object", bytes});
+    return e;
+  };
+  ASSERT_TRUE(tier->upload(Hash128{8, 0}, sample('s'), c.fn(), &note)) << note;
+  bool refused = false;
+  for (uint64_t i = 1; i < 40 && !refused; ++i) {
+    refused = !tier->upload(Hash128{8, i}, big(), c.fn(), &note);
+  }
+  ASSERT_TRUE(refused) << "the server never filled up";
+  EXPECT_EQ(c.n["remote_errors"], 1) << note;
+  EXPECT_NE(note.find("OOM"), std::string::npos) << note;
+  // Another machine still reads what is there.
+  TestDir other;
+  Config oc;
+  oc.dir = other.path();
+  oc.remote_storage = redis.url();
+  std::string error;
+  auto reader = RemoteTier::open(oc, &error);
+  EXPECT_TRUE(reader->fetch(Hash128{8, 0}, c.fn(), &note)) << note;
 }
 
 TEST_F(Tier, BatchedGet) {
