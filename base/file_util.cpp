@@ -12,6 +12,18 @@
 
 namespace lexpack::base {
 
+bool pread_all(int fd, uint64_t offset, uint64_t size, std::string* out) {
+  out->resize(size);
+  uint64_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, out->data() + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
 Result<std::string> read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error("cannot open " + path + ": " + std::strerror(errno));

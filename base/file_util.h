@@ -2,6 +2,7 @@
 // the compiler spells them: small helpers every folder above base/ needs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,10 @@ namespace lexpack::base {
 
 // The bytes of a whole file, or an error naming the path and errno.
 Result<std::string> read_file(const std::string& path);
+
+// Exactly `size` bytes of `fd` from `offset` into *out, however many reads
+// that takes (retrying EINTR); false on an error or an early end of file.
+bool pread_all(int fd, uint64_t offset, uint64_t size, std::string* out);
 
 // `path` made absolute against `cwd` (no normalization).
 std::string absolute_path(const std::string& path, const std::string& cwd);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/file_util.h"
 #include "cache/archive_format.h"
 #include "cache/sha256.h"
 #include "cache/store_impl.h"
@@ -23,15 +24,7 @@ class ArchiveFile {
  public:
   explicit ArchiveFile(int fd) : fd_(fd) {}
   bool read_at(uint64_t pos, uint64_t n, std::string* out) const {
-    out->resize(n);
-    uint64_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, out->data() + done, n - done, static_cast<off_t>(pos + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      done += static_cast<uint64_t>(r);
-    }
-    return true;
+    return base::pread_all(fd_, pos, n, out);
   }
   // Calls fn with [pos, pos + n) in chunks of at most kChunk bytes. A chunk
   // that lies in a hole of a sparse file is handed over as zeros unread: a

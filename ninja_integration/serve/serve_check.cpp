@@ -9,25 +9,10 @@
 #include <cstring>
 #include <map>
 
+#include "base/file_util.h"
 #include "ninja_integration/serve/serve_reads.h"
 
 namespace lexpack::serve {
-
-namespace {
-
-bool read_range(int fd, uint64_t offset, uint64_t size, std::string* out) {
-  out->resize(size);
-  uint64_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pread(fd, out->data() + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 bool ServedReads::served_bytes_intact(std::string* why) const {
   std::map<std::string, int> packs;  // path -> descriptor checked to be the pack served
@@ -49,7 +34,7 @@ bool ServedReads::served_bytes_intact(std::string* why) const {
       }
       it = packs.emplace(s.pack_path, fd).first;
     }
-    if (it->second < 0 || !read_range(it->second, s.offset, s.size, &bytes) ||
+    if (it->second < 0 || !base::pread_all(it->second, s.offset, s.size, &bytes) ||
         cache::hash_bytes(bytes) != s.id) {
       *why = s.path + " was served from " + s.pack_path + " at offset " + std::to_string(s.offset) +
              ", whose bytes changed during the compile";
