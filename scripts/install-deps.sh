@@ -9,7 +9,8 @@ packages=(
   clang-14 libclang-rt-14-dev            # libFuzzer runs of the lexer
   g++-aarch64-linux-gnu qemu-user        # ARM64 lexer tests under qemu
   strace
-  libhiredis-dev libzstd-dev                         # the remote tier
+  libhiredis-dev libzstd-dev libcurl4-openssl-dev    # the remote tier
+  openssl                                            # https tests make a certificate
   redis-server nginx libnginx-mod-http-dav-ext distcc # their tests start real servers
   libboost-dev                           # exact-scan tests on computed includes
 )

@@ -2,7 +2,8 @@
 // <path>/<k[0:2]>/<k[2:]> (layout=subdirs: any WebDAV or nginx PUT server)
 // or <path>/ac/<64 hex> (layout=bazel: bazel-remote's action cache, which
 // must accept non-protobuf entries). One kept-alive connection per backend;
-// every wait is bounded by the spec's timeouts. https is not supported.
+// every wait is bounded by the spec's timeouts. https goes through
+// https_backend.cpp, with the same paths.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,6 +19,9 @@
 #include "cache/remote/remote_entry.h"
 
 namespace lexpack::cache::remote {
+
+std::string entry_path(const RemoteSpec& spec, std::string_view key);
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -77,14 +81,7 @@ class HttpBackend final : public Backend {
   }
 
  private:
-  std::string target(std::string_view key) const {
-    std::string k(key);
-    if (spec_.layout == Layout::kBazel) {
-      while (k.size() < 64) k += '0';
-      return spec_.path + "/ac/" + k;
-    }
-    return spec_.path + "/" + k.substr(0, 2) + "/" + k.substr(2);
-  }
+  std::string target(std::string_view key) const { return entry_path(spec_, key); }
 
   void disconnect() {
     if (fd_ >= 0) ::close(fd_);
@@ -198,7 +195,6 @@ class HttpBackend final : public Backend {
   }
 
   Reply attempt_request(const char* method, std::string_view key, const std::string_view* body) {
-    if (spec_.scheme == Scheme::kHttps) return {Outcome::kError, {}, "https is not supported"};
     if (fd_ < 0) {
       Reply c = connect_now();
       if (c.failed()) return c;
@@ -261,7 +257,19 @@ class HttpBackend final : public Backend {
 
 }  // namespace
 
+std::string entry_path(const RemoteSpec& spec, std::string_view key) {
+  std::string k(key);
+  if (spec.layout == Layout::kBazel) {
+    while (k.size() < 64) k += '0';
+    return spec.path + "/ac/" + k;
+  }
+  return spec.path + "/" + k.substr(0, 2) + "/" + k.substr(2);
+}
+
+std::unique_ptr<Backend> make_https_backend(const RemoteSpec& spec);  // https_backend.cpp
+
 std::unique_ptr<Backend> make_http_backend(const RemoteSpec& spec) {
+  if (spec.scheme == Scheme::kHttps) return make_https_backend(spec);
   return std::make_unique<HttpBackend>(spec);
 }
 

@@ -103,6 +103,9 @@ base::Result<RemoteSpec> parse_remote_spec(std::string_view text) {
       } else {
         return base::Status::error("unknown layout " + std::string(value));
       }
+    } else if (key == "ca-file") {
+      if (value.empty()) return base::Status::error("bad " + std::string(key));
+      spec.ca_file = std::string(value);
     } else {
       return base::Status::error("unknown attribute " + std::string(key));
     }

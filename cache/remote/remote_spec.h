@@ -1,6 +1,6 @@
 // The `remote_storage` setting in ccache's syntax: space-separated URLs, each
 // with `|key=value` attributes (read-only, connect-timeout, operation-timeout,
-// layout). Credentials stay in the spec and are masked whenever it is shown.
+// layout, ca-file). Credentials stay in the spec and are masked whenever it is shown.
 #pragma once
 
 #include <string>
@@ -27,6 +27,7 @@ struct RemoteSpec {
   bool read_only = false;
   int connect_timeout_ms = 100;
   int operation_timeout_ms = 10000;
+  std::string ca_file;  // https: the CA certificates to trust instead of the system's
 };
 
 // One URL with its attributes.

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <vector>
 
 namespace lexpack::testing {
@@ -98,9 +99,20 @@ bool RedisServer::start(const std::vector<std::string>& extra) {
   return ServerProcess::start(argv, std::stoi(argv[2]));
 }
 
-bool NginxServer::start() {
+bool NginxServer::start(bool tls) {
   int port = free_port();
   std::string d = dir_.path();
+  tls_ = tls;
+  std::string listen = "127.0.0.1:" + std::to_string(port);
+  if (tls) {
+    std::string make_cert =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+        "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout '" +
+        d + "/key.pem' -out '" + d + "/cert.pem' >/dev/null 2>&1";
+    if (std::system(make_cert.c_str()) != 0) return false;
+    listen +=
+        " ssl;\n    ssl_certificate " + d + "/cert.pem;\n    ssl_certificate_key " + d + "/key.pem";
+  }
   dir_.write("data/cache/.keep", "");
   std::string conf =
       "daemon off;\nmaster_process off;\nworker_processes 1;\n"
@@ -119,8 +131,8 @@ bool NginxServer::start() {
       "  scgi_temp_path " +
       d +
       "/scgi;\n"
-      "  server {\n    listen 127.0.0.1:" +
-      std::to_string(port) +
+      "  server {\n    listen " +
+      listen +
       ";\n"
       "    root " +
       d +

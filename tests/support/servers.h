@@ -48,12 +48,19 @@ class RedisServer : public ServerProcess {
 
 class NginxServer : public ServerProcess {
  public:
-  bool start();
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/cache"; }
+  // tls: https with a certificate made here for 127.0.0.1 (openssl), which
+  // clients trust through ca_file().
+  bool start(bool tls = false);
+  std::string url() const {
+    return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
+           "/cache";
+  }
+  std::string ca_file() const { return dir_.at("cert.pem"); }
   std::string data_dir() const { return dir_.at("data"); }
 
  private:
   TestDir dir_;
+  bool tls_ = false;
 };
 
 // distccd on localhost (as root its jobs run as nobody); its log says which

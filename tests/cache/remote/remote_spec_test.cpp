@@ -28,6 +28,12 @@ TEST(RemoteSpec, ParsesUrlsAndAttributes) {
   EXPECT_EQ(h.layout, Layout::kBazel);
   EXPECT_TRUE(h.read_only);
   EXPECT_EQ(h.operation_timeout_ms, 2000);
+  auto tls = parse_remote_spec("https://cache.example/c|ca-file=/etc/team-ca.pem");
+  ASSERT_TRUE(tls.ok()) << tls.message();
+  EXPECT_EQ(tls->scheme, Scheme::kHttps);
+  EXPECT_EQ(tls->port, 443);
+  EXPECT_EQ(tls->ca_file, "/etc/team-ca.pem");
+  EXPECT_FALSE(parse_remote_spec("https://cache.example/c|ca-file=").ok());
 }
 
 TEST(RemoteSpec, ErrorsNameTheEntryWithoutItsPassword) {

@@ -87,6 +87,26 @@ TEST_F(Tier, NginxRoundTrip) {
   round_trip(nginx.url());
 }
 
+TEST_F(Tier, HttpsRoundTrip) {
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start(true));
+  round_trip(nginx.url() + "|ca-file=" + nginx.ca_file());
+}
+
+// A server whose certificate is not trusted is an error (counted, marked
+// down), never a silent plain-text fallback.
+TEST_F(Tier, HttpsWithAnUntrustedCertificateIsAnError) {
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start(true));
+  auto tier = open(nginx.url());
+  Counts c;
+  std::string note;
+  EXPECT_FALSE(tier->fetch(Hash128{6, 6}, c.fn(), &note));
+  EXPECT_EQ(c.n["remote_errors"], 1) << note;
+  EXPECT_NE(note.find("certificate"), std::string::npos) << note;
+  EXPECT_FALSE(tier->upload(Hash128{6, 6}, sample('u'), c.fn(), &note));
+}
+
 TEST_F(Tier, ReadOnlyRemoteIsNotWritten) {
   RedisServer redis;
   ASSERT_TRUE(redis.start());
@@ -321,7 +341,7 @@ TEST_F(Tier, RefusedPortIsAMiss) {
 
 TEST_F(Tier, ServerThatNeverAnswersCostsOneTimeout) {
   BlackHole hole;
-  for (const std::string& scheme : {"redis://", "http://"}) {
+  for (const std::string scheme : {"redis://", "http://"}) {
     TestDir dir;
     Config cfg;
     cfg.dir = dir.path();

@@ -99,6 +99,12 @@ TEST_F(RemoteBuild, TwoMachinesThroughNginx) {
   two_machines(nginx.url());
 }
 
+TEST_F(RemoteBuild, TwoMachinesThroughHttps) {
+  NginxServer nginx;
+  ASSERT_TRUE(nginx.start(true));
+  two_machines(nginx.url() + "|ca-file=" + nginx.ca_file());
+}
+
 int64_t ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
       .count();
