@@ -1,0 +1,204 @@
+#!/bin/bash
+# A team cache on a real redis-server and a real nginx (WebDAV PUT): machine
+# A (empty local cache) builds a generated project and fills the remote;
+# machine B (another checkout path, empty local cache) builds it from the
+# remote. lexpack and ccache side by side on the same servers, each with its
+# base_dir and the project's -ffile-prefix-map. Then the cost of a remote on
+# a cold build: none, a working Redis, a refused port, a black hole.
+#
+# Prints medians over RUNS of: A's and B's wall times, B's ratio
+# ccache/lexpack, requests and bytes per compile on B (counted by the
+# servers: Redis INFO, nginx's access log), and the cold-build ratios.
+#
+#   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX)
+set -eu
+LEXPACK=${1:-$(pwd)/build/bin/lexpack}
+TUS=${2:-60}
+RUNS=${RUNS:-3}
+CXX=${CXX:-g++}
+command -v redis-server >/dev/null && command -v nginx >/dev/null && command -v ccache >/dev/null ||
+  { echo "needs redis-server, nginx (with its DAV module) and ccache" >&2; exit 2; }
+WORK=$(mktemp -d)
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# The project: TUS sources of a few standard headers each, one OBJECT
+# library (compiles only: ccache caches nothing else).
+write_project() {
+  mkdir -p "$1"
+  {
+    echo "cmake_minimum_required(VERSION 3.21)"
+    echo "project(remotebench CXX)"
+    echo "add_compile_options(-ffile-prefix-map=\${CMAKE_SOURCE_DIR}=. -ffile-prefix-map=\${CMAKE_BINARY_DIR}=build)"
+    printf "add_library(objs OBJECT"
+    for i in $(seq "$TUS"); do printf " t%d.cpp" "$i"; done
+    echo ")"
+  } > "$1/CMakeLists.txt"
+  for i in $(seq "$TUS"); do
+    cat > "$1/t$i.cpp" <<SRC
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+std::string t$i(int n) {
+  std::map<int, std::string> m;
+  std::vector<int> v(n, $i);
+  std::sort(v.begin(), v.end());
+  std::ostringstream out;
+  for (int x : v) { m[x] += std::to_string(x); out << m[x]; }
+  return out.str();
+}
+SRC
+  done
+}
+A_SRC="$WORK/a/proj"
+B_SRC="$WORK/b/elsewhere/proj"
+write_project "$A_SRC"
+write_project "$B_SRC"
+
+# Servers.
+REDIS_PORT=$(free_port)
+mkdir -p "$WORK/redis"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/redis" >/dev/null &
+PIDS="$PIDS $!"
+NGINX_PORT=$(free_port)
+N="$WORK/nginx"
+mkdir -p "$N/data/cache"
+cat > "$N/nginx.conf" <<CONF
+daemon off; master_process off; worker_processes 1;
+error_log $N/error.log; pid $N/nginx.pid;
+events { worker_connections 256; }
+http {
+  log_format sizes '\$request_method \$status \$body_bytes_sent';
+  access_log $N/access.log sizes;
+  client_body_temp_path $N/body; proxy_temp_path $N/proxy; fastcgi_temp_path $N/fastcgi;
+  uwsgi_temp_path $N/uwsgi; scgi_temp_path $N/scgi;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    root $N/data;
+    location / { dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 512m; }
+  }
+}
+CONF
+nginx -p "$N" -e "$N/error.log" -c "$N/nginx.conf" &
+PIDS="$PIDS $!"
+# A black hole: accepts connections, never answers.
+HOLE_PORT=$(free_port)
+python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $HOLE_PORT)); s.listen(512); time.sleep(1e6)" &
+PIDS="$PIDS $!"
+REFUSED_PORT=$(free_port)
+wait_port "$REDIS_PORT" && wait_port "$NGINX_PORT" && wait_port "$HOLE_PORT" ||
+  { echo "a server did not start" >&2; exit 1; }
+REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+HTTP_URL="http://127.0.0.1:$NGINX_PORT/cache"
+
+flush_remotes() {
+  redis-cli -p "$REDIS_PORT" flushall >/dev/null
+  rm -rf "$N/data/cache" && mkdir -p "$N/data/cache"
+}
+redis_counts() {  # commands processed, bytes sent to clients
+  redis-cli -p "$REDIS_PORT" info stats |
+    awk -F: '/^total_commands_processed/ {c=$2} /^total_net_output_bytes/ {b=$2} END {printf "%d %d\n", c, b}'
+}
+nginx_counts() {  # GET/HEAD requests, bytes of their bodies
+  awk '$1 != "PUT" {n++; b += $3} END {printf "%d %d\n", n, b}' "$N/access.log" 2>/dev/null || echo "0 0"
+}
+
+# configure SRC BUILD [launcher]
+configure() {
+  rm -rf "$2"
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
+    ${3:+-DCMAKE_CXX_COMPILER_LAUNCHER=$3} >/dev/null
+}
+# Seconds of one build, run with the environment given before the command.
+timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t0" | bc -l; }
+
+lexpack_build() {  # SRC CACHE REMOTE [warm]
+  configure "$1" "$1/build"
+  local t0; t0=$(now)
+  if [ "${4:-}" = warm ]; then
+    LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" "$LEXPACK" warm -C "$1/build" >/dev/null 2>&1
+  fi
+  LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" "$LEXPACK" ninja -C "$1/build" >"$WORK/last.log" 2>&1
+  echo "$(now) - $t0" | bc -l
+}
+ccache_build() {  # SRC CACHE REMOTE
+  configure "$1" "$1/build" ccache
+  local t0; t0=$(now)
+  CCACHE_DIR="$2" CCACHE_BASEDIR="$WORK" CCACHE_REMOTE_STORAGE="$3" \
+    ninja -C "$1/build" >/dev/null 2>&1
+  echo "$(now) - $t0" | bc -l
+}
+
+echo "project: $TUS TUs (one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
+declare -A T
+for run in $(seq "$RUNS"); do
+  for kind in redis http; do
+    url=$REDIS_URL; [ $kind = http ] && url=$HTTP_URL
+    for tool in lexpack ccache lexpack_warm; do
+      flush_remotes
+      rm -rf "$WORK/ca" "$WORK/cb"
+      if [ $tool = ccache ]; then
+        a=$(ccache_build "$A_SRC" "$WORK/ca" "$url")
+        before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true
+        b=$(ccache_build "$B_SRC" "$WORK/cb" "$url")
+      else
+        a=$(lexpack_build "$A_SRC" "$WORK/ca" "$url")
+        before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true
+        b=$(lexpack_build "$B_SRC" "$WORK/cb" "$url" "$([ $tool = lexpack_warm ] && echo warm)")
+      fi
+      after_r=$(redis_counts)
+      if [ $kind = redis ]; then
+        req=$(( $(echo "$after_r" | cut -d' ' -f1) - $(echo "$before_r" | cut -d' ' -f1) ))
+        bytes=$(( $(echo "$after_r" | cut -d' ' -f2) - $(echo "$before_r" | cut -d' ' -f2) ))
+      else
+        req=$(nginx_counts | cut -d' ' -f1); bytes=$(nginx_counts | cut -d' ' -f2)
+      fi
+      T[$kind.$tool.a]+="$a "; T[$kind.$tool.b]+="$b "
+      T[$kind.$tool.req]+="$req "; T[$kind.$tool.bytes]+="$bytes "
+    done
+  done
+  # A cold build (empty local cache) with and without a remote.
+  for remote in none redis refused hole; do
+    case $remote in
+      none) url="" ;;
+      redis) url=$REDIS_URL ;;
+      refused) url="redis://127.0.0.1:$REFUSED_PORT" ;;
+      hole) url="redis://127.0.0.1:$HOLE_PORT|connect-timeout=100|operation-timeout=500" ;;
+    esac
+    flush_remotes
+    rm -rf "$WORK/cold"
+    T[cold.$remote]+="$(lexpack_build "$A_SRC" "$WORK/cold" "$url") "
+  done
+  echo "run $run of $RUNS done" >&2
+done
+
+med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }
+printf "\n%-6s %-22s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
+for kind in redis http; do
+  for tool in ccache lexpack lexpack_warm; do
+    name=$tool; [ $tool = lexpack_warm ] && name="lexpack (warm, then ninja)"
+    printf "%-6s %-22s %9.2f %9.2f %12.1f %14.0f\n" $kind "$name" "$(med $kind.$tool.a)" "$(med $kind.$tool.b)" \
+      "$(echo "$(med $kind.$tool.req) / $TUS" | bc -l)" "$(echo "$(med $kind.$tool.bytes) / $TUS" | bc -l)"
+  done
+  printf "%-6s B: ccache / lexpack = %.2fx (with warm: %.2fx)   target >= 3x\n" $kind \
+    "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack.b)" | bc -l)" \
+    "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_warm.b)" | bc -l)"
+done
+none=$(med cold.none)
+printf "\ncold lexpack build, empty local cache: no remote %.2f s\n" "$none"
+for remote in redis refused hole; do
+  v=$(med cold.$remote)
+  printf "  %-8s %.2f s = %+.1f%% over no remote\n" $remote "$v" "$(echo "($v / $none - 1) * 100" | bc -l)"
+done
+echo "targets: a working remote <= +3%, a dead one (refused, black hole) <= +2%"
