@@ -1,19 +1,23 @@
 // Asking the compiler (-M) for a TU's dependencies, and remembering the
 // answer: keyed by the compiler, the arguments, the working directory and
 // every file of the TU's closure with its content; reused only while each
-// file the answer names keeps its stat signature.
+// file the answer names keeps its stat signature and no file appeared that
+// could be found before one of them.
 #include "ninja_integration/scan/compiler_deps.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/process.h"
+#include "ninja_integration/closure/absence.h"
 
 namespace lexpack::scan {
 namespace {
 
 constexpr std::string_view kTable = "compiler_deps";
+constexpr std::string_view kAbsentTable = "compiler_deps_absent";
 
 std::string memo_key(const compiler::CompilerIdentity& identity,
                      const std::vector<std::string>& args, const std::string& cwd,
@@ -125,13 +129,18 @@ base::Result<std::vector<std::string>> compiler_deps(cache::Store* store,
                                                      const compiler::CompilerIdentity& identity,
                                                      const command::CompileCommand& command,
                                                      const std::string& cwd,
-                                                     const closure::Closure& walk) {
+                                                     const closure::Closure& walk,
+                                                     const compiler::SearchList& list) {
   std::vector<std::string> args = dependency_arguments(command);
   const std::string key = memo_key(identity, args, cwd, walk);
   if (store) {
-    if (std::optional<std::string> memo = store->get_memo(kTable, key)) {
-      std::vector<std::string> deps;
-      if (decode_and_check(*memo, &deps)) return deps;
+    std::optional<std::string> memo = store->get_memo(kTable, key);
+    std::optional<std::string> absent = store->get_memo(kAbsentTable, key);
+    std::vector<std::string> deps;
+    std::string appeared;
+    if (memo && absent && decode_and_check(*memo, &deps) &&
+        closure::AbsenceProof::check(*absent, nullptr, &appeared) && appeared.empty()) {
+      return deps;
     }
   }
   std::vector<std::string> argv = {identity.program};
@@ -151,8 +160,60 @@ base::Result<std::vector<std::string>> compiler_deps(cache::Store* store,
     stats.push_back(s);
   }
   if (deps.empty()) return base::Status::error("the compiler's -M run named no file");
-  if (store) store->put_memo(kTable, key, encode(deps, stats));
+  if (store) {
+    store->put_memo(kAbsentTable, key,
+                    closure::AbsenceProof::encode(shadow_candidates(deps, list, cwd)));
+    store->put_memo(kTable, key, encode(deps, stats));
+  }
   return deps;
+}
+
+std::vector<std::string> shadow_candidates(const std::vector<std::string>& deps,
+                                           const compiler::SearchList& list,
+                                           const std::string& cwd) {
+  auto normal_dir = [&](const std::string& d) {
+    std::string n = base::normal_path(d, cwd);
+    while (n.size() > 1 && n.back() == '/') n.pop_back();
+    return n;
+  };
+  // The search, in order; a file found in the directory of the file that
+  // includes it cannot be shadowed (that directory comes first), so only
+  // names relative to a search directory have candidates: under each search
+  // directory before it, and under the directory of any possible includer
+  // (with quotes, that comes first), and under search directories that were
+  // missing (wherever they come, should they appear).
+  std::vector<std::string> search;
+  for (const std::string& d : list.quote_dirs) search.push_back(normal_dir(d));
+  for (const std::string& d : list.bracket_dirs) search.push_back(normal_dir(d));
+  std::set<std::string> always;
+  for (const std::string& d : list.missing_dirs) always.insert(normal_dir(d));
+  for (const std::string& d : deps) {
+    std::string_view parent = base::dir_of(d);
+    if (!parent.empty()) always.insert(normal_dir(std::string(parent)));
+  }
+  std::set<std::string> deps_set(deps.begin(), deps.end());
+  std::set<std::string> out;
+  auto consider = [&](const std::string& dir, std::string_view name) {
+    std::string candidate = base::join_path(dir, name);
+    if (!deps_set.count(candidate) && !out.count(candidate) && closure::no_entry(candidate)) {
+      out.insert(std::move(candidate));
+    }
+  };
+  for (const std::string& d : deps) {
+    for (size_t k = 0; k < search.size(); ++k) {
+      const std::string& found_in = search[k];
+      if (d.size() <= found_in.size() + 1 || d.compare(0, found_in.size(), found_in) != 0 ||
+          d[found_in.size()] != '/') {
+        continue;
+      }
+      const std::string_view name = std::string_view(d).substr(found_in.size() + 1);
+      for (size_t j = 0; j < k; ++j) consider(search[j], name);
+      for (const std::string& dir : always) {
+        if (dir != found_in) consider(dir, name);
+      }
+    }
+  }
+  return {out.begin(), out.end()};
 }
 
 }  // namespace lexpack::scan

@@ -306,7 +306,7 @@ class Scanner {
       // A computed include the evaluation could not expand: only the
       // compiler can say which files this TU reads.
       std::string why = evaluated.ran ? evaluated.result.reason() : evaluated.error;
-      auto asked = compiler_deps(store_, *identity, cmd, e.directory, *closure);
+      auto asked = compiler_deps(store_, *identity, cmd, e.directory, *closure, *list);
       if (!asked.ok()) {
         return skip(tu, "cannot tell its dependencies (" + why + "): " + asked.message());
       }

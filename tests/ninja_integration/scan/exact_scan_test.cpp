@@ -161,6 +161,27 @@ TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {
   }
 }
 
+// The remembered -M answer is not reused once a file appears that the
+// compiler would now find first: one in a search directory before the old
+// one's.
+TEST(ExactScan, AShadowingFileForAnUnexpandableComputedIncludeIsSeen) {
+  testing::TestDir d;
+  d.write("src/later/0.h", "int zero;\n");
+  d.write("src/first/keep.txt", "");
+  d.write("src/a.cc", "#define STR(x) #x\n#define XSTR(x) STR(x)\n#include XSTR(__COUNTER__.h)\n");
+  CompdbEntry e = entry(d, "a.cc", {"-Ifirst", "-Ilater"});
+  e.directory = d.at("src");
+  auto store = open_store(d.at("cache"));
+  ASSERT_NE(store, nullptr);
+  Comparison before = compare({e}, store.get());
+  EXPECT_EQ(before.missed, std::vector<std::string>()) << join(before.missed);
+  EXPECT_EQ(before.from_compiler, 1u);
+  d.write("src/first/0.h", "int shadow;\n");
+  Comparison after = compare({e}, store.get());
+  EXPECT_EQ(after.missed, std::vector<std::string>()) << join(after.missed);
+  EXPECT_EQ(after.extra, std::vector<std::string>()) << join(after.extra);
+}
+
 // Boost's computed includes (BOOST_PP_ITERATE, the MPL's preprocessed
 // headers): every file g++ reads is listed, cold and warm.
 TEST(ExactScan, BoostTusMatchTheCompiler) {
