@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "cache/config.h"
+#include "ninja_integration/ninja/build_counts.h"
 
 extern char** environ;
 
@@ -117,6 +118,10 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   }
   send_frame(fd, "ok");
   ::close(fd);
+  // The server counted the hit in the cache; this build's summary (under
+  // `lexpack ninja`) is counted here, by the process the build started.
+  ninja::note_build_count("hits", 1);
+  ninja::note_build_count("time_saved_us", std::strtoll(reply->info.c_str(), nullptr, 10));
   launcher::LaunchResult r;
   r.exit_code = reply->exit_code;
   r.out = std::move(reply->out);

@@ -31,7 +31,7 @@ struct Reply {
   ReplyKind kind = ReplyKind::kMiss;
   int32_t exit_code = 0;
   std::string out, err;
-  std::string info;  // kMiss: why; kInfo: the status text
+  std::string info;  // kMiss: why; kInfo: the status text; kHit: compile time saved (us)
   // kHit: outputs the server wrote under temporary names; the client renames
   // each onto its final path (so a client that gave up leaves nothing behind).
   struct Rename {

@@ -61,11 +61,19 @@ bool write_new_file(const std::string& path, std::string_view bytes) {
   return ok;
 }
 
-// Variables shells and benchmark drivers change between runs that no
-// compiler reads: they are left out of what the server remembers, so that
-// `hyperfine` (a new HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET per run) or a
-// subshell does not make every request a new entry.
+// Variables shells, benchmark drivers and `lexpack ninja` change between runs
+// that no compiler reads: they are left out of what the server remembers, so
+// that `hyperfine` (a new HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET per run), a
+// subshell or each `lexpack ninja` build (its own record, counts, report and
+// upload files) does not make every request a new entry. They still reach
+// the request (apply_client), so a hit is recorded in this build's files.
 bool bookkeeping_variable(std::string_view e) {
+  static constexpr std::string_view kPerBuild[] = {
+      "LEXPACK_BUILD_RECORD=", "LEXPACK_BUILD_COUNTS=", "LEXPACK_NINJA_REPORT=",
+      "LEXPACK_NINJA_PID=", "LEXPACK_UPLOAD_QUEUE="};
+  for (std::string_view v : kPerBuild) {
+    if (e.rfind(v, 0) == 0) return true;
+  }
   return e.rfind("HYPERFINE_", 0) == 0 || e.rfind("_=", 0) == 0 || e.rfind("SHLVL=", 0) == 0 ||
          e.rfind("OLDPWD=", 0) == 0;
 }
@@ -302,6 +310,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   if (!have_object || (cmd.wants_depfile && !have_depfile)) return missed("outputs incomplete");
   hit.out.assign(*out);
   hit.err.assign(*err);
+  hit.info = std::to_string(action->compile_time_us);  // for the build's own counts
   ++hits_;
   store_->add_counter("hits", 1);
   store_->add_counter("server_hits", 1);

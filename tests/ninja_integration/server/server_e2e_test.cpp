@@ -288,6 +288,40 @@ TEST_P(ServerTest, ManyConcurrentClients) {
   EXPECT_GT(status_value("hits"), hits) << status();
 }
 
+// Each `lexpack ninja` build gives its compiles new bookkeeping variables (its
+// record, counts, report and upload files): the server must keep answering
+// from the entry it trusts, not validate every TU again per build, and the
+// hit must count in that build's own summary.
+TEST_P(ServerTest, EachNinjaBuildsOwnVariablesKeepTheEntries) {
+  dir_.write("inc/h.h", "#define V 3\n");
+  dir_.write("main.cpp", "#include \"h.h\"\nint main() { return V; }\n");
+  warm("-Iinc -c main.cpp");
+  if (HasFatalFailure()) return;
+  const long entries = status_value("entries");
+  const long validations = status_value("validations");
+  for (int build = 0; build < 3; ++build) {
+    std::string b = std::to_string(build);
+    dir_.write("counts" + b, "");
+    dir_.write("record" + b, "");
+    dir_.write("queue" + b, "");
+    std::string env = std::string(kServerEnv) + " LEXPACK_BUILD_COUNTS=" + dir_.at("counts" + b) +
+                      " LEXPACK_BUILD_RECORD=" + dir_.at("record" + b) +
+                      " LEXPACK_UPLOAD_QUEUE=" + dir_.at("queue" + b) +
+                      " LEXPACK_NINJA_REPORT=" + dir_.at("report" + b) +
+                      " LEXPACK_NINJA_PID=" + std::to_string(40000 + build);
+    ASSERT_EQ(sh(cxx() + " -Iinc -c main.cpp -o ref.o").exit_code, 0);
+    base::ProcessResult r = lexpack(cxx() + " -Iinc -c main.cpp -o out.o", env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
+    EXPECT_TRUE(last_was_server_hit()) << last_decision();
+    EXPECT_NE(dir_.read("counts" + b).find("hits 1\n"), std::string::npos)
+        << "build " << b << ": " << dir_.read("counts" + b);
+    EXPECT_EQ(dir_.read("record" + b).size(), 33u) << "build " << b;  // one key and a newline
+  }
+  EXPECT_EQ(status_value("entries"), entries) << status();
+  EXPECT_EQ(status_value("validations"), validations) << status();
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, ServerTest, ::testing::Values("g++", "clang++-14"),
                          [](const auto& info) {
                            return std::string(info.param == "g++" ? "gcc" : "clang");
