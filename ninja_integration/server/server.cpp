@@ -11,7 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -78,12 +80,30 @@ bool bookkeeping_variable(std::string_view e) {
          e.rfind("OLDPWD=", 0) == 0;
 }
 
+// A hit whose client has yet to rename the outputs and acknowledge: the
+// server goes on with other requests meanwhile and removes what is left of
+// the temporaries once the client answered, hung up, or took too long.
+constexpr int kAckTimeoutMs = 2000;  // as long as a client waits for its reply
+
+struct PendingHit {
+  int fd = -1;
+  std::vector<std::string> temps;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+void finish_pending(PendingHit& p) {
+  for (const std::string& t : p.temps) ::unlink(t.c_str());
+  ::close(p.fd);
+}
+
 class Server {
  public:
   explicit Server(std::unique_ptr<cache::Store> store) : store_(std::move(store)) {}
   bool init(std::string* err);
-  // Serves one connection. False when the server must leave.
-  bool serve(int fd);
+  // Serves one connection; the caller closes it unless it became *pending
+  // (a hit waiting for its client's acknowledgement). False when the server
+  // must leave.
+  bool serve(int fd, std::optional<PendingHit>* pending);
 
  private:
   struct Entry {
@@ -330,7 +350,7 @@ std::string Server::status_text() const {
          "\ntrust_drops " + std::to_string(drops_) + "\nlast_miss " + last_miss_ + "\n";
 }
 
-bool Server::serve(int fd) {
+bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   struct ucred cred {};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::geteuid()) {
@@ -373,8 +393,12 @@ bool Server::serve(int fd) {
   std::vector<std::string> temps;
   reply = compile(req, &temps);
   if (send_frame(fd, encode_reply(reply)) && !temps.empty()) {
-    std::string ack;
-    recv_frame(fd, &ack);  // the client renamed the outputs (or gave up)
+    // The client renames the outputs, then acknowledges (or gives up): wait
+    // for that beside the next requests, not before them.
+    *pending =
+        PendingHit{fd, std::move(temps),
+                   std::chrono::steady_clock::now() + std::chrono::milliseconds(kAckTimeoutMs)};
+    return true;
   }
   for (const std::string& t : temps) ::unlink(t.c_str());
   return true;
@@ -424,19 +448,63 @@ base::Status run_server(const ServerOptions& options) {
   }
   struct stat bound_st {};
   ::stat(path.c_str(), &bound_st);
+  std::vector<PendingHit> pending;
+  // Finishes the pending hits whose client answered or hung up, and those
+  // past their deadline (all of them when `all`, waiting for each first).
+  auto settle = [&pending](const std::vector<pollfd>& polled, bool all) {
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<PendingHit> kept;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      PendingHit& h = pending[i];
+      bool answered = i + 1 < polled.size() && polled[i + 1].revents != 0;
+      if (all && !answered) {
+        pollfd one{h.fd, POLLIN, 0};
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(h.deadline - now);
+        ::poll(&one, 1, int(std::max<int64_t>(0, left.count())));
+        answered = true;
+      }
+      if (answered || now >= h.deadline) {
+        std::string ack;
+        if (answered) recv_frame(h.fd, &ack);  // "ok", or nothing from a client that gave up
+        finish_pending(h);
+      } else {
+        kept.push_back(std::move(h));
+      }
+    }
+    pending = std::move(kept);
+  };
+  auto idle_since = std::chrono::steady_clock::now();
   for (;;) {
-    struct pollfd p {};
-    p.fd = listener;
-    p.events = POLLIN;
-    int ready = ::poll(&p, 1, int(std::min<uint64_t>(idle, 3600) * 1000));
+    std::vector<pollfd> polled;
+    polled.push_back({listener, POLLIN, 0});
+    int timeout_ms = int(std::min<uint64_t>(idle, 3600) * 1000);
+    for (const PendingHit& h : pending) {
+      polled.push_back({h.fd, POLLIN, 0});
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          h.deadline - std::chrono::steady_clock::now());
+      timeout_ms = std::min<int>(timeout_ms, int(std::max<int64_t>(0, left.count())) + 1);
+    }
+    int ready = ::poll(polled.data(), polled.size(), timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) break;  // idle
+    settle(polled, false);
+    if (ready == 0 && pending.empty() &&
+        std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle)) {
+      break;  // idle
+    }
+    if (!(polled[0].revents & POLLIN)) continue;
     int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    bool go_on = server.serve(fd);
-    ::close(fd);
+    idle_since = std::chrono::steady_clock::now();
+    std::optional<PendingHit> hit;
+    bool go_on = server.serve(fd, &hit);
+    if (hit) {
+      pending.push_back(std::move(*hit));
+    } else {
+      ::close(fd);
+    }
     if (!go_on) break;
   }
+  settle({}, true);
   // Leave the socket only if it is still ours.
   struct stat now {};
   if (::stat(path.c_str(), &now) == 0 && now.st_ino == bound_st.st_ino) ::unlink(path.c_str());
