@@ -12,6 +12,7 @@
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
 #include "base/process.h"
+#include "cache/compute_once.h"
 #include "ninja_integration/compiler/derived_search_list.h"
 #include "ninja_integration/compiler/search_list.h"
 
@@ -138,6 +139,39 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
 
 }  // namespace
 
+namespace {
+
+// The remembered identity of `program`, while every directory it watches
+// keeps its signature.
+std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const std::string& program,
+                                                    const std::string& key) {
+  std::optional<std::string> memo = store->get_memo("compiler", key);
+  if (!memo) return std::nullopt;
+  base::VarintReader r(*memo);
+  CompilerIdentity id;
+  uint8_t kind = 0;
+  uint64_t watched = 0;
+  if (!(r.u8(&kind) && kind <= 2 && r.u64(&id.hash.lo) && r.u64(&id.hash.hi) &&
+        r.str(&id.version) && r.u64(&watched) && watched < 1024)) {
+    return std::nullopt;
+  }
+  for (uint64_t i = 0; i < watched; ++i) {
+    std::string dir;
+    base::StatSignature then, now;
+    if (!(r.str(&dir) && base::read_signature(&r, &then) && base::stat_dir(dir, &now) &&
+          now == then)) {
+      return std::nullopt;
+    }
+    id.watched_dirs.emplace_back(dir, then);
+  }
+  if (!r.done()) return std::nullopt;
+  id.kind = CompilerKind(kind);
+  id.program = program;
+  return id;
+}
+
+}  // namespace
+
 base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler) {
   std::string program = base::find_program(compiler);
   base::StatSignature sig;
@@ -146,27 +180,15 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   }
   std::string key = memo_key(program, sig);
   if (store) {
-    if (std::optional<std::string> memo = store->get_memo("compiler", key)) {
-      base::VarintReader r(*memo);
-      CompilerIdentity id;
-      uint8_t kind = 0;
-      uint64_t watched = 0;
-      if (r.u8(&kind) && kind <= 2 && r.u64(&id.hash.lo) && r.u64(&id.hash.hi) &&
-          r.str(&id.version) && r.u64(&watched) && watched < 1024) {
-        bool holds = true;
-        for (uint64_t i = 0; holds && i < watched; ++i) {
-          std::string dir;
-          base::StatSignature then, now;
-          holds = r.str(&dir) && base::read_signature(&r, &then) && base::stat_dir(dir, &now) &&
-                  now == then;
-          if (holds) id.watched_dirs.emplace_back(dir, then);
-        }
-        if (holds && r.done()) {
-          id.kind = CompilerKind(kind);
-          id.program = program;
-          return id;
-        }
-      }
+    if (std::optional<CompilerIdentity> id = remembered_identity(store, program, key)) return *id;
+  }
+  // The first compiles of a fresh cache (ninja -j N) ask the compiler once:
+  // the others wait for the first and read its memo.
+  std::optional<cache::ComputeOnce> once;
+  if (store) {
+    once.emplace(store->dir(), "compiler " + key);
+    if (once->waited()) {
+      if (std::optional<CompilerIdentity> id = remembered_identity(store, program, key)) return *id;
     }
   }
   base::Result<CompilerIdentity> id = ask_compiler(store, program);

@@ -14,6 +14,7 @@
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
 #include "base/process.h"
+#include "cache/compute_once.h"
 
 namespace lexpack::compiler {
 namespace {
@@ -357,6 +358,14 @@ base::Result<SearchList> search_list_for(cache::Store* store, const CompilerIden
                                          const std::string& cwd, const BaseLookup* base_lookup) {
   std::string key = memo_key(identity, command.language, command.search_args, cwd);
   if (std::optional<SearchList> memo = memoized_search_list(store, key)) return *memo;
+  // Concurrent first compiles with these arguments ask the compiler once.
+  std::optional<cache::ComputeOnce> once;
+  if (store) {
+    once.emplace(store->dir(), "search " + key);
+    if (once->waited()) {
+      if (std::optional<SearchList> memo = memoized_search_list(store, key)) return *memo;
+    }
+  }
   SearchList derived;
   if (derived_search_list(store, identity, command, cwd, &derived, base_lookup)) {
     if (store && derived.memoizable) store->put_memo("search", key, encode_search_list(derived));
