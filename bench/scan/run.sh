@@ -4,7 +4,8 @@
 # g++ -M per TU (both -j <cores>), for a generated project and lexpack's own build
 # (both built), and with no build history for examples/project and a generated
 # project using Boost's computed includes (configured, never built). For each:
-# TUs exact, files missed and files extra against g++ -M (compare_deps.py).
+# TUs exact, files missed and files extra against g++ -M (compare_deps.py),
+# and the share of its compiles the launcher would cache (lexpack warm).
 #
 # usage: bench/scan/run.sh [path/to/lexpack] [TUS]
 #   RUNS=N        timed runs per figure, median reported (default 3)
@@ -114,6 +115,16 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   echo "project=$name ratio_gcc_m_over_lexpack_warm=$(ratio "$gm" "$warm")"
   echo "project=$name check_missed_files=$missed check_missed_tus=${missed_tus:-?} check_extra_tus=${extra_tus:-?} check_unrecorded_tus=${unrecorded:-?}"
   against_gcc_m "$name" "$db"
+  cacheable_share "$name" "$2"
+}
+
+# The share of the project's compiles the launcher would cache (hit or
+# miss-and-store, rather than pass through): `lexpack warm` asks each one.
+cacheable_share() {  # $1 = name, $2 = build dir
+  line=$("$lexpack" warm -C "$2" --no-fetch 2>&1 | tail -n 1)
+  total=$(echo "$line" | sed -n 's/.*warm: \([0-9]*\) compiles.*/\1/p')
+  unc=$(echo "$line" | sed -n 's/.* \([0-9]*\) uncacheable.*/\1/p')
+  echo "project=$1 cacheable=$((total - unc)) of $total compiles ($unc uncacheable)"
 }
 
 # TUs exact, files missed and extra of a cold scan against g++ -M.
@@ -148,6 +159,7 @@ bench_fresh() {  # $1 = name, $2 = compile database
   echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
   against_gcc_m "$name" "$db"
+  cacheable_share "$name" "$(dirname "$db")"
 }
 
 wants() { case " $projects " in *" $1 "*) return 0 ;; esac; return 1; }
