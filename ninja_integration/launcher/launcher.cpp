@@ -419,6 +419,8 @@ LaunchResult Launcher::run() {
   }
   note("miss: " + why_miss);
   if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  // has_computed_include: one the evaluation did not expand, whose files
+  // only the depfile names (and -MMD leaves system headers out of it).
   if (cmd_.wants_depfile && closure_.has_computed_include) {
     for (const std::string& a : cmd_.args) {
       if (a == "-MMD") return passthrough("computed include and -MMD: system headers unseen");
@@ -458,8 +460,10 @@ bool Launcher::slow_path() {
     if (closure_.presence_evaluated) {
       note("__has_include reached through macros: answered by evaluating the conditionals");
     }
-    if (closure_.has_computed_include) {
-      note("computed includes: their files are checked one by one on a hit");
+    if (closure_.computed_evaluated) {
+      note("computed includes: expanded by evaluating the translation unit, in the closure");
+    } else if (closure_.has_computed_include) {
+      note("computed includes: not expanded exactly, their files checked one by one on a hit");
     }
   }
   return true;
