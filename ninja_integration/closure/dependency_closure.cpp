@@ -159,53 +159,66 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       forced.push_back(storage->roots.back()->resolution);
     }
   }
-  for (size_t next = 0; next < queue.size(); ++next) {
-    Node* n = queue[next];
-    if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
-      if (claim(n)) {
-        expand(n, files, &resolver, graph, cwd);
-      } else {
-        // Another TU's walk is expanding it: expand the nodes queued after it
-        // meanwhile (this walk needs them too; the order of expansion changes
-        // nothing), then wait.
-        for (size_t k = next + 1;
-             k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded; ++k) {
-          if (claim(queue[k])) expand(queue[k], files, &resolver, graph, cwd);
+  bool met_computed = false;  // a computed include the walk did not follow
+  // Walks the queue from `next` on (again after an evaluation queued the
+  // files computed includes name).
+  auto walk = [&](size_t next) -> base::Status {
+    for (; next < queue.size(); ++next) {
+      Node* n = queue[next];
+      if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
+        if (claim(n)) {
+          expand(n, files, &resolver, graph, cwd);
+        } else {
+          // Another TU's walk is expanding it: expand the nodes queued after it
+          // meanwhile (this walk needs them too; the order of expansion changes
+          // nothing), then wait.
+          for (size_t k = next + 1;
+               k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded;
+               ++k) {
+            if (claim(queue[k])) expand(queue[k], files, &resolver, graph, cwd);
+          }
+          std::unique_lock lock(n->mu);
+          n->expanded.wait(
+              lock, [n] { return n->state.load(std::memory_order_acquire) == Node::kExpanded; });
         }
-        std::unique_lock lock(n->mu);
-        n->expanded.wait(
-            lock, [n] { return n->state.load(std::memory_order_acquire) == Node::kExpanded; });
+      }
+      if (!n->status.ok()) return n->status;
+      const std::string& path = n->where.path;
+      const FileSummary& summary = *n->summary;
+      if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
+      ClosureFile& file = closure.files[size_t(position[n->path_id])];
+      file.content = summary.content;
+      file.normal = n->normal;
+      closure.uses_date = closure.uses_date || summary.uses_date;
+      closure.uses_time = closure.uses_time || summary.uses_time;
+      if (n->computed_presence && presence_reason.empty()) {
+        presence_reason = "computed __has_include in " + path;
+      }
+      met_computed = met_computed || n->computed;
+      for (const Node::Edge& edge : n->edges) {
+        if (edge.failed) answers.push_back(edge.answer.get());
+        if (!edge.node) continue;
+        if (!edge.presence) {
+          enqueue(edge.node);
+          continue;
+        }
+        Node* c = edge.node;
+        if (c->path_id >= position.size())
+          position.resize(c->path_id + 1 + position.size() / 2, -1);
+        if (position[c->path_id] < 0) {
+          position[c->path_id] = int32_t(closure.files.size());
+          closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
+        }
       }
     }
-    if (!n->status.ok()) return n->status;
-    const std::string& path = n->where.path;
-    const FileSummary& summary = *n->summary;
-    if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
-    ClosureFile& file = closure.files[size_t(position[n->path_id])];
-    file.content = summary.content;
-    file.normal = n->normal;
-    closure.uses_date = closure.uses_date || summary.uses_date;
-    closure.uses_time = closure.uses_time || summary.uses_time;
-    if (n->computed_presence && presence_reason.empty()) {
-      presence_reason = "computed __has_include in " + path;
-    }
-    closure.has_computed_include = closure.has_computed_include || n->computed;
-    for (const Node::Edge& edge : n->edges) {
-      if (edge.failed) answers.push_back(edge.answer.get());
-      if (!edge.node) continue;
-      if (!edge.presence) {
-        enqueue(edge.node);
-        continue;
-      }
-      Node* c = edge.node;
-      if (c->path_id >= position.size()) position.resize(c->path_id + 1 + position.size() / 2, -1);
-      if (position[c->path_id] < 0) {
-        position[c->path_id] = int32_t(closure.files.size());
-        closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
-      }
-    }
-  }
-  const bool evaluate_anyway = presence && presence->every_tu() && closure.unsure.empty();
+    return base::Status();
+  };
+  if (base::Status walked_all = walk(0); !walked_all.ok()) return walked_all;
+  // A computed include is evaluated too: when the evaluation is exact, the
+  // files it names join the walk (a hit then checks them through the memo);
+  // else the compiler's depfile tells them (the self-check's payload).
+  const bool evaluate_anyway =
+      presence && (presence->every_tu() || met_computed) && closure.unsure.empty();
   if ((!presence_reason.empty() && closure.unsure.empty()) || evaluate_anyway) {
     std::string why = "evaluation not available";
     if (presence) {
@@ -228,10 +241,22 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
         return a->resolution;
       };
       why = presence->evaluate(queue[0]->where, forced, ask);
-      closure.presence_evaluated = why.empty();
+      closure.presence_evaluated = why.empty() && !presence_reason.empty();
+      if (why.empty() && met_computed) {
+        // Each file a computed include named is a file of the closure, walked
+        // like a direct include's. Computed includes the walk meets in them
+        // were expanded by the same evaluation (it covers the whole TU).
+        const size_t walked_before = queue.size();
+        for (const Resolution& r : presence->computed_includes()) {
+          enqueue(graph->node(context, r));
+        }
+        if (base::Status walked_all = walk(walked_before); !walked_all.ok()) return walked_all;
+        closure.computed_evaluated = true;
+      }
     }
     if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
+  closure.has_computed_include = met_computed && !closure.computed_evaluated;
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).
   base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());

@@ -41,9 +41,15 @@ struct Closure {
   std::shared_ptr<const void> storage;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
+  // A computed include (`#include MACRO`) the walk met and did not follow:
+  // the files it names are known only from the compiler's depfile.
   bool has_computed_include = false;
   bool presence_evaluated = false;  // macro-reached __has_include answered by evaluation
-  std::string unsure;               // non-empty: the closure cannot be trusted (why)
+  // Every computed include was expanded by an exact evaluation: the files
+  // they name are walked like direct includes (content in the key, search
+  // candidates among the failed probes).
+  bool computed_evaluated = false;
+  std::string unsure;  // non-empty: the closure cannot be trusted (why)
 };
 
 // Answers the __has_include questions a TU asks only through macros (an
@@ -64,10 +70,15 @@ class PresenceEvaluator {
   // a macro (a scan's exact dependencies); its answer then makes the closure
   // unsure only when such a question was met.
   virtual bool every_tu() const { return false; }
+  // After an evaluate() that returned "": what each computed #include of the
+  // TU found (in the order met), each also given to `ask` during evaluate().
+  virtual std::vector<Resolution> computed_includes() const { return {}; }
 };
 
 // Walks the includes of `command`'s source and forced includes. `presence`,
-// when given, is run when the walk met a macro-reached __has_include.
+// when given, is run when the walk met a macro-reached __has_include or a
+// computed include; when it is exact, the files computed includes name are
+// walked too.
 base::Result<Closure> compute_closure(FileStates* files, const command::CompileCommand& command,
                                       const compiler::SearchList& list, compiler::CompilerKind kind,
                                       const std::string& cwd,

@@ -340,6 +340,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       }
     }
   }
+  computed_.clear();
   std::string why;
   std::set<std::string> speculative;  // asked ahead, not met yet
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -411,7 +412,16 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
     if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
-    if (host.unknown().empty()) return result.exact() ? "" : result.reason();
+    if (host.unknown().empty()) {
+      if (!result.exact()) return result.reason();
+      const std::vector<Resolution> files = host.resolutions();
+      for (const preprocessor::IncludeQuestion& q : result.includes) {
+        if (q.computed && q.answer && *q.answer < files.size()) {
+          computed_.push_back(files[*q.answer]);
+        }
+      }
+      return "";
+    }
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
     if (share) {

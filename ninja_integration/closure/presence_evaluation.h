@@ -57,6 +57,7 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
     out_ = out;
   }
   bool every_tu() const override { return out_ != nullptr; }
+  std::vector<Resolution> computed_includes() const override { return computed_; }
 
  private:
   cache::Store* store_;
@@ -66,6 +67,7 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   const lexer::Kernel* kernel_;
   EvaluationShare* share_ = nullptr;
   EvaluatedTu* out_ = nullptr;
+  std::vector<Resolution> computed_;  // of the last exact evaluation
 };
 
 // The command's arguments that decide its predefined macros and builtin

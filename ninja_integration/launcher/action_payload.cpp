@@ -87,10 +87,11 @@ std::string check_payload(const ActionPayload& p, closure::FileStates* files,
 }
 
 bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
-                           const std::string& cwd, std::string* changed) {
+                           const std::string& cwd, std::string* changed, size_t* extra_files) {
   ActionPayload p;
   std::string_view absent;
   if (!decode_payload_head(bytes, &p, &absent)) return false;
+  if (extra_files) *extra_files = p.extra_files.size();
   *changed = check_head(p, files, cwd);
   return !changed->empty() || closure::AbsenceProof::check(absent, nullptr, changed);
 }

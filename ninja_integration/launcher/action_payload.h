@@ -35,8 +35,10 @@ std::string check_payload(const ActionPayload& payload, closure::FileStates* fil
                           const std::string& cwd);
 // The same on an encoded payload, its missing candidates checked where they
 // lie (the hit path: they can be megabytes). False when `bytes` is not a
-// payload; else *changed is set.
+// payload; else *changed is set, and *extra_files (when given) to the
+// number of files outside the scan it holds.
 bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
-                           const std::string& cwd, std::string* changed);
+                           const std::string& cwd, std::string* changed,
+                           size_t* extra_files = nullptr);
 
 }  // namespace lexpack::launcher

@@ -128,7 +128,8 @@ class Launcher {
   bool slow_path();  // fills list_, closure_, key_
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
-  std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action);
+  // `outside`: the files outside the scan its payload checked (for the log).
+  std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action, size_t outside);
   LaunchResult compile_and_store();
   std::string own_depfile_path();
   std::string describe_arg_change();
@@ -384,17 +385,19 @@ LaunchResult Launcher::run() {
   if (!action && remote_ && !explain_ && !read_only_) action = fetch_remote(key);
   if (action) {
     std::string changed;
+    size_t outside = 0;
     if (action->exit_code != 0 ||
-        !check_encoded_payload(action->payload, files_.get(), cwd_, &changed)) {
+        !check_encoded_payload(action->payload, files_.get(), cwd_, &changed, &outside)) {
       why_miss = "cached entry unreadable";
     } else if (!changed.empty()) {
       why_miss = "file outside the scan " + changed;
     } else if (explain_) {
+      note("cached entry: " + std::to_string(outside) + " files outside the scan checked");
       note("would hit");
       LaunchResult r;
       r.explanation = result_.explanation;
       return r;
-    } else if (std::optional<LaunchResult> hit = serve_hit(*action)) {
+    } else if (std::optional<LaunchResult> hit = serve_hit(*action, outside)) {
       note_build_use(key);
       return *hit;
     } else {
@@ -418,6 +421,8 @@ LaunchResult Launcher::run() {
   }
   note("miss: " + why_miss);
   if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  // has_computed_include: one the evaluation did not expand, whose files
+  // only the depfile names (and -MMD leaves system headers out of it).
   if (cmd_.wants_depfile && closure_.has_computed_include) {
     for (const std::string& a : cmd_.args) {
       if (a == "-MMD") return passthrough("computed include and -MMD: system headers unseen");
@@ -457,6 +462,11 @@ bool Launcher::slow_path() {
     if (closure_.presence_evaluated) {
       note("__has_include reached through macros: answered by evaluating the conditionals");
     }
+    if (closure_.computed_evaluated) {
+      note("computed includes: expanded by evaluating the translation unit, in the closure");
+    } else if (closure_.has_computed_include) {
+      note("computed includes: not expanded exactly, their files checked one by one on a hit");
+    }
   }
   return true;
 }
@@ -470,7 +480,7 @@ std::optional<cache::ActionRecord> Launcher::fetch_remote(const cache::Hash128& 
   return cache::remote::store_entry(*store_, key, *entry);
 }
 
-std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& action) {
+std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& action, size_t outside) {
   auto blob = [this](const cache::BlobId& id) -> std::optional<std::string_view> {
     if (id.is_zero()) return std::string_view();
     return store_->get_blob(id);
@@ -520,7 +530,8 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   }
   count("hits");
   count("time_saved_us", int64_t(action.compile_time_us));
-  note("hit (" + std::to_string(elapsed_us()) + " us)");
+  note("hit (" + std::to_string(elapsed_us()) + " us, " + std::to_string(outside) +
+       " files outside the scan checked)");
   LaunchResult r;
   r.out = std::move(out_text);
   r.err = std::move(err_text);

@@ -8,26 +8,6 @@
 namespace lexpack::testing {
 namespace {
 
-class NoFalseHit : public LauncherTest {
- protected:
-  // Compiles through lexpack; checks the object equals the compiler's own.
-  // `env`: variables for both compiles ("NAME=value ...").
-  void compile_and_compare(const std::string& args, const std::string& env = "") {
-    ASSERT_EQ(sh(args + " -o ref.o", env).exit_code, 0) << args;
-    base::ProcessResult r = lexpack(args + " -o out.o", env);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args;
-  }
-  void expect_hit(const std::string& args, const std::string& env = "") {
-    compile_and_compare(args, env);
-    EXPECT_TRUE(last_was_hit()) << last_decision();
-  }
-  void expect_miss(const std::string& args, const std::string& env = "") {
-    compile_and_compare(args, env);
-    EXPECT_TRUE(last_was_miss()) << last_decision();
-  }
-};
-
 TEST_F(NoFalseHit, HeaderDeepInClosureEdited) {
   dir_.write("inc/a.h", "#include \"b.h\"\n");
   dir_.write("inc/b.h", "#include \"c.h\"\n");
