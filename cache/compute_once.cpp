@@ -1,6 +1,7 @@
-// flock(2) on <cache>/tmp/once-<hash>.lock: released by the kernel when the
+// flock(2) on <cache>/locks/once-<hash>.lock: released by the kernel when the
 // holder exits, however it exits, so a killed process never blocks others
-// beyond its own life. The lock files stay (one per question, a few bytes).
+// beyond its own life. The lock files stay (one per question, empty); they
+// are not temporaries, so they live outside tmp/, which clear empties.
 #include "cache/compute_once.h"
 
 #include <fcntl.h>
@@ -15,17 +16,17 @@
 #include "cache/cache_files.h"
 #include "cache/config.h"
 #include "cache/hash.h"
-#include "cache/leftovers.h"
 
 namespace lexpack::cache {
 
 ComputeOnce::ComputeOnce(const std::string& dir, std::string_view what, int max_wait_ms) {
   if (dir.empty()) return;
   const FileModes modes = FileModes::from(load_config(dir));
-  const std::string tmp = dir + "/" + kTempDirName;
-  ::mkdir(tmp.c_str(), 0777);
-  const std::string path = tmp + "/once-" + hash_bytes(what).hex().substr(0, 16) + ".lock";
-  auto fd = open_cache_file(AT_FDCWD, path, O_RDWR | O_CREAT, modes, path);
+  auto locks = open_cache_dir(AT_FDCWD, dir + "/locks", true, modes);
+  if (!locks.ok()) return;
+  const std::string name = "once-" + hash_bytes(what).hex().substr(0, 16) + ".lock";
+  auto fd = open_cache_file(*locks, name, O_RDWR | O_CREAT, modes, dir + "/locks/" + name);
+  ::close(*locks);
   if (!fd.ok()) return;
   fd_ = *fd;
   if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;

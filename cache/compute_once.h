@@ -12,7 +12,7 @@ namespace lexpack::cache {
 
 class ComputeOnce {
  public:
-  // Takes the lock named after `what` in the cache directory `dir`, waiting
+  // Takes the lock named after `what` in `dir`/locks/, waiting
   // at most `max_wait_ms` for a process that holds it. Without a usable lock
   // file (a read-only cache) nothing is waited for.
   ComputeOnce(const std::string& dir, std::string_view what, int max_wait_ms = 5000);
