@@ -268,7 +268,9 @@ base::Status hash_path_states(const std::vector<std::string>& paths, const std::
       h->field("directory");
       continue;
     }
-    base::Result<cache::Hash128> content = files->content_hash(p, base::absolute_path(p, cwd), sig);
+    // Normalized ("./libx.so" as ld names a file found through -L.), as the
+    // hits that vouch for the files they write record them.
+    base::Result<cache::Hash128> content = files->content_hash(p, base::normal_path(p, cwd), sig);
     if (!content.ok()) return content.status();
     h->field(content->lo);
     h->field(content->hi);

@@ -87,6 +87,12 @@ class StepLauncher {
   StepLauncher(const LinkStep& step, const std::vector<std::string>& argv, bool explain)
       : step_(step), argv_(argv), explain_(explain) {}
   LinkResult run();
+  // Counts the files this step read to hash them (none when every input was
+  // vouched for by the file table) as link_files_hashed.
+  void count_files_hashed() {
+    if (files_ && files_->files_read() > 0)
+      count("link_files_hashed", int64_t(files_->files_read()));
+  }
 
  private:
   LinkResult passthrough(const std::string& why) {
@@ -247,9 +253,16 @@ std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action)
   if (!out || !err || !bytes) return std::nullopt;
   std::string error;
   unsigned mode = step_.kind == StepKind::kLink ? 0777 : 0666;
-  if (!launcher::write_file_atomic(step_.output, *bytes, &error, mode)) {
+  std::optional<base::StatSignature> vouched;
+  if (!launcher::write_file_atomic(step_.output, *bytes, &error, mode, &vouched)) {
     note("cannot write output: " + error);
     return std::nullopt;
+  }
+  // Vouched for in the file table (a link reading this archive right after
+  // does not hash it again): see write_file_atomic.
+  if (vouched && !read_only_) {
+    store_->put_file(base::normal_path(step_.output, cwd_),
+                     cache::FileRecord{*vouched, action.outputs[0].blob, {}});
   }
   count("link_hits");
   count("time_saved_us", int64_t(action.compile_time_us));
@@ -395,7 +408,9 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
 LinkResult launch_link_step(const LinkStep& step, const std::vector<std::string>& argv,
                             bool explain) {
   StepLauncher launcher(step, argv, explain);
-  return launcher.run();
+  LinkResult r = launcher.run();
+  launcher.count_files_hashed();
+  return r;
 }
 
 }  // namespace lexpack::link
