@@ -3,9 +3,12 @@
 // and the search candidates before each library; a changed one is a new key.
 #include "ninja_integration/link/link_launcher.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <time.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <memory>
@@ -66,6 +69,8 @@ const char* kind_name(StepKind k) {
       return "ranlib";
     case StepKind::kLink:
       return "link";
+    case StepKind::kRemove:
+      return "remove";
     default:
       return "none";
   }
@@ -112,6 +117,7 @@ class StepLauncher {
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
   bool open_store();
+  LinkResult remove_files();
   std::string prefix() const { return kind_name(step_.kind); }
   std::optional<LinkResult> serve(const cache::ActionRecord& action);
   LinkResult run_and_store(const std::vector<std::string>& predicted,
@@ -149,6 +155,7 @@ LinkResult StepLauncher::run() {
   if (!explain_ && (env_on("LEXPACK_DISABLE") || env_off("LEXPACK_CACHE_LINKS"))) {
     return passthrough("archive and link caching is off");
   }
+  if (step_.kind == StepKind::kRemove) return remove_files();
   if (!step_.uncacheable.empty()) {
     if (open_store()) count("link_uncacheable_" + reason_code(step_.uncacheable));
     return passthrough("uncacheable " + prefix() + ": " + step_.uncacheable);
@@ -237,6 +244,31 @@ LinkResult StepLauncher::run() {
   }
   note("miss: " + why_miss);
   return run_and_store(records.empty() ? std::vector<std::string>() : records.front(), key);
+}
+
+// What `cmake -E rm -f` does to files that are absent, regular or symlinks
+// (unlinks them; absent is no error), without starting cmake. Anything else
+// (a directory, a file that cannot be removed) is left to cmake itself,
+// which runs as written and gives its own answer.
+LinkResult StepLauncher::remove_files() {
+  for (const std::string& path : step_.inputs) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return passthrough("cannot stat " + path);
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      return passthrough(path + " is not a file or a symlink");
+    }
+    if (explain_) continue;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return passthrough("cannot remove " + path);
+    }
+  }
+  note(explain_ ? "would remove the files without starting cmake" : "removed");
+  LinkResult r;
+  r.explanation = explanation_;
+  return r;
 }
 
 std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action) {

@@ -354,6 +354,43 @@ TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
   EXPECT_EQ(dir_.read("b/libshared.so"), so);
 }
 
+// CMake's archive rule under `lexpack ninja`: its `cmake -E rm -f` is done
+// by lexpack (no cmake started), so a stale archive is gone before `ar qc`
+// and the archive equals a plain build's.
+TEST_P(LinkE2eTest, CmakeArchiveRuleRemovesTheOldArchive) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.21)\n"
+             "project(demo CXX)\n"
+             "add_library(foo STATIC foo1.cpp foo2.cpp)\n"
+             "add_executable(app main.cpp)\n"
+             "target_link_libraries(app foo)\n");
+  dir_.write("src/foo1.cpp", dir_.read("foo1.cpp"));
+  dir_.write("src/foo2.cpp", dir_.read("foo2.cpp"));
+  dir_.write("src/main.cpp", "int foo1(); int foo2();\nint main() { return foo1() + foo2(); }\n");
+  for (const char* b : {"plain", "b"}) {
+    base::ProcessResult conf =
+        sh(std::string("cmake -S src -B ") + b + " -G Ninja -DCMAKE_CXX_COMPILER=" + GetParam());
+    ASSERT_EQ(conf.exit_code, 0) << conf.out << conf.err;
+  }
+  ASSERT_EQ(sh("ninja -C plain").exit_code, 0);
+  std::string want = dir_.read("plain/libfoo.a");
+  base::ProcessResult built = sh(std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
+  EXPECT_EQ(dir_.read("b/libfoo.a"), want);
+  EXPECT_NE(dir_.read("log.txt").find("libfoo.a: removed"), std::string::npos)
+      << dir_.read("log.txt");
+
+  // A stale archive with a member of its own: ar qc would add to it.
+  ASSERT_EQ(sh("cp plain/libfoo.a b/libfoo.a && ar q b/libfoo.a b/CMakeFiles/app.dir/main.cpp.o && "
+               "sleep 0.01 && touch src/foo1.cpp")
+                .exit_code,
+            0);
+  built = sh(std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
+  EXPECT_EQ(dir_.read("b/libfoo.a"), want);
+  EXPECT_EQ(sh("b/app").exit_code, 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drivers, LinkE2eTest, ::testing::Values("g++", "clang++"),
                          [](const auto& info) {
                            return info.param == "g++" ? std::string("gxx") : std::string("clangxx");
