@@ -323,8 +323,14 @@ bool archive_is_deterministic(std::string_view bytes) {
     if (bytes.size() - pos < 60) return false;
     std::string_view hdr = bytes.substr(pos, 60);
     if (hdr.substr(58, 2) != "`\n") return false;
-    if (!field_is_zero(hdr.substr(16, 12)) || !field_is_zero(hdr.substr(28, 6)) ||
-        !field_is_zero(hdr.substr(34, 6))) {
+    // GNU ar's table of member names longer than 15 bytes ("//") has no
+    // date, owner or mode by format: its fields are blank.
+    bool name_table = hdr.substr(0, 16) == "//              ";
+    auto blank = [](std::string_view f) { return f.find_first_not_of(' ') == f.npos; };
+    if (name_table) {
+      if (!blank(hdr.substr(16, 32))) return false;
+    } else if (!field_is_zero(hdr.substr(16, 12)) || !field_is_zero(hdr.substr(28, 6)) ||
+               !field_is_zero(hdr.substr(34, 6))) {
       return false;
     }
     uint64_t size = 0;
