@@ -46,6 +46,18 @@ bool is_directory(const std::string& path) {
   return ::stat(path.empty() ? "." : path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool local_filesystem_type(int64_t f_type) {
+  switch (uint32_t(f_type)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // xfs
+    case 0x9123683E:  // btrfs
+    case 0x01021994:  // tmpfs
+      return true;
+    default:
+      return false;
+  }
+}
+
 int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

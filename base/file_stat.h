@@ -30,6 +30,12 @@ bool stat_dir(const std::string& path, StatSignature* sig);
 // True when `path` names a directory (following symlinks).
 bool is_directory(const std::string& path);
 
+// True for the types (statfs f_type) of local filesystems whose every change
+// to a file goes through this kernel: ext2/3/4, xfs, btrfs, tmpfs. Network and
+// FUSE filesystems, 9p and overlayfs are not (a change may come from elsewhere
+// or be stamped by another clock).
+bool local_filesystem_type(int64_t f_type);
+
 // Nanoseconds since the epoch, real-time clock.
 int64_t now_ns();
 

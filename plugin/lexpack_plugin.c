@@ -168,8 +168,22 @@ static int has_word(const char* p, const char* end, const char* word) {
   return 0;
 }
 
+// True when [p, end) starts with the words of `words` (NULL-terminated),
+// each followed by a space, and has at least one more word after them.
+static int words_then_more(const char* p, const char* end, const char* const* words) {
+  for (; *words; ++words) {
+    p = skip_space(p);
+    size_t n = strlen(*words);
+    if ((size_t)(end - p) <= n || memcmp(p, *words, n) != 0 || !is_space(p[n])) return 0;
+    p += n;
+  }
+  p = skip_space(p);
+  return p < end && !is_space(*p);
+}
+
 // Where the launcher goes in the simple command [p, end) of an archive or
-// link step ("ar ...", "ranlib ...", "<driver> ... -o out" without -c), or NULL.
+// link step ("ar ...", "ranlib ...", "<driver> ... -o out" without -c, and
+// CMake's "cmake -E rm -f <archive>" before an archive step), or NULL.
 static const char* link_word(const char* p, const char* end) {
   p = skip_space(p);
   const char* word_end = p;
@@ -180,6 +194,9 @@ static const char* link_word(const char* p, const char* end) {
     if (*q == '/') base = q + 1;
   size_t len = (size_t)(word_end - base);
   if (is_tool_name(base, len, "ar") || is_tool_name(base, len, "ranlib")) return p;
+  static const char* const kCmakeRemove[] = {"-E", "rm", "-f", NULL};
+  if (len == 5 && memcmp(base, "cmake", 5) == 0 && words_then_more(word_end, end, kCmakeRemove))
+    return p;
   if (is_compiler_name(base, len) && !has_word(word_end, end, "-c") &&
       has_word(word_end, end, "-o"))
     return p;

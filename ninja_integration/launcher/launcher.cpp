@@ -497,6 +497,7 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   struct Pending {
     std::string path;
     std::string_view bytes;
+    cache::BlobId blob;  // zero: bytes not stored as they are written (the depfile)
   };
   std::vector<Pending> writes;
   bool have_object = false, have_depfile = false;
@@ -507,27 +508,37 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
       return std::nullopt;
     }
     if (o.role == "object") {
-      writes.push_back({cmd_.output, *bytes});
+      writes.push_back({cmd_.output, *bytes, o.blob});
       have_object = true;
     } else if (o.role == "dwo" && cmd_.split_dwarf) {
-      writes.push_back({cmd_.dwo_output, *bytes});
+      writes.push_back({cmd_.dwo_output, *bytes, o.blob});
     } else if (o.role == "depfile" && cmd_.wants_depfile) {
       if (!restore_depfile(*bytes, cwd_, &depfile_text)) {
         note("cached depfile holds a malformed relocated path");
         return std::nullopt;
       }
-      writes.push_back({cmd_.depfile, depfile_text});
+      writes.push_back({cmd_.depfile, depfile_text, {}});
       have_depfile = true;
     }
   }
   if (!have_object || (cmd_.wants_depfile && !have_depfile)) return std::nullopt;
+  // The objects written are vouched for in the file table by the signature
+  // they have now, so that a link reading them right after does not hash
+  // them again (their content is the blob's id).
+  std::vector<cache::Store::FileWrite> vouched_files;
   for (const Pending& w : writes) {
     std::string error;
-    if (!touch_if_identical(w.path, w.bytes) && !write_file_atomic(w.path, w.bytes, &error)) {
+    std::optional<base::StatSignature> vouched;
+    if (!touch_if_identical(w.path, w.bytes) &&
+        !write_file_atomic(w.path, w.bytes, &error, 0666, w.blob.is_zero() ? nullptr : &vouched)) {
       note("cannot write output: " + error);
       return std::nullopt;
     }
+    if (vouched) {
+      vouched_files.push_back({base::normal_path(w.path, cwd_), {*vouched, w.blob, {}}});
+    }
   }
+  if (!vouched_files.empty() && !read_only_) store_->put_records(vouched_files, {});
   count("hits");
   count("time_saved_us", int64_t(action.compile_time_us));
   note("hit (" + std::to_string(elapsed_us()) + " us, " + std::to_string(outside) +

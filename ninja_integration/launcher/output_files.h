@@ -3,16 +3,24 @@
 // the old file left as it is when it already holds the new bytes).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/file_stat.h"
 
 namespace lexpack::launcher {
 
 // Writes `bytes` to `path` through a temporary file beside it. False with
 // *err set on failure (nothing is left behind).
 // `mode` is the creation mode before the umask (0777 for an executable).
+// With `vouched`, the file is stamped so that any later write to it changes
+// its stat signature, and *vouched gets the signature it has once written:
+// while a stat of `path` gives exactly that signature, the file holds `bytes`
+// (output_files.cpp says why). Left empty where the stamp cannot be relied on
+// (a filesystem that is not local or keeps coarse times, a file not ours).
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err,
-                       unsigned mode = 0666);
+                       unsigned mode = 0666, std::optional<base::StatSignature>* vouched = nullptr);
 
 // When `path` is a regular file (not a symlink) holding exactly `bytes`,
 // sets its modification time to now, as rewriting it would, and returns

@@ -268,7 +268,9 @@ base::Status hash_path_states(const std::vector<std::string>& paths, const std::
       h->field("directory");
       continue;
     }
-    base::Result<cache::Hash128> content = files->content_hash(p, base::absolute_path(p, cwd), sig);
+    // Normalized ("./libx.so" as ld names a file found through -L.), as the
+    // hits that vouch for the files they write record them.
+    base::Result<cache::Hash128> content = files->content_hash(p, base::normal_path(p, cwd), sig);
     if (!content.ok()) return content.status();
     h->field(content->lo);
     h->field(content->hi);
@@ -321,8 +323,14 @@ bool archive_is_deterministic(std::string_view bytes) {
     if (bytes.size() - pos < 60) return false;
     std::string_view hdr = bytes.substr(pos, 60);
     if (hdr.substr(58, 2) != "`\n") return false;
-    if (!field_is_zero(hdr.substr(16, 12)) || !field_is_zero(hdr.substr(28, 6)) ||
-        !field_is_zero(hdr.substr(34, 6))) {
+    // GNU ar's table of member names longer than 15 bytes ("//") has no
+    // date, owner or mode by format: its fields are blank.
+    bool name_table = hdr.substr(0, 16) == "//              ";
+    auto blank = [](std::string_view f) { return f.find_first_not_of(' ') == f.npos; };
+    if (name_table) {
+      if (!blank(hdr.substr(16, 32))) return false;
+    } else if (!field_is_zero(hdr.substr(16, 12)) || !field_is_zero(hdr.substr(28, 6)) ||
+               !field_is_zero(hdr.substr(34, 6))) {
       return false;
     }
     uint64_t size = 0;

@@ -3,9 +3,12 @@
 // and the search candidates before each library; a changed one is a new key.
 #include "ninja_integration/link/link_launcher.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <time.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <memory>
@@ -66,6 +69,8 @@ const char* kind_name(StepKind k) {
       return "ranlib";
     case StepKind::kLink:
       return "link";
+    case StepKind::kRemove:
+      return "remove";
     default:
       return "none";
   }
@@ -87,6 +92,12 @@ class StepLauncher {
   StepLauncher(const LinkStep& step, const std::vector<std::string>& argv, bool explain)
       : step_(step), argv_(argv), explain_(explain) {}
   LinkResult run();
+  // Counts the files this step read to hash them (none when every input was
+  // vouched for by the file table) as link_files_hashed.
+  void count_files_hashed() {
+    if (files_ && files_->files_read() > 0)
+      count("link_files_hashed", int64_t(files_->files_read()));
+  }
 
  private:
   LinkResult passthrough(const std::string& why) {
@@ -106,6 +117,7 @@ class StepLauncher {
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
   bool open_store();
+  LinkResult remove_files();
   std::string prefix() const { return kind_name(step_.kind); }
   std::optional<LinkResult> serve(const cache::ActionRecord& action);
   LinkResult run_and_store(const std::vector<std::string>& predicted,
@@ -143,6 +155,7 @@ LinkResult StepLauncher::run() {
   if (!explain_ && (env_on("LEXPACK_DISABLE") || env_off("LEXPACK_CACHE_LINKS"))) {
     return passthrough("archive and link caching is off");
   }
+  if (step_.kind == StepKind::kRemove) return remove_files();
   if (!step_.uncacheable.empty()) {
     if (open_store()) count("link_uncacheable_" + reason_code(step_.uncacheable));
     return passthrough("uncacheable " + prefix() + ": " + step_.uncacheable);
@@ -233,6 +246,31 @@ LinkResult StepLauncher::run() {
   return run_and_store(records.empty() ? std::vector<std::string>() : records.front(), key);
 }
 
+// What `cmake -E rm -f` does to files that are absent, regular or symlinks
+// (unlinks them; absent is no error), without starting cmake. Anything else
+// (a directory, a file that cannot be removed) is left to cmake itself,
+// which runs as written and gives its own answer.
+LinkResult StepLauncher::remove_files() {
+  for (const std::string& path : step_.inputs) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return passthrough("cannot stat " + path);
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      return passthrough(path + " is not a file or a symlink");
+    }
+    if (explain_) continue;
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return passthrough("cannot remove " + path);
+    }
+  }
+  note(explain_ ? "would remove the files without starting cmake" : "removed");
+  LinkResult r;
+  r.explanation = explanation_;
+  return r;
+}
+
 std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action) {
   if (action.exit_code != 0 || action.outputs.size() != 1 || action.outputs[0].role != "output") {
     return std::nullopt;
@@ -247,9 +285,16 @@ std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action)
   if (!out || !err || !bytes) return std::nullopt;
   std::string error;
   unsigned mode = step_.kind == StepKind::kLink ? 0777 : 0666;
-  if (!launcher::write_file_atomic(step_.output, *bytes, &error, mode)) {
+  std::optional<base::StatSignature> vouched;
+  if (!launcher::write_file_atomic(step_.output, *bytes, &error, mode, &vouched)) {
     note("cannot write output: " + error);
     return std::nullopt;
+  }
+  // Vouched for in the file table (a link reading this archive right after
+  // does not hash it again): see write_file_atomic.
+  if (vouched && !read_only_) {
+    store_->put_file(base::normal_path(step_.output, cwd_),
+                     cache::FileRecord{*vouched, action.outputs[0].blob, {}});
   }
   count("link_hits");
   count("time_saved_us", int64_t(action.compile_time_us));
@@ -395,7 +440,9 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
 LinkResult launch_link_step(const LinkStep& step, const std::vector<std::string>& argv,
                             bool explain) {
   StepLauncher launcher(step, argv, explain);
-  return launcher.run();
+  LinkResult r = launcher.run();
+  launcher.count_files_hashed();
+  return r;
 }
 
 }  // namespace lexpack::link

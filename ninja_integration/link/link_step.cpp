@@ -130,6 +130,19 @@ bool takes_argument(std::string_view a) {
   return false;
 }
 
+// `cmake -E rm -f FILE...` exactly; any other cmake command is not a step.
+LinkStep parse_cmake_remove(LinkStep step) {
+  const std::vector<std::string>& a = step.args;
+  if (a.size() < 4 || a[0] != "-E" || a[1] != "rm" || a[2] != "-f") return LinkStep{};
+  for (size_t i = 3; i < a.size(); ++i) {
+    if (a[i].empty() || a[i][0] == '-') return LinkStep{};
+  }
+  step.kind = StepKind::kRemove;
+  step.output = a[3];  // names the step in the decision log
+  step.inputs.assign(a.begin() + 3, a.end());
+  return step;
+}
+
 LinkStep parse_link(LinkStep step) {
   step.kind = StepKind::kLink;
   const std::vector<std::string>& a = step.args;
@@ -251,6 +264,7 @@ LinkStep parse_link_step(const std::vector<std::string>& argv) {
   if (is_archiver_name(base)) return parse_archive(std::move(step));
   if (is_ranlib_name(base)) return parse_ranlib(std::move(step));
   if (is_driver_name(base)) return parse_link(std::move(step));
+  if (base == "cmake") return parse_cmake_remove(std::move(step));
   return step;
 }
 

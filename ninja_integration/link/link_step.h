@@ -9,13 +9,15 @@
 
 namespace lexpack::link {
 
-enum class StepKind { kNone, kArchive, kRanlib, kLink };
+// kRemove: CMake's `cmake -E rm -f FILE...` before an archive is made, done
+// in process rather than by starting cmake (most of an archive hit's time).
+enum class StepKind { kNone, kArchive, kRanlib, kLink, kRemove };
 
 struct LinkStep {
   StepKind kind = StepKind::kNone;
   std::string tool;               // argv[0] as given
   std::vector<std::string> args;  // argv[1..]
-  std::string output;             // the archive, or the -o file of a link
+  std::string output;             // the archive, the -o file of a link, the first file removed
   // Files named on the command line that the step reads: archive members,
   // the archive of ranlib, the inputs of a link (objects, archives, scripts).
   std::vector<std::string> inputs;
@@ -29,7 +31,8 @@ bool is_ranlib_name(std::string_view base);
 // gcc, g++, cc, c++, clang, clang++ with optional triple prefix and version.
 bool is_driver_name(std::string_view base);
 
-// StepKind::kNone when argv is not an archive, ranlib or driver link step
+// StepKind::kNone when argv is not an archive, ranlib, driver link step or
+// exactly `cmake -E rm -f FILE...` (FILE plain paths)
 // (for instance a compile: the caller handles those).
 LinkStep parse_link_step(const std::vector<std::string>& argv);
 

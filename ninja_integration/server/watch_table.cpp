@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <deque>
 
+#include "base/file_stat.h"
+
 namespace lexpack::server {
 namespace {
 
@@ -53,15 +55,7 @@ bool WatchTable::open() {
 }
 
 bool WatchTable::local_filesystem(int64_t f_type) {
-  switch (uint32_t(f_type)) {
-    case 0xEF53:      // ext2/3/4
-    case 0x58465342:  // xfs
-    case 0x9123683E:  // btrfs
-    case 0x01021994:  // tmpfs
-      return true;
-    default:
-      return false;
-  }
+  return base::local_filesystem_type(f_type);
 }
 
 void WatchTable::begin_pass(TrustRef ref) {

@@ -3,7 +3,10 @@
 // version script, an executable) built with g++ and clang++ through the
 // plugin, compared byte for byte with a plain ninja build, and each change
 // that must make a step run again.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <sstream>
@@ -99,6 +102,18 @@ class LinkE2eTest : public ::testing::TestWithParam<std::string> {
   }
   int run_app() { return sh("LD_LIBRARY_PATH=. ./app").exit_code; }
 
+  // A counter of the cache, as `lexpack stats` prints it (0 when absent).
+  int64_t counter(const std::string& name) {
+    std::istringstream in(sh(std::string(LEXPACK_BIN) + " stats").out);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      std::string n;
+      int64_t v = 0;
+      if (words >> n >> v && n == name) return v;
+    }
+    return 0;
+  }
+
   TestDir dir_;
   std::string last_err_;
 };
@@ -128,6 +143,56 @@ TEST_P(LinkE2eTest, OutputsEqualPlainBuildAndRebuildHitsEveryStep) {
   std::map<std::string, int> off = lexpack_ninja("LEXPACK_CACHE_LINKS=0");
   EXPECT_EQ(off["steps"], 0) << last_err_;
   EXPECT_EQ(outputs(), want);
+}
+
+// The objects and archives a warm build's hits write are vouched for in the
+// file table, so its links hash none of them again.
+TEST_P(LinkE2eTest, WarmRebuildHashesNoObjectTwice) {
+  // Sources and the version script old enough for the file table to keep.
+  ::usleep(1'100'000);
+  lexpack_ninja();
+  int64_t cold = counter("link_files_hashed");
+  EXPECT_GT(cold, 0);  // the objects the compiler wrote were read by the links
+  remove_outputs();
+  ASSERT_EQ(sh("rm -f *.o").exit_code, 0);
+  std::map<std::string, int> warm = lexpack_ninja();
+  EXPECT_EQ(warm["hits"], 4) << last_err_;
+  EXPECT_EQ(counter("link_files_hashed") - cold, 0) << dir_.read("log.txt");
+  EXPECT_EQ(run_app(), 10);
+}
+
+// An object changed in place after a hit wrote it (same size, its mtime set
+// back) is not taken for the one the hit wrote: the link runs.
+TEST_P(LinkE2eTest, ObjectChangedAfterTheHitWroteItMissesTheLink) {
+  lexpack_ninja();
+  std::string app = dir_.read("app");
+  remove_outputs();
+  ASSERT_EQ(sh("rm -f *.o").exit_code, 0);
+  EXPECT_EQ(lexpack_ninja()["hits"], 4) << last_err_;
+  ASSERT_EQ(dir_.read("app"), app);
+
+  // Change one letter of the compiler's .comment string: the linked program
+  // keeps it, so a link from the old object would differ from a fresh one.
+  std::string object = dir_.read("main.o");
+  size_t at = object.find("GCC: (");
+  if (at == std::string::npos) at = object.find("clang version");
+  ASSERT_NE(at, std::string::npos);
+  object[at] = object[at] == 'G' ? 'g' : 'C';
+  struct stat before;
+  ASSERT_EQ(::stat(dir_.at("main.o").c_str(), &before), 0);
+  int fd = ::open(dir_.at("main.o").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, object.data(), object.size(), 0), ssize_t(object.size()));
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::futimens(fd, times), 0);
+  ::close(fd);
+
+  dir_.remove("app");
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["misses"], 1) << last_err_;
+  EXPECT_EQ(r["hits"], 0) << last_err_;
+  EXPECT_NE(dir_.read("app"), app);
+  EXPECT_EQ(run_app(), 10);
 }
 
 TEST_P(LinkE2eTest, ChangedObjectAndArchiveMemberMiss) {
@@ -287,6 +352,43 @@ TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
   ASSERT_EQ(sh("rm b/app b/libshared.so && LEXPACK_DISABLE=1 ninja -C b").exit_code, 0);
   EXPECT_EQ(dir_.read("b/app"), app);  // a plain link gives the same bytes
   EXPECT_EQ(dir_.read("b/libshared.so"), so);
+}
+
+// CMake's archive rule under `lexpack ninja`: its `cmake -E rm -f` is done
+// by lexpack (no cmake started), so a stale archive is gone before `ar qc`
+// and the archive equals a plain build's.
+TEST_P(LinkE2eTest, CmakeArchiveRuleRemovesTheOldArchive) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.21)\n"
+             "project(demo CXX)\n"
+             "add_library(foo STATIC foo1.cpp foo2.cpp)\n"
+             "add_executable(app main.cpp)\n"
+             "target_link_libraries(app foo)\n");
+  dir_.write("src/foo1.cpp", dir_.read("foo1.cpp"));
+  dir_.write("src/foo2.cpp", dir_.read("foo2.cpp"));
+  dir_.write("src/main.cpp", "int foo1(); int foo2();\nint main() { return foo1() + foo2(); }\n");
+  for (const char* b : {"plain", "b"}) {
+    base::ProcessResult conf =
+        sh(std::string("cmake -S src -B ") + b + " -G Ninja -DCMAKE_CXX_COMPILER=" + GetParam());
+    ASSERT_EQ(conf.exit_code, 0) << conf.out << conf.err;
+  }
+  ASSERT_EQ(sh("ninja -C plain").exit_code, 0);
+  std::string want = dir_.read("plain/libfoo.a");
+  base::ProcessResult built = sh(std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
+  EXPECT_EQ(dir_.read("b/libfoo.a"), want);
+  EXPECT_NE(dir_.read("log.txt").find("libfoo.a: removed"), std::string::npos)
+      << dir_.read("log.txt");
+
+  // A stale archive with a member of its own: ar qc would add to it.
+  ASSERT_EQ(sh("cp plain/libfoo.a b/libfoo.a && ar q b/libfoo.a b/CMakeFiles/app.dir/main.cpp.o && "
+               "sleep 0.01 && touch src/foo1.cpp")
+                .exit_code,
+            0);
+  built = sh(std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
+  EXPECT_EQ(dir_.read("b/libfoo.a"), want);
+  EXPECT_EQ(sh("b/app").exit_code, 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Drivers, LinkE2eTest, ::testing::Values("g++", "clang++"),

@@ -42,6 +42,36 @@ TEST(OutputFiles, AtomicWriteReplacesTheFile) {
   EXPECT_NE(err.find("nodir"), std::string::npos) << err;
 }
 
+// A vouched signature names the bytes written: a write in place right after
+// (same size, most often within the same tick of the file clock, where a
+// kernel without multigrain timestamps would stamp the same times) still
+// gives another signature.
+TEST(OutputFiles, VouchedSignatureChangesWithAnyLaterWrite) {
+  testing::TestDir dir;
+  std::string path = dir.at("a.o");
+  std::string err;
+  for (int i = 0; i < 50; ++i) {
+    std::string bytes(4096, char('a' + i % 26));
+    std::optional<base::StatSignature> vouched;
+    ASSERT_TRUE(write_file_atomic(path, bytes, &err, 0666, &vouched)) << err;
+    ASSERT_TRUE(vouched.has_value()) << "the test directory is not on a local filesystem";
+    base::StatSignature now;
+    ASSERT_TRUE(base::stat_file(path, &now));
+    EXPECT_EQ(now, *vouched);
+    EXPECT_LE(vouched->mtime_ns, base::now_ns());
+    // The stamp no kernel time can equal (and no coarser filesystem keeps).
+    EXPECT_NE(vouched->mtime_ns % 2, 0);
+    EXPECT_NE(vouched->mtime_ns % 5, 0);
+    int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "Z", 1, 0), 1);
+    ::close(fd);
+    ASSERT_TRUE(base::stat_file(path, &now));
+    EXPECT_NE(now, *vouched) << "write " << i << " in place left the signature as vouched";
+    EXPECT_NE(now.mtime_ns, vouched->mtime_ns);
+  }
+}
+
 TEST(OutputFiles, IdenticalOutputIsOnlyTouched) {
   testing::TestDir dir;
   std::string bytes(200000, 'x');

@@ -58,6 +58,31 @@ TEST(LinkInputsTest, DeterministicArchivesOnly) {
   EXPECT_FALSE(archive_is_deterministic("not an archive"));
 }
 
+// Member names longer than 15 bytes (most CMake objects: "file_util.cpp.o"
+// fits, "decision_log.cpp.o" does not) put a name table ("//") in the
+// archive, whose header has blank fields: such an archive is still
+// deterministic, and one with real dates is still not.
+TEST(LinkInputsTest, DeterministicArchiveWithLongMemberNames) {
+  testing::TestDir dir;
+  dir.write("a_long_member_name.cpp.o", "not really an object\n");
+  dir.write("b.o", "odd");
+  std::string cd = "cd " + testing::shell_quote(dir.path()) + " && ";
+  ASSERT_EQ(base::run_captured({"/bin/sh", "-c",
+                                cd + "ar qcD d.a a_long_member_name.cpp.o b.o && ranlib -D d.a && "
+                                     "ar qcU u.a a_long_member_name.cpp.o b.o"},
+                               true)
+                .exit_code,
+            0);
+  std::string d = dir.read("d.a");
+  ASSERT_NE(d.find("\n//              "), std::string::npos);  // has a name table
+  EXPECT_TRUE(archive_is_deterministic(d));
+  EXPECT_FALSE(archive_is_deterministic(dir.read("u.a")));
+  // A name table header with a date in it is not the blank one ar writes.
+  size_t at = d.find("\n//              ") + 1;
+  d[at + 16] = '1';
+  EXPECT_FALSE(archive_is_deterministic(d));
+}
+
 TEST(LinkInputsTest, DriverLinkDirsComeFromTheLinkerCommand) {
   testing::TestDir dir;
   dir.write("main.o", "");  // clang checks that inputs exist even with -###

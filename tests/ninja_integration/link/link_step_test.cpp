@@ -74,12 +74,31 @@ TEST(LinkStepTest, DriverLinksThatAreNotCached) {
   EXPECT_NE(why({"gcc", "start.S", "a.o", "-o", "app"}), "");
 }
 
+TEST(LinkStepTest, CmakeRemoveExactlyAsCmakeWritesIt) {
+  LinkStep s = parse_link_step({"/usr/bin/cmake", "-E", "rm", "-f", "libfoo.a", "x/y.a"});
+  EXPECT_EQ(s.kind, StepKind::kRemove);
+  EXPECT_EQ(s.uncacheable, "");
+  EXPECT_EQ(s.inputs, (std::vector<std::string>{"libfoo.a", "x/y.a"}));
+  EXPECT_EQ(s.output, "libfoo.a");
+  // Recursive, without -f, without files, options among the files, other
+  // commands: cmake runs them itself.
+  for (std::vector<std::string> argv :
+       std::vector<std::vector<std::string>>{{"cmake", "-E", "rm", "-rf", "d"},
+                                             {"cmake", "-E", "rm", "x"},
+                                             {"cmake", "-E", "rm", "-f"},
+                                             {"cmake", "-E", "rm", "-f", "--", "x"},
+                                             {"cmake", "-E", "remove", "-f", "x"},
+                                             {"cmake", "--build", "."},
+                                             {"ccmake", "-E", "rm", "-f", "x"}}) {
+    EXPECT_EQ(parse_link_step(argv).kind, StepKind::kNone) << argv[3];
+  }
+}
+
 TEST(LinkStepTest, CompilesAndOtherToolsAreNotSteps) {
   EXPECT_EQ(parse_link_step({"g++", "-c", "a.cpp", "-o", "a.o"}).kind, StepKind::kNone);
   EXPECT_EQ(parse_link_step({"g++", "-E", "a.cpp"}).kind, StepKind::kNone);
   EXPECT_EQ(parse_link_step({"g++", "--version"}).kind, StepKind::kLink);  // refused below
   EXPECT_NE(parse_link_step({"g++", "--version"}).uncacheable, "");
-  EXPECT_EQ(parse_link_step({"cmake", "-E", "rm", "-f", "x"}).kind, StepKind::kNone);
   EXPECT_EQ(parse_link_step({"star", "qc", "x"}).kind, StepKind::kNone);
   EXPECT_EQ(parse_link_step({"foo-ar", "qc", "x"}).kind, StepKind::kNone);  // no triple
   EXPECT_TRUE(is_driver_name("x86_64-linux-gnu-g++-12"));
