@@ -5,6 +5,8 @@
 
 #include <array>
 
+#include "base/file_util.h"
+
 namespace lexpack::link {
 namespace {
 
@@ -255,6 +257,74 @@ bool is_driver_name(std::string_view name) {
   return false;
 }
 
+std::vector<std::string> split_response_file(std::string_view text) {
+  // libiberty's buildargv, which gcc and clang (GNU style) follow: blanks
+  // separate words; a backslash takes the next character as it is, anywhere;
+  // single and double quotes group until their match.
+  std::vector<std::string> out;
+  std::string word;
+  bool in_word = false, escaped = false;
+  char quote = 0;
+  for (char c : text) {
+    if (escaped) {
+      word.push_back(c);
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = in_word = true;
+    } else if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        word.push_back(c);
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+      if (in_word) out.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (in_word) out.push_back(std::move(word));
+  return out;
+}
+
+namespace {
+
+// Replaces each @file in *args by its words (nested ones too); false with
+// *why when one cannot be read.
+bool expand_response_files(std::vector<std::string>* args, std::string* why) {
+  constexpr int kMaxFiles = 64;  // nested ones included, as gcc's expandargv bounds them
+  int files = 0;
+  for (size_t i = 0; i < args->size();) {
+    const std::string& a = (*args)[i];
+    if (a.size() < 2 || a[0] != '@') {
+      ++i;
+      continue;
+    }
+    base::Result<std::string> text = base::read_file(a.substr(1));
+    if (!text.ok()) {
+      *why = "response file " + a + " unreadable";  // the driver keeps it as an argument
+      return false;
+    }
+    if (++files > kMaxFiles) {
+      *why = "more than " + std::to_string(kMaxFiles) + " response files";
+      return false;
+    }
+    std::vector<std::string> words = split_response_file(*text);
+    args->erase(args->begin() + std::ptrdiff_t(i));
+    args->insert(args->begin() + std::ptrdiff_t(i), words.begin(), words.end());
+    // Not advanced: a response file may name another one.
+  }
+  return true;
+}
+
+}  // namespace
+
 LinkStep parse_link_step(const std::vector<std::string>& argv) {
   LinkStep step;
   if (argv.empty()) return step;
@@ -263,7 +333,19 @@ LinkStep parse_link_step(const std::vector<std::string>& argv) {
   std::string_view base = base_name(step.tool);
   if (is_archiver_name(base)) return parse_archive(std::move(step));
   if (is_ranlib_name(base)) return parse_ranlib(std::move(step));
-  if (is_driver_name(base)) return parse_link(std::move(step));
+  if (is_driver_name(base)) {
+    // A link's arguments as the driver reads them: the words of each @file
+    // in its place. The key holds them, so the file's content is keyed; the
+    // command still runs as given.
+    std::string why;
+    if (!expand_response_files(&step.args, &why)) {
+      step.args.assign(argv.begin() + 1, argv.end());
+      LinkStep parsed = parse_link(std::move(step));
+      if (parsed.kind == StepKind::kLink && parsed.uncacheable.empty()) parsed.uncacheable = why;
+      return parsed;
+    }
+    return parse_link(std::move(step));
+  }
   if (base == "cmake") return parse_cmake_remove(std::move(step));
   return step;
 }

@@ -34,6 +34,11 @@ bool is_driver_name(std::string_view base);
 // StepKind::kNone when argv is not an archive, ranlib, driver link step or
 // exactly `cmake -E rm -f FILE...` (FILE plain paths)
 // (for instance a compile: the caller handles those).
+// A driver link's @file arguments are read (relative to this process's
+// working directory) and replaced by their words; the step's args hold them.
 LinkStep parse_link_step(const std::vector<std::string>& argv);
+
+// The words of a response file, as gcc and clang split it.
+std::vector<std::string> split_response_file(std::string_view text);
 
 }  // namespace lexpack::link

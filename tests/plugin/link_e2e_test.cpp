@@ -32,25 +32,33 @@ class LinkE2eTest : public ::testing::TestWithParam<std::string> {
     dir_.write("main.cpp",
                "int foo1(); int foo2(); int shared_value();\n"
                "int main() { return foo1() + foo2() + shared_value(); }\n");
+    dir_.write("extra.cpp", "int extra_value() { return 5; }\n");
     dir_.write("first/.keep", "");
     write_ninja("");
   }
 
-  void write_ninja(const std::string& app_flags) {
+  // rsp: the executable's objects go through a response file, as CMake
+  // writes them for long lists (ninja's rspfile).
+  void write_ninja(const std::string& app_flags, bool rsp = false,
+                   const std::string& app_extra = "") {
+    const std::string objects = rsp ? "@$out.rsp" : "$in";
     dir_.write("build.ninja",
                "cxx = " + GetParam() +
                    "\n"
                    "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
                    "rule ar\n  command = rm -f $out && ar qc $out $in && ranlib $out\n"
                    "rule so\n  command = $cxx -shared $in -o $out -Wl,--version-script=vers.map\n"
-                   "rule exe\n  command = $cxx $in -o $out -L. -lshared -Lfirst -Llibs -lfoo " +
-                   app_flags +
+                   "rule exe\n  command = $cxx " +
+                   objects + " -o $out -L. -lshared -Lfirst -Llibs -lfoo " + app_flags +
+                   (rsp ? "\n  rspfile = $out.rsp\n  rspfile_content = $in" : "") +
                    "\n"
+                   "build extra.o: cc extra.cpp\n"
                    "build foo1.o: cc foo1.cpp\nbuild foo2.o: cc foo2.cpp\n"
                    "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
                    "build libs/libfoo.a: ar foo1.o foo2.o\n"
                    "build libshared.so: so shared.o | vers.map\n"
-                   "build app: exe main.o | libs/libfoo.a libshared.so\n");
+                   "build app: exe main.o " +
+                   app_extra + " | libs/libfoo.a libshared.so\n");
   }
 
   base::ProcessResult sh(const std::string& command, const std::string& extra_env = "") {
@@ -267,6 +275,26 @@ TEST_P(LinkE2eTest, ChangedVersionScriptAndLinkerFlagMiss) {
   EXPECT_EQ(flag["misses"], 1) << last_err_;
   EXPECT_EQ(flag["hits"], 0) << last_err_;
   EXPECT_EQ(sh("readelf -d app | grep -q BIND_NOW").exit_code, 0);
+  EXPECT_EQ(run_app(), 10);
+}
+
+// A link whose objects come in a response file is cached, keyed by what the
+// file says: another object in it is a miss, with the right program.
+TEST_P(LinkE2eTest, ResponseFileLinkIsCachedByItsContent) {
+  write_ninja("", true);
+  std::map<std::string, int> cold = lexpack_ninja();
+  EXPECT_EQ(cold["misses"], 4) << last_err_;
+  ASSERT_EQ(run_app(), 10);
+  std::string app = dir_.read("app");
+  dir_.remove("app");
+  std::map<std::string, int> warm = lexpack_ninja();
+  EXPECT_EQ(warm["hits"], 1) << last_err_;
+  EXPECT_TRUE(dir_.read("app") == app);
+  write_ninja("", true, "extra.o");
+  std::map<std::string, int> more = lexpack_ninja();
+  EXPECT_EQ(more["misses"], 1) << last_err_;
+  EXPECT_EQ(more["hits"], 0) << last_err_;
+  EXPECT_EQ(sh("nm app | grep -c extra_value").out, "1\n");
   EXPECT_EQ(run_app(), 10);
 }
 

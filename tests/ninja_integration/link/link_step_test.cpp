@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/test_dir.h"
+
 namespace lexpack::link {
 namespace {
 
@@ -66,12 +68,40 @@ TEST(LinkStepTest, DriverLinksThatAreNotCached) {
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--plugin-opt=x"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,-r"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-Wl,--dependency-file=x"}), "");
-  EXPECT_NE(why({"g++", "@link.rsp", "-o", "app"}), "");
+  EXPECT_NE(why({"g++", "@no-such-file.rsp", "-o", "app"}), "");
   EXPECT_NE(why({"g++", "a.o"}), "");  // no -o
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-B/opt/tools"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "--sysroot=/x"}), "");
   EXPECT_NE(why({"g++", "main.cpp", "-o", "app"}), "");  // compiles on the way
   EXPECT_NE(why({"gcc", "start.S", "a.o", "-o", "app"}), "");
+}
+
+TEST(LinkStepTest, ResponseFilesSplitAsTheDriverDoes) {
+  EXPECT_EQ(split_response_file("a.o  b.o\n-Wl,-rpath,'/x y'\t\"c d.o\" e\\ f.o ''\n"),
+            (std::vector<std::string>{"a.o", "b.o", "-Wl,-rpath,/x y", "c d.o", "e f.o", ""}));
+  EXPECT_EQ(split_response_file(""), std::vector<std::string>{});
+  EXPECT_EQ(split_response_file("\"a\\\"b\""), std::vector<std::string>{"a\"b"});
+}
+
+// A link with response files (CMake writes them for long object lists) is
+// read as the driver reads it: the files' words in their place, nested ones
+// too, so they are keyed and what they name is checked like any argument.
+TEST(LinkStepTest, ResponseFilesAreReadIntoTheLink) {
+  testing::TestDir dir;
+  dir.write("objects.rsp", "a.o b.o @" + dir.at("libs.rsp") + "\n");
+  dir.write("libs.rsp", "libfoo.a -lbar\n");
+  LinkStep step = parse_link_step({"g++", "@" + dir.at("objects.rsp"), "-o", "app"});
+  EXPECT_EQ(step.kind, StepKind::kLink);
+  EXPECT_EQ(step.uncacheable, "");
+  EXPECT_EQ(step.args, (std::vector<std::string>{"a.o", "b.o", "libfoo.a", "-lbar", "-o", "app"}));
+  EXPECT_EQ(step.inputs, (std::vector<std::string>{"a.o", "b.o", "libfoo.a"}));
+  // What the file holds is judged like the command line: LTO stays uncached.
+  dir.write("lto.rsp", "a.o -flto\n");
+  EXPECT_NE(parse_link_step({"g++", "@" + dir.at("lto.rsp"), "-o", "app"}).uncacheable.find("LTO"),
+            std::string::npos);
+  // A file that names itself does not loop.
+  dir.write("self.rsp", "a.o @" + dir.at("self.rsp") + "\n");
+  EXPECT_NE(parse_link_step({"g++", "@" + dir.at("self.rsp"), "-o", "app"}).uncacheable, "");
 }
 
 TEST(LinkStepTest, CmakeRemoveExactlyAsCmakeWritesIt) {
