@@ -16,12 +16,10 @@
 #include <cstring>
 
 #include "cache/remote/backend.h"
+#include "cache/remote/http_common.h"
 #include "cache/remote/remote_entry.h"
 
 namespace lexpack::cache::remote {
-
-std::string entry_path(const RemoteSpec& spec, std::string_view key);
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -69,15 +67,7 @@ class HttpBackend final : public Backend {
   }
   Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
   std::vector<Reply> get_many(std::span<const std::string> keys) override {
-    std::vector<Reply> out;
-    for (const std::string& k : keys) {
-      out.push_back(get(k));
-      if (out.back().failed()) {  // the server is not answering: do not wait once per key
-        while (out.size() < keys.size()) out.push_back(out.back());
-        break;
-      }
-    }
-    return out;
+    return get_each(*this, keys);
   }
 
  private:
@@ -240,14 +230,7 @@ class HttpBackend final : public Backend {
         header.find("connection: close") != std::string::npos) {
       disconnect();
     }
-    if (m == "PUT") {
-      if (status >= 200 && status < 300) return {Outcome::kStored, {}, {}};
-    } else if (status == 200) {
-      return {Outcome::kHit, m == "GET" ? std::move(content) : std::string(), {}};
-    } else if (status == 404) {
-      return {Outcome::kMiss, {}, {}};
-    }
-    return {Outcome::kError, {}, m + ": HTTP " + std::to_string(status)};
+    return reply_for_status(m, status, std::move(content));
   }
 
   RemoteSpec spec_;
@@ -264,6 +247,29 @@ std::string entry_path(const RemoteSpec& spec, std::string_view key) {
     return spec.path + "/ac/" + k;
   }
   return spec.path + "/" + k.substr(0, 2) + "/" + k.substr(2);
+}
+
+Reply reply_for_status(std::string_view method, long status, std::string content) {
+  if (method == "PUT") {
+    if (status >= 200 && status < 300) return {Outcome::kStored, {}, {}};
+  } else if (status == 200) {
+    return {Outcome::kHit, method == "GET" ? std::move(content) : std::string(), {}};
+  } else if (status == 404) {
+    return {Outcome::kMiss, {}, {}};
+  }
+  return {Outcome::kError, {}, std::string(method) + ": HTTP " + std::to_string(status)};
+}
+
+std::vector<Reply> get_each(Backend& backend, std::span<const std::string> keys) {
+  std::vector<Reply> out;
+  for (const std::string& k : keys) {
+    out.push_back(backend.get(k));
+    if (out.back().failed()) {
+      while (out.size() < keys.size()) out.push_back(out.back());
+      break;
+    }
+  }
+  return out;
 }
 
 std::unique_ptr<Backend> make_https_backend(const RemoteSpec& spec);  // https_backend.cpp

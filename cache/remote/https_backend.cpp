@@ -16,17 +16,21 @@
 #include <cstring>
 
 #include "cache/remote/backend.h"
+#include "cache/remote/http_common.h"
 #include "cache/remote/remote_entry.h"
 
 extern char** environ;
 
 namespace lexpack::cache::remote {
 
-std::string entry_path(const RemoteSpec& spec, std::string_view key);  // http_backend.cpp
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// libcurl's connect timeout covers the TLS handshake as well, which takes
+// longer than a TCP connect (the connect-timeout attribute's 100 ms default
+// is sized for that): the handshake gets this much more.
+constexpr int kHandshakeMs = 2000;
 
 // lexpack-https beside the running program, or LEXPACK_HTTPS_HELPER.
 std::string helper_path() {
@@ -52,15 +56,7 @@ class HttpsBackend final : public Backend {
   }
   Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
   std::vector<Reply> get_many(std::span<const std::string> keys) override {
-    std::vector<Reply> out;
-    for (const std::string& k : keys) {
-      out.push_back(get(k));
-      if (out.back().failed()) {
-        while (out.size() < keys.size()) out.push_back(out.back());
-        break;
-      }
-    }
-    return out;
+    return get_each(*this, keys);
   }
 
  private:
@@ -80,7 +76,7 @@ class HttpsBackend final : public Backend {
     std::vector<std::string> args = {
         path,
         "--connect-timeout-ms",
-        std::to_string(spec_.connect_timeout_ms),
+        std::to_string(spec_.connect_timeout_ms + kHandshakeMs),
         "--timeout-ms",
         std::to_string(spec_.operation_timeout_ms),
         "--max-bytes",
@@ -179,8 +175,8 @@ class HttpsBackend final : public Backend {
     }
     // The helper's own timeouts come first; this one catches a stuck helper.
     Clock::time_point deadline =
-        Clock::now() +
-        std::chrono::milliseconds(spec_.connect_timeout_ms + spec_.operation_timeout_ms + 1000);
+        Clock::now() + std::chrono::milliseconds(spec_.connect_timeout_ms + kHandshakeMs +
+                                                 spec_.operation_timeout_ms + 1000);
     std::string buf;
     bool timed_out = false;
     if (!fill(&buf, 0, deadline, &timed_out)) {
@@ -200,14 +196,7 @@ class HttpsBackend final : public Backend {
     std::string content = buf.substr(nl + 1, length);
     if (status == -2) return {Outcome::kTimeout, {}, content};
     if (status < 0) return {Outcome::kError, {}, content};
-    if (m == "PUT") {
-      if (status >= 200 && status < 300) return {Outcome::kStored, {}, {}};
-    } else if (status == 200) {
-      return {Outcome::kHit, m == "GET" ? std::move(content) : std::string(), {}};
-    } else if (status == 404) {
-      return {Outcome::kMiss, {}, {}};
-    }
-    return {Outcome::kError, {}, m + ": HTTP " + std::to_string(status)};
+    return reply_for_status(m, status, std::move(content));
   }
 
   RemoteSpec spec_;
