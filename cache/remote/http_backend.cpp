@@ -52,7 +52,7 @@ std::string base64(std::string_view in) {
   return out;
 }
 
-class HttpBackend final : public Backend {
+class HttpBackend final : public PerKeyBackend {
  public:
   explicit HttpBackend(const RemoteSpec& spec) : spec_(spec) {
     if (!spec.user.empty() || !spec.password.empty()) {
@@ -60,15 +60,6 @@ class HttpBackend final : public Backend {
     }
   }
   ~HttpBackend() override { disconnect(); }
-
-  Reply get(std::string_view key) override { return request("GET", key, nullptr); }
-  Reply put(std::string_view key, std::string_view value) override {
-    return request("PUT", key, &value);
-  }
-  Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
-  std::vector<Reply> get_many(std::span<const std::string> keys) override {
-    return get_each(*this, keys);
-  }
 
  private:
   std::string target(std::string_view key) const { return entry_path(spec_, key); }
@@ -173,7 +164,7 @@ class HttpBackend final : public Backend {
     return true;
   }
 
-  Reply request(const char* method, std::string_view key, const std::string_view* body) {
+  Reply request(const char* method, std::string_view key, const std::string_view* body) override {
     // A kept-alive connection the server closed meanwhile is retried once.
     for (int attempt = 0; attempt < 2; ++attempt) {
       bool fresh = fd_ < 0;

@@ -25,4 +25,22 @@ Reply reply_for_status(std::string_view method, long status, std::string content
 // server that does not answer is not waited for once per key).
 std::vector<Reply> get_each(Backend& backend, std::span<const std::string> keys);
 
+// A backend of one request per operation (GET, PUT, HEAD of the entry's
+// path): the plain and the https one differ only in how a request goes out.
+class PerKeyBackend : public Backend {
+ public:
+  Reply get(std::string_view key) override { return request("GET", key, nullptr); }
+  Reply put(std::string_view key, std::string_view value) override {
+    return request("PUT", key, &value);
+  }
+  Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
+  std::vector<Reply> get_many(std::span<const std::string> keys) override {
+    return get_each(*this, keys);
+  }
+
+ protected:
+  // `body` only for PUT.
+  virtual Reply request(const char* method, std::string_view key, const std::string_view* body) = 0;
+};
+
 }  // namespace lexpack::cache::remote

@@ -42,22 +42,13 @@ std::string helper_path() {
   return self.substr(0, self.rfind('/') + 1) + "lexpack-https";
 }
 
-class HttpsBackend final : public Backend {
+class HttpsBackend final : public PerKeyBackend {
  public:
   explicit HttpsBackend(const RemoteSpec& spec) : spec_(spec) {
     std::string port = spec.port == 443 ? "" : ":" + std::to_string(spec.port);
     origin_ = "https://" + spec.host + port;
   }
   ~HttpsBackend() override { stop(); }
-
-  Reply get(std::string_view key) override { return request("GET", key, nullptr); }
-  Reply put(std::string_view key, std::string_view value) override {
-    return request("PUT", key, &value);
-  }
-  Reply exists(std::string_view key) override { return request("HEAD", key, nullptr); }
-  std::vector<Reply> get_many(std::span<const std::string> keys) override {
-    return get_each(*this, keys);
-  }
 
  private:
   Reply start() {
@@ -161,7 +152,7 @@ class HttpsBackend final : public Backend {
     return true;
   }
 
-  Reply request(const char* method, std::string_view key, const std::string_view* body) {
+  Reply request(const char* method, std::string_view key, const std::string_view* body) override {
     if (fd_ < 0) {
       Reply started = start();
       if (started.failed()) return started;
