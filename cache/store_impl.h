@@ -32,6 +32,13 @@ inline constexpr char kGcLockName[] = "gc.lock";
 
 int64_t now_seconds();
 
+// The index's sealed meta values ("format", "active", "gc_pending") and pack
+// records (store_open.cpp).
+base::Status get_meta(Txn& t, const char* name, std::optional<uint32_t>* out);
+base::Status put_meta(Txn& t, const char* name, uint32_t v);
+base::Status get_pack(Txn& t, uint32_t pack, std::optional<PackRecord>* out);
+base::Status put_pack(Txn& t, uint32_t pack, const PackRecord& rec);
+
 class StoreImpl final : public Store {
  public:
   static base::Result<std::unique_ptr<Store>> open(const StoreOptions& options);
