@@ -235,24 +235,32 @@ const std::vector<std::string> kCmakeOutputs = {"libfoo.a", "libshared.so", "app
 
 // CMake writes `-Wl,-rpath,<build dir>` into every executable that links a
 // shared library of the build tree: that link misses in another checkout,
-// the other archive and link steps hit.
+// the other archive and link steps hit. Without build rpaths
+// (CMAKE_SKIP_BUILD_RPATH) every step hits.
 TEST_F(LinkRelocationE2eTest, CmakeBuildTreeRpathMissesOnlyThatLink) {
   if (base::find_program("cmake").empty()) GTEST_SKIP() << "cmake not installed";
-  for (const char* c : {"a", "b"}) {
-    write_cmake(c);
-    base::ProcessResult r = sh(c, "cmake -S src -B build -G Ninja -DCMAKE_CXX_COMPILER=g++");
-    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  }
-  std::map<std::string, std::string> want = plain_outputs("b", kCmakeOutputs);
-  ASSERT_NE(want["app_shared"].find(root_ + "/b/build"), std::string::npos);
+  for (bool skip : {false, true}) {
+    SCOPED_TRACE(skip ? "CMAKE_SKIP_BUILD_RPATH=ON" : "default");
+    ASSERT_EQ(sh("", "rm -rf a b cache log.txt").exit_code, 0);
+    for (const char* c : {"a", "b"}) {
+      write_cmake(c);
+      base::ProcessResult r =
+          sh(c, std::string("cmake -S src -B build -G Ninja ") +
+                    "-DCMAKE_CXX_COMPILER=g++ -DCMAKE_SKIP_BUILD_RPATH=" + (skip ? "ON" : "OFF"));
+      ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    }
+    std::map<std::string, std::string> want = plain_outputs("b", kCmakeOutputs);
+    EXPECT_EQ(want["app_shared"].find(root_ + "/b/build") == std::string::npos, skip);
 
-  lexpack_ninja("a");
-  std::map<std::string, int> second = lexpack_ninja("b");
-  EXPECT_EQ(second["hits"], 4) << last_err_;  // ar, ranlib, the shared library, app_static
-  EXPECT_EQ(second["misses"], 1) << last_err_;
-  EXPECT_EQ(outputs("b", kCmakeOutputs), want);
-  EXPECT_EQ(sh("b/build", "./app_static").exit_code, 3);
-  EXPECT_EQ(sh("b/build", "./app_shared").exit_code, 7);
+    lexpack_ninja("a");
+    std::map<std::string, int> second = lexpack_ninja("b");
+    // ar, ranlib, the shared library, app_static; app_shared without the rpath.
+    EXPECT_EQ(second["hits"], skip ? 5 : 4) << last_err_;
+    EXPECT_EQ(second["misses"], skip ? 0 : 1) << last_err_;
+    EXPECT_EQ(outputs("b", kCmakeOutputs), want);
+    EXPECT_EQ(sh("b/build", "./app_static").exit_code, 3);
+    EXPECT_EQ(sh("b/build", "LD_LIBRARY_PATH=. ./app_shared").exit_code, 7);
+  }
 }
 
 // With CMAKE_BUILD_RPATH_USE_ORIGIN CMake writes `-Wl,-rpath,"\$ORIGIN"`
