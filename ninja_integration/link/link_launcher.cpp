@@ -16,12 +16,15 @@
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/process.h"
+#include "base/relocation.h"
+#include "cache/config.h"
 #include "cache/store.h"
 #include "ninja_integration/closure/file_state.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/depfile_reader.h"
 #include "ninja_integration/launcher/output_files.h"
 #include "ninja_integration/link/link_inputs.h"
+#include "ninja_integration/link/link_relocation.h"
 #include "ninja_integration/ninja/build_counts.h"
 
 namespace lexpack::link {
@@ -119,7 +122,19 @@ class StepLauncher {
   bool open_store();
   LinkResult remove_files();
   std::string prefix() const { return kind_name(step_.kind); }
-  std::optional<LinkResult> serve(const cache::ActionRecord& action);
+  // `relocated`: the entry's messages are stored relocated (base/relocation.h).
+  std::optional<LinkResult> serve(const cache::ActionRecord& action, bool relocated);
+  // The key of an entry that names this checkout (stored when the output or
+  // the messages name a path under base_dir): only this working directory
+  // finds it.
+  cache::Hash128 pinned(const cache::Hash128& key) const {
+    cache::Hasher h;
+    h.field("link-pinned");
+    h.field(key.lo);
+    h.field(key.hi);
+    h.field(cwd_);
+    return h.digest();
+  }
   LinkResult run_and_store(const std::vector<std::string>& predicted,
                            const std::optional<cache::Hash128>& before_key);
 
@@ -135,6 +150,7 @@ class StepLauncher {
   Toolchain toolchain_;
   std::vector<std::vector<std::string>> memo_records_;
   cache::Hash128 command_key_;
+  closure::KeyRelocation relocation_;
 };
 
 bool StepLauncher::open_store() {
@@ -182,10 +198,22 @@ LinkResult StepLauncher::run() {
     h.field(id->lo);
     h.field(id->hi);
   }
+  relocation_ = decide_link_relocation(step_, cwd_, cache::load_config("").base_dir);
+  if (!relocation_.base_dir.empty()) {
+    note(relocation_.relocated
+             ? "relocatable: paths under " + relocation_.base_dir + " are keyed relative to " + cwd_
+             : "not relocatable: " + relocation_.not_relocatable);
+  }
   h.field(step_.tool);
-  h.field(cwd_);
-  h.field(step_.args.size());
-  for (const std::string& a : step_.args) h.field(a);
+  if (relocation_.relocated) {
+    // Never equal to a key whose entry names absolute paths.
+    h.field("relocated");
+  } else {
+    h.field(cwd_);
+  }
+  std::vector<std::string> key_args = relocated_link_args(step_, relocation_);
+  h.field(key_args.size());
+  for (const std::string& a : key_args) h.field(a);
   for (const char* name : kEnvironment) {
     const char* v = std::getenv(name);
     h.field(name);
@@ -208,7 +236,7 @@ LinkResult StepLauncher::run() {
     std::vector<std::string> paths;
     if (step_.kind == StepKind::kArchive) paths.push_back(step_.output);
     paths.insert(paths.end(), step_.inputs.begin(), step_.inputs.end());
-    records.push_back(std::move(paths));
+    records.push_back(relocated_paths(paths, relocation_));
   }
   std::optional<cache::Hash128> key;
   std::string why_miss = "no earlier run of this command";
@@ -225,15 +253,21 @@ LinkResult StepLauncher::run() {
            " paths");
     }
     why_miss = "no cached result for this key";
-    if (std::optional<cache::ActionRecord> action = store_->get_action(this_key)) {
-      if (explain_) {
-        note("would hit");
-        LinkResult r;
-        r.explanation = explanation_;
-        return r;
+    // A relocated key first; then the entry this checkout stored pinned.
+    for (bool relocated : {relocation_.relocated, false}) {
+      cache::Hash128 lookup = relocated || !relocation_.relocated ? this_key : pinned(this_key);
+      if (std::optional<cache::ActionRecord> action = store_->get_action(lookup)) {
+        if (explain_) {
+          note(relocated || !relocation_.relocated ? "would hit"
+                                                   : "would hit (entry of this checkout only)");
+          LinkResult r;
+          r.explanation = explanation_;
+          return r;
+        }
+        if (std::optional<LinkResult> hit = serve(*action, relocated)) return *hit;
+        why_miss = "cached output unavailable";
       }
-      if (std::optional<LinkResult> hit = serve(*action)) return *hit;
-      why_miss = "cached output unavailable";
+      if (!relocation_.relocated) break;
     }
   }
   if (explain_) {
@@ -271,7 +305,7 @@ LinkResult StepLauncher::remove_files() {
   return r;
 }
 
-std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action) {
+std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action, bool relocated) {
   if (action.exit_code != 0 || action.outputs.size() != 1 || action.outputs[0].role != "output") {
     return std::nullopt;
   }
@@ -283,6 +317,13 @@ std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action)
   std::optional<std::string_view> err = blob(action.stderr_blob);
   std::optional<std::string_view> bytes = store_->get_blob(action.outputs[0].blob);
   if (!out || !err || !bytes) return std::nullopt;
+  // Messages stored relocated come back naming this checkout's paths.
+  std::string out_text(*out), err_text(*err);
+  if (relocated &&
+      (!base::restore_text(*out, cwd_, &out_text) || !base::restore_text(*err, cwd_, &err_text))) {
+    note("cached messages hold a malformed relocated path");
+    return std::nullopt;
+  }
   std::string error;
   unsigned mode = step_.kind == StepKind::kLink ? 0777 : 0666;
   std::optional<base::StatSignature> vouched;
@@ -300,8 +341,8 @@ std::optional<LinkResult> StepLauncher::serve(const cache::ActionRecord& action)
   count("time_saved_us", int64_t(action.compile_time_us));
   note("hit");
   LinkResult r;
-  r.out = std::string(*out);
-  r.err = std::string(*err);
+  r.out = std::move(out_text);
+  r.err = std::move(err_text);
   return r;
 }
 
@@ -366,7 +407,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     if (!dirs.ok()) return finish("not stored: " + dirs.message());
     std::vector<std::string> search = dirs.value();
     search.insert(search.end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());
-    std::vector<std::string> paths = recorded_paths(read, search);
+    std::vector<std::string> paths = relocated_paths(recorded_paths(read, search), relocation_);
     if (!predicted.empty()) {
       int64_t unpredicted = 0;
       for (const std::string& path : paths) {
@@ -410,6 +451,28 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     count("link_not_stored_nondeterministic_archive");
     return finish("not stored: the archive has timestamps or owners (not ar D mode)");
   }
+  // A relocated key is shared by other checkouts: its entry may name none of
+  // this one's paths, except messages written back relocated. An entry that
+  // does is stored under a key of this working directory alone.
+  std::string stored_out = r.out, stored_err = r.err;
+  if (relocation_.relocated) {
+    std::string why;
+    if (bytes_name_dir(*output, relocation_.base_dir)) {
+      why = "the output names a path under " + relocation_.base_dir;
+    } else if (!base::relocate_text(r.out, relocation_.base_dir, cwd_, &stored_out) ||
+               !base::relocate_text(r.err, relocation_.base_dir, cwd_, &stored_err)) {
+      why = "the messages name " + relocation_.base_dir + " in a form that cannot be relocated";
+    }
+    if (!why.empty()) {
+      count("link_not_relocatable");
+      note("not relocatable: " + why + "; stored for this checkout only");
+      key = pinned(key);
+      stored_out = r.out;
+      stored_err = r.err;
+    }
+  } else if (!relocation_.base_dir.empty()) {
+    count("link_not_relocatable");
+  }
   cache::ActionRecord action;
   action.exit_code = 0;
   action.compile_time_us = p.elapsed_us;
@@ -427,7 +490,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
   cache::ActionRecord::Output o{"output", {}};
   if (!put(*output, &o.blob) || o.blob.is_zero()) return finish("not stored: " + err);
   action.outputs.push_back(o);
-  if (!put(r.out, &action.stdout_blob) || !put(r.err, &action.stderr_blob)) {
+  if (!put(stored_out, &action.stdout_blob) || !put(stored_err, &action.stderr_blob)) {
     return finish("not stored: " + err);
   }
   base::Status stored = store_->put_action(key, action);

@@ -121,17 +121,6 @@ bool is_source_name(std::string_view path) {
   return false;
 }
 
-// Driver options taking a separate argument that is not an input file.
-bool takes_argument(std::string_view a) {
-  static constexpr std::array<std::string_view, 12> kWithArg = {
-      "-L",      "-l",       "-T",        "-u", "-e", "-z",
-      "-target", "--target", "-isysroot", "-B", "-x", "-Xassembler"};
-  for (std::string_view k : kWithArg) {
-    if (a == k) return true;
-  }
-  return false;
-}
-
 // `cmake -E rm -f FILE...` exactly; any other cmake command is not a step.
 LinkStep parse_cmake_remove(LinkStep step) {
   const std::vector<std::string>& a = step.args;
@@ -213,7 +202,7 @@ LinkStep parse_link(LinkStep step) {
       step.uncacheable = "joined -o";
       return step;
     }
-    if (takes_argument(s)) {
+    if (driver_option_takes_argument(s)) {
       ++i;
       continue;
     }
@@ -235,6 +224,16 @@ LinkStep parse_link(LinkStep step) {
 }
 
 }  // namespace
+
+bool driver_option_takes_argument(std::string_view a) {
+  static constexpr std::array<std::string_view, 12> kWithArg = {
+      "-L",      "-l",       "-T",        "-u", "-e", "-z",
+      "-target", "--target", "-isysroot", "-B", "-x", "-Xassembler"};
+  for (std::string_view k : kWithArg) {
+    if (a == k) return true;
+  }
+  return false;
+}
 
 bool is_archiver_name(std::string_view base) {
   return tool_named(base, "ar");

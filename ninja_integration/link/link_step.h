@@ -31,6 +31,10 @@ bool is_ranlib_name(std::string_view base);
 // gcc, g++, cc, c++, clang, clang++ with optional triple prefix and version.
 bool is_driver_name(std::string_view base);
 
+// Driver options taking a separate argument that is not an input file
+// ("-L", "-l", "-T", "-u", ...).
+bool driver_option_takes_argument(std::string_view a);
+
 // StepKind::kNone when argv is not an archive, ranlib, driver link step or
 // exactly `cmake -E rm -f FILE...` (FILE plain paths)
 // (for instance a compile: the caller handles those).
