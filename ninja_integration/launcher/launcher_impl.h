@@ -1,0 +1,131 @@
+// The Launcher object shared by the files of one compile's flow: the hit
+// path (launcher.cpp), the miss and store (launcher_miss.cpp) and explain's
+// comparisons (launcher_explain.cpp). Internal to this folder.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "base/byte_codec.h"
+#include "base/depfile_flow.h"
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "base/process.h"
+#include "base/relocation.h"
+#include "cache/config.h"
+#include "cache/remote/local_copy.h"
+#include "cache/remote/remote_tier.h"
+#include "cache/remote/upload_queue.h"
+#include "cache/store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/action_key.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/dependency_closure.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/key_relocation.h"
+#include "ninja_integration/closure/presence_evaluation.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/derived_search_list.h"
+#include "ninja_integration/compiler/search_list.h"
+#include "ninja_integration/launcher/action_payload.h"
+#include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/decision_log.h"
+#include "ninja_integration/launcher/launcher.h"
+#include "ninja_integration/launcher/output_files.h"
+#include "ninja_integration/launcher/self_check.h"
+#include "ninja_integration/launcher/temp_files.h"
+#include "ninja_integration/ninja/build_counts.h"
+#include "ninja_integration/ninja/ninja_wrapper.h"
+#include "ninja_integration/serve/serve_reads.h"
+
+namespace lexpack::launcher::detail {
+
+bool env_flag(const char* name);
+std::string current_dir();
+
+// A compile's words, as the "last" memo keeps them.
+std::string encode_args(const command::CompileCommand& c);
+bool decode_args(std::string_view bytes, std::vector<std::string>* out);
+
+// The closure of the latest compile of a translation unit, kept for explain
+// only, when its files were too fresh for a closure memo (the memo then still
+// describes some older build). Emptied when a memo is stored or used.
+constexpr std::string_view kExplainMemoTable = "closure-explain";
+
+// Paths in `bytes` as this checkout names them (a no-op on text stored
+// without relocation).
+bool restore_paths(std::string_view bytes, const std::string& cwd, std::string* out);
+// A depfile keyed relative under base_dir, and back in this checkout's form.
+bool relocate_depfile(std::string_view bytes, const std::string& base_dir, const std::string& cwd,
+                      std::string* out);
+bool restore_depfile(std::string_view bytes, const std::string& cwd, std::string* out);
+
+class Launcher {
+ public:
+  Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
+  LaunchResult run();
+
+ private:
+  LaunchResult passthrough(std::string_view why);
+  // Counters tell what builds did: explain (and warm, which runs it) compiles
+  // nothing and counts nothing.
+  void count(std::string_view name, int64_t delta = 1) {
+    ninja::note_build_count(name, delta);  // this build's own summary, even read-only
+    if (store_ && !read_only_ && !explain_) store_->add_counter(name, delta);
+  }
+  void note(std::string line) {
+    log_.write(line);
+    if (explain_) result_.explanation += line + "\n";
+  }
+  bool open_store();
+  bool slow_path();  // fills list_, closure_, key_
+  // A valid remote entry for `key`, written into the local store; its record.
+  std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
+  // `outside`: the files outside the scan its payload checked (for the log).
+  std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action, size_t outside);
+  LaunchResult compile_and_store();
+  std::string own_depfile_path();
+  std::string describe_arg_change();
+  void adopt_build_command();
+  // The explain memo of `tu` holds only while no closure memo is newer.
+  void drop_explain_memo(const cache::Hash128& tu);
+
+  // Microseconds since the launcher started, for the decision log.
+  int64_t elapsed_us() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
+        .count();
+  }
+
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::vector<std::string> argv_;
+  bool explain_;
+  DecisionLog log_;
+  LaunchResult result_;
+  command::CompileCommand cmd_;
+  std::string cwd_;
+  std::unique_ptr<cache::Store> store_;
+  bool read_only_ = false;
+  compiler::CompilerIdentity identity_;
+  const lexer::Kernel* kernel_ = nullptr;
+  std::unique_ptr<closure::FileStates> files_;
+  compiler::SearchList list_;
+  closure::Closure closure_;
+  bool have_closure_ = false;
+  cache::Hash128 key_;  // before the date
+  bool uses_date_ = false;
+  std::string miss_cause_;  // explain: what changed since the last compile
+  std::string base_dir_;    // config base_dir (empty: off)
+  std::unique_ptr<cache::remote::RemoteTier> remote_;  // null: no remote configured
+  std::vector<std::string> prefix_;    // prefix_command's words (a miss runs through it)
+  closure::KeyRelocation relocation_;  // set by slow_path
+};
+
+}  // namespace lexpack::launcher::detail
