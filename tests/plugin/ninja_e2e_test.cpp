@@ -368,5 +368,29 @@ TEST_F(NinjaE2eTest, PlainCompilesSkipTheShellWithTheShellsResult) {
   EXPECT_TRUE(read_objects() == want);
 }
 
+// An environment the shell would not pass on as it is (a variable name it
+// drops) sends even a plain compile through the shell, which then decides.
+TEST_F(NinjaE2eTest, AnEnvironmentTheShellWouldChangeKeepsTheShell) {
+  dir_.write("b/build.ninja",
+             "rule cxx\n  command = g++ -O1 -c $in -o $out\n"
+             "build plain.o: cxx ../src/t4.cpp\n");
+  ASSERT_EQ(sh("ninja -C b").exit_code, 0);
+  std::string want = dir_.read("b/plain.o");
+  ASSERT_EQ(sh("ninja -C b -t clean").exit_code, 0);
+  base::ProcessResult r =
+      sh("env 'ODD-NAME=1' LEXPACK_PLUGIN_DEBUG=1 " + std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("without a shell"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("routed: "), std::string::npos) << r.err;
+  EXPECT_TRUE(dir_.read("b/plain.o") == want);
+  // The same command without that variable skips the shell (so the test above
+  // can fail).
+  ASSERT_EQ(sh("ninja -C b -t clean").exit_code, 0);
+  r = sh("LEXPACK_PLUGIN_DEBUG=1 " + std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("without a shell"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir_.read("b/plain.o") == want);
+}
+
 }  // namespace
 }  // namespace lexpack::testing
