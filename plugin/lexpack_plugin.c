@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -18,10 +19,11 @@
 typedef int (*SpawnFn)(pid_t*, const char*, const posix_spawn_file_actions_t*,
                        const posix_spawnattr_t*, char* const[], char* const[]);
 
-static int g_active;      // this process is the ninja that `lexpack ninja` started
-static int g_debug;       // LEXPACK_PLUGIN_DEBUG is set
-static int g_links;       // archive and link steps are routed (LEXPACK_CACHE_LINKS is not 0)
-static char* g_launcher;  // shell-quoted lexpack path followed by one space
+static int g_active;           // this process is the ninja that `lexpack ninja` started
+static int g_debug;            // LEXPACK_PLUGIN_DEBUG is set
+static int g_links;            // archive and link steps are routed (LEXPACK_CACHE_LINKS is not 0)
+static char* g_launcher;       // shell-quoted lexpack path followed by one space
+static char* g_launcher_path;  // the lexpack path itself
 static size_t g_launcher_len;
 static int g_report_fd = -1;  // LEXPACK_NINJA_REPORT: compiles left to another launcher
 static SpawnFn g_real_spawn;
@@ -263,6 +265,95 @@ static char* rewrite(char* const argv[]) {
   return out;
 }
 
+// A compile command made only of plain words ("g++ -O2 -c a.cpp -o a.o"):
+// nothing a shell would quote, expand, glob, redirect or treat as an
+// operator, separated by single spaces. Its words are exactly the argv the
+// shell would give, so the launcher can be started without the shell.
+static int plain_words(const char* cmd) {
+  static const char kPlain[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:+=@% ";
+  return *cmd && *cmd != ' ' && cmd[strspn(cmd, kPlain)] == '\0';
+}
+
+// "NAME=" with NAME a shell variable name: the shell drops other entries.
+static int shell_variable(const char* e) {
+  if (!((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || *e == '_')) return 0;
+  for (++e; *e != '='; ++e) {
+    if (!((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') || (*e >= '0' && *e <= '9') ||
+          *e == '_'))
+      return 0;
+  }
+  return 1;
+}
+
+// "PWD=<dir>" as the shell exports it: $PWD when it is absolute and names
+// this directory, else the physical working directory. Ninja's working
+// directory does not change once it spawns, so it is decided once.
+static const char* shell_pwd(char* const envp[]) {
+  static char* pwd;
+  if (pwd) return pwd;
+  const char* old = NULL;
+  for (char* const* e = envp; *e; ++e)
+    if (strncmp(*e, "PWD=", 4) == 0) old = *e + 4;
+  struct stat a, b;
+  char buf[4096];
+  if (!(old && old[0] == '/' && stat(old, &a) == 0 && stat(".", &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)) {
+    old = getcwd(buf, sizeof buf);
+    if (!old) return NULL;
+  }
+  char* made = malloc(strlen(old) + 5);
+  if (!made) return NULL;
+  memcpy(made, "PWD=", 4);
+  strcpy(made + 4, old);
+  pwd = made;
+  return pwd;
+}
+
+// Starts the launcher for a plain compile command without "sh -c": the
+// shell's start costs about as much as a hit. The environment is the one the
+// shell would pass on (PWD as the shell sets it). -1 when the command or the
+// environment is not one this can reproduce, or the launcher cannot be
+// started; then the shell runs it as before.
+static int spawn_direct(SpawnFn real, pid_t* pid, const posix_spawn_file_actions_t* actions,
+                        const posix_spawnattr_t* attr, const char* cmd, char* const envp[]) {
+  if (!g_launcher_path || !plain_words(cmd) || !envp) return -1;
+  size_t nenv = 0;
+  for (char* const* e = envp; *e; ++e, ++nenv) {
+    if (!strchr(*e, '=') || !shell_variable(*e)) return -1;
+    size_t n = (size_t)(strchr(*e, '=') - *e) + 1;
+    for (char* const* f = envp; f < e; ++f)
+      if (strncmp(*f, *e, n) == 0) return -1;  // the shell would keep one of the two
+  }
+  const char* pwd = shell_pwd(envp);
+  if (!pwd) return -1;
+  size_t len = strlen(cmd), words = 1;
+  for (size_t i = 0; i < len; ++i) words += cmd[i] == ' ';
+  char* copy = malloc(len + 1);
+  char** argv = malloc((words + 2) * sizeof *argv);
+  char** env = malloc((nenv + 2) * sizeof *env);
+  int rc = -1;
+  if (copy && argv && env) {
+    memcpy(copy, cmd, len + 1);
+    size_t n = 0;
+    argv[n++] = g_launcher_path;
+    for (char* w = strtok(copy, " "); w; w = strtok(NULL, " ")) argv[n++] = w;
+    argv[n] = NULL;
+    size_t m = 0;
+    for (char* const* e = envp; *e; ++e)
+      if (strncmp(*e, "PWD=", 4) != 0) env[m++] = *e;
+    env[m++] = (char*)pwd;
+    env[m] = NULL;
+    rc = real(pid, g_launcher_path, actions, attr, argv, env) == 0 ? 0 : -1;
+  }
+  int saved = errno;
+  free(copy);
+  free(argv);
+  free(env);
+  errno = saved;
+  return rc;
+}
+
 static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
                       const posix_spawn_file_actions_t* actions, const posix_spawnattr_t* attr,
                       char* const argv[], char* const envp[]) {
@@ -275,6 +366,18 @@ static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
     errno = saved;
     debug("unchanged: %s", argv && argv[0] && argv[1] && argv[2] ? argv[2] : "?");
     return real(pid, path, actions, attr, argv, envp);
+  }
+  const char* plain = argv[2] + strspn(argv[2], " ");
+  if (strncmp(cmd, g_launcher, g_launcher_len) == 0 && strcmp(cmd + g_launcher_len, plain) == 0) {
+    int rc = spawn_direct(real, pid, actions, attr, plain, envp);
+    if (rc != -1) {
+      debug("routed without a shell: %s", plain);
+      saved = errno;
+      free(cmd);
+      errno = saved;
+      return rc;
+    }
+    errno = saved;
   }
   debug("routed: %s", cmd);
   char* new_argv[4] = {argv[0], argv[1], cmd, NULL};
@@ -369,6 +472,7 @@ __attribute__((constructor)) static void plugin_init(void) {
   if (pid && launcher && launcher[0] == '/' && strtol(pid, NULL, 10) == (long)getpid() &&
       exe_is_ninja() && g_real_spawn) {
     g_launcher = quote_launcher(launcher);
+    g_launcher_path = strdup(launcher);
     if (g_launcher) {
       g_active = 1;
       drop_self_from_preload();

@@ -323,5 +323,74 @@ TEST_F(NinjaE2eTest, PluginIsPassiveInOtherPrograms) {
   EXPECT_NE(active.exit_code, 0) << active.out;
 }
 
+// A compile made of plain words starts the launcher without "sh -c"; one the
+// shell must read (quotes) still goes through the shell. Both give the
+// objects a plain ninja gives, with -g (the compile directory is in the
+// object) and run from a symlinked path (the compiler takes it from $PWD).
+TEST_F(NinjaE2eTest, PlainCompilesSkipTheShellWithTheShellsResult) {
+  dir_.write("src/q.cpp", "const char* q() { return NAME; }\n");
+  dir_.write("real/build.ninja",
+             "rule cxx\n  command = g++ $flags -c $in -o $out\n"
+             "build plain.o: cxx ../src/t4.cpp\n  flags = -O1 -g\n"
+             "build quoted.o: cxx ../src/q.cpp\n  flags = -O1 -g -DNAME='\"q\"'\n");
+  ASSERT_EQ(sh("ln -s real link").exit_code, 0);
+  auto read_objects = [&] {
+    return std::map<std::string, std::string>{{"plain.o", dir_.read("real/plain.o")},
+                                              {"quoted.o", dir_.read("real/quoted.o")}};
+  };
+  base::ProcessResult plain = sh("cd link && ninja");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  auto want = read_objects();
+  ASSERT_NE(want["plain.o"].find(dir_.path() + "/link"), std::string::npos);
+  for (const char* round : {"misses", "hits"}) {
+    ASSERT_EQ(sh("cd link && ninja -t clean").exit_code, 0);
+    base::ProcessResult r =
+        sh("cd link && LEXPACK_PLUGIN_DEBUG=1 " + std::string(LEXPACK_BIN) + " ninja");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(summary(r.err)[round], 2) << r.err;
+    EXPECT_NE(r.err.find("routed without a shell: g++ -O1 -g -c ../src/t4.cpp -o plain.o"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("without a shell: g++ -O1 -g -DNAME"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("routed: "), std::string::npos) << r.err;
+    EXPECT_TRUE(read_objects() == want) << round;
+  }
+  // From the build directory's own path ($PWD not naming it): the same. (A
+  // cache of its own: the objects above name the symlinked path, and $PWD is
+  // not part of the key.)
+  ASSERT_EQ(sh("ninja -C real -t clean && ninja -C real").exit_code, 0);
+  want = read_objects();
+  ASSERT_EQ(want["plain.o"].find(dir_.path() + "/link"), std::string::npos);
+  ASSERT_EQ(sh("ninja -C real -t clean").exit_code, 0);
+  base::ProcessResult r =
+      sh("LEXPACK_DIR=" + shell_quote(dir_.at("cache2")) + " " + LEXPACK_BIN + " ninja -C real");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(read_objects() == want);
+}
+
+// An environment the shell would not pass on as it is (a variable name it
+// drops) sends even a plain compile through the shell, which then decides.
+TEST_F(NinjaE2eTest, AnEnvironmentTheShellWouldChangeKeepsTheShell) {
+  dir_.write("b/build.ninja",
+             "rule cxx\n  command = g++ -O1 -c $in -o $out\n"
+             "build plain.o: cxx ../src/t4.cpp\n");
+  ASSERT_EQ(sh("ninja -C b").exit_code, 0);
+  std::string want = dir_.read("b/plain.o");
+  ASSERT_EQ(sh("ninja -C b -t clean").exit_code, 0);
+  base::ProcessResult r =
+      sh("env 'ODD-NAME=1' LEXPACK_PLUGIN_DEBUG=1 " + std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("without a shell"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("routed: "), std::string::npos) << r.err;
+  EXPECT_TRUE(dir_.read("b/plain.o") == want);
+  // The same command without that variable skips the shell (so the test above
+  // can fail).
+  ASSERT_EQ(sh("ninja -C b -t clean").exit_code, 0);
+  r = sh("LEXPACK_PLUGIN_DEBUG=1 " + std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("without a shell"), std::string::npos) << r.err;
+  EXPECT_TRUE(dir_.read("b/plain.o") == want);
+}
+
 }  // namespace
 }  // namespace lexpack::testing
