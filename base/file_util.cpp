@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -44,6 +45,19 @@ Result<std::string> read_file(const std::string& path) {
   }
   ::close(fd);
   return bytes;
+}
+
+std::string working_dir() {
+  const char* pwd = std::getenv("PWD");
+  struct stat a, b;
+  if (pwd && pwd[0] == '/' && ::stat(pwd, &a) == 0 && ::stat(".", &b) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    return pwd;
+  }
+  std::string buf(4096, '\0');
+  if (!::getcwd(buf.data(), buf.size())) return {};
+  buf.resize(std::strlen(buf.c_str()));
+  return buf;
 }
 
 std::string absolute_path(const std::string& path, const std::string& cwd) {

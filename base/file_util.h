@@ -17,6 +17,12 @@ Result<std::string> read_file(const std::string& path);
 // that takes (retrying EINTR); false on an error or an early end of file.
 bool pread_all(int fd, uint64_t offset, uint64_t size, std::string* out);
 
+// The working directory as gcc and clang name it (what -g records as the
+// compile directory and prefix maps apply to): $PWD when it is absolute and
+// names this directory (a path through a symlink stays as the shell spelled
+// it), else the physical one; "" when neither can be read.
+std::string working_dir();
+
 // `path` made absolute against `cwd` (no normalization).
 std::string absolute_path(const std::string& path, const std::string& cwd);
 

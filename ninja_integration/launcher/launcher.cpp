@@ -14,13 +14,6 @@ bool env_flag(const char* name) {
   return v && *v && std::string_view(v) != "0";
 }
 
-std::string current_dir() {
-  std::string buf(4096, '\0');
-  if (!::getcwd(buf.data(), buf.size())) return {};
-  buf.resize(std::char_traits<char>::length(buf.c_str()));
-  return buf;
-}
-
 // Paths in `bytes` as this checkout names them (a no-op on text stored
 // without relocation).
 bool restore_paths(std::string_view bytes, const std::string& cwd, std::string* out) {
@@ -96,7 +89,7 @@ LaunchResult Launcher::run() {
         "uncacheable: " + cmd_.uncacheable +
         (cmd_.uncacheable_detail.empty() ? "" : " (" + cmd_.uncacheable_detail + ")"));
   }
-  cwd_ = current_dir();
+  cwd_ = base::working_dir();  // as the compiler names it (-g records it)
   if (cwd_.empty()) return passthrough("cannot read the working directory");
   if (!open_store()) return passthrough("no cache");
   {

@@ -48,7 +48,6 @@
 namespace lexpack::launcher::detail {
 
 bool env_flag(const char* name);
-std::string current_dir();
 
 // A compile's words, as the "last" memo keeps them.
 std::string encode_args(const command::CompileCommand& c);

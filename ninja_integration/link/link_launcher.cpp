@@ -57,13 +57,6 @@ bool env_on(const char* name) {
   return v && *v && std::string_view(v) != "0";
 }
 
-std::string current_dir() {
-  std::string buf(4096, '\0');
-  if (!::getcwd(buf.data(), buf.size())) return {};
-  buf.resize(std::char_traits<char>::length(buf.c_str()));
-  return buf;
-}
-
 const char* kind_name(StepKind k) {
   switch (k) {
     case StepKind::kArchive:
@@ -176,7 +169,7 @@ LinkResult StepLauncher::run() {
     if (open_store()) count("link_uncacheable_" + reason_code(step_.uncacheable));
     return passthrough("uncacheable " + prefix() + ": " + step_.uncacheable);
   }
-  cwd_ = current_dir();
+  cwd_ = base::working_dir();
   if (cwd_.empty()) return passthrough("cannot read the working directory");
   if (!open_store()) return passthrough("no cache");
   files_ = std::make_unique<closure::FileStates>(read_only_ ? nullptr : store_.get(), nullptr);

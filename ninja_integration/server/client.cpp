@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/file_util.h"
 #include "cache/config.h"
 #include "ninja_integration/ninja/build_counts.h"
 
@@ -90,10 +91,8 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   req.kind = RequestKind::kCompile;
   req.version = protocol_version();
   req.argv = argv;
-  std::string cwd(4096, '\0');
-  if (!::getcwd(cwd.data(), cwd.size())) return std::nullopt;
-  cwd.resize(std::strlen(cwd.c_str()));
-  req.cwd = cwd;
+  req.cwd = base::working_dir();  // as the compiler names it (-g records it)
+  if (req.cwd.empty()) return std::nullopt;
   for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
   mode_t mask = ::umask(0);
   ::umask(mask);

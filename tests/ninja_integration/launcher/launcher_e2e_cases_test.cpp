@@ -289,4 +289,36 @@ TEST_F(NoFalseHit, HasIncludeThroughAMacro) {
 }
 
 }  // namespace
+// With -g the compiler records the working directory as $PWD names it (a path
+// through a symlink stays the shell's): the same compile reached through the
+// symlink and through the real path gives two objects, so two keys.
+TEST_F(NoFalseHit, DebugInfoRecordsTheWorkingDirectoryAsTheShellNamesIt) {
+  dir_.write("real/a.cpp", "int f() { return 1; }\n");
+  ASSERT_EQ(sh("ln -s real link").exit_code, 0);
+  sleep(2);
+  for (const char* compiler : {"g++", "clang++-14"}) {
+    SCOPED_TRACE(compiler);
+    const std::string command = std::string(compiler) + " -g -c a.cpp";
+    auto compile = [&](const char* via, const char* object, bool through_lexpack) {
+      std::string prefix = through_lexpack ? std::string(LEXPACK_BIN) + " " : "";
+      base::ProcessResult r =
+          sh(std::string("cd ") + via + " && " + prefix + command + " -o ../" + object);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    };
+    compile("link", "ref-link.o", false);
+    compile("real", "ref-real.o", false);
+    // Otherwise the test shows nothing: the objects must name their directory.
+    ASSERT_NE(dir_.read("ref-link.o"), dir_.read("ref-real.o"));
+    compile("link", "out.o", true);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref-link.o"));
+    compile("real", "out.o", true);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref-real.o"));
+    compile("link", "out.o", true);
+    EXPECT_TRUE(last_was_hit()) << last_decision();
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref-link.o"));
+  }
+}
+
 }  // namespace lexpack::testing
