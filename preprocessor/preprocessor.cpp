@@ -59,7 +59,8 @@ ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& sca
   out.errors.resize(scan.directives.size());
   for (size_t i = 0; i < scan.directives.size(); ++i) {
     if (scan.directives[i].kind != DirectiveKind::kDefine) continue;
-    out.macros[i] = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
+    std::optional<Macro> m = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
+    if (m) out.macros[i] = std::make_shared<const Macro>(std::move(*m));
   }
   return out;
 }
@@ -101,11 +102,16 @@ class Preprocessor::Run : public ExpansionHooks {
   }
   std::optional<std::string> builtin_value(std::string_view name) override {
     if (name == "__LINE__") return std::to_string(line_);
-    if (name == "__INCLUDE_LEVEL__") return std::to_string(depth_);
+    if (name == "__INCLUDE_LEVEL__") {
+      pp_.recorder_.read_depth();
+      return std::to_string(depth_);
+    }
     return std::nullopt;
   }
   std::optional<intmax_t> builtin_query(std::string_view name, std::string_view arg) override {
-    return pp_.host_.builtin_query(name, arg);
+    std::optional<intmax_t> answer = pp_.host_.builtin_query(name, arg);
+    pp_.recorder_.query(name, arg, answer);
+    return answer;
   }
   bool has_include(std::string_view name, bool angled, bool next) override {
     IncludeQuestion q;
@@ -116,13 +122,33 @@ class Preprocessor::Run : public ExpansionHooks {
     q.line = line_;
     q.answer = pp_.host_.resolve(name, angled, next, file_);
     const bool found = q.answer.has_value();
+    if (own_) {
+      HeaderOp op;
+      op.kind = HeaderOp::Kind::kHasInclude;
+      op.name = q.name;
+      op.angled = angled;
+      op.next = next;
+      op.line = line_;
+      if (found) op.answer = pp_.key_of(*q.answer);
+      own_->ops.push_back(std::move(op));
+    }
     pp_.result_.has_includes.push_back(std::move(q));
     return found;
   }
 
+  // Does what `trace` recorded of this file's directives.
+  // `answers`: of its includes and __has_include questions, when applies()
+  // found them (else they are asked here).
+  void replay(const HeaderTrace& trace,
+              const std::vector<std::optional<FileHandle>>* answers = nullptr);
+
   // Enters `target` for an include (or for the command when includer is none).
-  static void enter(Preprocessor& pp, FileHandle target, EntryKind how,
-                    std::optional<FileHandle> includer, uint32_t line, uint32_t depth);
+  // Returns the header's trace when it was shared (recorded or replayed);
+  // `known`: the trace a replayed includer found applies here.
+  static std::shared_ptr<const HeaderTrace> enter(Preprocessor& pp, FileHandle target,
+                                                  EntryKind how, std::optional<FileHandle> includer,
+                                                  uint32_t line, uint32_t depth,
+                                                  const HeaderTrace* known = nullptr);
 
  private:
   void inexact(Inexact kind, const std::string& message) {
@@ -144,6 +170,9 @@ class Preprocessor::Run : public ExpansionHooks {
   uint32_t line_ = 0;
   MacroExpander expander_;
   std::vector<Frame> frames_;
+
+ public:
+  HeaderTrace* own_ = nullptr;  // this file's own effects are recorded here
 };
 
 void Preprocessor::Run::process() {
@@ -188,6 +217,12 @@ void Preprocessor::Run::process() {
             const std::string_view name = scan.text(d);
             pp_.table_.undefine(name);
             pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kUndef;
+              op.name = std::string(name);
+              own_->ops.push_back(std::move(op));
+            }
             break;
           }
           case DirectiveKind::kInclude:
@@ -196,8 +231,12 @@ void Preprocessor::Run::process() {
             include(d);
             break;
           case DirectiveKind::kPragmaOnce: {
-            Once& once = pp_.once_[file_];
-            once.certain = once.certain || pp_.fallback_depth_ == 0;
+            pp_.set_once(file_);
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kPragmaOnce;
+              own_->ops.push_back(std::move(op));
+            }
             break;
           }
           case DirectiveKind::kModuleDecl:
@@ -211,6 +250,12 @@ void Preprocessor::Run::process() {
             m.angled = d.angled;
             m.fallback = pp_.fallback_depth_ > 0;
             m.name = std::string(scan.text(d));
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kModule;
+              op.module = m;
+              own_->ops.push_back(std::move(op));
+            }
             pp_.result_.modules.push_back(std::move(m));
             break;
           }
@@ -303,13 +348,13 @@ State Preprocessor::Run::evaluate_if(std::string_view text) {
 
 void Preprocessor::Run::define(const Directive& d) {
   std::string err;
-  std::optional<Macro> m;
+  std::shared_ptr<const Macro> m;
   const size_t index = size_t(&d - content_.scan->directives.data());
   if (content_.defines && index < content_.defines->macros.size()) {
     m = content_.defines->macros[index];
-    err = content_.defines->errors[index];
-  } else {
-    m = parse_one_define(content_.bytes, d, &err);
+    if (!m) err = content_.defines->errors[index];
+  } else if (std::optional<Macro> parsed = parse_one_define(content_.bytes, d, &err)) {
+    m = std::make_shared<const Macro>(std::move(*parsed));
   }
   const std::string_view name = content_.scan->text(d);
   if (!m || m->name != name) {
@@ -317,7 +362,13 @@ void Preprocessor::Run::define(const Directive& d) {
     return;
   }
   pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
-  pp_.table_.define(std::move(*m));
+  if (own_) {
+    HeaderOp op;
+    op.kind = HeaderOp::Kind::kDefine;
+    op.macro = m;
+    own_->ops.push_back(std::move(op));
+  }
+  pp_.table_.define(std::move(m));
 }
 
 bool Preprocessor::Run::computed_name(std::string_view text, std::string* name, bool* angled) {
@@ -388,11 +439,80 @@ void Preprocessor::Run::include(const Directive& d) {
     inexact(Inexact::kDepthLimit, "#include nested too deeply");
     return;
   }
-  enter(pp_, *answer, how, file_, d.line, depth_ + 1);
+  if (own_) {
+    HeaderOp op;
+    op.kind = HeaderOp::Kind::kInclude;
+    op.name = name;
+    op.angled = angled;
+    op.next = d.kind == DirectiveKind::kIncludeNext;
+    op.computed = d.computed;
+    op.how = how;
+    op.line = d.line;
+    op.answer = pp_.key_of(*answer);
+    own_->ops.push_back(std::move(op));
+  }
+  std::shared_ptr<const HeaderTrace> nested = enter(pp_, *answer, how, file_, d.line, depth_ + 1);
+  if (own_) own_->ops.back().nested = std::move(nested);
 }
 
-void Preprocessor::Run::enter(Preprocessor& pp, FileHandle target, EntryKind how,
-                              std::optional<FileHandle> includer, uint32_t line, uint32_t depth) {
+void Preprocessor::Run::replay(const HeaderTrace& trace,
+                               const std::vector<std::optional<FileHandle>>* answers) {
+  size_t asked = 0;
+  for (const HeaderOp& op : trace.ops) {
+    line_ = op.line;
+    switch (op.kind) {
+      case HeaderOp::Kind::kDefine:
+        pp_.table_.set_uncertain(op.macro->name, false);
+        pp_.table_.define(op.macro);
+        break;
+      case HeaderOp::Kind::kUndef:
+        pp_.table_.undefine(op.name);
+        pp_.table_.set_uncertain(op.name, false);
+        break;
+      case HeaderOp::Kind::kPragmaOnce:
+        pp_.set_once(file_);
+        break;
+      case HeaderOp::Kind::kModule: {
+        ModuleLine m = op.module;
+        m.file = file_;
+        pp_.result_.modules.push_back(std::move(m));
+        break;
+      }
+      case HeaderOp::Kind::kInclude:
+      case HeaderOp::Kind::kHasInclude: {
+        IncludeQuestion q;
+        q.name = op.name;
+        q.angled = op.angled;
+        q.next = op.next;
+        q.computed = op.computed;
+        q.includer = file_;
+        q.line = op.line;
+        q.answer = answers && asked < answers->size()
+                       ? (*answers)[asked++]
+                       : pp_.host_.resolve(op.name, op.angled, op.next, file_);
+        const std::optional<FileHandle> answer = q.answer;
+        const bool include = op.kind == HeaderOp::Kind::kInclude;
+        (include ? pp_.result_.includes : pp_.result_.has_includes).push_back(std::move(q));
+        if ((answer ? pp_.key_of(*answer) : std::string()) != op.answer) {
+          // The same header found elsewhere than where the recording found
+          // it: what follows is not known, so the compiler must tell.
+          inexact(
+              Inexact::kComputedInclude,
+              "\"" + op.name + "\" resolves differently than in the header's cached evaluation");
+          return;
+        }
+        if (include) enter(pp_, *answer, op.how, file_, op.line, depth_ + 1, op.nested.get());
+        break;
+      }
+    }
+  }
+}
+
+std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(Preprocessor& pp, FileHandle target,
+                                                            EntryKind how,
+                                                            std::optional<FileHandle> includer,
+                                                            uint32_t line, uint32_t depth,
+                                                            const HeaderTrace* known) {
   FileEntry e;
   e.file = target;
   e.how = how;
@@ -401,34 +521,74 @@ void Preprocessor::Run::enter(Preprocessor& pp, FileHandle target, EntryKind how
   e.fallback = pp.fallback_depth_ > 0;
   auto once = pp.once_.find(target);
   const bool once_seen = once != pp.once_.end();
+  if (pp.recorder_.active()) {
+    const std::string& key = pp.key_of(target);
+    if (key.empty())
+      pp.recorder_.spoil();  // a file the host cannot name
+    else
+      pp.recorder_.once_read(key, pp.once_state(target));
+  }
   if (once_seen && once->second.certain) {
     e.processed = false;
     pp.result_.files.push_back(e);
-    return;
+    return nullptr;
   }
   const std::optional<FileContent> content = pp.host_.content(target);
   if (!content || !content->scan) {
     pp.result_.files.push_back(e);
     pp.result_.inexact.push_back({Inexact::kUnreadable, "cannot read an included file"});
-    return;
+    return nullptr;
   }
   const std::string& guard = content->scan->include_guard;
   if (!guard.empty() && pp.table_.find(guard) && !pp.table_.is_uncertain(guard)) {
     e.processed = false;
     pp.result_.files.push_back(e);
-    return;
+    return nullptr;
   }
   pp.result_.files.push_back(e);
-  if (how == EntryKind::kImport) {
-    Once& o = pp.once_[target];
-    o.certain = o.certain || pp.fallback_depth_ == 0;
-  }
+  if (how == EntryKind::kImport) pp.set_once(target);
   // A file seen with #pragma once only in a fallback branch may or may not
   // have been read before: read it again, as a fallback.
   const int saved = pp.fallback_depth_;
   if (once_seen) ++pp.fallback_depth_;
-  Run(pp, target, *content, depth).process();
+  pp.recorder_.entered(depth);
+  const bool shared = pp.cache_ && depth > 0 && pp.fallback_depth_ == 0 &&
+                      !pp.table_.any_uncertain() && !pp.key_of(target).empty();
+  if (!shared) {
+    Run(pp, target, *content, depth).process();
+    pp.fallback_depth_ = saved;
+    return nullptr;
+  }
+  if (known) {
+    // The includer's inputs held, and they hold this header's inputs.
+    ++pp.replayed_;
+    pp.recorder_.entered(depth + known->inputs.max_rel_depth);
+    Run(pp, target, *content, depth).replay(*known);
+    pp.fallback_depth_ = saved;
+    return nullptr;
+  }
+  const std::string key = pp.cache_context_ + pp.key_of(target);
+  std::vector<std::optional<FileHandle>> answers;
+  for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
+    if (!pp.applies(*trace, target, depth, &answers)) continue;
+    ++pp.replayed_;
+    pp.note_replayed(*trace, depth);
+    Run(pp, target, *content, depth).replay(*trace, &answers);
+    pp.fallback_depth_ = saved;
+    return trace;
+  }
+  ++pp.evaluated_;
+  const size_t inexact_before = pp.result_.inexact.size();
+  pp.recorder_.begin(depth);
+  Run run(pp, target, *content, depth);
+  run.own_ = pp.recorder_.top();
+  run.process();
+  std::shared_ptr<HeaderTrace> trace = pp.recorder_.end();
+  // Only an exact evaluation is shared: a fallback or an error is redone.
   pp.fallback_depth_ = saved;
+  if (!trace || pp.result_.inexact.size() != inexact_before) return nullptr;
+  pp.cache_->add(key, trace);
+  return trace;
 }
 
 Preprocessor::Preprocessor(Host& host, Options options)
@@ -438,6 +598,10 @@ Preprocessor::~Preprocessor() = default;
 
 bool Preprocessor::predefine(std::string_view text, std::string* err) {
   return table_.define_predefined(text, err);
+}
+
+void Preprocessor::predefine(const std::vector<std::shared_ptr<const Macro>>& macros) {
+  for (const std::shared_ptr<const Macro>& m : macros) table_.define(m);
 }
 
 bool Preprocessor::define(std::string_view arg, std::string* err) {
