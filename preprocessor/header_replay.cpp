@@ -5,6 +5,7 @@
 #include <string>
 
 #include "preprocessor/preprocessor.h"
+#include "preprocessor/run.h"
 
 namespace lexpack::preprocessor {
 
@@ -88,6 +89,59 @@ void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
   for (const HeaderInputs::Query& q : in.queries) recorder_.query(q.op, q.argument, q.answer);
   if (in.reads_depth) recorder_.read_depth();
   recorder_.entered(depth + in.max_rel_depth);
+}
+
+void Preprocessor::Run::replay(const HeaderTrace& trace,
+                               const std::vector<std::optional<FileHandle>>* answers) {
+  size_t asked = 0;
+  for (const HeaderOp& op : trace.ops) {
+    line_ = op.line;
+    switch (op.kind) {
+      case HeaderOp::Kind::kDefine:
+        pp_.table_.set_uncertain(op.macro->name, false);
+        pp_.table_.define(op.macro);
+        break;
+      case HeaderOp::Kind::kUndef:
+        pp_.table_.undefine(op.name);
+        pp_.table_.set_uncertain(op.name, false);
+        break;
+      case HeaderOp::Kind::kPragmaOnce:
+        pp_.set_once(file_);
+        break;
+      case HeaderOp::Kind::kModule: {
+        ModuleLine m = op.module;
+        m.file = file_;
+        pp_.result_.modules.push_back(std::move(m));
+        break;
+      }
+      case HeaderOp::Kind::kInclude:
+      case HeaderOp::Kind::kHasInclude: {
+        IncludeQuestion q;
+        q.name = op.name;
+        q.angled = op.angled;
+        q.next = op.next;
+        q.computed = op.computed;
+        q.includer = file_;
+        q.line = op.line;
+        q.answer = answers && asked < answers->size()
+                       ? (*answers)[asked++]
+                       : pp_.host_.resolve(op.name, op.angled, op.next, file_);
+        const std::optional<FileHandle> answer = q.answer;
+        const bool include = op.kind == HeaderOp::Kind::kInclude;
+        (include ? pp_.result_.includes : pp_.result_.has_includes).push_back(std::move(q));
+        if ((answer ? pp_.key_of(*answer) : std::string()) != op.answer) {
+          // The same header found elsewhere than where the recording found
+          // it: what follows is not known, so the compiler must tell.
+          inexact(
+              Inexact::kComputedInclude,
+              "\"" + op.name + "\" resolves differently than in the header's cached evaluation");
+          return;
+        }
+        if (include) enter(pp_, *answer, op.how, file_, op.line, depth_ + 1, op.nested.get());
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace lexpack::preprocessor
