@@ -66,7 +66,7 @@ void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const
   if (stack_.empty()) return;
   uint64_t written = 0;
   if (!last_write_.empty()) {
-    auto w = last_write_.find(std::string(name));
+    auto w = last_write_.find(name);
     if (w != last_write_.end()) written = w->second;
   }
   // Innermost first: the recordings that started after the last write are
@@ -75,7 +75,8 @@ void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const
   for (size_t i = stack_.size(); i-- > 0;) {
     Active& a = stack_[i];
     if (a.start <= written) break;
-    if (!a.macros_seen.emplace(name).second) break;
+    if (a.macros_seen.find(name) != a.macros_seen.end()) break;
+    a.macros_seen.emplace(name);
     a.trace->inputs.macros.emplace_back(std::string(name),
                                         found ? *found : std::shared_ptr<const Macro>());
   }
@@ -83,7 +84,11 @@ void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const
 
 void TraceRecorder::wrote(std::string_view name) {
   if (stack_.empty()) return;
-  last_write_[std::string(name)] = ++seq_;
+  if (auto w = last_write_.find(name); w != last_write_.end()) {
+    w->second = ++seq_;
+  } else {
+    last_write_.emplace(std::string(name), ++seq_);
+  }
 }
 
 void TraceRecorder::once_read(const std::string& file_key, OnceState state) {
@@ -93,14 +98,19 @@ void TraceRecorder::once_read(const std::string& file_key, OnceState state) {
   for (size_t i = stack_.size(); i-- > 0;) {
     Active& a = stack_[i];
     if (a.start <= written) break;
-    if (!a.once_seen.insert(file_key).second) break;
+    if (a.once_seen.find(file_key) != a.once_seen.end()) break;
+    a.once_seen.insert(file_key);
     a.trace->inputs.once.emplace_back(file_key, state);
   }
 }
 
 void TraceRecorder::once_wrote(const std::string& file_key) {
   if (stack_.empty()) return;
-  last_once_write_[file_key] = ++seq_;
+  if (auto w = last_once_write_.find(file_key); w != last_once_write_.end()) {
+    w->second = ++seq_;
+  } else {
+    last_once_write_.emplace(file_key, ++seq_);
+  }
 }
 
 void TraceRecorder::query(std::string_view op, std::string_view argument,

@@ -111,17 +111,25 @@ class TraceRecorder : public MacroObserver {
   void entered(uint32_t depth);
 
  private:
+  // Looked up by view: no string is built for a name already seen.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  template <typename T>
+  using NameMap = std::unordered_map<std::string, T, NameHash, std::equal_to<>>;
   struct Active {
     uint64_t start = 0;
     std::shared_ptr<HeaderTrace> trace;
-    std::unordered_set<std::string> macros_seen;
-    std::unordered_set<std::string> once_seen;
+    NameSet macros_seen;
+    NameSet once_seen;
     bool spoiled = false;
   };
   std::vector<Active> stack_;
   uint64_t seq_ = 0;
-  std::unordered_map<std::string, uint64_t> last_write_;       // macro name -> seq
-  std::unordered_map<std::string, uint64_t> last_once_write_;  // file key -> seq
+  NameMap<uint64_t> last_write_;       // macro name -> seq
+  NameMap<uint64_t> last_once_write_;  // file key -> seq
 };
 
 }  // namespace lexpack::preprocessor
