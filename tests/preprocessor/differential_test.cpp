@@ -355,6 +355,7 @@ struct Tally {
   int exact = 0;
   int fallback = 0;
   int failed_compiles = 0;
+  int from_compiler = 0;  // with a header cache: a replay found another file
 };
 
 // Compares the evaluation of dir/main (with -Iinc) with the compiler's -M;
@@ -392,6 +393,12 @@ void compare(const fs::path& dir, const Compiler& cc, const std::string& label, 
     for (const IncludeQuestion& q : r.has_includes) {
       if (q.answer) ours.insert(host.path(*q.answer));
     }
+  }
+  if (cache && r.needs_compiler() && r.reason().find("resolves differently") != std::string::npos) {
+    // A nested header found at another place than in the recording (this
+    // host keeps where a file was first found): the scan asks the compiler.
+    ++tally->from_compiler;
+    return;
   }
   const std::set<std::string> theirs = rule_deps(rule, dir, true);
   if (r.exact()) {
@@ -580,9 +587,12 @@ TEST(PreprocessorDifferential, SharedHeaderEvaluationsMatchTheCompilers) {
     if (!::testing::Test::HasFailure()) fs::remove_all(dir);
   }
   if (!::testing::Test::HasFailure()) fs::remove_all(base);
-  std::printf("shared headers: %d cases x %d sources: %d exact, %d fallback, %zu replayed\n", cases,
-              kMains, tally.exact, tally.fallback, replayed);
+  std::printf(
+      "shared headers: %d cases x %d sources: %d exact, %d fallback, %d from the compiler, %zu "
+      "replayed\n",
+      cases, kMains, tally.exact, tally.fallback, tally.from_compiler, replayed);
   EXPECT_GT(tally.exact, tally.fallback);
+  EXPECT_LT(tally.from_compiler * 20, tally.exact);  // rare
   EXPECT_GT(replayed, 0u);
 }
 
