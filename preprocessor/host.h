@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "lexer/scan_result.h"
@@ -42,6 +43,15 @@ class Host {
   // when it cannot be read. Both must stay valid until the Preprocessor is
   // destroyed (the caller may cache scans across translation units).
   virtual std::optional<FileContent> content(FileHandle file) = 0;
+
+  // Optional: a name of the file that is the same in every translation
+  // unit of a scan exactly when the file, its bytes and where it was found
+  // (what its own includes are resolved from) are the same; "" when the
+  // host cannot tell, and then nothing about the file is shared.
+  virtual std::string file_key(FileHandle file) {
+    (void)file;
+    return {};
+  }
 
   // Optional: the compiler's answer to a query builtin such as
   // __has_builtin(__builtin_expect) (op "__has_builtin", argument

@@ -2,6 +2,8 @@
 // variadic) and -D arguments the way GCC and clang read them, and the table.
 #include "preprocessor/macro_table.h"
 
+#include <mutex>
+
 namespace lexpack::preprocessor {
 namespace {
 
@@ -81,6 +83,7 @@ std::optional<Macro> parse_definition_tokens(Tokens ts, std::string* err) {
   }
   Macro m;
   m.name = ts[0].text;
+  m.id = intern_macro_name(m.name);
   if (m.name == "defined") {
     *err = "\"defined\" cannot be used as a macro name";
     return std::nullopt;
@@ -122,14 +125,27 @@ std::optional<Macro> parse_command_definition(std::string_view arg, std::string*
   return parse_definition(text, err);
 }
 
-uint32_t MacroTable::intern(std::string_view name) {
-  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(ids_.size() + 1);
-  ids_.emplace(std::string(name), id);
+uint32_t intern_macro_name(std::string_view name) {
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  static std::mutex mu;
+  static auto* ids = new std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>>();
+  std::lock_guard lock(mu);
+  if (auto it = ids->find(name); it != ids->end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(ids->size() + 1);
+  ids->emplace(std::string(name), id);
   return id;
 }
 
 const Macro* MacroTable::find(std::string_view name) const {
+  const std::shared_ptr<const Macro>* found = find_quiet(name);
+  if (observer_) observer_->looked_up(name, found);
+  return found ? found->get() : nullptr;
+}
+
+const std::shared_ptr<const Macro>* MacroTable::find_quiet(std::string_view name) const {
   if (macros_.empty()) return nullptr;
   auto it = macros_.find(name);
   return it == macros_.end() ? nullptr : &it->second;
@@ -137,16 +153,28 @@ const Macro* MacroTable::find(std::string_view name) const {
 
 void MacroTable::define(Macro macro) {
   macro.id = intern(macro.name);
-  std::string name = macro.name;
-  macros_.insert_or_assign(std::move(name), std::move(macro));
+  define(std::make_shared<const Macro>(std::move(macro)));
+}
+
+void MacroTable::define(std::shared_ptr<const Macro> macro) {
+  if (observer_) observer_->wrote(macro->name);
+  auto it = macros_.find(std::string_view(macro->name));
+  if (it != macros_.end()) {
+    it->second = std::move(macro);
+  } else {
+    std::string name = macro->name;
+    macros_.emplace(std::move(name), std::move(macro));
+  }
 }
 
 void MacroTable::undefine(std::string_view name) {
+  if (observer_) observer_->wrote(name);
   if (auto it = macros_.find(name); it != macros_.end()) macros_.erase(it);
 }
 
-bool MacroTable::define_predefined(std::string_view text, std::string* err) {
-  bool ok = true;
+std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text,
+                                                           std::string* err) {
+  std::vector<std::shared_ptr<const Macro>> out;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -156,13 +184,19 @@ bool MacroTable::define_predefined(std::string_view text, std::string* err) {
     std::string why;
     std::optional<Macro> m = parse_definition(line.substr(8), &why);
     if (m) {
-      define(std::move(*m));
-    } else {
-      if (ok) *err = "predefined macro \"" + std::string(line) + "\": " + why;
-      ok = false;
+      out.push_back(std::make_shared<const Macro>(std::move(*m)));
+    } else if (err->empty()) {
+      *err = "predefined macro \"" + std::string(line) + "\": " + why;
     }
   }
-  return ok;
+  return out;
+}
+
+bool MacroTable::define_predefined(std::string_view text, std::string* err) {
+  std::string why;
+  for (std::shared_ptr<const Macro>& m : parse_predefined(text, &why)) define(std::move(m));
+  if (!why.empty()) *err = why;
+  return why.empty();
 }
 
 void MacroTable::set_uncertain(std::string_view name, bool uncertain) {

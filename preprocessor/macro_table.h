@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +20,7 @@ namespace lexpack::preprocessor {
 
 struct Macro {
   std::string name;
-  uint32_t id = 0;  // MacroTable::intern(name): what hide sets hold
+  uint32_t id = 0;  // intern_macro_name(name): what hide sets hold
   bool function_like = false;
   bool variadic = false;            // the last parameter takes the variable arguments
   std::vector<std::string> params;  // "__VA_ARGS__" for a plain `...`
@@ -44,21 +45,44 @@ std::optional<Macro> parse_define_directive(std::string_view raw, std::string* e
 // A -D argument: "NAME" (defines NAME as 1), "NAME=VALUE", "NAME(a,b)=VALUE".
 std::optional<Macro> parse_command_definition(std::string_view arg, std::string* err);
 
+// Every `#define NAME ...` line of `g++ -dM -E` style text, parsed; other
+// lines are ignored. *err names the first line that does not parse (must
+// start empty).
+std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text, std::string* err);
+
+// The id of a macro name, the same for every call with that name in this
+// process (thread-safe), so that one parsed definition serves every table.
+uint32_t intern_macro_name(std::string_view name);
+
 // A file's #define directives parsed once, by directive index (empty
 // entries for other directives), for callers that give one file to many
-// translation units. A definition that does not parse has its error.
+// translation units: each table shares the definition instead of a copy.
+// A definition that does not parse has its error.
 struct ParsedDefines {
-  std::vector<std::optional<Macro>> macros;
+  std::vector<std::shared_ptr<const Macro>> macros;
   std::vector<std::string> errors;
+};
+
+// Told of every lookup and write of a table it watches (a header cache
+// records which names a header reads); `found` is null when not defined.
+class MacroObserver {
+ public:
+  virtual ~MacroObserver() = default;
+  virtual void looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) = 0;
+  virtual void wrote(std::string_view name) = 0;
 };
 
 class MacroTable {
  public:
   // The id of a name, the same for every call with that name.
-  uint32_t intern(std::string_view name);
+  static uint32_t intern(std::string_view name) { return intern_macro_name(name); }
 
   const Macro* find(std::string_view name) const;
+  // The same without telling the observer.
+  const std::shared_ptr<const Macro>* find_quiet(std::string_view name) const;
+  void set_observer(MacroObserver* observer) { observer_ = observer; }
   void define(Macro macro);
+  void define(std::shared_ptr<const Macro> macro);
   void undefine(std::string_view name);
 
   // Every `#define NAME ...` line of `g++ -dM -E` style text. Other lines are
@@ -81,9 +105,9 @@ class MacroTable {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, Macro, NameHash, std::equal_to<>> macros_;
-  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> ids_;
+  std::unordered_map<std::string, std::shared_ptr<const Macro>, NameHash, std::equal_to<>> macros_;
   std::unordered_set<std::string, NameHash, std::equal_to<>> uncertain_;
+  MacroObserver* observer_ = nullptr;
 };
 
 }  // namespace lexpack::preprocessor

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "preprocessor/expression.h"
+#include "preprocessor/run.h"
 
 namespace lexpack::preprocessor {
 namespace {
@@ -16,15 +17,7 @@ namespace {
 using lexer::Directive;
 using lexer::DirectiveKind;
 using State = ConditionResult::State;
-
-// A conditional group being walked.
-struct Frame {
-  bool outer_active = false;  // the enclosing region is processed
-  bool done = false;          // a branch was taken for certain: skip the rest
-  bool any_fallback = false;  // a branch was taken as a fallback
-  bool active = false;        // the current branch is processed
-  bool fallback = false;      // ... as a fallback
-};
+using detail::Frame;
 
 Options with_builtins(std::initializer_list<const char*> objects,
                       std::initializer_list<const char*> queries) {
@@ -59,7 +52,8 @@ ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& sca
   out.errors.resize(scan.directives.size());
   for (size_t i = 0; i < scan.directives.size(); ++i) {
     if (scan.directives[i].kind != DirectiveKind::kDefine) continue;
-    out.macros[i] = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
+    std::optional<Macro> m = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
+    if (m) out.macros[i] = std::make_shared<const Macro>(std::move(*m));
   }
   return out;
 }
@@ -80,71 +74,6 @@ Options Options::clang() {
 Options Options::for_predefined(std::string_view text) {
   return text.find("#define __clang__ ") != std::string_view::npos ? clang() : gcc();
 }
-
-// The walk over one entered file; also answers the expander's questions
-// about builtins and __has_include for the directive being evaluated.
-class Preprocessor::Run : public ExpansionHooks {
- public:
-  Run(Preprocessor& pp, FileHandle file, const FileContent& content, uint32_t depth)
-      : pp_(pp),
-        file_(file),
-        content_(content),
-        depth_(depth),
-        expander_(pp.table_, pp.hide_sets_, *this) {}
-
-  void process();
-
-  BuiltinKind builtin_kind(std::string_view name) const override {
-    if (pp_.options_.builtins.empty()) return BuiltinKind::kNone;
-    auto it = pp_.options_.builtins.find(std::string(name));
-    return it == pp_.options_.builtins.end() ? BuiltinKind::kNone : it->second;
-  }
-  std::optional<std::string> builtin_value(std::string_view name) override {
-    if (name == "__LINE__") return std::to_string(line_);
-    if (name == "__INCLUDE_LEVEL__") return std::to_string(depth_);
-    return std::nullopt;
-  }
-  std::optional<intmax_t> builtin_query(std::string_view name, std::string_view arg) override {
-    return pp_.host_.builtin_query(name, arg);
-  }
-  bool has_include(std::string_view name, bool angled, bool next) override {
-    IncludeQuestion q;
-    q.name = std::string(name);
-    q.angled = angled;
-    q.next = next;
-    q.includer = file_;
-    q.line = line_;
-    q.answer = pp_.host_.resolve(name, angled, next, file_);
-    const bool found = q.answer.has_value();
-    pp_.result_.has_includes.push_back(std::move(q));
-    return found;
-  }
-
-  // Enters `target` for an include (or for the command when includer is none).
-  static void enter(Preprocessor& pp, FileHandle target, EntryKind how,
-                    std::optional<FileHandle> includer, uint32_t line, uint32_t depth);
-
- private:
-  void inexact(Inexact kind, const std::string& message) {
-    pp_.result_.inexact.push_back(
-        {kind, std::string(content_.display_name) + ":" + std::to_string(line_) + ": " + message});
-  }
-  State evaluate(const Directive& d);
-  State evaluate_if(std::string_view text);
-  void enter_branch(Frame* f, State s);
-  void leave_branch(Frame* f);
-  void define(const Directive& d);
-  void include(const Directive& d);
-  bool computed_name(std::string_view text, std::string* name, bool* angled);
-
-  Preprocessor& pp_;
-  const FileHandle file_;
-  const FileContent content_;
-  const uint32_t depth_;
-  uint32_t line_ = 0;
-  MacroExpander expander_;
-  std::vector<Frame> frames_;
-};
 
 void Preprocessor::Run::process() {
   const lexer::ScanResult& scan = *content_.scan;
@@ -188,6 +117,12 @@ void Preprocessor::Run::process() {
             const std::string_view name = scan.text(d);
             pp_.table_.undefine(name);
             pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kUndef;
+              op.name = std::string(name);
+              own_->ops.push_back(std::move(op));
+            }
             break;
           }
           case DirectiveKind::kInclude:
@@ -196,8 +131,12 @@ void Preprocessor::Run::process() {
             include(d);
             break;
           case DirectiveKind::kPragmaOnce: {
-            Once& once = pp_.once_[file_];
-            once.certain = once.certain || pp_.fallback_depth_ == 0;
+            pp_.set_once(file_);
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kPragmaOnce;
+              own_->ops.push_back(std::move(op));
+            }
             break;
           }
           case DirectiveKind::kModuleDecl:
@@ -211,6 +150,12 @@ void Preprocessor::Run::process() {
             m.angled = d.angled;
             m.fallback = pp_.fallback_depth_ > 0;
             m.name = std::string(scan.text(d));
+            if (own_) {
+              HeaderOp op;
+              op.kind = HeaderOp::Kind::kModule;
+              op.module = m;
+              own_->ops.push_back(std::move(op));
+            }
             pp_.result_.modules.push_back(std::move(m));
             break;
           }
@@ -303,13 +248,13 @@ State Preprocessor::Run::evaluate_if(std::string_view text) {
 
 void Preprocessor::Run::define(const Directive& d) {
   std::string err;
-  std::optional<Macro> m;
+  std::shared_ptr<const Macro> m;
   const size_t index = size_t(&d - content_.scan->directives.data());
   if (content_.defines && index < content_.defines->macros.size()) {
     m = content_.defines->macros[index];
-    err = content_.defines->errors[index];
-  } else {
-    m = parse_one_define(content_.bytes, d, &err);
+    if (!m) err = content_.defines->errors[index];
+  } else if (std::optional<Macro> parsed = parse_one_define(content_.bytes, d, &err)) {
+    m = std::make_shared<const Macro>(std::move(*parsed));
   }
   const std::string_view name = content_.scan->text(d);
   if (!m || m->name != name) {
@@ -317,7 +262,13 @@ void Preprocessor::Run::define(const Directive& d) {
     return;
   }
   pp_.table_.set_uncertain(name, pp_.fallback_depth_ > 0);
-  pp_.table_.define(std::move(*m));
+  if (own_) {
+    HeaderOp op;
+    op.kind = HeaderOp::Kind::kDefine;
+    op.macro = m;
+    own_->ops.push_back(std::move(op));
+  }
+  pp_.table_.define(std::move(m));
 }
 
 bool Preprocessor::Run::computed_name(std::string_view text, std::string* name, bool* angled) {
@@ -388,11 +339,27 @@ void Preprocessor::Run::include(const Directive& d) {
     inexact(Inexact::kDepthLimit, "#include nested too deeply");
     return;
   }
-  enter(pp_, *answer, how, file_, d.line, depth_ + 1);
+  if (own_) {
+    HeaderOp op;
+    op.kind = HeaderOp::Kind::kInclude;
+    op.name = name;
+    op.angled = angled;
+    op.next = d.kind == DirectiveKind::kIncludeNext;
+    op.computed = d.computed;
+    op.how = how;
+    op.line = d.line;
+    op.answer = pp_.key_of(*answer);
+    own_->ops.push_back(std::move(op));
+  }
+  std::shared_ptr<const HeaderTrace> nested = enter(pp_, *answer, how, file_, d.line, depth_ + 1);
+  if (own_) own_->ops.back().nested = std::move(nested);
 }
 
-void Preprocessor::Run::enter(Preprocessor& pp, FileHandle target, EntryKind how,
-                              std::optional<FileHandle> includer, uint32_t line, uint32_t depth) {
+std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(Preprocessor& pp, FileHandle target,
+                                                            EntryKind how,
+                                                            std::optional<FileHandle> includer,
+                                                            uint32_t line, uint32_t depth,
+                                                            const HeaderTrace* known) {
   FileEntry e;
   e.file = target;
   e.how = how;
@@ -401,34 +368,74 @@ void Preprocessor::Run::enter(Preprocessor& pp, FileHandle target, EntryKind how
   e.fallback = pp.fallback_depth_ > 0;
   auto once = pp.once_.find(target);
   const bool once_seen = once != pp.once_.end();
+  if (pp.recorder_.active()) {
+    const std::string& key = pp.key_of(target);
+    if (key.empty())
+      pp.recorder_.spoil();  // a file the host cannot name
+    else
+      pp.recorder_.once_read(key, pp.once_state(target));
+  }
   if (once_seen && once->second.certain) {
     e.processed = false;
     pp.result_.files.push_back(e);
-    return;
+    return nullptr;
   }
   const std::optional<FileContent> content = pp.host_.content(target);
   if (!content || !content->scan) {
     pp.result_.files.push_back(e);
     pp.result_.inexact.push_back({Inexact::kUnreadable, "cannot read an included file"});
-    return;
+    return nullptr;
   }
   const std::string& guard = content->scan->include_guard;
   if (!guard.empty() && pp.table_.find(guard) && !pp.table_.is_uncertain(guard)) {
     e.processed = false;
     pp.result_.files.push_back(e);
-    return;
+    return nullptr;
   }
   pp.result_.files.push_back(e);
-  if (how == EntryKind::kImport) {
-    Once& o = pp.once_[target];
-    o.certain = o.certain || pp.fallback_depth_ == 0;
-  }
+  if (how == EntryKind::kImport) pp.set_once(target);
   // A file seen with #pragma once only in a fallback branch may or may not
   // have been read before: read it again, as a fallback.
   const int saved = pp.fallback_depth_;
   if (once_seen) ++pp.fallback_depth_;
-  Run(pp, target, *content, depth).process();
+  pp.recorder_.entered(depth);
+  const bool shared = pp.cache_ && depth > 0 && pp.fallback_depth_ == 0 &&
+                      !pp.table_.any_uncertain() && !pp.key_of(target).empty();
+  if (!shared) {
+    Run(pp, target, *content, depth).process();
+    pp.fallback_depth_ = saved;
+    return nullptr;
+  }
+  if (known) {
+    // The includer's inputs held, and they hold this header's inputs.
+    ++pp.replayed_;
+    pp.recorder_.entered(depth + known->inputs.max_rel_depth);
+    Run(pp, target, *content, depth).replay(*known);
+    pp.fallback_depth_ = saved;
+    return nullptr;
+  }
+  const std::string key = pp.cache_context_ + pp.key_of(target);
+  std::vector<std::optional<FileHandle>> answers;
+  for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
+    if (!pp.applies(*trace, target, depth, &answers)) continue;
+    ++pp.replayed_;
+    pp.note_replayed(*trace, depth);
+    Run(pp, target, *content, depth).replay(*trace, &answers);
+    pp.fallback_depth_ = saved;
+    return trace;
+  }
+  ++pp.evaluated_;
+  const size_t inexact_before = pp.result_.inexact.size();
+  pp.recorder_.begin(depth);
+  Run run(pp, target, *content, depth);
+  run.own_ = pp.recorder_.top();
+  run.process();
+  std::shared_ptr<HeaderTrace> trace = pp.recorder_.end();
+  // Only an exact evaluation is shared: a fallback or an error is redone.
   pp.fallback_depth_ = saved;
+  if (!trace || pp.result_.inexact.size() != inexact_before) return nullptr;
+  pp.cache_->add(key, trace);
+  return trace;
 }
 
 Preprocessor::Preprocessor(Host& host, Options options)
@@ -438,6 +445,10 @@ Preprocessor::~Preprocessor() = default;
 
 bool Preprocessor::predefine(std::string_view text, std::string* err) {
   return table_.define_predefined(text, err);
+}
+
+void Preprocessor::predefine(const std::vector<std::shared_ptr<const Macro>>& macros) {
+  for (const std::shared_ptr<const Macro>& m : macros) table_.define(m);
 }
 
 bool Preprocessor::define(std::string_view arg, std::string* err) {

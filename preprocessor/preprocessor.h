@@ -20,9 +20,9 @@
 // Cost: each directive of each entered file is visited once per entry; a
 // file whose guard macro is defined, or that has #pragma once / #import, is
 // not re-entered. A header's evaluation depends only on the macro state on
-// entry, restricted to the names its conditions and computed includes read;
-// a later cache can key a header's Result slice by that restricted state
-// (MacroExpander reports every name it looks up through note_lookup).
+// entry, restricted to the names its conditions and computed includes read:
+// with use_header_cache, translation units of one scan share each header's
+// evaluation per such state (header_cache.h) and replay it.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "preprocessor/header_cache.h"
 #include "preprocessor/hide_set.h"
 #include "preprocessor/host.h"
 #include "preprocessor/macro_expander.h"
@@ -65,6 +66,8 @@ class Preprocessor {
   // `#define` lines of `-dM -E` output. false with *err on a line that does
   // not parse (the others still apply).
   bool predefine(std::string_view text, std::string* err);
+  // The same, parsed already (parse_predefined).
+  void predefine(const std::vector<std::shared_ptr<const Macro>>& macros);
   // One -D argument ("NAME", "NAME=VALUE", "NAME(a,b)=VALUE").
   bool define(std::string_view arg, std::string* err);
   // One -U argument.
@@ -73,6 +76,15 @@ class Preprocessor {
   // Processes a file as the compiler does for `how` (kMain, kForced or
   // kImacros; -imacros keeps only the macros, which for a scan is the same).
   void run_file(FileHandle file, EntryKind how);
+
+  // Shares header evaluations with the other translation units of a scan
+  // through `cache` (used from then on; needs Host::file_key). `context`
+  // names what the host's resolve() answers depend on besides the question
+  // and the includer: its search list and working directory.
+  void use_header_cache(HeaderCache* cache, std::string_view context);
+  // Headers replayed from the cache and headers evaluated while it was on.
+  size_t headers_replayed() const { return replayed_; }
+  size_t headers_evaluated() const { return evaluated_; }
 
   const Result& result() const { return result_; }
   Result take_result() { return std::move(result_); }
@@ -86,6 +98,18 @@ class Preprocessor {
     bool certain = false;
   };
 
+  // #pragma once or #import of a file seen (in a fallback branch or not).
+  void set_once(FileHandle file);
+  OnceState once_state(FileHandle file) const;
+  const std::string& key_of(FileHandle file);
+  // True when `trace` applies to `file` entered now at `depth`: its inputs
+  // hold and its own includes and __has_include questions find the same
+  // files (their answers, in order, in *answers).
+  bool applies(const HeaderTrace& trace, FileHandle file, uint32_t depth,
+               std::vector<std::optional<FileHandle>>* answers);
+  // Tells the recordings of enclosing headers what a replayed header read.
+  void note_replayed(const HeaderTrace& trace, uint32_t depth);
+
   Host& host_;
   Options options_;
   MacroTable table_;
@@ -93,6 +117,14 @@ class Preprocessor {
   Result result_;
   std::unordered_map<FileHandle, Once> once_;  // #pragma once / #import seen
   int fallback_depth_ = 0;                     // > 0: inside a branch taken as a fallback
+  HeaderCache* cache_ = nullptr;
+  std::string cache_context_;
+  TraceRecorder recorder_;
+  std::unordered_map<std::string, OnceState> once_by_key_;  // once_ by key_of
+  std::vector<std::string> keys_;                           // key_of by handle, "" not asked
+  std::vector<bool> key_known_;
+  size_t replayed_ = 0;
+  size_t evaluated_ = 0;
 };
 
 }  // namespace lexpack::preprocessor

@@ -177,6 +177,12 @@ struct EvaluationShare::Impl {
   std::map<std::string, std::set<std::string>> questions;  // by base key
   // Builtin queries written out in the files read so far: (op, argument).
   std::set<std::pair<std::string, std::string>> candidates;
+  // Each header's evaluations by the macro state they read (thread-safe).
+  preprocessor::HeaderCache headers;
+  // Predefined macros parsed once per text.
+  std::map<std::string,
+           std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>>>
+      predefined;
 };
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
@@ -216,6 +222,18 @@ class ClosureHost : public preprocessor::Host {
     }
     return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path,
                                      f.loaded->defines ? &*f.loaded->defines : nullptr};
+  }
+
+  // The path as found, where in the search, and the stat of what was read.
+  std::string file_key(preprocessor::FileHandle file) override {
+    if (file >= files_.size()) return {};
+    const Resolution& r = files_[file].where;
+    std::string key = r.path;
+    key.push_back('\0');
+    key += std::to_string(r.chain_index) + ',' + std::to_string(r.stat.dev) + ',' +
+           std::to_string(r.stat.ino) + ',' + std::to_string(r.stat.size) + ',' +
+           std::to_string(r.stat.mtime_ns) + ',' + std::to_string(r.stat.ctime_ns);
+    return key;
   }
 
   std::vector<Resolution> resolutions() const {
@@ -278,9 +296,14 @@ class ClosureHost : public preprocessor::Host {
 }  // namespace
 
 std::vector<std::string> macro_arguments(const command::CompileCommand& command) {
-  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT", "-MQ",
-                                                    "-include", "-imacros", "-x"};
-  static constexpr std::string_view kJoined[] = {"-o", "-MF", "-MT", "-MQ"};
+  // Include directories are left out too: they change neither a predefined
+  // macro nor a builtin's answer, and without them every target of a build
+  // shares one question to the compiler.
+  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT",       "-MQ",
+                                                    "-include", "-imacros", "-x",        "-I",
+                                                    "-iquote",  "-isystem", "-idirafter"};
+  static constexpr std::string_view kJoined[] = {"-o", "-MF",     "-MT",      "-MQ",
+                                                 "-I", "-iquote", "-isystem", "-idirafter"};
   std::vector<std::string> out;
   const std::vector<std::string>& a = command.args;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -403,9 +426,38 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     ClosureHost host(ask, kernel_, facts, share);
     preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
     std::string err;
-    if (!pp.predefine(facts.predefined, &err)) {
+    if (!share && !pp.predefine(facts.predefined, &err)) {
       if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
       return "predefined macros: " + err;
+    }
+    if (share) {
+      // Parsed once per scan; each TU's table shares the definitions, and
+      // the header cache compares them by identity first.
+      std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>> parsed;
+      {
+        std::lock_guard lock(share->mu);
+        auto it = share->predefined.find(facts.predefined);
+        if (it != share->predefined.end()) parsed = it->second;
+      }
+      if (!parsed) {
+        auto fresh = std::make_shared<std::vector<std::shared_ptr<const preprocessor::Macro>>>(
+            preprocessor::parse_predefined(facts.predefined, &err));
+        if (!err.empty()) {
+          if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
+          return "predefined macros: " + err;
+        }
+        std::lock_guard lock(share->mu);
+        parsed = share->predefined.emplace(facts.predefined, std::move(fresh)).first->second;
+      }
+      pp.predefine(*parsed);
+      // What the host's include answers depend on: the compiler, its search
+      // arguments and the working directory.
+      std::string context = identity_.hash.hex();
+      context.push_back('\0');
+      context.append(cwd_).push_back('\0');
+      context.append(command::language_name(command_.language)).push_back('\0');
+      for (const std::string& a : command_.search_args) context.append(a).push_back('\0');
+      pp.use_header_cache(&share->headers, context);
     }
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);

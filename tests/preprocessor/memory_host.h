@@ -13,6 +13,7 @@
 #include "lexer/kernel.h"
 #include "lexer/scanner.h"
 #include "preprocessor/host.h"
+#include "preprocessor/preprocessor.h"
 
 namespace lexpack::preprocessor::testing {
 
@@ -77,6 +78,17 @@ class MemoryHost : public Host {
       defines = parsed.get();
     }
     return FileContent{it->second, scan.get(), paths_[file], defines};
+  }
+
+  // The path, where it was found and its bytes: the same key exactly when
+  // a scan could share the file's evaluation.
+  std::string file_key(FileHandle file) override {
+    if (file >= paths_.size()) return {};
+    auto it = files_.find(paths_[file]);
+    if (it == files_.end()) return {};
+    auto dir = found_in_.find(file);
+    return paths_[file] + '\0' + (dir == found_in_.end() ? "-" : std::to_string(dir->second)) +
+           '\0' + it->second;
   }
 
   std::optional<intmax_t> builtin_query(std::string_view op, std::string_view arg) override {

@@ -1,0 +1,135 @@
+// A header's evaluation shared across the translation units of one scan: a
+// header entered with the same macro state on the names it reads (its
+// "inputs") does the same thing, so a later TU replays what it did instead of
+// evaluating it again. Recorded per header: the inputs (each macro read
+// before the header wrote it, with the definition seen; the #pragma once
+// state of each file it enters; builtin answers; the include depth when it
+// reads __INCLUDE_LEVEL__) and its own effects in order (defines, undefs,
+// includes, __has_include questions, #pragma once, module lines). Nested
+// headers are effects (they are entered again on replay, from the cache or
+// evaluated), and their inputs are the including header's inputs too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "preprocessor/macro_table.h"
+#include "preprocessor/result.h"
+
+namespace lexpack::preprocessor {
+
+// The #pragma once state of a file: not seen, seen for certain, seen only in
+// a branch taken as a fallback.
+enum class OnceState : uint8_t { kNone, kCertain, kUncertain };
+
+struct HeaderInputs {
+  // Each macro read before the header wrote it; null: not defined.
+  std::vector<std::pair<std::string, std::shared_ptr<const Macro>>> macros;
+  std::vector<std::pair<std::string, OnceState>> once;  // by Host::file_key
+  struct Query {
+    std::string op, argument;
+    std::optional<intmax_t> answer;
+  };
+  std::vector<Query> queries;
+  bool reads_depth = false;    // __INCLUDE_LEVEL__: `depth` must match
+  uint32_t depth = 0;          // of the header's entry
+  uint32_t max_rel_depth = 0;  // deepest nested entry, counted from the header
+};
+
+struct HeaderTrace;
+
+// One effect of the header's own directives, replayed in order.
+struct HeaderOp {
+  enum class Kind : uint8_t { kDefine, kUndef, kInclude, kHasInclude, kPragmaOnce, kModule };
+  Kind kind = Kind::kDefine;
+  std::shared_ptr<const Macro> macro;  // kDefine
+  std::string name;                    // kUndef; kInclude/kHasInclude: the header name
+  bool angled = false;
+  bool next = false;
+  bool computed = false;
+  EntryKind how = EntryKind::kInclude;  // kInclude
+  uint32_t line = 0;
+  std::string answer;  // kInclude/kHasInclude: Host::file_key of the answer ("" none)
+  ModuleLine module;   // kModule
+  // kInclude: the included header's own trace when it had one. Replaying
+  // the includer replays it without checking its inputs again (they are
+  // among the includer's).
+  std::shared_ptr<const HeaderTrace> nested;
+};
+
+struct HeaderTrace {
+  HeaderInputs inputs;
+  std::vector<HeaderOp> ops;
+};
+
+// Thread-safe; one per scan. A key names the header (Host::file_key), the
+// host's resolution context and the preprocessor's options.
+class HeaderCache {
+ public:
+  static constexpr size_t kMaxVariants = 24;  // traces kept per key
+
+  std::vector<std::shared_ptr<const HeaderTrace>> find(const std::string& key) const;
+  void add(const std::string& key, std::shared_ptr<const HeaderTrace> trace);
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
+};
+
+// Same definition: one object, or equal name, parameters and body.
+bool same_macro(const Macro* a, const Macro* b);
+
+// Collects the inputs of every header being recorded (a stack: a header
+// recorded inside another is recorded into both).
+class TraceRecorder : public MacroObserver {
+ public:
+  bool active() const { return !stack_.empty(); }
+  // Starts recording a header entered at `depth`.
+  void begin(uint32_t depth);
+  // The innermost header's trace, for its own effects.
+  HeaderTrace* top() { return stack_.back().trace.get(); }
+  // Ends the innermost recording and returns its trace, or null when it
+  // cannot be shared (see spoil).
+  std::shared_ptr<HeaderTrace> end();
+  // Every header being recorded read something a trace cannot hold.
+  void spoil();
+
+  void looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) override;
+  void wrote(std::string_view name) override;
+  void once_read(const std::string& file_key, OnceState state);
+  void once_wrote(const std::string& file_key);
+  void query(std::string_view op, std::string_view argument, std::optional<intmax_t> answer);
+  void read_depth();
+  // A header entered (or replayed, with its own deepest entry) at `depth`.
+  void entered(uint32_t depth);
+
+ private:
+  // Looked up by view: no string is built for a name already seen.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  template <typename T>
+  using NameMap = std::unordered_map<std::string, T, NameHash, std::equal_to<>>;
+  struct Active {
+    uint64_t start = 0;
+    std::shared_ptr<HeaderTrace> trace;
+    NameSet macros_seen;
+    NameSet once_seen;
+    bool spoiled = false;
+  };
+  std::vector<Active> stack_;
+  uint64_t seq_ = 0;
+  NameMap<uint64_t> last_write_;       // macro name -> seq
+  NameMap<uint64_t> last_once_write_;  // file key -> seq
+};
+
+}  // namespace lexpack::preprocessor

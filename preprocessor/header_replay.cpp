@@ -1,0 +1,147 @@
+// The Preprocessor's side of the header cache: whether a recorded header
+// evaluation applies to the state on entry, and the #pragma once states it
+// reads, by the host's file keys so that translation units compare.
+#include <algorithm>
+#include <string>
+
+#include "preprocessor/preprocessor.h"
+#include "preprocessor/run.h"
+
+namespace lexpack::preprocessor {
+
+void Preprocessor::use_header_cache(HeaderCache* cache, std::string_view context) {
+  cache_ = cache;
+  // The options decide which names are builtins: part of every key.
+  std::vector<std::string> builtins;
+  for (const auto& [name, kind] : options_.builtins) {
+    builtins.push_back(name + '=' + std::to_string(int(kind)));
+  }
+  std::sort(builtins.begin(), builtins.end());
+  cache_context_ = std::to_string(options_.max_include_depth);
+  for (const std::string& b : builtins) cache_context_ += ',' + b;
+  cache_context_.push_back('\0');
+  cache_context_.append(context);
+  cache_context_.push_back('\0');
+  table_.set_observer(cache ? &recorder_ : nullptr);
+}
+
+const std::string& Preprocessor::key_of(FileHandle file) {
+  if (file >= keys_.size()) {
+    keys_.resize(file + 1);
+    key_known_.resize(file + 1);
+  }
+  if (!key_known_[file]) {
+    keys_[file] = host_.file_key(file);
+    key_known_[file] = true;
+  }
+  return keys_[file];
+}
+
+void Preprocessor::set_once(FileHandle file) {
+  Once& once = once_[file];
+  once.certain = once.certain || fallback_depth_ == 0;
+  if (!cache_) return;
+  const std::string& key = key_of(file);
+  if (key.empty()) return;
+  once_by_key_[key] = once.certain ? OnceState::kCertain : OnceState::kUncertain;
+  recorder_.once_wrote(key);
+}
+
+OnceState Preprocessor::once_state(FileHandle file) const {
+  auto it = once_.find(file);
+  if (it == once_.end()) return OnceState::kNone;
+  return it->second.certain ? OnceState::kCertain : OnceState::kUncertain;
+}
+
+bool Preprocessor::applies(const HeaderTrace& trace, FileHandle file, uint32_t depth,
+                           std::vector<std::optional<FileHandle>>* answers) {
+  const HeaderInputs& in = trace.inputs;
+  if (depth + in.max_rel_depth > options_.max_include_depth) return false;
+  if (in.reads_depth && depth != in.depth) return false;
+  for (const auto& [name, macro] : in.macros) {
+    const std::shared_ptr<const Macro>* now = table_.find_quiet(name);
+    if (!same_macro(now ? now->get() : nullptr, macro.get())) return false;
+  }
+  for (const auto& [key, state] : in.once) {
+    auto it = once_by_key_.find(key);
+    if ((it == once_by_key_.end() ? OnceState::kNone : it->second) != state) return false;
+  }
+  for (const HeaderInputs::Query& q : in.queries) {
+    if (host_.builtin_query(q.op, q.argument) != q.answer) return false;
+  }
+  // The same file found at the same place (a file's handle keeps where it
+  // was first found in a TU, which its own quoted includes start from).
+  answers->clear();
+  for (const HeaderOp& op : trace.ops) {
+    if (op.kind != HeaderOp::Kind::kInclude && op.kind != HeaderOp::Kind::kHasInclude) continue;
+    std::optional<FileHandle> answer = host_.resolve(op.name, op.angled, op.next, file);
+    if ((answer ? key_of(*answer) : std::string()) != op.answer) return false;
+    answers->push_back(answer);
+  }
+  return true;
+}
+
+void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
+  if (!recorder_.active()) return;
+  const HeaderInputs& in = trace.inputs;
+  for (const auto& [name, macro] : in.macros) recorder_.looked_up(name, table_.find_quiet(name));
+  for (const auto& [key, state] : in.once) recorder_.once_read(key, state);
+  for (const HeaderInputs::Query& q : in.queries) recorder_.query(q.op, q.argument, q.answer);
+  if (in.reads_depth) recorder_.read_depth();
+  recorder_.entered(depth + in.max_rel_depth);
+}
+
+void Preprocessor::Run::replay(const HeaderTrace& trace,
+                               const std::vector<std::optional<FileHandle>>* answers) {
+  size_t asked = 0;
+  for (const HeaderOp& op : trace.ops) {
+    line_ = op.line;
+    switch (op.kind) {
+      case HeaderOp::Kind::kDefine:
+        pp_.table_.set_uncertain(op.macro->name, false);
+        pp_.table_.define(op.macro);
+        break;
+      case HeaderOp::Kind::kUndef:
+        pp_.table_.undefine(op.name);
+        pp_.table_.set_uncertain(op.name, false);
+        break;
+      case HeaderOp::Kind::kPragmaOnce:
+        pp_.set_once(file_);
+        break;
+      case HeaderOp::Kind::kModule: {
+        ModuleLine m = op.module;
+        m.file = file_;
+        pp_.result_.modules.push_back(std::move(m));
+        break;
+      }
+      case HeaderOp::Kind::kInclude:
+      case HeaderOp::Kind::kHasInclude: {
+        IncludeQuestion q;
+        q.name = op.name;
+        q.angled = op.angled;
+        q.next = op.next;
+        q.computed = op.computed;
+        q.includer = file_;
+        q.line = op.line;
+        q.answer = answers && asked < answers->size()
+                       ? (*answers)[asked++]
+                       : pp_.host_.resolve(op.name, op.angled, op.next, file_);
+        const std::optional<FileHandle> answer = q.answer;
+        const bool include = op.kind == HeaderOp::Kind::kInclude;
+        (include ? pp_.result_.includes : pp_.result_.has_includes).push_back(std::move(q));
+        if ((answer ? pp_.key_of(*answer) : std::string()) != op.answer) {
+          // The same header found elsewhere than where the recording found
+          // it: what follows is not known, so the compiler must tell.
+          inexact(
+              Inexact::kComputedInclude,
+              "\"" + op.name + "\" resolves differently than in the header's cached evaluation");
+          return;
+        }
+        if (include) enter(pp_, *answer, op.how, file_, op.line, depth_ + 1, op.nested.get());
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace lexpack::preprocessor

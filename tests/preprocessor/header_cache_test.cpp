@@ -1,0 +1,219 @@
+// The header cache must be exact: a translation unit that replays a header's
+// recorded evaluation gets the same result as one that evaluates it, and a
+// header entered with a different macro state on a name it reads (through a
+// condition, a computed include or __has_include) is evaluated again.
+#include "preprocessor/header_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "memory_host.h"
+#include "preprocessor/preprocessor.h"
+
+namespace lexpack::preprocessor {
+namespace {
+
+using testing::MemoryHost;
+
+class HeaderCacheTest : public ::testing::Test {
+ protected:
+  struct Run {
+    std::string summary;  // what the result says, handles spelled as paths
+    size_t replayed = 0;
+    size_t evaluated = 0;
+    bool needs_compiler = false;
+  };
+
+  // Runs `main` as main.cc with `defines`, with the cache when `cached`.
+  Run run(const std::string& main, const std::vector<std::string>& defines, bool cached) {
+    host.add("main.cc", main);
+    Preprocessor pp(host, Options::gcc());
+    std::string err;
+    EXPECT_TRUE(pp.predefine("#define __cplusplus 201703L\n", &err)) << err;
+    if (cached) pp.use_header_cache(&cache, "context");
+    for (const std::string& d : defines) EXPECT_TRUE(pp.define(d, &err)) << err;
+    pp.run_file(host.handle("main.cc"), EntryKind::kMain);
+    const Result& r = pp.result();
+    Run out;
+    out.replayed = pp.headers_replayed();
+    out.evaluated = pp.headers_evaluated();
+    out.needs_compiler = r.needs_compiler();
+    std::string& s = out.summary;
+    for (const FileEntry& f : r.files) {
+      s += "file " + host.path(f.file) + " from " + (f.includer ? host.path(*f.includer) : "-") +
+           ":" + std::to_string(f.line) + (f.processed ? "" : " skipped") + "\n";
+    }
+    for (const IncludeQuestion& q : r.includes) {
+      s += "include " + q.name + " in " + host.path(q.includer) + " -> " +
+           (q.answer ? host.path(*q.answer) : "none") + "\n";
+    }
+    for (const IncludeQuestion& q : r.has_includes) {
+      s += "has_include " + q.name + " -> " + (q.answer ? host.path(*q.answer) : "none") + "\n";
+    }
+    for (const ModuleLine& m : r.modules) s += "module " + m.name + "\n";
+    for (const InexactReason& i : r.inexact) s += "inexact " + i.message + "\n";
+    for (const char* name : {"MODE", "RESULT", "P_VAL", "LEVEL"}) {
+      const Macro* m = pp.macros().find(name);
+      s += std::string(name) + "=" +
+           (m ? spell(m->body.data(), m->body.data() + m->body.size()) : "-") + "\n";
+    }
+    return out;
+  }
+
+  // Runs each TU with the cache shared by all of them, and checks each
+  // against the same TU evaluated without it; returns the cached runs.
+  std::vector<Run> run_all(
+      const std::vector<std::pair<std::string, std::vector<std::string>>>& tus) {
+    std::vector<Run> out;
+    for (const auto& [main, defines] : tus) {
+      Run plain = run(main, defines, false);
+      Run cached = run(main, defines, true);
+      EXPECT_EQ(cached.summary, plain.summary) << "main.cc:\n" << main;
+      out.push_back(cached);
+    }
+    return out;
+  }
+
+  MemoryHost host;
+  HeaderCache cache;
+};
+
+TEST_F(HeaderCacheTest, ADifferentDefineTakesTheOtherBranch) {
+  host.add("inc/h.h",
+           "#ifndef H_H\n#define H_H\n#ifdef FAST\n#include <fast.h>\n#define RESULT fast\n"
+           "#else\n#include <slow.h>\n#define RESULT slow\n#endif\n#endif\n");
+  host.add("inc/fast.h", "");
+  host.add("inc/slow.h", "");
+  const std::string main = "#include <h.h>\n";
+  std::vector<Run> runs = run_all({{main, {"FAST"}}, {main, {}}, {main, {"FAST"}}, {main, {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_EQ(runs[0].replayed, 0u);
+  EXPECT_EQ(runs[1].replayed, 0u);  // FAST is an input: the first trace does not apply
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_GT(runs[3].replayed, 0u);
+  EXPECT_EQ(runs[3].evaluated, 0u);
+}
+
+TEST_F(HeaderCacheTest, APriorDefineInTheSourceIsAnInput) {
+  host.add("inc/h.h",
+           "#if MODE == 2\n#include <two.h>\n#elif MODE == 3\n#include <three.h>\n#endif\n");
+  host.add("inc/two.h", "");
+  host.add("inc/three.h", "");
+  std::vector<Run> runs = run_all({{"#define MODE 2\n#include <h.h>\n", {}},
+                                   {"#define MODE 3\n#include <h.h>\n", {}},
+                                   {"#define MODE 2\n#include <h.h>\n", {}},
+                                   {"#define MODE (1 + 1)\n#include <h.h>\n", {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_EQ(runs[1].replayed, 0u);
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_EQ(runs[3].evaluated, 1u);  // another definition, even of the same value
+}
+
+TEST_F(HeaderCacheTest, AMacroReadOnlyByAComputedInclude) {
+  host.add("inc/h.h", "#include CFG\n");
+  host.add("inc/a.h", "#define RESULT a\n");
+  host.add("inc/b.h", "#define RESULT b\n");
+  const std::string main = "#include <h.h>\n";
+  std::vector<Run> runs = run_all({{main, {"CFG=<a.h>"}},
+                                   {main, {"CFG=\"b.h\""}},
+                                   {main, {"CFG=<a.h>"}},
+                                   {"#define CFG <b.h>\n#include <h.h>\n", {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_EQ(runs[1].replayed, 0u);
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_EQ(runs[3].replayed, 0u);
+}
+
+TEST_F(HeaderCacheTest, AMacroReadOnlyByHasInclude) {
+  host.add("inc/h.h",
+           "#define HAS(x) __has_include(x)\n#if HAS(HDR)\n#include HDR\n#define RESULT yes\n"
+           "#else\n#define RESULT no\n#endif\n");
+  host.add("inc/x.h", "");
+  const std::string main = "#include <h.h>\n";
+  std::vector<Run> runs = run_all(
+      {{main, {"HDR=<x.h>"}}, {main, {"HDR=<y.h>"}}, {main, {"HDR=<x.h>"}}, {main, {"HDR=<y.h>"}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_EQ(runs[1].replayed, 0u);
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_GT(runs[3].replayed, 0u);
+  // A file a __has_include names that appears between two TUs: the
+  // question is asked again before a replay, and the header evaluated anew.
+  host.add("inc/y.h", "");
+  Run plain = run(main, {"HDR=<y.h>"}, false);
+  Run cached = run(main, {"HDR=<y.h>"}, true);
+  EXPECT_NE(plain.summary.find("include y.h in inc/h.h -> inc/y.h"), std::string::npos);
+  EXPECT_EQ(cached.summary, plain.summary);
+}
+
+TEST_F(HeaderCacheTest, AGuardDefinedBeforeTheHeaderIsAnInput) {
+  host.add("inc/g.h", "#ifndef G_H\n#define G_H\n#define MODE g\n#endif\n");
+  host.add("inc/h.h", "#include <g.h>\n#ifdef MODE\n#define RESULT with_mode\n#endif\n");
+  std::vector<Run> runs = run_all({{"#include <g.h>\n#undef MODE\n#include <h.h>\n", {}},
+                                   {"#include <h.h>\n", {}},
+                                   {"#include <g.h>\n#undef MODE\n#include <h.h>\n", {}},
+                                   {"#include <h.h>\n", {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_GT(runs[3].replayed, 0u);
+}
+
+TEST_F(HeaderCacheTest, PragmaOnceStateIsAnInput) {
+  host.add("inc/p.h", "#pragma once\n#define P_VAL 1\n");
+  host.add("inc/h.h", "#include <p.h>\n#ifdef P_VAL\n#define RESULT p\n#endif\n");
+  std::vector<Run> runs = run_all({{"#include <h.h>\n", {}},
+                                   {"#include <p.h>\n#undef P_VAL\n#include <h.h>\n", {}},
+                                   {"#include <p.h>\n#include <h.h>\n", {}},
+                                   {"#include <h.h>\n", {}},
+                                   {"#include <p.h>\n#undef P_VAL\n#include <h.h>\n", {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_GT(runs[3].replayed, 0u);
+  EXPECT_GT(runs[4].replayed, 0u);
+}
+
+TEST_F(HeaderCacheTest, IncludeLevelIsAnInputWhenRead) {
+  host.add("inc/h.h",
+           "#if __INCLUDE_LEVEL__ == 1\n#define LEVEL one\n#else\n#define LEVEL deeper\n#endif\n");
+  host.add("inc/w.h", "#include <h.h>\n");
+  std::vector<Run> runs = run_all({{"#include <h.h>\n", {}},
+                                   {"#include <w.h>\n", {}},
+                                   {"#include <h.h>\n", {}},
+                                   {"#include <w.h>\n", {}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_GT(runs[2].replayed, 0u);
+  EXPECT_GT(runs[3].replayed, 0u);
+}
+
+TEST_F(HeaderCacheTest, BuiltinAnswersAreInputs) {
+  host.add("inc/h.h", "#if __has_builtin(__builtin_foo)\n#define RESULT foo\n#endif\n");
+  host.answers["__has_builtin(__builtin_foo)"] = 1;
+  const std::string main = "#include <h.h>\n";
+  Run first = run_all({{main, {}}})[0];
+  host.answers["__has_builtin(__builtin_foo)"] = 0;
+  Run second = run_all({{main, {}}})[0];
+  EXPECT_NE(first.summary, second.summary);
+  EXPECT_EQ(second.replayed, 0u);
+}
+
+TEST_F(HeaderCacheTest, NestedHeadersReplayWithTheirIncluder) {
+  host.add("inc/top.h", "#include <mid.h>\n#if RESULT == 2\n#include <two.h>\n#endif\n");
+  host.add("inc/mid.h", "#include <leaf.h>\n#define RESULT LEAF\n");
+  host.add("inc/leaf.h", "#ifdef MODE\n#define LEAF 2\n#else\n#define LEAF 1\n#endif\n");
+  host.add("inc/two.h", "");
+  std::vector<Run> runs = run_all({{"#include <top.h>\n", {}},
+                                   {"#include <top.h>\n", {"MODE"}},
+                                   {"#include <top.h>\n", {}},
+                                   {"#include <top.h>\n", {"MODE"}}});
+  EXPECT_NE(runs[0].summary, runs[1].summary);
+  EXPECT_EQ(runs[1].replayed, 0u);  // MODE is read by leaf.h, so it is top.h's input too
+  EXPECT_EQ(runs[2].evaluated, 0u);
+  EXPECT_EQ(runs[3].evaluated, 0u);
+}
+
+TEST_F(HeaderCacheTest, InexactEvaluationsAreNotShared) {
+  host.add("inc/h.h", "#if __has_builtin(__builtin_unknown)\n#include <a.h>\n#endif\n");
+  host.add("inc/a.h", "");
+  std::vector<Run> runs = run_all({{"#include <h.h>\n", {}}, {"#include <h.h>\n", {}}});
+  EXPECT_EQ(runs[1].replayed, 0u);
+}
+
+}  // namespace
+}  // namespace lexpack::preprocessor
