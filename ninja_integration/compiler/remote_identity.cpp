@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <thread>
 
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
@@ -139,15 +140,26 @@ bool accept_identity_answer(std::string_view bytes, const std::string& program,
   }
   for (uint64_t i = 0; i < programs; ++i) {
     std::string path, digest;
-    if (!(r.str(&path) && r.str(&digest))) {
+    if (!(r.str(&path) && r.str(&digest)) || path.empty() || path[0] != '/') {
       *why = "malformed compiler answer";
       return false;
     }
-    if (path.empty() || path[0] != '/' || file_digest(path) != digest) {
-      *why = path + " differs here";
+    facts->programs.emplace_back(std::move(path), std::move(digest));
+  }
+  // cc1plus is tens of MB: the programs are hashed side by side.
+  std::vector<std::string> here(facts->programs.size());
+  {
+    std::vector<std::thread> hashers;
+    for (size_t i = 0; i < here.size(); ++i) {
+      hashers.emplace_back([&, i] { here[i] = file_digest(facts->programs[i].first); });
+    }
+    for (std::thread& t : hashers) t.join();
+  }
+  for (size_t i = 0; i < here.size(); ++i) {
+    if (here[i] != facts->programs[i].second) {
+      *why = facts->programs[i].first + " differs here";
       return false;
     }
-    facts->programs.emplace_back(std::move(path), std::move(digest));
   }
   if (!(r.u64(&watched) && watched < 1024)) {
     *why = "malformed compiler answer";
