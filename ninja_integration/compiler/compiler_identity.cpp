@@ -87,6 +87,10 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
     for (const std::string& d : prog_digests) h.field(d);
     if (!prog_paths[0].empty() && !prog_paths[1].empty()) {
       for (size_t i = 0; i < 2; ++i) facts->programs.emplace_back(prog_paths[i], prog_digests[i]);
+      // A specs file beside cc1plus changes what the driver does; its
+      // digest (or that it cannot be read) is checked by a taker too.
+      std::string specs = prog_paths[1].substr(0, prog_paths[1].rfind('/')) + "/specs";
+      facts->programs.emplace_back(specs, file_digest(specs));
     }
   }
   for (const base::ProcessResult& a : answers) {

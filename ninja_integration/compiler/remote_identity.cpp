@@ -127,14 +127,15 @@ bool accept_identity_answer(std::string_view bytes, const std::string& program,
   *facts = IdentityFacts();
   if (!(r.str(&domain) && domain == kAnswerDomain && r.u8(&kind) && kind >= 1 && kind <= 2 &&
         r.u64(&id->hash.lo) && r.u64(&id->hash.hi) && r.str(&id->version) && r.u64(&programs) &&
-        programs <= 2)) {
+        programs <= 3)) {
     *why = "malformed compiler answer";
     return false;
   }
   id->kind = CompilerKind(kind);
   id->program = program;
-  // gcc's driver runs cc1 and cc1plus: both must be named, with our bytes.
-  if (id->kind == CompilerKind::kGcc && programs != 2) {
+  // gcc's driver runs cc1 and cc1plus and reads a specs file beside them if
+  // there is one: all three must be named, with the same bytes here.
+  if (id->kind == CompilerKind::kGcc && programs != 3) {
     *why = "compiler answer without its cc1 programs";
     return false;
   }

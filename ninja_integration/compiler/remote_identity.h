@@ -24,9 +24,11 @@ struct RemoteAnswers {
   std::string note;  // what happened, for the decision log
 };
 
-// What an identity rests on beyond the driver's bytes: the programs the
-// driver runs (path and content digest) and the bare search list per
-// language (c, c++) when it was a memoizable base answer.
+// What an identity rests on beyond the driver's bytes: the files the
+// driver runs or reads (cc1, cc1plus, the specs file beside them: path and
+// content digest, "unreadable:<path>" for one that cannot be read) and the
+// bare search list per language (c, c++) when it was a memoizable base
+// answer.
 struct IdentityFacts {
   std::vector<std::pair<std::string, std::string>> programs;
   std::optional<SearchList> bare_lists[2];

@@ -141,8 +141,10 @@ TEST_F(RemoteIdentity, AnswerForAnotherCc1plusIsNotUsed) {
   base::ProcessResult cc1 = base::run_captured({"g++", "-print-prog-name=cc1"}, true);
   base::ProcessResult cc1plus = base::run_captured({"g++", "-print-prog-name=cc1plus"}, true);
   auto line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  const std::string specs = line(cc1plus.out).substr(0, line(cc1plus.out).rfind('/')) + "/specs";
   facts.programs = {{line(cc1.out), file_digest(line(cc1.out))},
-                    {line(cc1plus.out), "another compiler's digest"}};
+                    {line(cc1plus.out), "another compiler's digest"},
+                    {specs, file_digest(specs)}};
   backend()->put(key().hex(),
                  cache::remote::encode_answer(key(), encode_identity_answer(forged_id, facts)));
   const size_t before = runs();
