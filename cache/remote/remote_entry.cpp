@@ -34,27 +34,16 @@ Sha256Digest entry_mac(std::string_view secret, std::string_view signed_bytes) {
   return mac.finish();
 }
 
-}  // namespace
-
-std::string encode_entry(const Hash128& key, const RemoteEntry& entry, std::string_view secret) {
-  base::VarintWriter w;
-  w.u64(entry.compile_time_us);
-  w.str(entry.payload);
-  w.u64(entry.outputs.size());
-  for (const RemoteEntry::File& f : entry.outputs) {
-    w.str(f.role);
-    w.str(f.bytes);
-  }
-  w.str(entry.out);
-  w.str(entry.err);
-  std::string raw = w.take();
+// The sealed form of `raw` (header, zstd frame, signature) under `format`.
+std::string seal(const Hash128& key, uint32_t format, const std::string& raw,
+                 std::string_view secret) {
   std::string packed(ZSTD_compressBound(raw.size()), '\0');
   size_t n = ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), 3);
   if (ZSTD_isError(n)) return {};
   packed.resize(n);
   Hash128 sum = hash_bytes(raw);
   std::string out = "LXRE";
-  put_le(&out, kEntryFormat, 4);
+  put_le(&out, format, 4);
   put_le(&out, key.lo, 8);
   put_le(&out, key.hi, 8);
   put_le(&out, raw.size(), 8);
@@ -71,13 +60,14 @@ std::string encode_entry(const Hash128& key, const RemoteEntry& entry, std::stri
   return out;
 }
 
-base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key,
-                                       std::string_view secret) {
+// The raw body of a sealed value, once every check passed.
+base::Result<std::string> unseal(std::string_view bytes, const Hash128& key, uint32_t format,
+                                 std::string_view secret) {
   using base::Status;
   if (bytes.size() < kEntryHeaderSize || bytes.substr(0, 4) != "LXRE") {
     return Status::error("not an entry");
   }
-  if (get_le(bytes, 4, 4) != kEntryFormat) return Status::error("unknown entry format");
+  if (get_le(bytes, 4, 4) != format) return Status::error("unknown entry format");
   Hash128 named{get_le(bytes, 8, 8), get_le(bytes, 16, 8)};
   if (!(named == key)) return Status::error("entry of another key");
   uint64_t raw_size = get_le(bytes, 24, 8), packed_size = get_le(bytes, 32, 8);
@@ -105,6 +95,31 @@ base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& ke
   size_t n = ZSTD_decompress(raw.data(), raw.size(), packed.data(), packed.size());
   if (ZSTD_isError(n) || n != raw_size) return Status::error("entry does not decompress");
   if (!(hash_bytes(raw) == sum)) return Status::error("entry checksum mismatch");
+  return raw;
+}
+
+}  // namespace
+
+std::string encode_entry(const Hash128& key, const RemoteEntry& entry, std::string_view secret) {
+  base::VarintWriter w;
+  w.u64(entry.compile_time_us);
+  w.str(entry.payload);
+  w.u64(entry.outputs.size());
+  for (const RemoteEntry::File& f : entry.outputs) {
+    w.str(f.role);
+    w.str(f.bytes);
+  }
+  w.str(entry.out);
+  w.str(entry.err);
+  return seal(key, kEntryFormat, w.take(), secret);
+}
+
+base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key,
+                                       std::string_view secret) {
+  using base::Status;
+  base::Result<std::string> body = unseal(bytes, key, kEntryFormat, secret);
+  if (!body.ok()) return body.status();
+  const std::string& raw = body.value();
   RemoteEntry entry;
   base::VarintReader r(raw);
   uint64_t count = 0;
@@ -126,6 +141,15 @@ base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& ke
     return Status::error("malformed entry");
   }
   return entry;
+}
+
+std::string encode_answer(const Hash128& key, std::string_view answer, std::string_view secret) {
+  return seal(key, kAnswerFormat, std::string(answer), secret);
+}
+
+base::Result<std::string> decode_answer(std::string_view bytes, const Hash128& key,
+                                        std::string_view secret) {
+  return unseal(bytes, key, kAnswerFormat, secret);
 }
 
 }  // namespace lexpack::cache::remote

@@ -16,6 +16,10 @@
 namespace lexpack::cache::remote {
 
 inline constexpr uint32_t kEntryFormat = 1;
+// A compiler's answer to a question (compiler_answers in ninja_integration):
+// the same header and checks under its own format, so neither passes for
+// the other.
+inline constexpr uint32_t kAnswerFormat = 2;
 inline constexpr size_t kEntryHeaderSize = 64;
 inline constexpr size_t kEntrySignatureSize = 32;
 inline constexpr uint32_t kEntrySigned = 1;  // header flag: a signature follows
@@ -44,5 +48,12 @@ std::string encode_entry(const Hash128& key, const RemoteEntry& entry,
 // not checked.
 base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& key,
                                        std::string_view secret = {});
+
+// An answer's bytes sealed like an entry (checksum, key, signature); opaque
+// here, checked by whoever asked.
+std::string encode_answer(const Hash128& key, std::string_view answer,
+                          std::string_view secret = {});
+base::Result<std::string> decode_answer(std::string_view bytes, const Hash128& key,
+                                        std::string_view secret = {});
 
 }  // namespace lexpack::cache::remote

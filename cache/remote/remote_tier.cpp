@@ -174,4 +174,49 @@ bool RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const Coun
   return stored;
 }
 
+std::optional<std::string> RemoteTier::fetch_answer(const Hash128& key, const CountFn& count,
+                                                    std::string* note) {
+  for (const Remote& r : remotes_) {
+    if (is_down(r)) continue;
+    Reply reply = r.backend->get(key.hex());
+    if (reply.failed()) {
+      failed(r, reply, count, note);
+      continue;
+    }
+    if (reply.outcome != Outcome::kHit) {
+      count("remote_answer_misses", 1);
+      continue;
+    }
+    count("remote_bytes_in", int64_t(reply.bytes.size()));
+    base::Result<std::string> answer = decode_answer(reply.bytes, key, secret_);
+    if (!answer.ok()) {
+      count("remote_bad_entries", 1);
+      *note += "remote " + masked(r.spec) + " answer refused (" + answer.message() + "); ";
+      continue;
+    }
+    count("remote_answer_hits", 1);
+    return std::move(answer.value());
+  }
+  return std::nullopt;
+}
+
+bool RemoteTier::upload_answer(const Hash128& key, std::string_view answer, const CountFn& count,
+                               std::string* note) {
+  std::string bytes;
+  bool stored = false;
+  for (const Remote& r : remotes_) {
+    if (r.spec.read_only || is_down(r)) continue;
+    if (bytes.empty()) bytes = encode_answer(key, answer, secret_);
+    if (bytes.empty()) return false;
+    Reply reply = r.backend->put(key.hex(), bytes);
+    if (reply.failed()) {
+      failed(r, reply, count, note);
+      continue;
+    }
+    count("remote_bytes_out", int64_t(bytes.size()));
+    stored = true;
+  }
+  return stored;
+}
+
 }  // namespace lexpack::cache::remote

@@ -42,6 +42,14 @@ class RemoteTier {
   bool upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
               std::string* note);
 
+  // An answer (remote_entry.h: encode_answer) under `key`: fetched like an
+  // entry from the first remote that has a valid one; uploaded to every
+  // writable remote that is up.
+  std::optional<std::string> fetch_answer(const Hash128& key, const CountFn& count,
+                                          std::string* note);
+  bool upload_answer(const Hash128& key, std::string_view answer, const CountFn& count,
+                     std::string* note);
+
   // True when some remote is not read-only.
   bool can_write() const;
 

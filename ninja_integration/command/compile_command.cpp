@@ -170,8 +170,13 @@ bool is_codegen_flag(std::string_view arg) {
 
 // Arguments that cannot change the include search list: left out of the
 // search-list query so that TUs differing only in them share one answer.
+// The prefix maps rewrite paths written into outputs (__FILE__, debug
+// info), never which directories are searched; each checkout has its own,
+// so keeping them would ask every checkout's compiler again.
 bool irrelevant_to_search(std::string_view arg) {
-  return arg == "-c" || is_codegen_flag(arg) || starts_with(arg, "-D") || starts_with(arg, "-U") ||
+  return arg == "-c" || starts_with(arg, "-ffile-prefix-map=") ||
+         starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-fmacro-prefix-map=") ||
+         is_codegen_flag(arg) || starts_with(arg, "-D") || starts_with(arg, "-U") ||
          starts_with(arg, "-W") || starts_with(arg, "-O") || starts_with(arg, "-g") ||
          starts_with(arg, "-std=") || starts_with(arg, "-M") || starts_with(arg, "-fdiagnostics") ||
          arg == "-pipe" || arg == "-w" || arg == "-pedantic" || arg == "-pedantic-errors";

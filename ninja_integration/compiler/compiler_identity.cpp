@@ -2,10 +2,6 @@
 // store's "compiler" memo keyed by path and stat signature.
 #include "ninja_integration/compiler/compiler_identity.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <thread>
 #include <vector>
 
@@ -14,6 +10,7 @@
 #include "base/process.h"
 #include "cache/compute_once.h"
 #include "ninja_integration/compiler/derived_search_list.h"
+#include "ninja_integration/compiler/remote_identity.h"
 #include "ninja_integration/compiler/search_list.h"
 
 namespace lexpack::compiler {
@@ -33,25 +30,10 @@ std::string memo_key(const std::string& program, const base::StatSignature& sig)
   return w.take();
 }
 
-// The digest of a file's bytes, or of its name when it cannot be read.
-// Compiler binaries are tens of MB: read through one buffer, never copied
-// whole into memory.
-std::string file_digest(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    cache::Hasher content;
-    std::vector<char> buf(size_t(1) << 20);
-    ssize_t n;
-    while ((n = ::read(fd, buf.data(), buf.size())) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) content.update(std::string_view(buf.data(), size_t(n)));
-    }
-    ::close(fd);
-    if (n == 0) return content.digest().hex();
-  }
-  return "unreadable:" + path;
-}
-
-base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::string& program) {
+// Asks `program`; `facts` gets what another machine checks before taking
+// the answer. `driver_digest` is the driver's, when known already.
+base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::string& program,
+                                            std::string driver_digest, IdentityFacts* facts) {
   CompilerIdentity id;
   id.program = program;
   base::ProcessResult version = base::run_captured({program, "--version"}, true);
@@ -62,8 +44,9 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
 
   // Hashing the binaries (cc1plus is 35 MB) overlaps the questions, which
   // each run the compiler: one thread per binary.
-  std::string driver_digest;
-  std::thread driver([&] { driver_digest = file_digest(program); });
+  std::thread driver([&] {
+    if (driver_digest.empty()) driver_digest = file_digest(program);
+  });
   // One run per language answers both its predefined macros (stdout) and
   // its search list (stderr); -I kProbeDir makes that list a base for
   // derived ones (derived_search_list.h) and does not change the macros.
@@ -76,7 +59,7 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   std::thread languages([&] { answers = base::run_captured_all(questions); });
   // The gcc driver runs cc1/cc1plus: their bytes decide the object.
   constexpr const char* kPrograms[] = {"cc1", "cc1plus"};
-  std::string prog_digests[2];
+  std::string prog_digests[2], prog_paths[2];
   if (id.kind == CompilerKind::kGcc) {
     std::vector<base::ProcessResult> paths = base::run_captured_all(
         {{program, "-print-prog-name=cc1"}, {program, "-print-prog-name=cc1plus"}});
@@ -84,6 +67,7 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
     for (size_t i = 0; i < 2; ++i) {
       std::string path = first_line(paths[i].out);
       if (paths[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
+        prog_paths[i] = path;
         hashers.emplace_back([&prog_digests, i, path] { prog_digests[i] = file_digest(path); });
       } else {
         prog_digests[i] = std::string("no ") + kPrograms[i];
@@ -101,6 +85,13 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   h.field(driver_digest);
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
+    if (!prog_paths[0].empty() && !prog_paths[1].empty()) {
+      for (size_t i = 0; i < 2; ++i) facts->programs.emplace_back(prog_paths[i], prog_digests[i]);
+      // A specs file beside cc1plus changes what the driver does; its
+      // digest (or that it cannot be read) is checked by a taker too.
+      std::string specs = prog_paths[1].substr(0, prog_paths[1].rfind('/')) + "/specs";
+      facts->programs.emplace_back(specs, file_digest(specs));
+    }
   }
   for (const base::ProcessResult& a : answers) {
     for (const std::string& dir : gcc_installation_dirs(a.err)) {
@@ -129,6 +120,7 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   }
   id.hash = h.digest();
   for (size_t i = 0; i < 2; ++i) {
+    if (is_base[i] && probed[i].memoizable) facts->bare_lists[i] = probed[i];
     if (is_base[i]) {
       remember_bare_probed_list(store, id, i == 0 ? command::Language::kC : command::Language::kCxx,
                                 probed[i]);
@@ -170,9 +162,34 @@ std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const s
   return id;
 }
 
+// The identity another machine stored for the same driver bytes, once it
+// holds here; its bare search lists are remembered like asked ones.
+std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std::string& program,
+                                                 const cache::Hash128& key, RemoteAnswers* remote) {
+  std::optional<std::string> bytes = remote->tier->fetch_answer(key, remote->count, &remote->note);
+  if (!bytes) return std::nullopt;
+  CompilerIdentity id;
+  IdentityFacts facts;
+  std::string why;
+  if (!accept_identity_answer(*bytes, program, &id, &facts, &why)) {
+    remote->count("remote_answers_refused", 1);
+    remote->note += "compiler answer from the remote refused: " + why + "; ";
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    if (facts.bare_lists[i]) {
+      remember_bare_probed_list(store, id, i == 0 ? command::Language::kC : command::Language::kCxx,
+                                *facts.bare_lists[i]);
+    }
+  }
+  remote->note += "compiler identity from the remote; ";
+  return id;
+}
+
 }  // namespace
 
-base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler) {
+base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler,
+                                                 RemoteAnswers* remote) {
   std::string program = base::find_program(compiler);
   base::StatSignature sig;
   if (program.empty() || !base::stat_file(program, &sig)) {
@@ -191,8 +208,25 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
       if (std::optional<CompilerIdentity> id = remembered_identity(store, program, key)) return *id;
     }
   }
-  base::Result<CompilerIdentity> id = ask_compiler(store, program);
+  // Another machine's answer for the same driver bytes, when a remote is
+  // there (never with search-path variables set: their lists are not shared).
+  std::string driver_digest;
+  cache::Hash128 remote_key{};
+  if (remote && remote->tier && !search_path_environment_set()) {
+    driver_digest = file_digest(program);
+    remote_key = identity_answer_key(program, driver_digest);
+  }
+  const bool shareable = !(remote_key == cache::Hash128{});
+  std::optional<CompilerIdentity> fetched;
+  if (shareable) fetched = fetched_identity(store, program, remote_key, remote);
+  IdentityFacts facts;
+  base::Result<CompilerIdentity> id = fetched ? base::Result<CompilerIdentity>(*fetched)
+                                              : ask_compiler(store, program, driver_digest, &facts);
   if (!id.ok()) return id;
+  if (shareable && !fetched && id->kind != CompilerKind::kUnknown && remote->tier->can_write()) {
+    remote->tier->upload_answer(remote_key, encode_identity_answer(*id, facts), remote->count,
+                                &remote->note);
+  }
   base::StatSignature after;
   const int64_t now = base::now_ns();
   bool settled = base::signature_is_settled(sig, now);

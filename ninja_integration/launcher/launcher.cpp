@@ -107,7 +107,12 @@ LaunchResult Launcher::run() {
   }
   if (explain_) adopt_build_command();
 
-  auto identity = compiler::compiler_identity(store_.get(), cmd_.compiler);
+  compiler::RemoteAnswers answers;
+  answers.tier = remote_.get();
+  answers.count = [this](std::string_view name, int64_t delta) { count(name, delta); };
+  auto identity =
+      compiler::compiler_identity(store_.get(), cmd_.compiler, remote_ ? &answers : nullptr);
+  if (!answers.note.empty()) note(answers.note);
   if (!identity.ok()) return passthrough("compiler identity: " + identity.message());
   identity_ = identity.value();
   if (identity_.kind == compiler::CompilerKind::kUnknown) {

@@ -81,5 +81,26 @@ TEST(RemoteEntry, SignedEntriesAreTakenOnlyWithTheirSecret) {
   EXPECT_TRUE(decode_entry(stripped, key).ok());
 }
 
+TEST(RemoteAnswer, RoundTripsAndNeverPassesForAnEntry) {
+  const Hash128 key{5, 6};
+  const std::string answer = "the compiler's answer\n";
+  std::string sealed = encode_answer(key, answer);
+  base::Result<std::string> got = decode_answer(sealed, key);
+  ASSERT_TRUE(got.ok()) << got.message();
+  EXPECT_EQ(*got, answer);
+  EXPECT_FALSE(decode_answer(sealed, Hash128{5, 7}).ok());
+  EXPECT_FALSE(decode_entry(sealed, key).ok());
+  RemoteEntry e;
+  e.outputs.push_back({"object", "obj"});
+  EXPECT_FALSE(decode_answer(encode_entry(key, e), key).ok());
+  // Signed: taken only with the secret; a flipped byte is refused.
+  std::string signed_answer = encode_answer(key, answer, "s3cret");
+  EXPECT_TRUE(decode_answer(signed_answer, key, "s3cret").ok());
+  EXPECT_FALSE(decode_answer(signed_answer, key, "other").ok());
+  EXPECT_FALSE(decode_answer(sealed, key, "s3cret").ok());
+  signed_answer[kEntryHeaderSize + 1] ^= 1;
+  EXPECT_FALSE(decode_answer(signed_answer, key, "s3cret").ok());
+}
+
 }  // namespace
 }  // namespace lexpack::cache::remote

@@ -102,6 +102,16 @@ TEST(CompileCommand, ForcedIncludesAndSearchArgs) {
   EXPECT_EQ(c.search_args, (std::vector<std::string>{"-isystem", "sys", "-iquote", "q"}));
 }
 
+TEST(CompileCommand, PrefixMapsDoNotChangeTheSearchQuestion) {
+  // Two checkouts of one project differ in their prefix maps only: they ask
+  // the compiler one search-list question (the bare one, already answered
+  // with the compiler's identity).
+  CompileCommand c = parse({"g++", "-ffile-prefix-map=/src/a=.", "-fdebug-prefix-map=/b=build",
+                            "-fmacro-prefix-map=/src/a=.", "-c", "a.cpp"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_TRUE(c.search_args.empty());
+}
+
 TEST(ResponseFile, SplitsLikeGcc) {
   EXPECT_EQ(split_response_text("-c  a.cpp\n-DX=\"a b\" 'c d' e\\ f"),
             (std::vector<std::string>{"-c", "a.cpp", "-DX=a b", "c d", "e f"}));

@@ -171,12 +171,42 @@ TEST_F(RemoteBuild, CorruptedEntryIsAMissWithTheRightObject) {
     ASSERT_EQ(backend->put(name, got.bytes).outcome, cache::remote::Outcome::kStored);
     ++flipped;
   }
-  ASSERT_EQ(flipped, 1);
+  ASSERT_EQ(flipped, 2);  // the entry and the compiler's answer
   base::ProcessResult p = compile("cache-b", b_, "x", redis.url() + "|read-only");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_TRUE(last_was_miss()) << last_decision();
   EXPECT_TRUE(dir_.read(b_ + "/build/x.o") == ref);
-  EXPECT_NE(stats("cache-b").find("remote_bad_entries 1"), std::string::npos) << stats("cache-b");
+  EXPECT_NE(stats("cache-b").find("remote_bad_entries 2"), std::string::npos) << stats("cache-b");
+}
+
+TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  // The team's compiler, at one path on both machines; it logs every run.
+  dir_.write("bin/g++", "#!/bin/sh\necho \"$@\" >> " + shell_quote(dir_.at("runs.log")) +
+                            "\nexec g++ \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/g++").exit_code, 0);
+  auto with_wrapper = [&](const std::string& machine, const std::string& c, const std::string& tu) {
+    std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at(machine)) +
+                      " LEXPACK_BASE_DIR=" + shell_quote(root_) +
+                      " LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url());
+    return sh("cd " + c + "/build && " + std::string(LEXPACK_BIN) + " " + dir_.at("bin/") +
+                  command(c, tu),
+              env);
+  };
+  for (const std::string& tu : {"x", "y"}) {
+    ASSERT_EQ(with_wrapper("cache-a", a_, tu).exit_code, 0);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+  }
+  ASSERT_TRUE(dir_.exists("runs.log"));
+  dir_.remove("runs.log");
+  for (const std::string& tu : {"x", "y"}) {
+    base::ProcessResult p = with_wrapper("cache-b", b_, tu);
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");
+  }
+  EXPECT_FALSE(dir_.exists("runs.log")) << "machine B ran its compiler:\n" << dir_.read("runs.log");
+  EXPECT_NE(stats("cache-b").find("remote_answer_hits 1"), std::string::npos) << stats("cache-b");
 }
 
 }  // namespace
