@@ -296,14 +296,12 @@ class ClosureHost : public preprocessor::Host {
 }  // namespace
 
 std::vector<std::string> macro_arguments(const command::CompileCommand& command) {
-  // Include directories are left out too: they change neither a predefined
-  // macro nor a builtin's answer, and without them every target of a build
-  // shares one question to the compiler.
-  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT",       "-MQ",
-                                                    "-include", "-imacros", "-x",        "-I",
-                                                    "-iquote",  "-isystem", "-idirafter"};
-  static constexpr std::string_view kJoined[] = {"-o", "-MF",     "-MT",      "-MQ",
-                                                 "-I", "-iquote", "-isystem", "-idirafter"};
+  // Include directories stay: gcc reads stdc-predef.h through the include
+  // search before every file, so a directory holding its own changes the
+  // predefined macros.
+  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT", "-MQ",
+                                                    "-include", "-imacros", "-x"};
+  static constexpr std::string_view kJoined[] = {"-o", "-MF", "-MT", "-MQ"};
   std::vector<std::string> out;
   const std::vector<std::string>& a = command.args;
   for (size_t i = 0; i < a.size(); ++i) {

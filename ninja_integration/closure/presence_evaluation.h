@@ -71,8 +71,8 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
 };
 
 // The command's arguments that decide its predefined macros and builtin
-// answers: everything but outputs, dependency-file flags, forced includes,
-// include directories and the source (kept: -D, -U, -std, -f, -m, -O, ...).
+// answers: everything but outputs, dependency-file flags, forced includes
+// and the source (kept: -D, -U, -std, -f, -m, -O, include directories, ...).
 std::vector<std::string> macro_arguments(const command::CompileCommand& command);
 
 }  // namespace lexpack::closure

@@ -143,6 +143,23 @@ TEST(ExactScan, ComputedIncludesAndIncludeNextMatchTheCompiler) {
   EXPECT_EQ(cold.from_compiler, 0u);
 }
 
+// gcc reads stdc-predef.h through the include search before every file, so an
+// -isystem dir holding its own changes the predefined macros: the question of
+// them keeps the include directories.
+TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
+  testing::TestDir d;
+  d.write("src/own/stdc-predef.h", "#define OWN_PREDEF 1\n");
+  d.write("src/fallback.h", "int fallback;\n");
+  d.write("src/a.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  d.write("src/b.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}),
+                                      entry(d, "b.cc", {"-O2", "-isystem", "own"})};
+  for (CompdbEntry& e : entries) e.directory = d.at("src");
+  Comparison cold = compare(entries, nullptr);
+  EXPECT_EQ(cold.missed, std::vector<std::string>()) << join(cold.missed);
+  EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
+}
+
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
 // asked of the compiler; the answer is remembered and checked by stat.
 TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {
