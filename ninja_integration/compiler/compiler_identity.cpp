@@ -2,6 +2,8 @@
 // store's "compiler" memo keyed by path and stat signature.
 #include "ninja_integration/compiler/compiler_identity.h"
 
+#include <sys/stat.h>
+
 #include <thread>
 #include <vector>
 
@@ -85,10 +87,15 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   h.field(driver_digest);
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
-    if (!prog_paths[0].empty() && !prog_paths[1].empty()) {
+    // A specs file changes what the driver does; gcc looks for it among its
+    // library prefixes, which are cc1plus's own directory only where the
+    // programs are not kept apart in libexec/ (Debian's layout). Elsewhere
+    // the answer does not travel.
+    if (!prog_paths[0].empty() && !prog_paths[1].empty() &&
+        prog_paths[1].find("/libexec/") == std::string::npos) {
       for (size_t i = 0; i < 2; ++i) facts->programs.emplace_back(prog_paths[i], prog_digests[i]);
-      // A specs file beside cc1plus changes what the driver does; its
-      // digest (or that it cannot be read) is checked by a taker too.
+      // The specs file's digest (or that it cannot be read) is checked by a
+      // taker too.
       std::string specs = prog_paths[1].substr(0, prog_paths[1].rfind('/')) + "/specs";
       facts->programs.emplace_back(specs, file_digest(specs));
     }
@@ -164,6 +171,22 @@ std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const s
 
 // The identity another machine stored for the same driver bytes, once it
 // holds here; its bare search lists are remembered like asked ones.
+// gcc also looks for a specs file in the LIBRARY_PATH directories (an empty
+// entry is the working directory): an answer travels only where none has one.
+bool library_path_has_specs() {
+  const char* v = std::getenv("LIBRARY_PATH");
+  if (!v) return false;
+  std::string_view rest = v;
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    struct stat st;
+    if (::stat(((dir.empty() ? std::string(".") : dir) + "/specs").c_str(), &st) == 0) return true;
+    if (colon == std::string_view::npos) return false;
+    rest.remove_prefix(colon + 1);
+  }
+}
+
 std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std::string& program,
                                                  const cache::Hash128& key, RemoteAnswers* remote) {
   std::optional<std::string> bytes = remote->tier->fetch_answer(key, remote->count, &remote->note);
@@ -174,6 +197,14 @@ std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std:
   if (!accept_identity_answer(*bytes, program, &id, &facts, &why)) {
     remote->count("remote_answers_refused", 1);
     remote->note += "compiler answer from the remote refused: " + why + "; ";
+    return std::nullopt;
+  }
+  if (id.kind == CompilerKind::kClang) {
+    // clang reads configuration files (beside its binary, in its system and
+    // user config dirs) that change its macros and search lists and that no
+    // answer names: it is asked on every machine.
+    remote->count("remote_answers_refused", 1);
+    remote->note += "compiler answer from the remote refused: clang's configuration files; ";
     return std::nullopt;
   }
   for (size_t i = 0; i < 2; ++i) {
@@ -212,7 +243,7 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   // there (never with search-path variables set: their lists are not shared).
   std::string driver_digest;
   cache::Hash128 remote_key{};
-  if (remote && remote->tier && !search_path_environment_set()) {
+  if (remote && remote->tier && !search_path_environment_set() && !library_path_has_specs()) {
     driver_digest = file_digest(program);
     remote_key = identity_answer_key(program, driver_digest);
   }
@@ -223,7 +254,8 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   base::Result<CompilerIdentity> id = fetched ? base::Result<CompilerIdentity>(*fetched)
                                               : ask_compiler(store, program, driver_digest, &facts);
   if (!id.ok()) return id;
-  if (shareable && !fetched && id->kind != CompilerKind::kUnknown && remote->tier->can_write()) {
+  if (shareable && !fetched && id->kind == CompilerKind::kGcc && facts.programs.size() == 3 &&
+      remote->tier->can_write()) {
     remote->tier->upload_answer(remote_key, encode_identity_answer(*id, facts), remote->count,
                                 &remote->note);
   }

@@ -207,6 +207,32 @@ TEST_F(RemoteIdentity, WithASecretOnlySignedAnswersAreTaken) {
   EXPECT_EQ(taken->hash, a.hash);
 }
 
+// clang reads configuration files no answer names (a default config beside
+// the binary or in its config dirs): its answers never travel.
+TEST_F(RemoteIdentity, ClangIsAskedOnEveryMachine) {
+  if (base::find_program("clang++-14").empty()) GTEST_SKIP() << "clang++-14 not installed";
+  dir_.write("bin/clang++",
+             "#!/bin/sh\necho \"$@\" >> '" + dir_.at("runs.log") + "'\nexec clang++-14 \"$@\"\n");
+  ASSERT_EQ(::chmod(dir_.at("bin/clang++").c_str(), 0755), 0);
+  program_ = dir_.at("bin/clang++");
+  auto a = machine();
+  auto id = identity(a.get());
+  ASSERT_TRUE(id.ok()) << id.message();
+  ASSERT_EQ(id->kind, CompilerKind::kClang);
+  EXPECT_EQ(backend()->get(key().hex()).outcome, cache::remote::Outcome::kMiss);
+  // Even an answer someone stored is not taken.
+  IdentityFacts facts;
+  backend()->put(key().hex(),
+                 cache::remote::encode_answer(key(), encode_identity_answer(*id, facts)));
+  const size_t before = runs();
+  auto b = machine();
+  auto again = identity(b.get());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_GT(runs(), before) << b->answers.note;
+  EXPECT_EQ(b->counts["remote_answers_refused"], 1) << b->answers.note;
+  EXPECT_EQ(again->hash, id->hash);
+}
+
 TEST(IdentityAnswer, MachineLocalFactsAreCheckedHere) {
   // Where clang looked for GCC installations: the same names, or refused.
   TestDir gcc;

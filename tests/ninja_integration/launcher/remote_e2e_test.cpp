@@ -206,7 +206,12 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
     EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");
   }
   EXPECT_FALSE(dir_.exists("runs.log")) << "machine B ran its compiler:\n" << dir_.read("runs.log");
-  EXPECT_NE(stats("cache-b").find("remote_answer_hits 1"), std::string::npos) << stats("cache-b");
+  // One answer per process until the identity is remembered locally, which
+  // waits for the just-written wrapper to settle: one or two.
+  const std::string b_stats = stats("cache-b");
+  EXPECT_TRUE(b_stats.find("remote_answer_hits 1") != std::string::npos ||
+              b_stats.find("remote_answer_hits 2") != std::string::npos)
+      << b_stats;
 }
 
 }  // namespace
