@@ -20,6 +20,19 @@ namespace {
 
 using Node = ScanFileCache::Node;
 
+// Whether gcc reads its implicit stdc-predef.h: not without the standard
+// include dirs (-nostdinc), for a freestanding compile (the last of
+// -ffreestanding/-fno-hosted and -fhosted decides) or preprocessed input.
+bool reads_stdc_predef(const command::CompileCommand& command) {
+  bool hosted = true;
+  for (const std::string& a : command.args) {
+    if (a == "-nostdinc" || a == "-fpreprocessed") return false;
+    if (a == "-ffreestanding" || a == "-fno-hosted") hosted = false;
+    if (a == "-fhosted") hosted = true;
+  }
+  return hosted;
+}
+
 // Loads the node's file and resolves its directives. Only the walk that
 // claimed the node calls this.
 void expand(Node* n, FileStates* files, IncludeResolver* resolver, ScanFileCache* graph,
@@ -149,7 +162,8 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     presence_reason = "__has_include through a macro of the command: " + arg;
   }
   std::vector<Resolution> forced;  // as the compiler reads them, stdc-predef.h first
-  if (kind == compiler::CompilerKind::kGcc && root("stdc-predef.h", true)) {
+  if (kind == compiler::CompilerKind::kGcc && reads_stdc_predef(command) &&
+      root("stdc-predef.h", true)) {
     forced.push_back(storage->roots.back()->resolution);
   }
   for (const std::string& name : command.forced_includes) {

@@ -160,6 +160,24 @@ TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
   EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
 }
 
+// A freestanding compile, or one without the standard include dirs, reads no
+// stdc-predef.h: its macros are not defined and the fallback is read.
+TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
+  testing::TestDir d;
+  d.write("src/own/stdc-predef.h", "#define OWN_PREDEF 1\n");
+  d.write("src/fallback.h", "int fallback;\n");
+  d.write("src/a.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  d.write("src/b.cc", "#ifndef OWN_PREDEF\n#include \"fallback.h\"\n#endif\n");
+  d.write("src/c.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-ffreestanding"}),
+                                      entry(d, "b.cc", {"-nostdinc", "-Iown"}),
+                                      entry(d, "c.cc", {"-fno-hosted", "-fhosted"})};
+  for (CompdbEntry& e : entries) e.directory = d.at("src");
+  Comparison cold = compare(entries, nullptr);
+  EXPECT_EQ(cold.missed, std::vector<std::string>()) << join(cold.missed);
+  EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
+}
+
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
 // asked of the compiler; the answer is remembered and checked by stat.
 TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {
