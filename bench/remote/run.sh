@@ -25,8 +25,7 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(cd "$(dirname "$0")" && pwd)/../lib.sh"
 
 # The project: TUS sources of a few standard headers each, one OBJECT
 # library (compiles only: ccache caches nothing else).
@@ -40,23 +39,7 @@ write_project() {
     for i in $(seq "$TUS"); do printf " t%d.cpp" "$i"; done
     echo ")"
   } > "$1/CMakeLists.txt"
-  for i in $(seq "$TUS"); do
-    cat > "$1/t$i.cpp" <<SRC
-#include <algorithm>
-#include <map>
-#include <sstream>
-#include <string>
-#include <vector>
-std::string t$i(int n) {
-  std::map<int, std::string> m;
-  std::vector<int> v(n, $i);
-  std::sort(v.begin(), v.end());
-  std::ostringstream out;
-  for (int x : v) { m[x] += std::to_string(x); out << m[x]; }
-  return out.str();
-}
-SRC
-  done
+  for i in $(seq "$TUS"); do write_std_tu "$1/t$i.cpp" "$i"; done
 }
 A_SRC="$WORK/a/proj"
 B_SRC="$WORK/b/elsewhere/proj"

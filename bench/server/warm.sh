@@ -22,8 +22,7 @@ export CCACHE_DIR="$WORK/ccache" LEXPACK_DIR="$WORK/lexpack-cache" CCACHE_DIRECT
 unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER CCACHE_DISABLE || true
 trap 'LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. "$(cd "$(dirname "$0")" && pwd)/../lib.sh"
 
 mkdir -p "$WORK/src"
 {
@@ -39,23 +38,8 @@ inline std::string shared_name() { return "shared"; }' > "$WORK/src/shared.h"
 for i in $(seq "$TUS"); do
   extra=""
   [ $((i % 4)) -eq 0 ] && extra='#include "shared.h"'
-  cat > "$WORK/src/t$i.cpp" <<SRC
-#include <algorithm>
-#include <map>
-#include <memory>
-#include <sstream>
-#include <string>
-#include <vector>
-$extra
-std::string t$i(int n) {
-  std::map<int, std::string> m;
-  std::vector<int> v(n, $i);
-  std::sort(v.begin(), v.end());
-  std::ostringstream out;
-  for (int x : v) { m[x] += std::to_string(x); out << m[x]; }
-  return out.str();
-}
-SRC
+  write_std_tu "$WORK/src/t$i.cpp" "$i" "#include <memory>
+$extra"
 done
 sleep 2  # sources older than the settle time, as in a real tree
 
