@@ -143,39 +143,46 @@ TEST(ExactScan, ComputedIncludesAndIncludeNextMatchTheCompiler) {
   EXPECT_EQ(cold.from_compiler, 0u);
 }
 
-// gcc reads stdc-predef.h through the include search before every file, so an
-// -isystem dir holding its own changes the predefined macros: the question of
-// them keeps the include directories.
-TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
-  testing::TestDir d;
+// src/own/stdc-predef.h (a project's own, defining OWN_PREDEF only) and
+// src/fallback.h, which the TUs read when a predefined macro is missing.
+void write_predef_project(const testing::TestDir& d) {
   d.write("src/own/stdc-predef.h", "#define OWN_PREDEF 1\n");
   d.write("src/fallback.h", "int fallback;\n");
-  d.write("src/a.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
-  d.write("src/b.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
-  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}),
-                                      entry(d, "b.cc", {"-O2", "-isystem", "own"})};
+}
+
+// A cold scan of `entries`, run in src/, lists exactly what g++ -M does.
+void expect_like_gcc(const testing::TestDir& d, std::vector<CompdbEntry> entries) {
   for (CompdbEntry& e : entries) e.directory = d.at("src");
   Comparison cold = compare(entries, nullptr);
   EXPECT_EQ(cold.missed, std::vector<std::string>()) << join(cold.missed);
   EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
 }
 
+// gcc reads stdc-predef.h through the include search before every file, so an
+// -isystem dir holding its own changes the predefined macros: the question of
+// them keeps the include directories.
+TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
+  testing::TestDir d;
+  write_predef_project(d);
+  d.write("src/a.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  d.write("src/b.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}),
+                                      entry(d, "b.cc", {"-O2", "-isystem", "own"})};
+  expect_like_gcc(d, entries);
+}
+
 // A freestanding compile, or one without the standard include dirs, reads no
 // stdc-predef.h: its macros are not defined and the fallback is read.
 TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
   testing::TestDir d;
-  d.write("src/own/stdc-predef.h", "#define OWN_PREDEF 1\n");
-  d.write("src/fallback.h", "int fallback;\n");
+  write_predef_project(d);
   d.write("src/a.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
   d.write("src/b.cc", "#ifndef OWN_PREDEF\n#include \"fallback.h\"\n#endif\n");
   d.write("src/c.cc", "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n");
   std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-ffreestanding"}),
                                       entry(d, "b.cc", {"-nostdinc", "-Iown"}),
                                       entry(d, "c.cc", {"-fno-hosted", "-fhosted"})};
-  for (CompdbEntry& e : entries) e.directory = d.at("src");
-  Comparison cold = compare(entries, nullptr);
-  EXPECT_EQ(cold.missed, std::vector<std::string>()) << join(cold.missed);
-  EXPECT_EQ(cold.extra, std::vector<std::string>()) << join(cold.extra);
+  expect_like_gcc(d, entries);
 }
 
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
