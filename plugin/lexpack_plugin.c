@@ -205,24 +205,46 @@ static const char* link_word(const char* p, const char* end) {
   return NULL;
 }
 
-// The command with the launcher inserted before each archive or link tool of
-// an "a && b && c" chain (CMake's ": && ... && :" shapes), or NULL. Only plain
-// words are accepted: no quotes, expansions, redirections or other operators.
-static char* rewrite_links(const char* cmd) {
-  if (!g_links || strpbrk(cmd, "'\"\\$`;|<>(){}*?#~\n")) return NULL;
-  for (const char* q = strchr(cmd, '&'); q; q = strchr(q + 2, '&')) {
+// CMake's `-Wl,-rpath,"\$ORIGIN..."` (CMAKE_BUILD_RPATH_USE_ORIGIN): a
+// double-quoted part holding only "\$ORIGIN" and path characters, which no
+// shell reads as an operator. A copy of `cmd` with each such part masked
+// ('x'), for the checks of rewrite_links; NULL when malloc fails.
+static char* mask_origin_quotes(const char* cmd) {
+  static const char kOrigin[] = "\"\\$ORIGIN";
+  size_t n = strlen(cmd);
+  char* m = malloc(n + 1);
+  if (!m) return NULL;
+  memcpy(m, cmd, n + 1);
+  for (char* q = strstr(m, kOrigin); q; q = strstr(q, kOrigin)) {
+    char* e = q + sizeof kOrigin - 1;
+    e += strspn(e, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:");
+    if (*e != '"') {
+      q = e;  // left as it is: the check refuses the command
+      continue;
+    }
+    memset(q, 'x', (size_t)(e - q + 1));
+    q = e + 1;
+  }
+  return m;
+}
+
+// rewrite_links on a command whose quoted $ORIGIN parts `masked` hides: the
+// launcher before each archive or link word, found in `masked` and inserted
+// at the same offsets of `cmd`.
+static char* insert_link_launchers(const char* cmd, const char* masked) {
+  for (const char* q = strchr(masked, '&'); q; q = strchr(q + 2, '&')) {
     if (q[1] != '&') return NULL;
   }
   const char* at[64];
   size_t count = 0;
-  const char* p = cmd;
+  const char* p = masked;
   for (;;) {
     const char* amp = strstr(p, "&&");
     const char* end = amp ? amp : p + strlen(p);
     const char* w = link_word(p, end);
     if (w) {
       if (count == sizeof at / sizeof at[0]) return NULL;
-      at[count++] = w;
+      at[count++] = cmd + (w - masked);
     }
     if (!amp) break;
     p = amp + 2;
@@ -241,6 +263,20 @@ static char* rewrite_links(const char* cmd) {
     from = at[i];
   }
   memcpy(out + o, from, strlen(from) + 1);
+  return out;
+}
+
+// The command with the launcher inserted before each archive or link tool of
+// an "a && b && c" chain (CMake's ": && ... && :" shapes), or NULL. Only plain
+// words are accepted: no quotes, expansions, redirections or other operators,
+// quoted $ORIGIN parts aside.
+static char* rewrite_links(const char* cmd) {
+  if (!g_links) return NULL;
+  char* masked = mask_origin_quotes(cmd);
+  if (!masked) return NULL;
+  char* out = NULL;
+  if (!strpbrk(masked, "'\"\\$`;|<>(){}*?#~\n")) out = insert_link_launchers(cmd, masked);
+  free(masked);
   return out;
 }
 

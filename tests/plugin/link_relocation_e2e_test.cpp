@@ -264,8 +264,9 @@ TEST_F(LinkRelocationE2eTest, CmakeBuildTreeRpathMissesOnlyThatLink) {
 }
 
 // With CMAKE_BUILD_RPATH_USE_ORIGIN CMake writes `-Wl,-rpath,"\$ORIGIN"`
-// instead: that link is relocatable and hits in the other checkout too (as
-// CMake's linker launcher; `lexpack ninja` leaves commands with quotes alone).
+// instead: that link is relocatable and hits in the other checkout too, as
+// CMake's linker launcher and under `lexpack ninja` (whose plugin routes that
+// one quoted form).
 TEST_F(LinkRelocationE2eTest, CmakeOriginRpathHitsThroughTheLinkerLauncher) {
   if (base::find_program("cmake").empty()) GTEST_SKIP() << "cmake not installed";
   for (const char* c : {"a", "b"}) {
@@ -287,6 +288,26 @@ TEST_F(LinkRelocationE2eTest, CmakeOriginRpathHitsThroughTheLinkerLauncher) {
   for (const char* f : {"app_static", "libshared.so", "app_shared"}) {
     EXPECT_NE(log.find(std::string(f) + ": hit"), std::string::npos) << f << "\n" << log;
   }
+  EXPECT_EQ(outputs("b", kCmakeOutputs), want);
+  EXPECT_EQ(sh("b/build", "./app_shared").exit_code, 7);
+}
+
+TEST_F(LinkRelocationE2eTest, CmakeOriginRpathHitsUnderLexpackNinja) {
+  if (base::find_program("cmake").empty()) GTEST_SKIP() << "cmake not installed";
+  for (const char* c : {"a", "b"}) {
+    write_cmake(c);
+    base::ProcessResult r = sh(c,
+                               "cmake -S src -B build -G Ninja -DCMAKE_CXX_COMPILER=g++ "
+                               "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  std::map<std::string, std::string> want = plain_outputs("b", kCmakeOutputs);
+  ASSERT_EQ(want["app_shared"].find(root_), std::string::npos);
+  lexpack_ninja("a");
+  std::map<std::string, int> second = lexpack_ninja("b");
+  // ar, ranlib, the shared library, app_static and app_shared.
+  EXPECT_EQ(second["hits"], 5) << last_err_;
+  EXPECT_EQ(second["misses"], 0) << last_err_;
   EXPECT_EQ(outputs("b", kCmakeOutputs), want);
   EXPECT_EQ(sh("b/build", "./app_shared").exit_code, 7);
 }
