@@ -154,24 +154,33 @@ bool RemoteTier::can_write() const {
   return false;
 }
 
-bool RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
-                        std::string* note) {
+bool RemoteTier::put_each(const Hash128& key, FunctionRef<std::string()> encode,
+                          const char* counter, const CountFn& count, std::string* note) {
   std::string bytes;
   bool stored = false;
   for (const Remote& r : remotes_) {
     if (r.spec.read_only || is_down(r)) continue;
-    if (bytes.empty()) bytes = encode_entry(key, entry, secret_);
-    if (bytes.empty() || bytes.size() > kMaxEntrySize) return false;
+    if (bytes.empty()) bytes = encode();
+    if (bytes.empty()) return false;
     Reply reply = r.backend->put(key.hex(), bytes);
     if (reply.failed()) {
       failed(r, reply, count, note);
       continue;
     }
-    count("remote_uploads", 1);
+    if (counter) count(counter, 1);
     count("remote_bytes_out", int64_t(bytes.size()));
     stored = true;
   }
   return stored;
+}
+
+bool RemoteTier::upload(const Hash128& key, const RemoteEntry& entry, const CountFn& count,
+                        std::string* note) {
+  auto encode = [&] {
+    std::string bytes = encode_entry(key, entry, secret_);
+    return bytes.size() > kMaxEntrySize ? std::string() : bytes;
+  };
+  return put_each(key, encode, "remote_uploads", count, note);
 }
 
 std::optional<std::string> RemoteTier::fetch_answer(const Hash128& key, const CountFn& count,
@@ -202,21 +211,8 @@ std::optional<std::string> RemoteTier::fetch_answer(const Hash128& key, const Co
 
 bool RemoteTier::upload_answer(const Hash128& key, std::string_view answer, const CountFn& count,
                                std::string* note) {
-  std::string bytes;
-  bool stored = false;
-  for (const Remote& r : remotes_) {
-    if (r.spec.read_only || is_down(r)) continue;
-    if (bytes.empty()) bytes = encode_answer(key, answer, secret_);
-    if (bytes.empty()) return false;
-    Reply reply = r.backend->put(key.hex(), bytes);
-    if (reply.failed()) {
-      failed(r, reply, count, note);
-      continue;
-    }
-    count("remote_bytes_out", int64_t(bytes.size()));
-    stored = true;
-  }
-  return stored;
+  auto encode = [&] { return encode_answer(key, answer, secret_); };
+  return put_each(key, encode, nullptr, count, note);
 }
 
 }  // namespace lexpack::cache::remote

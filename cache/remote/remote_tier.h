@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/config.h"
+#include "cache/function_ref.h"
 #include "cache/hash.h"
 #include "cache/remote/backend.h"
 #include "cache/remote/remote_entry.h"
@@ -65,6 +66,11 @@ class RemoteTier {
   bool is_down(const Remote& r) const;
   void mark_down(const Remote& r) const;
   void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
+  // Puts what `encode` makes (once, when a writable remote is up; "" stores
+  // nothing) under `key` on every writable remote, counting `counter` (if
+  // any) per store; false when none stored it.
+  bool put_each(const Hash128& key, FunctionRef<std::string()> encode, const char* counter,
+                const CountFn& count, std::string* note);
 
   std::vector<Remote> remotes_;
   std::string secret_;  // remote_secret: entries are signed and only signed ones taken
