@@ -108,10 +108,19 @@ bool WatchTable::watch_path(const std::string& path) {
     std::string child = join(dir, name);
     auto found = pass_.find(child);
     if (found == pass_.end()) {
+      if (auto k = known_.find(child); k != known_.end()) {
+        depend(k->second.dir_wd, name);
+        if (k->second.file_wd >= 0) depend(k->second.file_wd, "");
+        found = pass_.emplace(child, k->second.lookup).first;
+      }
+    }
+    if (found == pass_.end()) {
       int wd = watch(dir, true);
       if (wd < 0) return false;
       depend(wd, name);
       Lookup l;
+      int fwd = -1;
+      bool keep = true;
       struct stat st {};
       if (::lstat(child.c_str(), &st) != 0) {
         if (errno != ENOENT && errno != ENOTDIR) return false;
@@ -122,10 +131,13 @@ bool WatchTable::watch_path(const std::string& path) {
         l.kind = 2;
         // The file itself: a write through another link or an open descriptor
         // is reported to its own watch.
-        int fwd = watch(child, false);
+        fwd = watch(child, false);
         if (fwd < 0) return false;
         depend(fwd, "");
-        if (st.st_nlink > 1) multi_linked_.push_back({child, base::signature_of(st)});
+        if (st.st_nlink > 1) {
+          multi_linked_.push_back({child, base::signature_of(st)});
+          keep = false;
+        }
       } else if (S_ISLNK(st.st_mode)) {
         l.kind = 3;
         std::string target(4096, '\0');
@@ -135,6 +147,11 @@ bool WatchTable::watch_path(const std::string& path) {
         l.link = std::move(target);
       } else {
         l.kind = 4;
+      }
+      if (keep) {
+        known_[child] = {l, wd, fwd};
+        known_by_wd_[wd].push_back(child);
+        if (fwd >= 0) known_by_wd_[fwd].push_back(child);
       }
       found = pass_.emplace(child, std::move(l)).first;
     }
@@ -164,6 +181,15 @@ bool WatchTable::watch_path(const std::string& path) {
 void WatchTable::forget_dependencies() {
   deps_.clear();
   path_wd_.clear();
+  known_.clear();
+  known_by_wd_.clear();
+}
+
+void WatchTable::forget_known(int wd) {
+  auto it = known_by_wd_.find(wd);
+  if (it == known_by_wd_.end()) return;
+  for (const std::string& child : it->second) known_.erase(child);
+  known_by_wd_.erase(it);
 }
 
 void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all) {
@@ -181,9 +207,12 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
       p += sizeof(struct inotify_event) + e->len;
       if (e->mask & IN_Q_OVERFLOW) {
         *drop_all = true;
+        known_.clear();
+        known_by_wd_.clear();
         continue;
       }
       if (e->mask & kEntryChange) path_wd_.clear();
+      forget_known(e->wd);
       auto it = deps_.find(e->wd);
       if (it == deps_.end()) continue;
       auto fire = [&](std::vector<TrustRef>& list) {

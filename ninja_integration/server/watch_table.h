@@ -82,6 +82,19 @@ class WatchTable {
     std::string link;
   };
   std::unordered_map<std::string, Lookup> pass_;
+  // Lookups of earlier passes, kept until an event is read for the directory
+  // they were made in or the file they found (both watched before the
+  // lookup): the closures of a build share most of their headers, and a
+  // later pass only registers its dependencies on them. A file with several
+  // links is never kept (its signature is taken on every pass).
+  struct Known {
+    Lookup lookup;
+    int dir_wd = -1;
+    int file_wd = -1;
+  };
+  std::unordered_map<std::string, Known> known_;
+  std::unordered_map<int, std::vector<std::string>> known_by_wd_;
+  void forget_known(int wd);
   std::vector<Linked> multi_linked_;
 };
 

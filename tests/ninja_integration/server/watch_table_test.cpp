@@ -59,6 +59,43 @@ TEST_F(WatchTableTest, MissingPathAppearing) {
   EXPECT_EQ(fired(), std::set<uint32_t>{1});
 }
 
+// Lookups are kept across passes: a later closure through the same paths
+// must still be reported for every change, including changes to the file
+// itself and changes made before its pass but read after it.
+TEST_F(WatchTableTest, LookupsSharedByTwoClosuresReportBoth) {
+  dir_.write("inc/a.h", "a");
+  trust(1, {"inc/a.h", "inc/missing.h"});
+  trust(2, {"inc/a.h", "inc/missing.h"});
+  dir_.write("inc/a.h", "A");
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2}));
+  trust(1, {"inc/a.h", "inc/missing.h"});
+  trust(2, {"inc/a.h", "inc/missing.h"});
+  dir_.write("inc/missing.h", "");
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2}));
+}
+
+TEST_F(WatchTableTest, KeptLookupIsForgottenWhenItsDirectoryChanges) {
+  dir_.write("inc/.keep", "");
+  dir_.write("other/y.h", "y");
+  trust(1, {"inc/x.h"});  // missing
+  sh("ln other/y.h inc/x.h");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+  // Found now, with two links: watched itself and its signature taken. A
+  // lookup kept from the first pass ("missing") would miss the write below.
+  trust(2, {"inc/x.h"});
+  EXPECT_EQ(table_.multi_linked().size(), 1u);
+  sh("printf z > other/y.h");
+  EXPECT_EQ(fired(), std::set<uint32_t>{2});
+}
+
+TEST_F(WatchTableTest, ChangeBeforeAPassReadAfterItStillReports) {
+  dir_.write("inc/.keep", "");
+  trust(1, {"inc/x.h"});
+  dir_.write("inc/x.h", "");  // not read yet when the next pass looks x.h up
+  trust(2, {"inc/x.h"});
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2}));
+}
+
 TEST_F(WatchTableTest, WriteThroughAnotherHardLink) {
   dir_.write("inc/a.h", "a");
   sh("mkdir other && ln inc/a.h other/alias.h");
