@@ -41,11 +41,6 @@ extern char** environ;
 namespace lexpack::server {
 namespace {
 
-std::string read_mountinfo() {
-  base::Result<std::string> r = base::read_file("/proc/self/mountinfo");
-  return r.ok() ? *r : std::string();
-}
-
 void set_timeouts(int fd, int ms) {
   struct timeval tv {};
   tv.tv_sec = ms / 1000;
@@ -125,7 +120,9 @@ class Server {
   const lexer::Kernel* kernel_ = nullptr;
   std::unique_ptr<closure::FileStates> files_;
   WatchTable watches_;
-  std::string mountinfo_;
+  // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
+  // change of the mount table, without the file being read again.
+  int mounts_fd_ = -1;
   std::vector<Entry> entries_;
   std::unordered_map<std::string, uint32_t> index_;
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
@@ -143,7 +140,7 @@ bool Server::init(std::string* err) {
     *err = std::string("inotify: ") + std::strerror(errno);
     return false;
   }
-  mountinfo_ = read_mountinfo();
+  mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
   return true;
 }
 
@@ -163,12 +160,11 @@ void Server::drain() {
       },
       &drop);
   // A mount or unmount can put other files under a watched path without any
-  // event: trust nothing from before it.
-  std::string mounts = read_mountinfo();
-  if (mounts != mountinfo_ || mounts.empty()) {
-    mountinfo_ = std::move(mounts);
-    drop = true;
-  }
+  // event: trust nothing from before it (nor anything when it cannot be told).
+  struct pollfd mounts {};
+  mounts.fd = mounts_fd_;
+  mounts.events = POLLPRI;
+  if (mounts_fd_ < 0 || ::poll(&mounts, 1, 0) != 0) drop = true;
   if (drop) drop_all_trust();
 }
 
