@@ -21,6 +21,7 @@
 #include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/build_summary.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -55,6 +56,14 @@ std::string build_directory(const std::vector<std::string>& args) {
   return ::getcwd(cwd, sizeof cwd) ? base::absolute_path(dir, cwd) : dir;
 }
 
+// lexpack-client beside lexpack when the server is on: the compiles start it
+// instead of lexpack (a hit then costs no start of the full program).
+std::string server_client(const std::string& self) {
+  if (!server::server_enabled() || self.empty() || self[0] != '/') return {};
+  std::string client = std::string(base::dir_of(self)) + "/lexpack-client";
+  return ::access(client.c_str(), X_OK) == 0 ? client : std::string();
+}
+
 int run_ninja_command(const std::vector<std::string>& args) {
   ninja::make_cache_dir_absolute();
   std::string self = ninja::self_executable();
@@ -87,7 +96,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (before) uploader = cache::remote::Uploader::start(config);
   std::string report = before ? ninja::start_launcher_report() : std::string();
   auto start = std::chrono::steady_clock::now();
-  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self);
+  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, server_client(self));
   std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   std::optional<ninja::Counters> counts;
   if (!counts_file.empty()) {

@@ -25,6 +25,9 @@ static int g_links;            // archive and link steps are routed (LEXPACK_CAC
 static char* g_launcher;       // shell-quoted lexpack path followed by one space
 static char* g_launcher_path;  // the lexpack path itself
 static size_t g_launcher_len;
+static char* g_client;       // lexpack-client, quoted like g_launcher: compiles with the server on
+static char* g_client_path;  // its path
+static size_t g_client_len;
 static int g_report_fd = -1;  // LEXPACK_NINJA_REPORT: compiles left to another launcher
 static SpawnFn g_real_spawn;
 static SpawnFn g_real_spawnp;
@@ -282,22 +285,28 @@ static char* rewrite_links(const char* cmd) {
 
 // A new command with the launcher inserted before the compiler word (or the
 // archive and link tools): one malloc'd buffer, or NULL when argv is not
-// "sh -c <command>" of a step lexpack handles.
-static char* rewrite(char* const argv[]) {
+// "sh -c <command>" of a step lexpack handles. A compile gets lexpack-client
+// when `lexpack ninja` named one (the server is on): `*program` is the path
+// of what was inserted.
+static char* rewrite(char* const argv[], const char** program) {
   if (!argv || !argv[0] || !argv[1] || !argv[2] || argv[3]) return NULL;
   if (strcmp(argv[1], "-c") != 0) return NULL;
   const char* sh = strrchr(argv[0], '/');
   if (strcmp(sh ? sh + 1 : argv[0], "sh") != 0) return NULL;
   const char* cmd = argv[2];
   const char* at = find_compiler(cmd);
+  *program = g_launcher_path;
   if (!at) return rewrite_links(cmd);
+  const char* word = g_client ? g_client : g_launcher;
+  size_t word_len = g_client ? g_client_len : g_launcher_len;
+  if (g_client) *program = g_client_path;
   size_t head = (size_t)(at - cmd);
   size_t tail = strlen(at);
-  char* out = malloc(head + g_launcher_len + tail + 1);
+  char* out = malloc(head + word_len + tail + 1);
   if (!out) return NULL;
   memcpy(out, cmd, head);
-  memcpy(out + head, g_launcher, g_launcher_len);
-  memcpy(out + head + g_launcher_len, at, tail + 1);
+  memcpy(out + head, word, word_len);
+  memcpy(out + head + word_len, at, tail + 1);
   return out;
 }
 
@@ -346,14 +355,15 @@ static const char* shell_pwd(char* const envp[]) {
   return pwd;
 }
 
-// Starts the launcher for a plain compile command without "sh -c": the
-// shell's start costs about as much as a hit. The environment is the one the
-// shell would pass on (PWD as the shell sets it). -1 when the command or the
-// environment is not one this can reproduce, or the launcher cannot be
-// started; then the shell runs it as before.
+// Starts `program` (lexpack or lexpack-client) for a plain compile command
+// without "sh -c": the shell's start costs about as much as a hit. The
+// environment is the one the shell would pass on (PWD as the shell sets it).
+// -1 when the command or the environment is not one this can reproduce, or
+// the program cannot be started; then the shell runs it as before.
 static int spawn_direct(SpawnFn real, pid_t* pid, const posix_spawn_file_actions_t* actions,
-                        const posix_spawnattr_t* attr, const char* cmd, char* const envp[]) {
-  if (!g_launcher_path || !plain_words(cmd) || !envp) return -1;
+                        const posix_spawnattr_t* attr, char* program, const char* cmd,
+                        char* const envp[]) {
+  if (!program || !plain_words(cmd) || !envp) return -1;
   size_t nenv = 0;
   for (char* const* e = envp; *e; ++e, ++nenv) {
     if (!strchr(*e, '=') || !shell_variable(*e)) return -1;
@@ -372,7 +382,7 @@ static int spawn_direct(SpawnFn real, pid_t* pid, const posix_spawn_file_actions
   if (copy && argv && env) {
     memcpy(copy, cmd, len + 1);
     size_t n = 0;
-    argv[n++] = g_launcher_path;
+    argv[n++] = program;
     for (char* w = strtok(copy, " "); w; w = strtok(NULL, " ")) argv[n++] = w;
     argv[n] = NULL;
     size_t m = 0;
@@ -380,7 +390,7 @@ static int spawn_direct(SpawnFn real, pid_t* pid, const posix_spawn_file_actions
       if (strncmp(*e, "PWD=", 4) != 0) env[m++] = *e;
     env[m++] = (char*)pwd;
     env[m] = NULL;
-    rc = real(pid, g_launcher_path, actions, attr, argv, env) == 0 ? 0 : -1;
+    rc = real(pid, program, actions, attr, argv, env) == 0 ? 0 : -1;
   }
   int saved = errno;
   free(copy);
@@ -395,7 +405,8 @@ static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
                       char* const argv[], char* const envp[]) {
   if (!g_active) return real(pid, path, actions, attr, argv, envp);
   int saved = errno;
-  char* cmd = rewrite(argv);
+  const char* program = NULL;
+  char* cmd = rewrite(argv, &program);
   errno = saved;
   if (!cmd) {
     report_other_launcher(argv);
@@ -404,10 +415,12 @@ static int spawn_hook(SpawnFn real, pid_t* pid, const char* path,
     return real(pid, path, actions, attr, argv, envp);
   }
   const char* plain = argv[2] + strspn(argv[2], " ");
-  if (strncmp(cmd, g_launcher, g_launcher_len) == 0 && strcmp(cmd + g_launcher_len, plain) == 0) {
-    int rc = spawn_direct(real, pid, actions, attr, plain, envp);
+  const char* word = program == g_client_path ? g_client : g_launcher;
+  size_t word_len = program == g_client_path ? g_client_len : g_launcher_len;
+  if (strncmp(cmd, word, word_len) == 0 && strcmp(cmd + word_len, plain) == 0) {
+    int rc = spawn_direct(real, pid, actions, attr, (char*)program, plain, envp);
     if (rc != -1) {
-      debug("routed without a shell: %s", plain);
+      debug("routed without a shell: %s (%s)", plain, program);
       saved = errno;
       free(cmd);
       errno = saved;
@@ -438,8 +451,8 @@ EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_act
   return spawn_hook(g_real_spawnp, pid, file, actions, attr, argv, envp);
 }
 
-// The launcher path as one shell word followed by a space.
-static char* quote_launcher(const char* path) {
+// A program path as one shell word followed by a space; its length in *len.
+static char* quote_program(const char* path, size_t* len) {
   size_t n = strlen(path);
   char* out = malloc(4 * n + 4);
   if (!out) return NULL;
@@ -458,7 +471,7 @@ static char* quote_launcher(const char* path) {
   if (!plain) out[o++] = '\'';
   out[o++] = ' ';
   out[o] = '\0';
-  g_launcher_len = o;
+  *len = o;
   return out;
 }
 
@@ -507,17 +520,25 @@ __attribute__((constructor)) static void plugin_init(void) {
   const char* launcher = getenv("LEXPACK_NINJA_LAUNCHER");
   if (pid && launcher && launcher[0] == '/' && strtol(pid, NULL, 10) == (long)getpid() &&
       exe_is_ninja() && g_real_spawn) {
-    g_launcher = quote_launcher(launcher);
+    g_launcher = quote_program(launcher, &g_launcher_len);
     g_launcher_path = strdup(launcher);
-    if (g_launcher) {
+    // Set by `lexpack ninja` only when the server is on and the client exists.
+    const char* client = getenv("LEXPACK_NINJA_CLIENT");
+    if (client && client[0] == '/') {
+      g_client = quote_program(client, &g_client_len);
+      g_client_path = g_client ? strdup(client) : NULL;
+      if (!g_client_path) g_client = NULL;
+    }
+    if (g_launcher && g_launcher_path) {
       g_active = 1;
       drop_self_from_preload();
       unsetenv("LEXPACK_NINJA_PID");
       unsetenv("LEXPACK_NINJA_LAUNCHER");
+      unsetenv("LEXPACK_NINJA_CLIENT");
       const char* report = getenv("LEXPACK_NINJA_REPORT");
       if (report && *report) g_report_fd = open(report, O_WRONLY | O_APPEND | O_CLOEXEC);
       unsetenv("LEXPACK_NINJA_REPORT");
-      debug("active, launcher %s", g_launcher);
+      debug("active, launcher %s, client %s", g_launcher, g_client ? g_client : "none");
     }
   }
   errno = saved;

@@ -31,7 +31,8 @@ bool is_file(const std::string& path) {
 
 // Runs in the forked child: only setenv and exec, then _exit on failure.
 [[noreturn]] void exec_ninja(const std::string& ninja, const std::vector<std::string>& args,
-                             const std::string& plugin, const std::string& launcher) {
+                             const std::string& plugin, const std::string& launcher,
+                             const std::string& client) {
   if (!plugin.empty()) {
     const char* old = std::getenv("LD_PRELOAD");
     std::string preload = plugin;
@@ -39,6 +40,7 @@ bool is_file(const std::string& path) {
     ::setenv("LD_PRELOAD", preload.c_str(), 1);
     ::setenv("LEXPACK_NINJA_PID", std::to_string(::getpid()).c_str(), 1);
     ::setenv("LEXPACK_NINJA_LAUNCHER", launcher.c_str(), 1);
+    if (!client.empty()) ::setenv("LEXPACK_NINJA_CLIENT", client.c_str(), 1);
   }
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>("ninja"));
@@ -78,7 +80,7 @@ std::string find_plugin(const std::string& self_exe) {
 }
 
 NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plugin,
-                   const std::string& launcher) {
+                   const std::string& launcher, const std::string& client) {
   NinjaRun run;
   const char* env_ninja = std::getenv("LEXPACK_NINJA");
   std::string ninja = base::find_program(env_ninja && *env_ninja ? env_ninja : "ninja");
@@ -106,7 +108,7 @@ NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plug
   if (pid == 0) {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
-    exec_ninja(ninja, args, use_plugin, launcher);
+    exec_ninja(ninja, args, use_plugin, launcher, client);
   }
   if (pid < 0) {
     run.error = std::string("cannot start ninja: ") + std::strerror(errno);

@@ -30,10 +30,12 @@ std::string self_executable();
 
 // Runs `ninja` (from PATH, or LEXPACK_NINJA if set) with `args`, inheriting
 // the terminal and the environment. With a plugin, ninja gets it preloaded,
-// LEXPACK_NINJA_PID set to ninja's pid and LEXPACK_NINJA_LAUNCHER to
-// `launcher`. SIGINT and SIGQUIT are left to ninja while it runs.
+// LEXPACK_NINJA_PID set to ninja's pid, LEXPACK_NINJA_LAUNCHER to
+// `launcher` and, when `client` names lexpack-client (the server is on),
+// LEXPACK_NINJA_CLIENT to it: compiles then start the client. SIGINT and
+// SIGQUIT are left to ninja while it runs.
 NinjaRun run_ninja(const std::vector<std::string>& args, const std::string& plugin,
-                   const std::string& launcher);
+                   const std::string& launcher, const std::string& client = {});
 
 // Compiles that already go through another launcher ("ccache g++ -c ..."),
 // which the plugin leaves alone: it appends one line per such compile, the

@@ -1,10 +1,13 @@
 // End to end with `lexpack server` running: every change a fresh compile
 // would see must keep the server from serving the old object, whatever way
 // it reaches the filesystem. Each compile is compared with the compiler's own.
+// Every case runs with the compiles started as `lexpack` and as
+// `lexpack-client` (the program `lexpack ninja` starts when the server is on).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ostream>
 #include <string>
 
 #include "tests/ninja_integration/launcher/launcher_fixture.h"
@@ -13,10 +16,22 @@ namespace lexpack::testing {
 namespace {
 
 constexpr char kServerEnv[] = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
+constexpr char kClientBin[] = LEXPACK_CLIENT_BIN;
 
-class ServerTest : public LauncherTest, public ::testing::WithParamInterface<std::string> {
+struct Way {
+  const char* cxx;
+  bool client;  // compiles through lexpack-client
+};
+void PrintTo(const Way& w, std::ostream* os) {
+  *os << w.cxx << (w.client ? " through lexpack-client" : "");
+}
+
+class ServerTest : public LauncherTest, public ::testing::WithParamInterface<Way> {
  protected:
-  void SetUp() override { start(); }
+  void SetUp() override {
+    if (GetParam().client && kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
+    start();
+  }
   void TearDown() override { lexpack("server --stop", kServerEnv); }
 
   void start() {
@@ -37,12 +52,14 @@ class ServerTest : public LauncherTest, public ::testing::WithParamInterface<std
     return std::stol(s.substr(at + key.size() + 2));
   }
 
-  std::string cxx() const { return GetParam(); }
+  std::string cxx() const { return GetParam().cxx; }
+  // The program each compile starts.
+  std::string program() const { return GetParam().client ? kClientBin : LEXPACK_BIN; }
   // Compiles `args` with the compiler alone and through lexpack (server on);
   // the objects must be the same.
   void compile_and_compare(const std::string& args) {
     ASSERT_EQ(sh(cxx() + " " + args + " -o ref.o").exit_code, 0) << args;
-    base::ProcessResult r = lexpack(cxx() + " " + args + " -o out.o", kServerEnv);
+    base::ProcessResult r = sh(program() + " " + cxx() + " " + args + " -o out.o", kServerEnv);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ASSERT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args << ": " << last_decision();
   }
@@ -216,20 +233,25 @@ TEST_P(ServerTest, ServerOfAnotherBinaryLeaves) {
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
   warm("-Iinc -c m.cpp");
-  ASSERT_EQ(sh("cp " + shell_quote(LEXPACK_BIN) + " other-lexpack").exit_code, 0);
-  base::ProcessResult r = sh("./other-lexpack " + cxx() + " -Iinc -c m.cpp -o out.o", kServerEnv);
+  // A copy is another binary; lexpack-client speaks for the lexpack beside it.
+  ASSERT_EQ(sh("mkdir other && cp " + shell_quote(LEXPACK_BIN) + " other/lexpack && cp " +
+               shell_quote(kClientBin) + " other/lexpack-client")
+                .exit_code,
+            0);
+  std::string other = GetParam().client ? "./other/lexpack-client" : "./other/lexpack";
+  base::ProcessResult r = sh(other + " " + cxx() + " -Iinc -c m.cpp -o out.o", kServerEnv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(sh(cxx() + " -Iinc -c m.cpp -o ref.o").exit_code, 0);
   EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
   EXPECT_FALSE(last_was_server_hit());
   // The old server is gone; the new binary started its own.
   for (int i = 0; i < 100; ++i) {
-    if (sh("./other-lexpack server --status", kServerEnv).exit_code == 0) break;
+    if (sh("./other/lexpack server --status", kServerEnv).exit_code == 0) break;
     ::usleep(50 * 1000);
   }
-  EXPECT_EQ(sh("./other-lexpack server --status", kServerEnv).exit_code, 0);
+  EXPECT_EQ(sh("./other/lexpack server --status", kServerEnv).exit_code, 0);
   EXPECT_NE(lexpack("server --status", kServerEnv).exit_code, 0);
-  sh("./other-lexpack server --stop", kServerEnv);
+  sh("./other/lexpack server --stop", kServerEnv);
 }
 
 // Another user can neither reach the server's socket nor be answered by it.
@@ -248,8 +270,8 @@ TEST_P(ServerTest, AnotherUserIsNotServed) {
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.find("pid "), std::string::npos) << r.out;
   long hits = status_value("hits");
-  r = sh("cd nobody && setpriv --reuid=65534 --regid=65534 --clear-groups " +
-             std::string(LEXPACK_BIN) + " " + cxx() + " -I../inc -c ../m.cpp -o m.o",
+  r = sh("cd nobody && setpriv --reuid=65534 --regid=65534 --clear-groups " + program() + " " +
+             cxx() + " -I../inc -c ../m.cpp -o m.o",
          kServerEnv);
   EXPECT_EQ(status_value("hits"), hits);  // the server wrote nothing for it
 }
@@ -263,8 +285,7 @@ TEST_P(ServerTest, ManyConcurrentClients) {
     dir_.write("u" + n + ".cpp",
                "#include \"common.h\"\nint f" + n + "() { return C + " + n + "; }\n");
     refs += cxx() + " -Iinc -c u" + n + ".cpp -o u" + n + ".ref.o & ";
-    through +=
-        std::string(LEXPACK_BIN) + " " + cxx() + " -Iinc -c u" + n + ".cpp -o u" + n + ".o & ";
+    through += program() + " " + cxx() + " -Iinc -c u" + n + ".cpp -o u" + n + ".o & ";
   }
   auto round = [&] {
     ASSERT_EQ(sh(refs + "wait").exit_code, 0);
@@ -310,7 +331,7 @@ TEST_P(ServerTest, EachNinjaBuildsOwnVariablesKeepTheEntries) {
                       " LEXPACK_NINJA_REPORT=" + dir_.at("report" + b) +
                       " LEXPACK_NINJA_PID=" + std::to_string(40000 + build);
     ASSERT_EQ(sh(cxx() + " -Iinc -c main.cpp -o ref.o").exit_code, 0);
-    base::ProcessResult r = lexpack(cxx() + " -Iinc -c main.cpp -o out.o", env);
+    base::ProcessResult r = sh(program() + " " + cxx() + " -Iinc -c main.cpp -o out.o", env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ASSERT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
     EXPECT_TRUE(last_was_server_hit()) << last_decision();
@@ -322,10 +343,85 @@ TEST_P(ServerTest, EachNinjaBuildsOwnVariablesKeepTheEntries) {
   EXPECT_EQ(status_value("validations"), validations) << status();
 }
 
-INSTANTIATE_TEST_SUITE_P(Compilers, ServerTest, ::testing::Values("g++", "clang++-14"),
+// `lexpack ninja` with the server on starts lexpack-client for each compile
+// (a hit then costs no start of lexpack itself); the build's summary counts
+// the hits the client took.
+class ClientNinjaTest : public ServerTest {};
+
+TEST_P(ClientNinjaTest, LexpackNinjaStartsTheClient) {
+  dir_.write("inc/h.h", "#define V 3\n");
+  std::string edges;
+  for (int i = 0; i < 3; ++i) {
+    std::string n = std::to_string(i);
+    dir_.write("u" + n + ".cpp", "#include \"h.h\"\nint f" + n + "() { return V; }\n");
+    edges += "build u" + n + ".o: cc u" + n + ".cpp\n";
+  }
+  dir_.write("build.ninja",
+             "rule cc\n  command = " + cxx() +
+                 " -Iinc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = "
+                 "gcc\n" +
+                 edges);
+  sleep(2);  // sources older than the settle time
+  auto build = [&] {
+    base::ProcessResult r = lexpack("ninja", std::string(kServerEnv) + " LEXPACK_PLUGIN_DEBUG=1");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    for (int i = 0; i < 3; ++i) {
+      std::string n = std::to_string(i);
+      EXPECT_EQ(sh(cxx() + " -Iinc -c u" + n + ".cpp -o ref.o").exit_code, 0);
+      EXPECT_TRUE(dir_.read("u" + n + ".o") == dir_.read("ref.o")) << "u" << n;
+    }
+    sh("ninja -t clean >/dev/null");
+    return r;
+  };
+  for (int round = 0; round < 6; ++round) {
+    base::ProcessResult r = build();
+    if (HasFailure()) return;
+    // The plugin started the client itself, not the shell or lexpack.
+    EXPECT_NE(r.err.find("-c u1.cpp -o u1.o (" + std::string(kClientBin) + ")"), std::string::npos)
+        << r.err;
+    if ((r.out + r.err).find(", 3 hits") != std::string::npos && status_value("hits") >= 3) return;
+    ::usleep(400 * 1000);
+  }
+  FAIL() << "the builds never hit through the server: " << status();
+}
+
+INSTANTIATE_TEST_SUITE_P(Client, ClientNinjaTest,
+                         ::testing::Values(Way{"g++", true}, Way{"clang++-14", true}),
                          [](const auto& info) {
-                           return std::string(info.param == "g++" ? "gcc" : "clang");
+                           return std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
                          });
+
+INSTANTIATE_TEST_SUITE_P(Ways, ServerTest,
+                         ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
+                                           Way{"g++", true}, Way{"clang++-14", true}),
+                         [](const auto& info) {
+                           std::string name =
+                               std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
+                           return name + (info.param.client ? "_client" : "");
+                         });
+
+// Without the server, or with nothing to talk to, lexpack-client is lexpack.
+TEST_F(LauncherTest, ClientWithoutServerIsLexpack) {
+  if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
+  dir_.write("m.cpp", "int v() { return 4; }\n");
+  ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
+  for (const char* env : {"LEXPACK_SERVER=0", "LEXPACK_SERVER=1 LEXPACK_DISABLE=1"}) {
+    base::ProcessResult r = sh(std::string(kClientBin) + " g++ -c m.cpp -o out.o", env);
+    ASSERT_EQ(r.exit_code, 0) << env << ": " << r.err;
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << env;
+  }
+  EXPECT_FALSE(last_decision().empty());  // lexpack itself decided
+  // Its arguments and exit status pass through: a failing compile fails.
+  dir_.write("bad.cpp", "int v( {\n");
+  base::ProcessResult r = sh(std::string(kClientBin) + " g++ -c bad.cpp -o bad.o");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("bad.cpp"), std::string::npos) << r.err;
+  // Alone, with no lexpack beside it, it says so.
+  ASSERT_EQ(sh("mkdir alone && cp " + shell_quote(kClientBin) + " alone/").exit_code, 0);
+  r = sh("./alone/lexpack-client g++ -c m.cpp -o out.o", "LEXPACK_SERVER=1");
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("lexpack-client: cannot run"), std::string::npos) << r.err;
+}
 
 }  // namespace
 }  // namespace lexpack::testing

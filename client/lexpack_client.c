@@ -1,0 +1,448 @@
+// lexpack-client: the smallest program that can take a cache hit from
+// `lexpack server`. It sends the compile (argv, working directory, umask,
+// environment) to the server and, on a hit, renames the outputs the server
+// wrote into place and replays stdout, stderr and the exit status. On
+// anything else (no server, a miss, an error, a server of another binary) it
+// becomes `lexpack` beside it with the same arguments, which does exactly
+// what it would have done alone. The wire format is the one of
+// ninja_integration/server/protocol.cpp; the end-to-end server tests run
+// every case through both programs.
+#include "client/linux_syscalls.h"
+
+#include <linux/stat.h>
+
+// --- the few C library pieces the compiler may call -------------------------
+
+void* memcpy(void* dst, const void* src, size_t n) {
+  unsigned char* d = dst;
+  const unsigned char* s = src;
+  while (n--) *d++ = *s++;
+  return dst;
+}
+void* memset(void* dst, int c, size_t n) {
+  unsigned char* d = dst;
+  while (n--) *d++ = (unsigned char)c;
+  return dst;
+}
+
+static size_t str_len(const char* s) {
+  size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+
+static int str_eq(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// The value of NAME in envp, or 0.
+static const char* get_env(char** envp, const char* name) {
+  size_t n = str_len(name);
+  for (char** e = envp; *e; ++e) {
+    const char* v = *e;
+    size_t i = 0;
+    while (i < n && v[i] == name[i]) ++i;
+    if (i == n && v[n] == '=') return v + n + 1;
+  }
+  return 0;
+}
+
+static int set_not_zero(const char* v) {
+  return v && *v && !str_eq(v, "0");
+}
+
+// --- a growable byte buffer on anonymous memory ------------------------------
+
+struct Buf {
+  char* p;
+  size_t len, cap;
+  int failed;
+};
+
+static void buf_reserve(struct Buf* b, size_t more) {
+  if (b->failed || b->len + more <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap < b->len + more) cap *= 2;
+  char* p = sys_mmap_anonymous(cap);  // the old block is left: the process is short
+  if (!p) {
+    b->failed = 1;
+    return;
+  }
+  if (b->len) memcpy(p, b->p, b->len);
+  b->p = p;
+  b->cap = cap;
+}
+
+static void put_bytes(struct Buf* b, const void* p, size_t n) {
+  buf_reserve(b, n);
+  if (b->failed) return;
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+}
+
+static void put_str0(struct Buf* b, const char* s) {
+  put_bytes(b, s, str_len(s));
+}
+
+static void put_decimal(struct Buf* b, unsigned long v) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) put_bytes(b, &digits[--n], 1);
+}
+
+// base/byte_codec.h's VarintWriter: LEB128 integers, strings as length + bytes.
+static void put_u64(struct Buf* b, unsigned long v) {
+  unsigned char c;
+  while (v >= 0x80) {
+    c = (unsigned char)(v | 0x80);
+    put_bytes(b, &c, 1);
+    v >>= 7;
+  }
+  c = (unsigned char)v;
+  put_bytes(b, &c, 1);
+}
+
+static void put_str(struct Buf* b, const char* s, size_t n) {
+  put_u64(b, n);
+  put_bytes(b, s, n);
+}
+
+// --- reading the reply -------------------------------------------------------
+
+struct Reader {
+  const unsigned char* p;
+  const unsigned char* end;
+  int ok;
+};
+
+static unsigned long get_u64(struct Reader* r) {
+  unsigned long v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (r->p >= r->end) break;
+    unsigned char c = *r->p++;
+    v |= (unsigned long)(c & 0x7f) << shift;
+    if (!(c & 0x80)) return v;
+  }
+  r->ok = 0;
+  return 0;
+}
+
+// A string of the reply, in place: its bytes are followed by the next
+// field, so the caller copies it when it needs a terminating NUL.
+static const char* get_str(struct Reader* r, size_t* n) {
+  *n = get_u64(r);
+  if (!r->ok || *n > (size_t)(r->end - r->p)) {
+    r->ok = 0;
+    return 0;
+  }
+  const char* s = (const char*)r->p;
+  r->p += *n;
+  return s;
+}
+
+// --- the socket ----------------------------------------------------------------
+
+static int write_full(int fd, const char* p, size_t n, int is_socket) {
+  while (n > 0) {
+    long w = is_socket ? sys_send(fd, p, n, kMsgNoSignal) : sys_write(fd, p, n);
+    if (w == -kEintr) continue;
+    if (w <= 0) return 0;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 1;
+}
+
+static int read_full(int fd, char* p, size_t n) {
+  while (n > 0) {
+    long r = sys_recv(fd, p, n);
+    if (r == -kEintr) continue;
+    if (r <= 0) return 0;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 1;
+}
+
+// A frame (protocol.h: a 4-byte little-endian length, then the bytes) whose
+// first 4 bytes were left for the length: one send.
+static int send_frame(int fd, char* frame, size_t n) {
+  size_t body = n - 4;
+  for (int i = 0; i < 4; ++i) frame[i] = (char)(unsigned char)(body >> (8 * i));
+  return write_full(fd, frame, n, 1);
+}
+
+enum { kMaxFrame = 1 << 30 };
+
+static char* recv_frame(int fd, size_t* n) {
+  unsigned char head[4];
+  if (!read_full(fd, (char*)head, 4)) return 0;
+  *n = (size_t)head[0] | (size_t)head[1] << 8 | (size_t)head[2] << 16 | (size_t)head[3] << 24;
+  if (*n > kMaxFrame) return 0;
+  char* p = sys_mmap_anonymous(*n ? *n : 1);
+  if (!p || !read_full(fd, p, *n)) return 0;
+  return p;
+}
+
+// --- the compile ---------------------------------------------------------------
+
+enum { kPathMax = 4096 };
+
+struct Client {
+  int argc;
+  char** argv;
+  char** envp;
+  char lexpack[kPathMax];  // the full program beside this one
+};
+
+// Becomes `lexpack` with the same arguments and environment.
+__attribute__((noreturn)) static void run_lexpack(struct Client* c) {
+  c->argv[0] = c->lexpack;
+  long err = sys_execve(c->lexpack, c->argv, c->envp);
+  struct Buf msg = {0};
+  put_str0(&msg, "lexpack-client: cannot run ");
+  put_str0(&msg, c->lexpack);
+  put_str0(&msg, " (error ");
+  put_decimal(&msg, (unsigned long)-err);
+  put_str0(&msg, ")\n");
+  if (!msg.failed) write_full(2, msg.p, msg.len, 0);
+  sys_exit(127);
+}
+
+// "<dir of this program>/lexpack", from /proc/self/exe.
+static int find_lexpack(struct Client* c) {
+  static const char kName[] = "/lexpack";
+  long n = sys_readlink("/proc/self/exe", c->lexpack, kPathMax);
+  if (n <= 0 || n >= kPathMax) return 0;
+  while (n > 0 && c->lexpack[n - 1] != '/') --n;
+  if (n == 0 || (size_t)n + sizeof kName > kPathMax) return 0;
+  memcpy(c->lexpack + n - 1, kName, sizeof kName);
+  return 1;
+}
+
+// protocol_version() of the `lexpack` this client runs: the server answers
+// only requests of its own binary.
+static void put_version(struct Buf* b, const struct stat* st) {
+  put_str0(b, "lexpack-server 1 ");
+  put_decimal(b, st->st_dev);
+  put_str0(b, ":");
+  put_decimal(b, st->st_ino);
+  put_str0(b, ":");
+  put_decimal(b, st->st_size);
+  put_str0(b, ":");
+  put_decimal(b, st->st_mtime);
+  put_str0(b, ".");
+  put_decimal(b, st->st_mtime_nsec);
+}
+
+// base::working_dir(): $PWD when it is absolute and names ".", else getcwd.
+static const char* working_dir(char** envp, char* buf) {
+  const char* pwd = get_env(envp, "PWD");
+  struct stat a, b;
+  if (pwd && pwd[0] == '/' && sys_stat(pwd, &a, 0) == 0 && sys_stat(".", &b, 0) == 0 &&
+      a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+    return pwd;
+  }
+  return sys_getcwd(buf, kPathMax) > 0 ? buf : 0;
+}
+
+// server_dir(default_cache_dir()) + "/sock" in sa, when the socket lives in
+// the cache directory (the other places are left to `lexpack`), and only in
+// a directory that is this user's alone.
+static int socket_address(char** envp, struct sockaddr_un* sa) {
+  struct Buf path = {0};
+  const char* dir = get_env(envp, "LEXPACK_DIR");
+  if (dir) {
+    put_str0(&path, dir);
+  } else if ((dir = get_env(envp, "XDG_CACHE_HOME"))) {
+    put_str0(&path, dir);
+    put_str0(&path, "/lexpack");
+  } else if ((dir = get_env(envp, "HOME"))) {
+    put_str0(&path, dir);
+    put_str0(&path, "/.cache/lexpack");
+  } else {
+    return 0;
+  }
+  if (path.len == 0) return 0;
+  put_str0(&path, "/server");
+  size_t dir_len = path.len;
+  put_str0(&path, "/sock");
+  put_bytes(&path, "", 1);
+  // protocol.cpp's server_dir(): the socket path must stay under 100 bytes.
+  if (path.failed || path.len - 1 >= 100) return 0;
+  path.p[dir_len] = '\0';
+  struct stat st;
+  if (sys_stat(path.p, &st, AT_SYMLINK_NOFOLLOW) != 0 || (st.st_mode & S_IFMT) != S_IFDIR ||
+      st.st_uid != (unsigned long)sys_geteuid() || (st.st_mode & 077) != 0) {
+    return 0;
+  }
+  path.p[dir_len] = '/';
+  memset(sa, 0, sizeof *sa);
+  sa->sun_family = kAfUnix;
+  memcpy(sa->sun_path, path.p, path.len);
+  return 1;
+}
+
+static int connect_server(const struct sockaddr_un* sa) {
+  int fd = (int)sys_socket(kAfUnix, kSockStream | kSockCloexec, 0);
+  if (fd < 0) return -1;
+  // A server that does not answer within this long is treated as absent.
+  struct timeval tv = {2, 0};
+  sys_setsockopt(fd, kSolSocket, kSoRcvTimeo, &tv, sizeof tv);
+  sys_setsockopt(fd, kSolSocket, kSoSndTimeo, &tv, sizeof tv);
+  if (sys_connect(fd, sa, sizeof *sa) != 0) {
+    sys_close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The hit's bookkeeping under `lexpack ninja` (ninja/build_counts.cpp).
+static void note_build_counts(char** envp, const char* saved_us, size_t saved_len) {
+  const char* path = get_env(envp, "LEXPACK_BUILD_COUNTS");
+  if (!path || !*path) return;
+  int fd = (int)sys_open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  write_full(fd, "hits 1\n", 7, 0);
+  struct Buf line = {0};
+  put_str0(&line, "time_saved_us ");
+  size_t digits = 0;
+  while (digits < saved_len && saved_us[digits] >= '0' && saved_us[digits] <= '9') ++digits;
+  if (digits == 0) put_str0(&line, "0");
+  put_bytes(&line, saved_us, digits);
+  put_str0(&line, "\n");
+  if (!line.failed) write_full(fd, line.p, line.len, 0);
+  sys_close(fd);
+}
+
+enum { kRequestCompile = 1, kReplyHit = 1 };
+
+// A hit's outputs renamed into place and its results replayed, or 0 when
+// this was not a hit (nothing was renamed then, or `lexpack` writes every
+// output again).
+static int take_hit(struct Client* c, int fd, const char* reply, size_t n, int* exit_code) {
+  struct Reader r = {(const unsigned char*)reply, (const unsigned char*)reply + n, 1};
+  if (n == 0 || (unsigned char)*r.p++ != kReplyHit) return 0;
+  long code = (long)get_u64(&r);
+  size_t out_len, err_len, info_len;
+  const char* out = get_str(&r, &out_len);
+  const char* err = get_str(&r, &err_len);
+  const char* info = get_str(&r, &info_len);
+  unsigned long renames = get_u64(&r);
+  if (!r.ok || renames > n) return 0;
+  // Check the whole reply before renaming anything.
+  const unsigned char* first = r.p;
+  for (unsigned long i = 0; i < 2 * renames && r.ok; ++i) {
+    size_t len;
+    get_str(&r, &len);
+    if (len == 0 || len >= kPathMax) r.ok = 0;
+  }
+  if (!r.ok || r.p != r.end) return 0;
+  r.p = first;
+  for (unsigned long i = 0; i < renames; ++i) {
+    char from[kPathMax], to[kPathMax];
+    size_t len;
+    const char* s = get_str(&r, &len);
+    memcpy(from, s, len);
+    from[len] = '\0';
+    s = get_str(&r, &len);
+    memcpy(to, s, len);
+    to[len] = '\0';
+    // The server removes what is left when no acknowledgement comes.
+    if (sys_rename(from, to) != 0) return 0;
+  }
+  char ack[] = "\0\0\0\0ok";
+  send_frame(fd, ack, 6);
+  note_build_counts(c->envp, info, info_len);
+  write_full(1, out, out_len, 0);
+  write_full(2, err, err_len, 0);
+  *exit_code = (int)code;
+  return 1;
+}
+
+static int run(struct Client* c) {
+  if (!find_lexpack(c)) {
+    static const char kMsg[] = "lexpack-client: cannot find lexpack beside this program\n";
+    write_full(2, kMsg, sizeof kMsg - 1, 0);
+    return 127;
+  }
+  if (c->argc < 2) run_lexpack(c);
+  // LEXPACK_SERVER asks for the server; LEXPACK_DISABLE means lexpack
+  // touches nothing (client.cpp's server_enabled()).
+  if (!set_not_zero(get_env(c->envp, "LEXPACK_SERVER")) ||
+      set_not_zero(get_env(c->envp, "LEXPACK_DISABLE"))) {
+    run_lexpack(c);
+  }
+  struct sockaddr_un sa;
+  struct stat self;
+  char cwd_buf[kPathMax];
+  const char* cwd = working_dir(c->envp, cwd_buf);
+  if (!cwd || !socket_address(c->envp, &sa) || sys_stat(c->lexpack, &self, 0) != 0) {
+    run_lexpack(c);
+  }
+  int mask = (int)sys_umask(0);
+  sys_umask(mask);
+
+  struct Buf req = {0}, version = {0};
+  put_version(&version, &self);
+  put_bytes(&req, "\0\0\0\0", 4);  // the frame's length
+  unsigned char kind = kRequestCompile;
+  put_bytes(&req, &kind, 1);
+  put_str(&req, version.p, version.len);
+  put_u64(&req, (unsigned long)(c->argc - 1));
+  for (int i = 1; i < c->argc; ++i) put_str(&req, c->argv[i], str_len(c->argv[i]));
+  put_str(&req, cwd, str_len(cwd));
+  unsigned long nenv = 0;
+  for (char** e = c->envp; *e; ++e) ++nenv;
+  put_u64(&req, nenv);
+  for (char** e = c->envp; *e; ++e) put_str(&req, *e, str_len(*e));
+  put_u64(&req, (unsigned long)mask);
+  if (req.failed || version.failed || req.len - 4 > kMaxFrame) run_lexpack(c);
+
+  int fd = connect_server(&sa);
+  if (fd < 0) run_lexpack(c);
+  size_t n = 0;
+  char* reply = send_frame(fd, req.p, req.len) ? recv_frame(fd, &n) : 0;
+  int exit_code = 0;
+  int hit = reply && take_hit(c, fd, reply, n, &exit_code);
+  sys_close(fd);
+  if (!hit) run_lexpack(c);
+  return exit_code;
+}
+
+// The process entry: the kernel's initial stack holds argc, argv, 0, envp, 0.
+__attribute__((used, noreturn)) void lexpack_client_start(long* stack) {
+  struct Client c;
+  c.argc = (int)stack[0];
+  c.argv = (char**)(stack + 1);
+  c.envp = c.argv + c.argc + 1;
+  sys_exit(run(&c));
+}
+
+#if defined(__x86_64__)
+__asm__(
+    ".text\n"
+    ".global _start\n"
+    "_start:\n"
+    "  xor %rbp, %rbp\n"
+    "  mov %rsp, %rdi\n"
+    "  and $-16, %rsp\n"
+    "  call lexpack_client_start\n"
+    "  hlt\n");
+#elif defined(__aarch64__)
+__asm__(
+    ".text\n"
+    ".global _start\n"
+    "_start:\n"
+    "  mov x29, #0\n"
+    "  mov x30, #0\n"
+    "  mov x0, sp\n"
+    "  and sp, x0, #-16\n"
+    "  bl lexpack_client_start\n"
+    "  brk #0\n");
+#endif
