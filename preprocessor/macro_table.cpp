@@ -3,6 +3,7 @@
 #include "preprocessor/macro_table.h"
 
 #include <mutex>
+#include <unordered_map>
 
 namespace lexpack::preprocessor {
 namespace {
@@ -147,8 +148,7 @@ const Macro* MacroTable::find(std::string_view name) const {
 
 const std::shared_ptr<const Macro>* MacroTable::find_quiet(std::string_view name) const {
   if (macros_.empty()) return nullptr;
-  auto it = macros_.find(name);
-  return it == macros_.end() ? nullptr : &it->second;
+  return macros_.find(name);
 }
 
 void MacroTable::define(Macro macro) {
@@ -158,18 +158,64 @@ void MacroTable::define(Macro macro) {
 
 void MacroTable::define(std::shared_ptr<const Macro> macro) {
   if (observer_) observer_->wrote(macro->name);
-  auto it = macros_.find(std::string_view(macro->name));
-  if (it != macros_.end()) {
-    it->second = std::move(macro);
-  } else {
-    std::string name = macro->name;
-    macros_.emplace(std::move(name), std::move(macro));
-  }
+  macros_.put(std::move(macro));
 }
 
 void MacroTable::undefine(std::string_view name) {
   if (observer_) observer_->wrote(name);
-  if (auto it = macros_.find(name); it != macros_.end()) macros_.erase(it);
+  macros_.erase(name);
+}
+
+size_t MacroTable::Slots::probe(std::string_view name, size_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.macro || (s.hash == hash && s.macro->name == name)) return i;
+  }
+}
+
+const std::shared_ptr<const Macro>* MacroTable::Slots::find(std::string_view name) const {
+  const Slot& s = slots_[probe(name, NameHash{}(name))];
+  return s.macro ? &s.macro : nullptr;
+}
+
+void MacroTable::Slots::put(std::shared_ptr<const Macro> macro) {
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+  const size_t hash = NameHash{}(macro->name);
+  Slot& s = slots_[probe(macro->name, hash)];
+  if (!s.macro) ++size_;
+  s.hash = hash;
+  s.macro = std::move(macro);
+}
+
+void MacroTable::Slots::erase(std::string_view name) {
+  if (size_ == 0) return;
+  const size_t mask = slots_.size() - 1;
+  size_t hole = probe(name, NameHash{}(name));
+  if (!slots_[hole].macro) return;
+  slots_[hole].macro.reset();
+  --size_;
+  // Moves back every later entry of the run whose home is not between the
+  // hole and its place, so that no probe stops early at the hole.
+  for (size_t i = (hole + 1) & mask; slots_[i].macro; i = (i + 1) & mask) {
+    const size_t home = slots_[i].hash & mask;
+    const bool stays = hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
+    if (stays) continue;
+    slots_[hole] = std::move(slots_[i]);
+    hole = i;
+  }
+}
+
+void MacroTable::Slots::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (Slot& s : old) {
+    if (!s.macro) continue;
+    size_t i = s.hash & mask;
+    while (slots_[i].macro) i = (i + 1) & mask;
+    slots_[i] = std::move(s);
+  }
 }
 
 std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text,

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -105,7 +104,32 @@ class MacroTable {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_map<std::string, std::shared_ptr<const Macro>, NameHash, std::equal_to<>> macros_;
+
+  // The definitions by name, open addressing (linear probing, deletion by
+  // backward shift): an entry is the definition's pointer and its name's
+  // hash, the name is the definition's own, so a define allocates nothing
+  // but a rare growth and a table is freed in one piece. A translation unit
+  // defines thousands of names, most of them by copying a shared pointer.
+  class Slots {
+   public:
+    const std::shared_ptr<const Macro>* find(std::string_view name) const;
+    void put(std::shared_ptr<const Macro> macro);
+    void erase(std::string_view name);
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+
+   private:
+    struct Slot {
+      size_t hash = 0;
+      std::shared_ptr<const Macro> macro;  // null: free
+    };
+    // The slot holding `name`, or the free slot where it would go.
+    size_t probe(std::string_view name, size_t hash) const;
+    void grow();
+    std::vector<Slot> slots_;  // a power of two long, at most 3/4 full
+    size_t size_ = 0;
+  };
+  Slots macros_;
   std::unordered_set<std::string, NameHash, std::equal_to<>> uncertain_;
   MacroObserver* observer_ = nullptr;
 };
