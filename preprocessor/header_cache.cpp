@@ -2,7 +2,7 @@
 // an input of a header when it is read before anything inside that header
 // (or a header it entered) wrote it: each write takes a sequence number, each
 // recording starts at one, and a read is an input of every recording that
-// started after the name's last write.
+// started after the name's last write and has not read it yet.
 #include "preprocessor/header_cache.h"
 
 namespace lexpack::preprocessor {
@@ -50,11 +50,8 @@ std::shared_ptr<HeaderTrace> TraceRecorder::end() {
   std::shared_ptr<HeaderTrace> t = std::move(stack_.back().trace);
   if (stack_.back().spoiled) t.reset();
   stack_.pop_back();
-  if (stack_.empty()) {
-    // Writes before the next recording starts are older than it anyway.
-    last_write_.clear();
-    last_once_write_.clear();
-  }
+  // Writes before the next recording starts are older than it: their
+  // numbers need no clearing.
   return t;
 }
 
@@ -62,55 +59,39 @@ void TraceRecorder::spoil() {
   for (Active& a : stack_) a.spoiled = true;
 }
 
-void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) {
-  if (stack_.empty()) return;
-  uint64_t written = 0;
-  if (!last_write_.empty()) {
-    auto w = last_write_.find(name);
-    if (w != last_write_.end()) written = w->second;
-  }
-  // Innermost first: the recordings that started after the last write are
-  // the innermost ones, and one that has the name already means every
-  // outer one has it too.
+template <typename Add>
+void TraceRecorder::read(NameSeqs& seqs, std::string_view name, const Add& add) {
+  NameSeqs::Seqs& s = seqs.at(name);
   for (size_t i = stack_.size(); i-- > 0;) {
     Active& a = stack_[i];
-    if (a.start <= written) break;
-    if (a.macros_seen.find(name) != a.macros_seen.end()) break;
-    a.macros_seen.emplace(name);
+    if (a.start <= s.written || a.start <= s.seen) break;
+    add(a);
+  }
+  if (stack_.back().start > s.seen) s.seen = stack_.back().start;
+}
+
+void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) {
+  if (stack_.empty()) return;
+  read(macro_seqs_, name, [&](Active& a) {
     a.trace->inputs.macros.emplace_back(std::string(name),
                                         found ? *found : std::shared_ptr<const Macro>());
-  }
+  });
 }
 
 void TraceRecorder::wrote(std::string_view name) {
   if (stack_.empty()) return;
-  if (auto w = last_write_.find(name); w != last_write_.end()) {
-    w->second = ++seq_;
-  } else {
-    last_write_.emplace(std::string(name), ++seq_);
-  }
+  macro_seqs_.at(name).written = ++seq_;
 }
 
 void TraceRecorder::once_read(const std::string& file_key, OnceState state) {
   if (stack_.empty()) return;
-  uint64_t written = 0;
-  if (auto w = last_once_write_.find(file_key); w != last_once_write_.end()) written = w->second;
-  for (size_t i = stack_.size(); i-- > 0;) {
-    Active& a = stack_[i];
-    if (a.start <= written) break;
-    if (a.once_seen.find(file_key) != a.once_seen.end()) break;
-    a.once_seen.insert(file_key);
-    a.trace->inputs.once.emplace_back(file_key, state);
-  }
+  read(once_seqs_, file_key,
+       [&](Active& a) { a.trace->inputs.once.emplace_back(file_key, state); });
 }
 
 void TraceRecorder::once_wrote(const std::string& file_key) {
   if (stack_.empty()) return;
-  if (auto w = last_once_write_.find(file_key); w != last_once_write_.end()) {
-    w->second = ++seq_;
-  } else {
-    last_once_write_.emplace(file_key, ++seq_);
-  }
+  once_seqs_.at(file_key).written = ++seq_;
 }
 
 void TraceRecorder::query(std::string_view op, std::string_view argument,

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "preprocessor/macro_table.h"
+#include "preprocessor/name_seqs.h"
 #include "preprocessor/result.h"
 
 namespace lexpack::preprocessor {
@@ -111,25 +112,23 @@ class TraceRecorder : public MacroObserver {
   void entered(uint32_t depth);
 
  private:
-  // Looked up by view: no string is built for a name already seen.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
-  template <typename T>
-  using NameMap = std::unordered_map<std::string, T, NameHash, std::equal_to<>>;
   struct Active {
     uint64_t start = 0;
     std::shared_ptr<HeaderTrace> trace;
-    NameSet macros_seen;
-    NameSet once_seen;
     bool spoiled = false;
   };
+  // Notes a read of a name or file key in `seqs`: an input of every
+  // recording, innermost first, that started after its last write and has
+  // not read it yet. The recordings that have read a name are always a
+  // run of the stack ending at the innermost one that did (a later read
+  // adds the ones pushed since), so one number per name tells which.
+  template <typename Add>
+  void read(NameSeqs& seqs, std::string_view name, const Add& add);
+
   std::vector<Active> stack_;
   uint64_t seq_ = 0;
-  NameMap<uint64_t> last_write_;       // macro name -> seq
-  NameMap<uint64_t> last_once_write_;  // file key -> seq
+  NameSeqs macro_seqs_;  // by macro name
+  NameSeqs once_seqs_;   // by file key
 };
 
 }  // namespace lexpack::preprocessor

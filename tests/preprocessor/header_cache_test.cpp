@@ -217,3 +217,57 @@ TEST_F(HeaderCacheTest, InexactEvaluationsAreNotShared) {
 
 }  // namespace
 }  // namespace lexpack::preprocessor
+
+namespace lexpack::preprocessor {
+namespace {
+
+std::vector<std::string> input_names(const HeaderTrace& t) {
+  std::vector<std::string> out;
+  for (const auto& [name, macro] : t.inputs.macros) out.push_back(name);
+  return out;
+}
+
+// The recorder directly: a name is an input of each recording that read it
+// before anything inside it wrote it, once, also when inner recordings that
+// read it ended in between.
+TEST(TraceRecorderTest, InputsOfNestedRecordings) {
+  using V = std::vector<std::string>;
+  TraceRecorder r;
+  r.looked_up("OUTSIDE", nullptr);  // no recording: nobody's input
+  r.begin(0);                       // A
+  r.looked_up("X", nullptr);
+  r.begin(1);  // B
+  r.looked_up("X", nullptr);
+  r.looked_up("Y", nullptr);
+  r.wrote("Z");
+  r.looked_up("Z", nullptr);  // written inside B first: no one's input
+  std::shared_ptr<HeaderTrace> b = r.end();
+  r.begin(1);  // C, after B: reads Y and X again
+  r.looked_up("Y", nullptr);
+  r.looked_up("X", nullptr);
+  r.begin(2);  // D inside C
+  r.looked_up("Y", nullptr);
+  r.wrote("W");
+  std::shared_ptr<HeaderTrace> d = r.end();
+  r.looked_up("W", nullptr);  // written by D, inside C and A: no one's input
+  std::shared_ptr<HeaderTrace> c = r.end();
+  r.looked_up("Y", nullptr);  // A has it already (through B)
+  r.wrote("X");
+  r.begin(1);  // E after A wrote X: X is E's input only
+  r.looked_up("X", nullptr);
+  r.looked_up("X", nullptr);
+  std::shared_ptr<HeaderTrace> e = r.end();
+  std::shared_ptr<HeaderTrace> a = r.end();
+  EXPECT_EQ(input_names(*a), (V{"X", "Y"}));
+  EXPECT_EQ(input_names(*b), (V{"X", "Y"}));
+  EXPECT_EQ(input_names(*c), (V{"Y", "X"}));
+  EXPECT_EQ(input_names(*d), (V{"Y"}));
+  EXPECT_EQ(input_names(*e), (V{"X"}));
+  r.begin(0);  // a later recording, after the stack was empty
+  r.looked_up("W", nullptr);
+  r.looked_up("X", nullptr);
+  EXPECT_EQ(input_names(*r.end()), (V{"W", "X"}));
+}
+
+}  // namespace
+}  // namespace lexpack::preprocessor
