@@ -20,6 +20,18 @@ void HeaderCache::add(const std::string& key, std::shared_ptr<const HeaderTrace>
   if (v.size() < kMaxVariants) v.push_back(std::move(trace));
 }
 
+size_t count_answers(const HeaderTrace& trace) {
+  size_t n = 0;
+  for (const HeaderOp& op : trace.ops) {
+    if (op.kind != HeaderOp::Kind::kInclude && op.kind != HeaderOp::Kind::kHasInclude) continue;
+    ++n;
+    if (op.kind == HeaderOp::Kind::kInclude && op.nested && !op.answer.empty()) {
+      n += op.nested->answer_count;
+    }
+  }
+  return n;
+}
+
 bool same_macro(const Macro* a, const Macro* b) {
   if (a == b) return true;
   if (!a || !b) return false;

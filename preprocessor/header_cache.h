@@ -61,14 +61,23 @@ struct HeaderOp {
   ModuleLine module;   // kModule
   // kInclude: the included header's own trace when it had one. Replaying
   // the includer replays it without checking its inputs again (they are
-  // among the includer's).
+  // among the includer's); its include answers are checked with the
+  // includer's, before anything is replayed.
   std::shared_ptr<const HeaderTrace> nested;
 };
 
 struct HeaderTrace {
   HeaderInputs inputs;
   std::vector<HeaderOp> ops;
+  // The include and __has_include answers a replay asks, in the order it
+  // asks them: each op's, then those of the nested trace it enters (see
+  // count_answers).
+  size_t answer_count = 0;
 };
+
+// The answers a replay of `trace` asks: one per include or __has_include op,
+// plus those of the nested trace of each include that found a file.
+size_t count_answers(const HeaderTrace& trace);
 
 // Thread-safe; one per scan. A key names the header (Host::file_key), the
 // host's resolution context and the preprocessor's options.

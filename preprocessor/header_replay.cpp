@@ -69,14 +69,26 @@ bool Preprocessor::applies(const HeaderTrace& trace, FileHandle file, uint32_t d
   for (const HeaderInputs::Query& q : in.queries) {
     if (host_.builtin_query(q.op, q.argument) != q.answer) return false;
   }
-  // The same file found at the same place (a file's handle keeps where it
-  // was first found in a TU, which its own quoted includes start from).
   answers->clear();
+  return same_answers(trace, file, answers);
+}
+
+bool Preprocessor::same_answers(const HeaderTrace& trace, FileHandle file,
+                                std::vector<std::optional<FileHandle>>* answers) {
+  // The same file found at the same place (a file's handle keeps where it
+  // was first found in a TU, which its own quoted includes start from), for
+  // nested headers too: the cache is shared by TUs with other include
+  // directories, so where a nested header finds its includes is an input.
+  static const std::string kNone;
   for (const HeaderOp& op : trace.ops) {
     if (op.kind != HeaderOp::Kind::kInclude && op.kind != HeaderOp::Kind::kHasInclude) continue;
     std::optional<FileHandle> answer = host_.resolve(op.name, op.angled, op.next, file);
-    if ((answer ? key_of(*answer) : std::string()) != op.answer) return false;
+    if ((answer ? key_of(*answer) : kNone) != op.answer) return false;
     answers->push_back(answer);
+    if (op.kind == HeaderOp::Kind::kInclude && op.nested && answer &&
+        !same_answers(*op.nested, *answer, answers)) {
+      return false;
+    }
   }
   return true;
 }
@@ -92,8 +104,8 @@ void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
 }
 
 void Preprocessor::Run::replay(const HeaderTrace& trace,
-                               const std::vector<std::optional<FileHandle>>* answers) {
-  size_t asked = 0;
+                               const std::vector<std::optional<FileHandle>>* answers,
+                               size_t* next) {
   for (const HeaderOp& op : trace.ops) {
     line_ = op.line;
     switch (op.kind) {
@@ -123,8 +135,8 @@ void Preprocessor::Run::replay(const HeaderTrace& trace,
         q.computed = op.computed;
         q.includer = file_;
         q.line = op.line;
-        q.answer = answers && asked < answers->size()
-                       ? (*answers)[asked++]
+        q.answer = answers && *next < answers->size()
+                       ? (*answers)[(*next)++]
                        : pp_.host_.resolve(op.name, op.angled, op.next, file_);
         const std::optional<FileHandle> answer = q.answer;
         const bool include = op.kind == HeaderOp::Kind::kInclude;
@@ -137,7 +149,9 @@ void Preprocessor::Run::replay(const HeaderTrace& trace,
               "\"" + op.name + "\" resolves differently than in the header's cached evaluation");
           return;
         }
-        if (include) enter(pp_, *answer, op.how, file_, op.line, depth_ + 1, op.nested.get());
+        if (include) {
+          enter(pp_, *answer, op.how, file_, op.line, depth_ + 1, op.nested.get(), answers, next);
+        }
         break;
       }
     }

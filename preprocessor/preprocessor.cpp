@@ -355,11 +355,19 @@ void Preprocessor::Run::include(const Directive& d) {
   if (own_) own_->ops.back().nested = std::move(nested);
 }
 
-std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(Preprocessor& pp, FileHandle target,
-                                                            EntryKind how,
-                                                            std::optional<FileHandle> includer,
-                                                            uint32_t line, uint32_t depth,
-                                                            const HeaderTrace* known) {
+std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
+    Preprocessor& pp, FileHandle target, EntryKind how, std::optional<FileHandle> includer,
+    uint32_t line, uint32_t depth, const HeaderTrace* known,
+    const std::vector<std::optional<FileHandle>>* answers, size_t* next) {
+  // Past the known trace's answers on every way out, so that the includer's
+  // next op takes its own.
+  struct SkipAnswers {
+    size_t* next;
+    size_t end;
+    ~SkipAnswers() {
+      if (next) *next = end;
+    }
+  } skip{known && next ? next : nullptr, known && next ? *next + known->answer_count : 0};
   FileEntry e;
   e.file = target;
   e.how = how;
@@ -410,17 +418,18 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(Preprocessor& pp, Fi
     // The includer's inputs held, and they hold this header's inputs.
     ++pp.replayed_;
     pp.recorder_.entered(depth + known->inputs.max_rel_depth);
-    Run(pp, target, *content, depth).replay(*known);
+    Run(pp, target, *content, depth).replay(*known, answers, next);
     pp.fallback_depth_ = saved;
     return nullptr;
   }
   const std::string key = pp.cache_context_ + pp.key_of(target);
-  std::vector<std::optional<FileHandle>> answers;
+  std::vector<std::optional<FileHandle>> found;
   for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
-    if (!pp.applies(*trace, target, depth, &answers)) continue;
+    if (!pp.applies(*trace, target, depth, &found)) continue;
     ++pp.replayed_;
     pp.note_replayed(*trace, depth);
-    Run(pp, target, *content, depth).replay(*trace, &answers);
+    size_t next_answer = 0;
+    Run(pp, target, *content, depth).replay(*trace, &found, &next_answer);
     pp.fallback_depth_ = saved;
     return trace;
   }
@@ -434,6 +443,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(Preprocessor& pp, Fi
   // Only an exact evaluation is shared: a fallback or an error is redone.
   pp.fallback_depth_ = saved;
   if (!trace || pp.result_.inexact.size() != inexact_before) return nullptr;
+  trace->answer_count = count_answers(*trace);
   pp.cache_->add(key, trace);
   return trace;
 }

@@ -103,10 +103,13 @@ class Preprocessor {
   OnceState once_state(FileHandle file) const;
   const std::string& key_of(FileHandle file);
   // True when `trace` applies to `file` entered now at `depth`: its inputs
-  // hold and its own includes and __has_include questions find the same
-  // files (their answers, in order, in *answers).
+  // hold and its includes and __has_include questions, and those of the
+  // nested traces it replays, find the same files (their answers, in the
+  // order a replay asks them, in *answers).
   bool applies(const HeaderTrace& trace, FileHandle file, uint32_t depth,
                std::vector<std::optional<FileHandle>>* answers);
+  bool same_answers(const HeaderTrace& trace, FileHandle file,
+                    std::vector<std::optional<FileHandle>>* answers);
   // Tells the recordings of enclosing headers what a replayed header read.
   void note_replayed(const HeaderTrace& trace, uint32_t depth);
 

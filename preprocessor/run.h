@@ -80,18 +80,21 @@ class Preprocessor::Run : public ExpansionHooks {
   }
 
   // Does what `trace` recorded of this file's directives.
-  // `answers`: of its includes and __has_include questions, when applies()
-  // found them (else they are asked here).
-  void replay(const HeaderTrace& trace,
-              const std::vector<std::optional<FileHandle>>* answers = nullptr);
+  // `answers`: of its includes and __has_include questions and those of its
+  // nested traces, when applies() found them (else they are asked here),
+  // from (*answers)[*next] on; *next moves past those it takes.
+  void replay(const HeaderTrace& trace, const std::vector<std::optional<FileHandle>>* answers,
+              size_t* next);
 
   // Enters `target` for an include (or for the command when includer is none).
   // Returns the header's trace when it was shared (recorded or replayed);
-  // `known`: the trace a replayed includer found applies here.
-  static std::shared_ptr<const HeaderTrace> enter(Preprocessor& pp, FileHandle target,
-                                                  EntryKind how, std::optional<FileHandle> includer,
-                                                  uint32_t line, uint32_t depth,
-                                                  const HeaderTrace* known = nullptr);
+  // `known`: the trace a replayed includer found applies here, with its
+  // answers from (*answers)[*next] on (*next moves past all of them,
+  // whether it is replayed or not).
+  static std::shared_ptr<const HeaderTrace> enter(
+      Preprocessor& pp, FileHandle target, EntryKind how, std::optional<FileHandle> includer,
+      uint32_t line, uint32_t depth, const HeaderTrace* known = nullptr,
+      const std::vector<std::optional<FileHandle>>* answers = nullptr, size_t* next = nullptr);
 
  private:
   void inexact(Inexact kind, const std::string& message) {

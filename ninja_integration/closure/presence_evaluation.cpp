@@ -448,13 +448,15 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
         parsed = share->predefined.emplace(facts.predefined, std::move(fresh)).first->second;
       }
       pp.predefine(*parsed);
-      // What the host's include answers depend on: the compiler, its search
-      // arguments and the working directory.
+      // The compiler, the working directory and the language; not the
+      // search arguments: a replay first asks every include of the header
+      // and of the headers it enters, and replays only where each finds the
+      // same file at the same place, so targets that differ only in their
+      // include directories share the headers they find alike.
       std::string context = identity_.hash.hex();
       context.push_back('\0');
       context.append(cwd_).push_back('\0');
       context.append(command::language_name(command_.language)).push_back('\0');
-      for (const std::string& a : command_.search_args) context.append(a).push_back('\0');
       pp.use_header_cache(&share->headers, context);
     }
     for (const Resolution& f : forced)

@@ -215,6 +215,60 @@ TEST_F(HeaderCacheTest, InexactEvaluationsAreNotShared) {
   EXPECT_EQ(runs[1].replayed, 0u);
 }
 
+// TUs whose include directories differ share one cache (the scan keys it
+// without them): a header replays where it and every header it enters find
+// their includes alike, and is evaluated again, not handed to the
+// compiler, where a nested header finds another file.
+TEST(HeaderCacheAcrossSearchLists, NestedIncludesFoundElsewhereAreEvaluatedAgain) {
+  const std::vector<std::vector<std::string>> lists = {
+      {"a", "common"}, {"b", "common"}, {"a2", "common"}, {"b", "common"}};
+  auto make_host = [](const std::vector<std::string>& dirs) {
+    auto host = std::make_unique<MemoryHost>(dirs);
+    host->add("main.cc", "#include <top.h>\n#if X == 2\n#include <two.h>\n#endif\n");
+    host->add("common/top.h", "#include <mid.h>\n#include \"near.h\"\n");
+    host->add("common/near.h", "#define NEAR 1\n");
+    host->add("common/mid.h", "#include <cfg.h>\n#define MID X\n");
+    host->add("common/two.h", "");
+    host->add("a/cfg.h", "#define X 1\n");
+    host->add("a2/cfg.h", "#define X 1\n");  // the same bytes at another path
+    host->add("b/cfg.h", "#define X 2\n");
+    return host;
+  };
+  auto summary = [](MemoryHost& host, const Preprocessor& pp) {
+    std::string s;
+    for (const FileEntry& f : pp.result().files) s += host.path(f.file) + "\n";
+    const Macro* x = pp.macros().find("X");
+    s += x ? spell(x->body.data(), x->body.data() + x->body.size()) : "-";
+    return s;
+  };
+  HeaderCache cache;
+  std::vector<size_t> replayed, evaluated;
+  for (const std::vector<std::string>& dirs : lists) {
+    std::unique_ptr<MemoryHost> plain_host = make_host(dirs);
+    Preprocessor plain(*plain_host, Options::gcc());
+    plain.run_file(plain_host->handle("main.cc"), EntryKind::kMain);
+
+    std::unique_ptr<MemoryHost> host = make_host(dirs);
+    Preprocessor pp(*host, Options::gcc());
+    pp.use_header_cache(&cache, "same context");
+    pp.run_file(host->handle("main.cc"), EntryKind::kMain);
+    EXPECT_TRUE(pp.result().exact()) << dirs[0] << ": " << pp.result().reason();
+    EXPECT_FALSE(pp.result().needs_compiler()) << dirs[0];
+    EXPECT_EQ(summary(*host, pp), summary(*plain_host, plain)) << dirs[0];
+    replayed.push_back(pp.headers_replayed());
+    evaluated.push_back(pp.headers_evaluated());
+  }
+  // b/cfg.h is not a/cfg.h, nor is a2/cfg.h: top.h, mid.h and cfg.h are
+  // evaluated again (near.h, which includes nothing, replays).
+  EXPECT_EQ(evaluated[1], 4u);  // with two.h
+  EXPECT_EQ(replayed[1], 1u);
+  EXPECT_EQ(evaluated[2], 3u);
+  EXPECT_EQ(replayed[2], 1u);
+  // The same files as the second TU: everything replays.
+  EXPECT_EQ(evaluated[3], 0u);
+  EXPECT_EQ(replayed[3], 5u);
+}
+
 }  // namespace
 }  // namespace lexpack::preprocessor
 
