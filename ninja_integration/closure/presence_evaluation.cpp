@@ -295,25 +295,33 @@ class ClosureHost : public preprocessor::Host {
 
 }  // namespace
 
-std::vector<std::string> macro_arguments(const command::CompileCommand& command) {
-  // Include directories stay: gcc reads stdc-predef.h through the include
-  // search before every file, so a directory holding its own changes the
-  // predefined macros.
+std::vector<std::string> macro_arguments(const command::CompileCommand& command,
+                                         bool include_dirs) {
+  // Include directories stay unless asked not to: gcc reads stdc-predef.h
+  // through the include search before every file, so a directory holding
+  // its own changes the predefined macros.
   static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT", "-MQ",
                                                     "-include", "-imacros", "-x"};
   static constexpr std::string_view kJoined[] = {"-o", "-MF", "-MT", "-MQ"};
+  static constexpr std::string_view kDirs[] = {"-I", "-iquote", "-isystem", "-idirafter"};
   std::vector<std::string> out;
   const std::vector<std::string>& a = command.args;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& arg = a[i];
     bool separate = false;
     for (std::string_view v : kWithValue) separate = separate || arg == v;
+    if (!include_dirs) {
+      for (std::string_view v : kDirs) separate = separate || arg == v;
+    }
     if (separate) {
       ++i;
       continue;
     }
     bool joined = false;
     for (std::string_view v : kJoined) joined = joined || starts_with(arg, v);
+    if (!include_dirs) {
+      for (std::string_view v : kDirs) joined = joined || starts_with(arg, v);
+    }
     if (joined || arg == "-c" || arg == "-MD" || arg == "-MMD" || arg == "-MP" || arg == "-MG" ||
         arg == "-M" || arg == "-MM" || arg == command.source) {
       continue;
@@ -321,6 +329,39 @@ std::vector<std::string> macro_arguments(const command::CompileCommand& command)
     out.push_back(arg);
   }
   return out;
+}
+
+const Resolution* stdc_predef(const std::vector<Resolution>& forced) {
+  if (forced.empty()) return nullptr;
+  const std::string& path = forced.front().path;
+  const size_t slash = path.rfind('/');
+  const std::string_view base = slash == std::string::npos
+                                    ? std::string_view(path)
+                                    : std::string_view(path).substr(slash + 1);
+  return base == "stdc-predef.h" ? &forced.front() : nullptr;
+}
+
+bool CompilerPresenceEvaluator::predefines_read_no_file(
+    const std::vector<Resolution>& forced) const {
+  const Resolution* predef = stdc_predef(forced);
+  if (!predef) return true;
+  base::Result<std::string> bytes = base::read_file(predef->path);
+  if (!bytes.ok()) return false;
+  const lexer::ScanResult scan = lexer::scan(bytes.value(), *kernel_);
+  for (const lexer::Directive& d : scan.directives) {
+    switch (d.kind) {
+      case lexer::DirectiveKind::kInclude:
+      case lexer::DirectiveKind::kIncludeNext:
+      case lexer::DirectiveKind::kImport:
+      case lexer::DirectiveKind::kHasInclude:
+      case lexer::DirectiveKind::kHasIncludeNext:
+      case lexer::DirectiveKind::kModuleImport:
+        return false;
+      default:
+        break;
+    }
+  }
+  return true;
 }
 
 CompilerPresenceEvaluator::CompilerPresenceEvaluator(cache::Store* store,
@@ -342,7 +383,24 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   cache::Hasher base;
   base.field(identity_.hash.hex());
   base.field(command::language_name(command_.language));
-  for (const std::string& a : macro_arguments(command_)) base.field(a);
+  if (identity_.kind == compiler::CompilerKind::kGcc && predefines_read_no_file(forced)) {
+    // Include directories decide gcc's answers only through the
+    // stdc-predef.h it finds with them (none of whose directives reads
+    // another file): that file in their place lets every target of a build
+    // share one question to the compiler.
+    for (const std::string& a : macro_arguments(command_, false)) base.field(a);
+    const Resolution* predef = stdc_predef(forced);
+    base.field(predef ? predef->path : "no stdc-predef.h");
+    if (predef) {
+      for (uint64_t v :
+           {uint64_t(predef->stat.dev), uint64_t(predef->stat.ino), uint64_t(predef->stat.size),
+            uint64_t(predef->stat.mtime_ns), uint64_t(predef->stat.ctime_ns)}) {
+        base.field(std::to_string(v));
+      }
+    }
+  } else {
+    for (const std::string& a : macro_arguments(command_)) base.field(a);
+  }
   const std::string base_key = base.digest().hex();
   EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
   std::set<std::string> questions;

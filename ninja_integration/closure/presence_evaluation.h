@@ -60,6 +60,11 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   std::vector<Resolution> computed_includes() const override { return computed_; }
 
  private:
+  // True when the stdc-predef.h among `forced` (if any) has no directive
+  // that reads another file: then it alone, not the include directories,
+  // is what they change in the compiler's answers.
+  bool predefines_read_no_file(const std::vector<Resolution>& forced) const;
+
   cache::Store* store_;
   const compiler::CompilerIdentity& identity_;
   const command::CompileCommand& command_;
@@ -72,7 +77,13 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
 
 // The command's arguments that decide its predefined macros and builtin
 // answers: everything but outputs, dependency-file flags, forced includes
-// and the source (kept: -D, -U, -std, -f, -m, -O, include directories, ...).
-std::vector<std::string> macro_arguments(const command::CompileCommand& command);
+// and the source (kept: -D, -U, -std, -f, -m, -O, include directories
+// unless `include_dirs` is false, ...).
+std::vector<std::string> macro_arguments(const command::CompileCommand& command,
+                                         bool include_dirs = true);
+
+// gcc's implicit stdc-predef.h among the files read before the source (the
+// first, when found), or null.
+const Resolution* stdc_predef(const std::vector<Resolution>& forced);
 
 }  // namespace lexpack::closure

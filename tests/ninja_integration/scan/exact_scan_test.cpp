@@ -171,6 +171,51 @@ TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
   expect_like_gcc(d, entries);
 }
 
+// Targets that differ only in -I ask the compiler for their macros once:
+// what their include directories change is only the stdc-predef.h gcc finds
+// with them. Where that file includes another, found through them, each
+// asks its own (else the second target would take the first's macros).
+TEST(ExactScan, IncludeDirsChangeTheCompilersAnswersOnlyThroughStdcPredef) {
+  testing::TestDir d;
+  const std::string log = d.at("dm.log");
+  d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
+                         "';; esac\nexec g++ \"$@\"\n");
+  ASSERT_TRUE(std::filesystem::exists(d.at("bin/g++")));
+  std::filesystem::permissions(d.at("bin/g++"), std::filesystem::perms::owner_all);
+  d.write("src/a/x.h", "int a;\n");
+  d.write("src/b/x.h", "int b;\n");
+  d.write("src/own/stdc-predef.h", "#include \"cfg.h\"\n");
+  d.write("src/a/cfg.h", "#define X 1\n");
+  d.write("src/b/cfg.h", "#define Y 1\n");
+  d.write("src/two.h", "int two;\n");
+  const std::string source = "#include <x.h>\n#ifdef X\n#include \"two.h\"\n#endif\n";
+  for (const char* name : {"src/a.cc", "src/b.cc", "src/c.cc", "src/e.cc"}) d.write(name, source);
+  auto with = [&](CompdbEntry e) {
+    e.argv[0] = d.at("bin/g++");
+    e.directory = d.at("src");
+    return e;
+  };
+  // One job: the second TU finds the first's answers instead of racing it.
+  auto expect_exact = [](const std::vector<CompdbEntry>& entries) {
+    ScanReport report = scan_build(entries, nullptr, 1, nullptr);
+    ASSERT_EQ(report.tus.size(), entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const std::vector<std::string>& deps = report.tus[i].deps;
+      EXPECT_TRUE(report.tus[i].exact) << entries[i].file;
+      EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
+          << entries[i].file;
+    }
+  };
+  expect_exact({with(entry(d, "a.cc", {"-Ia"})), with(entry(d, "b.cc", {"-Ib"}))});
+  base::Result<std::string> asked = base::read_file(log);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_NE(asked.value().find("-Ia"), std::string::npos) << asked.value();
+  EXPECT_EQ(asked.value().find("-Ib"), std::string::npos) << asked.value();
+  // own/stdc-predef.h includes cfg.h: X is defined with -Ia, not with -Ib.
+  expect_exact({with(entry(d, "c.cc", {"-isystem", "own", "-Ia"})),
+                with(entry(d, "e.cc", {"-isystem", "own", "-Ib"}))});
+}
+
 // A freestanding compile, or one without the standard include dirs, reads no
 // stdc-predef.h: its macros are not defined and the fallback is read.
 TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
