@@ -134,29 +134,19 @@ LaunchResult Launcher::run() {
   bool memo_uses_date = false, memo_valid = false;
   std::string changed;
   std::vector<closure::MemoRefresh> refresh;
-  std::string memo_copy;  // only when it must be checked again or refreshed
+  std::string memo_copy;  // only when it must be checked again, refreshed or replaced
   bool have_memo = store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) {
     memo_valid = closure::check_encoded_closure_memo(bytes, nullptr, &memo_key, &memo_uses_date,
                                                      &changed, nullptr, nullptr, &refresh);
-    if (memo_valid &&
-        (changed.rfind("changed: ", 0) == 0 || (changed.empty() && !refresh.empty()))) {
-      memo_copy.assign(bytes);
-    }
+    if (memo_valid && (!changed.empty() || !refresh.empty())) memo_copy.assign(bytes);
   });
   if (!memo_copy.empty()) {
     // A dependency whose signature moved may hold the same bytes (a fresh
     // configure rewrites generated headers): checked again with content
     // hashes from the file table (outside the index read above), and the
     // memo takes the new signatures so the next hit is plain again.
-    if (!changed.empty()) {
-      closure::ContentLookup content =
-          [this](std::string_view path,
-                 const base::StatSignature& sig) -> std::optional<cache::Hash128> {
-        std::string p(path);
-        base::Result<cache::Hash128> h = files_->content_hash(p, base::absolute_path(p, cwd_), sig);
-        if (!h.ok()) return std::nullopt;
-        return h.value();
-      };
+    if (changed.rfind("changed: ", 0) == 0) {
+      closure::ContentLookup content = content_lookup();
       memo_valid = closure::check_encoded_closure_memo(
           memo_copy, nullptr, &memo_key, &memo_uses_date, &changed, nullptr, &content, &refresh);
     }
@@ -165,6 +155,16 @@ LaunchResult Launcher::run() {
         closure::decode_closure_memo(memo_copy, &memo) &&
         closure::apply_memo_refresh(refresh, base::now_ns(), &memo)) {
       store_->put_memo("closure", tu.hex(), closure::encode_closure_memo(memo));
+    }
+  }
+  // Out of date: the closure before it may hold again.
+  std::string stale_memo;
+  if (have_memo && memo_valid && !changed.empty()) {
+    if (use_previous_memo(tu, memo_copy, &memo_key, &memo_uses_date)) {
+      note("closure memo out of date (" + changed + "); the previous one holds");
+      changed.clear();
+    } else {
+      stale_memo = std::move(memo_copy);
     }
   }
   // A newer closure than the memo's, when the latest compile could not leave
@@ -208,6 +208,7 @@ LaunchResult Launcher::run() {
     }
     if (!read_only_ && !explain_) {
       if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
+        if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
         store_->put_memo("closure", tu.hex(), *memo);
         drop_explain_memo(tu);
       } else {
@@ -389,6 +390,44 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
   r.out = std::move(out_text);
   r.err = std::move(err_text);
   return r;
+}
+
+closure::ContentLookup Launcher::content_lookup() {
+  return [this](std::string_view path,
+                const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+    std::string p(path);
+    base::Result<cache::Hash128> h = files_->content_hash(p, base::absolute_path(p, cwd_), sig);
+    if (!h.ok()) return std::nullopt;
+    return h.value();
+  };
+}
+
+bool Launcher::use_previous_memo(const cache::Hash128& tu, const std::string& latest,
+                                 cache::Hash128* key, bool* uses_date) {
+  std::string previous;
+  store_->visit_memo(kPreviousMemoTable, tu.hex(),
+                     [&](std::string_view bytes) { previous.assign(bytes); });
+  if (previous.empty()) return false;
+  closure::ContentLookup content = content_lookup();
+  std::vector<closure::MemoRefresh> refresh;
+  std::string changed;
+  cache::Hash128 k;
+  bool dated = false;
+  if (!closure::check_encoded_closure_memo(previous, nullptr, &k, &dated, &changed, nullptr,
+                                           &content, &refresh) ||
+      !changed.empty()) {
+    return false;
+  }
+  closure::ClosureMemo memo;
+  if (!read_only_ && !explain_ && closure::decode_closure_memo(previous, &memo)) {
+    // The signatures that moved are taken now, so the next hit is plain.
+    closure::apply_memo_refresh(refresh, base::now_ns(), &memo);
+    store_->put_memo("closure", tu.hex(), closure::encode_closure_memo(memo));
+    if (!latest.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), latest);
+  }
+  *key = k;
+  *uses_date = dated;
+  return true;
 }
 
 }  // namespace detail

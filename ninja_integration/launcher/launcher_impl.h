@@ -57,6 +57,10 @@ bool decode_args(std::string_view bytes, std::vector<std::string>* out);
 // only, when its files were too fresh for a closure memo (the memo then still
 // describes some older build). Emptied when a memo is stored or used.
 constexpr std::string_view kExplainMemoTable = "closure-explain";
+// The closure memo the latest one replaced: a header edited and put back, or
+// a branch switched back and forth, finds its closure there instead of
+// computing it again (ccache's manifest keeps several for the same reason).
+constexpr std::string_view kPreviousMemoTable = "closure-previous";
 
 // Paths in `bytes` as this checkout names them (a no-op on text stored
 // without relocation).
@@ -95,6 +99,13 @@ class Launcher {
   void adopt_build_command();
   // The explain memo of `tu` holds only while no closure memo is newer.
   void drop_explain_memo(const cache::Hash128& tu);
+  // Content hashes of the files this compile reads, through the file table.
+  closure::ContentLookup content_lookup();
+  // The previous closure memo of `tu`, when it holds (checked by content
+  // where signatures moved): its key, and it becomes the latest again with
+  // `latest` (out of date) as the previous.
+  bool use_previous_memo(const cache::Hash128& tu, const std::string& latest, cache::Hash128* key,
+                         bool* uses_date);
 
   // Microseconds since the launcher started, for the decision log.
   int64_t elapsed_us() const {

@@ -179,6 +179,31 @@ TEST_F(NoFalseHit, RegeneratedHeaderWithTheSameBytesStillHits) {
   expect_miss("g++ -Igen -c m.cpp");
 }
 
+// A header edited and put back (or a branch switched back and forth): the
+// closure memo before the latest one still holds, and the hit uses it instead
+// of computing the closure again. A third content still misses.
+TEST_F(NoFalseHit, HeaderPutBackUsesThePreviousClosure) {
+  const std::string command = "g++ -Iinc -c m.cpp";
+  dir_.write("inc/a.h", "#define A 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return A; }\n");
+  sleep(2);  // settled signatures: memos are written
+  expect_miss(command);
+  dir_.write("inc/a.h", "#define A 2\n");
+  sleep(2);
+  expect_miss(command);
+  const std::string previous_holds = "the previous one holds";
+  for (const char* content : {"#define A 1\n", "#define A 2\n", "#define A 1\n"}) {
+    dir_.write("inc/a.h", content);
+    dir_.write("log.txt", "");
+    expect_hit(command);
+    EXPECT_NE(dir_.read("log.txt").find(previous_holds), std::string::npos) << dir_.read("log.txt");
+    base::ProcessResult why = lexpack("explain " + command + " -o out.o");
+    EXPECT_NE(why.out.find("would hit"), std::string::npos) << why.out;
+  }
+  dir_.write("inc/a.h", "#define A 3\n");
+  expect_miss(command);
+}
+
 TEST_F(NoFalseHit, TimeMacroIsNeverCached) {
   dir_.write("t.cpp", "const char* t() { return __TIME__; }\n");
   for (int i = 0; i < 2; ++i) {
