@@ -197,7 +197,9 @@ struct Client {
   int argc;
   char** argv;
   char** envp;
+  const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
+  struct stat lexpack_stat;
 };
 
 // Becomes `lexpack` with the same arguments and environment.
@@ -214,14 +216,29 @@ __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   sys_exit(127);
 }
 
-// "<dir of this program>/lexpack", from /proc/self/exe.
-static int find_lexpack(struct Client* c) {
+// c->lexpack = "<dir>/lexpack" for the directory part of `path` (n bytes).
+static int lexpack_beside(struct Client* c, const char* path, size_t n) {
   static const char kName[] = "/lexpack";
-  long n = sys_readlink("/proc/self/exe", c->lexpack, kPathMax);
-  if (n <= 0 || n >= kPathMax) return 0;
-  while (n > 0 && c->lexpack[n - 1] != '/') --n;
-  if (n == 0 || (size_t)n + sizeof kName > kPathMax) return 0;
+  while (n > 0 && path[n - 1] != '/') --n;
+  if (n == 0 || n + sizeof kName > kPathMax) return 0;
+  memcpy(c->lexpack, path, n - 1);
   memcpy(c->lexpack + n - 1, kName, sizeof kName);
+  return 1;
+}
+
+// `lexpack` beside this program, and its signature. The path it was started
+// by names its directory unless it is a symlink (then /proc/self/exe, whose
+// lookup costs a fresh process far more than one lstat, says where it is).
+static int find_lexpack(struct Client* c) {
+  struct stat st;
+  if (c->execfn && sys_stat(c->execfn, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (st.st_mode & S_IFMT) == S_IFREG && lexpack_beside(c, c->execfn, str_len(c->execfn))) {
+    if (sys_stat(c->lexpack, &c->lexpack_stat, 0) == 0) return 1;
+  }
+  char self[kPathMax];
+  long n = sys_readlink("/proc/self/exe", self, kPathMax);
+  if (n <= 0 || n >= kPathMax || !lexpack_beside(c, self, (size_t)n)) return 0;
+  if (sys_stat(c->lexpack, &c->lexpack_stat, 0) != 0) c->lexpack_stat.st_mode = 0;
   return 1;
 }
 
@@ -353,7 +370,12 @@ static int take_hit(struct Client* c, int fd, const char* reply, size_t n, int* 
     s = get_str(&r, &len);
     memcpy(to, s, len);
     to[len] = '\0';
-    // The server removes what is left when no acknowledgement comes.
+    // The old output goes first: ext4 writes a file's data out at once when
+    // it is renamed over another (its guard against empty files after a
+    // crash), which cost a third of a hit's CPU here. The final path never
+    // holds a partial file either way. The server removes what is left when
+    // no acknowledgement comes.
+    sys_unlink(to);
     if (sys_rename(from, to) != 0) return 0;
   }
   char ack[] = "\0\0\0\0ok";
@@ -379,17 +401,14 @@ static int run(struct Client* c) {
     run_lexpack(c);
   }
   struct sockaddr_un sa;
-  struct stat self;
   char cwd_buf[kPathMax];
   const char* cwd = working_dir(c->envp, cwd_buf);
-  if (!cwd || !socket_address(c->envp, &sa) || sys_stat(c->lexpack, &self, 0) != 0) {
-    run_lexpack(c);
-  }
+  if (!cwd || !socket_address(c->envp, &sa) || c->lexpack_stat.st_mode == 0) run_lexpack(c);
   int mask = (int)sys_umask(0);
   sys_umask(mask);
 
   struct Buf req = {0}, version = {0};
-  put_version(&version, &self);
+  put_version(&version, &c->lexpack_stat);
   put_bytes(&req, "\0\0\0\0", 4);  // the frame's length
   unsigned char kind = kRequestCompile;
   put_bytes(&req, &kind, 1);
@@ -421,6 +440,13 @@ __attribute__((used, noreturn)) void lexpack_client_start(long* stack) {
   c.argc = (int)stack[0];
   c.argv = (char**)(stack + 1);
   c.envp = c.argv + c.argc + 1;
+  // The auxiliary vector follows the environment's terminating null.
+  char** e = c.envp;
+  while (*e) ++e;
+  c.execfn = 0;
+  for (unsigned long* aux = (unsigned long*)(e + 1); aux[0] != 0; aux += 2) {
+    if (aux[0] == kAtExecfn) c.execfn = (const char*)aux[1];
+  }
   sys_exit(run(&c));
 }
 

@@ -28,6 +28,7 @@ enum {
   kMapPrivate = 2,
   kMapAnonymous = 0x20,
   kEintr = 4,
+  kAtExecfn = 31,  // auxiliary vector: the path execve was given
 };
 
 #if defined(__x86_64__)
@@ -88,6 +89,9 @@ static inline long sys_umask(int mask) {
 }
 static inline long sys_geteuid(void) {
   return sys6(__NR_geteuid, 0, 0, 0, 0, 0, 0);
+}
+static inline long sys_unlink(const char* path) {
+  return sys6(__NR_unlinkat, AT_FDCWD, (long)path, 0, 0, 0, 0);
 }
 static inline long sys_rename(const char* from, const char* to) {
   return sys6(__NR_renameat2, AT_FDCWD, (long)from, AT_FDCWD, (long)to, 0, 0);

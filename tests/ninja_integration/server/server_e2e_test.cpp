@@ -416,6 +416,16 @@ TEST_F(LauncherTest, ClientWithoutServerIsLexpack) {
   base::ProcessResult r = sh(std::string(kClientBin) + " g++ -c bad.cpp -o bad.o");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("bad.cpp"), std::string::npos) << r.err;
+  // Reached through a symlink, it runs the lexpack beside the program itself,
+  // not whatever is beside the link.
+  ASSERT_EQ(sh("mkdir links && ln -s " + shell_quote(kClientBin) +
+               " links/lexpack-client && printf '#!/bin/sh\\nexit 42\\n' > links/lexpack && "
+               "chmod +x links/lexpack")
+                .exit_code,
+            0);
+  r = sh("./links/lexpack-client g++ -c m.cpp -o out.o", "LEXPACK_SERVER=1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
   // Alone, with no lexpack beside it, it says so.
   ASSERT_EQ(sh("mkdir alone && cp " + shell_quote(kClientBin) + " alone/").exit_code, 0);
   r = sh("./alone/lexpack-client g++ -c m.cpp -o out.o", "LEXPACK_SERVER=1");
