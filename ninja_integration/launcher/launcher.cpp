@@ -275,24 +275,17 @@ LaunchResult Launcher::run() {
 }
 
 bool Launcher::slow_path() {
-  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
-  if (!list.ok()) {
-    result_.error = "search list: " + list.message();
+  auto computed = compute_compile_key(store_.get(), !read_only_, files_.get(), identity_, cmd_,
+                                      cwd_, base_dir_, kernel_);
+  if (!computed.ok()) {
+    result_.error = computed.message();
     return false;
   }
-  list_ = list.value();
-  closure::CompilerPresenceEvaluator presence(read_only_ ? nullptr : store_.get(), identity_, cmd_,
-                                              cwd_, kernel_);
-  auto closure =
-      closure::compute_closure(files_.get(), cmd_, list_, identity_.kind, cwd_, &presence);
-  if (!closure.ok()) {
-    result_.error = "dependency scan: " + closure.message();
-    return false;
-  }
-  closure_ = std::move(closure.value());
+  list_ = std::move(computed->list);
+  closure_ = std::move(computed->closure);
   have_closure_ = true;
-  relocation_ = closure::decide_relocation(cmd_, cwd_, closure_, base_dir_);
-  key_ = closure::action_key(identity_, cmd_, cwd_, closure_, relocation_);
+  relocation_ = std::move(computed->relocation);
+  key_ = computed->key;
   uses_date_ = closure_.uses_date;
   if (explain_ && !base_dir_.empty()) {
     note(relocation_.relocated

@@ -36,6 +36,7 @@
 #include "ninja_integration/compiler/search_list.h"
 #include "ninja_integration/launcher/action_payload.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/compile_key.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/launcher.h"
 #include "ninja_integration/launcher/output_files.h"
