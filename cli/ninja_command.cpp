@@ -17,11 +17,14 @@
 #include "cache/config.h"
 #include "cache/remote/upload_queue.h"
 #include "cli/commands.h"
+#include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/prefetch.h"
 #include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/build_summary.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
 #include "ninja_integration/server/client.h"
+#include "ninja_integration/scan/compdb.h"
 
 namespace lexpack::cli {
 namespace {
@@ -64,6 +67,58 @@ std::string server_client(const std::string& self) {
   return ::access(client.c_str(), X_OK) == 0 ? client : std::string();
 }
 
+// Whether ninja reads a manifest other than build.ninja (-f), which the
+// compile database of the build directory would not describe.
+bool other_manifest(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a == "-f" || (a.starts_with("-f") && a.size() > 2)) return true;
+  }
+  return false;
+}
+
+// With a remote, the compiles whose object is not there yet (a fresh
+// checkout, a clean build) get their keys computed here, all at once, and
+// their entries fetched in batches before ninja starts, so that they are
+// local hits. Best effort: whatever fails is left to each compile.
+struct PrefetchSummary {
+  size_t compiles = 0, fetched = 0;
+  int64_t us = 0;
+  std::string note;
+};
+PrefetchSummary prefetch_build(const std::string& build_dir) {
+  PrefetchSummary s;
+  auto start = std::chrono::steady_clock::now();
+  auto entries = scan::compdb_from_ninja(build_dir);
+  if (!entries.ok()) return s;
+  std::vector<launcher::PrefetchCompile> compiles;
+  for (const scan::CompdbEntry& e : *entries) {
+    if (e.output.empty() || e.argv.empty()) continue;
+    if (!command::parse_compile_command(e.argv).uncacheable.empty()) continue;  // links too
+    std::string output = base::absolute_path(e.output, e.directory);
+    if (::access(output.c_str(), F_OK) == 0) continue;  // ninja may not run it
+    compiles.push_back({e.directory, e.argv});
+  }
+  if (compiles.empty()) return s;
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, {});
+  s.compiles = compiles.size();
+  s.fetched = r.fetched;
+  s.note = r.note;
+  s.us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+             .count();
+  return s;
+}
+
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string_view(v) == "0";
+}
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string_view(v) != "0";
+}
+
 int run_ninja_command(const std::vector<std::string>& args) {
   ninja::make_cache_dir_absolute();
   std::string self = ninja::self_executable();
@@ -96,6 +151,11 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (before) uploader = cache::remote::Uploader::start(config);
   std::string report = before ? ninja::start_launcher_report() : std::string();
   auto start = std::chrono::steady_clock::now();
+  std::optional<PrefetchSummary> prefetched;
+  if (before && !config.remote_storage.empty() && !other_manifest(args) &&
+      !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE")) {
+    prefetched = prefetch_build(build_dir);
+  }
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, server_client(self));
   std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   std::optional<ninja::Counters> counts;
@@ -118,6 +178,14 @@ int run_ninja_command(const std::vector<std::string>& args) {
               ? (" (" + std::to_string(up.drain_us / 1000) + " ms after the build)").c_str()
               : "");
     }
+  }
+  if (prefetched && prefetched->fetched > 0) {
+    std::fprintf(stderr, "lexpack: %zu of %zu compiles prefetched from the remote (%lld ms)\n",
+                 prefetched->fetched, prefetched->compiles,
+                 static_cast<long long>(prefetched->us / 1000));
+  }
+  if (prefetched && !prefetched->note.empty()) {
+    std::fprintf(stderr, "lexpack: warning: prefetch: %s\n", prefetched->note.c_str());
   }
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {

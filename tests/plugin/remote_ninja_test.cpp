@@ -12,6 +12,12 @@
 namespace lexpack::testing {
 namespace {
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; at += what.size()) ++n;
+  return n;
+}
+
 class RemoteNinja : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -34,14 +40,22 @@ class RemoteNinja : public ::testing::Test {
              " LEXPACK_REMOTE_STORAGE=" + shell_quote(remote) + "; " + command},
         true);
   }
-  // A fresh build directory, configured and built by `lexpack ninja`.
+  // A fresh build directory, configured and built by `lexpack ninja` (with
+  // `env`, "NAME=value ...", in its environment).
   base::ProcessResult build(const std::string& cache, const std::string& remote,
-                            const std::string& ninja_args = "") {
+                            const std::string& ninja_args = "", const std::string& env = "") {
     base::ProcessResult c = sh(cache, remote,
                                "rm -rf b && cmake -S src -B b -G Ninja "
                                "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
     EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
-    return sh(cache, remote, std::string(LEXPACK_BIN) + " ninja -C b " + ninja_args);
+    return sh(cache, remote,
+              (env.empty() ? "" : "export " + env + "; ") + std::string(LEXPACK_BIN) +
+                  " ninja -C b " + ninja_args);
+  }
+  void reset_redis_stats(const RedisServer& redis) {
+    base::ProcessResult r =
+        sh("cache-a", "", "redis-cli -p " + std::to_string(redis.port()) + " config resetstat");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   TestDir dir_;
 };
@@ -68,6 +82,7 @@ TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
   ASSERT_TRUE(redis.start());
   base::ProcessResult a = build("cache-a", redis.url());
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  reset_redis_stats(redis);  // machine A's build asked too (and missed)
   base::ProcessResult c = sh("cache-c", redis.url(),
                              "rm -rf b && cmake -S src -B b -G Ninja "
                              "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
@@ -84,6 +99,45 @@ TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
   base::ProcessResult b = sh("cache-c", "", std::string(LEXPACK_BIN) + " ninja -C b");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+}
+
+// A fresh machine running `lexpack ninja` alone: before ninja starts, the
+// keys of the compiles whose objects are missing are computed in one process
+// and their entries fetched in one batch; every compile is then a local hit
+// (its key is the one the launcher looks up) and asks the remote nothing.
+TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  reset_redis_stats(redis);  // machine A's build asked too (and missed)
+  base::ProcessResult b =
+      build("cache-b", redis.url(), "", "LEXPACK_LOGFILE=" + shell_quote(dir_.at("b.log")));
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 of 3 compiles prefetched from the remote"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  base::ProcessResult mgets =
+      sh("cache-b", "", "redis-cli -p " + std::to_string(redis.port()) + " info commandstats");
+  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=1,"), std::string::npos) << mgets.out;
+  std::string decisions = dir_.read("b.log");
+  EXPECT_EQ(count_of(decisions, ": hit ("), 3u) << decisions;
+  EXPECT_EQ(count_of(decisions, "remote redis"), 0u) << decisions;
+  EXPECT_EQ(count_of(decisions, ".cpp: miss"), 0u) << decisions;
+}
+
+// LEXPACK_PREFETCH=0: each compile asks the remote itself, and still hits.
+TEST_F(RemoteNinja, WithoutPrefetchEachCompileAsksTheRemote) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  base::ProcessResult b =
+      build("cache-b", redis.url(), "",
+            "LEXPACK_PREFETCH=0 LEXPACK_LOGFILE=" + shell_quote(dir_.at("b.log")));
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  EXPECT_EQ(b.err.find("prefetched"), std::string::npos) << b.err;
+  EXPECT_EQ(count_of(dir_.read("b.log"), "remote redis"), 3u) << dir_.read("b.log");
 }
 
 TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {

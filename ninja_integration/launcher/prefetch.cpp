@@ -1,0 +1,208 @@
+// The prefetch of a whole build: like the whole-build scan, one directory at
+// a time from inside it, worker threads with their own file states over one
+// shared file graph and one locked, batching store; then one batched fetch of
+// the entries the local store lacks.
+#include "ninja_integration/launcher/prefetch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/file_util.h"
+#include "cache/batching_store.h"
+#include "cache/config.h"
+#include "cache/locked_store.h"
+#include "cache/remote/local_copy.h"
+#include "cache/remote/remote_tier.h"
+#include "cache/store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/action_key.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/scan_file_cache.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/remote_identity.h"
+#include "ninja_integration/launcher/compile_key.h"
+
+namespace lexpack::launcher {
+namespace {
+
+struct Keyed {
+  std::optional<cache::Hash128> key;
+  std::string why_not;
+};
+
+// One compile's key, as Launcher::run finds it: from a valid closure memo,
+// else computed (and its memo stored, as the launcher would store it).
+Keyed key_of(cache::Store* store, closure::FileStates* files,
+             const compiler::CompilerIdentity& identity, const command::CompileCommand& cmd,
+             const std::string& cwd, const std::string& base_dir, const lexer::Kernel* kernel) {
+  Keyed out;
+  cache::Hash128 tu = closure::translation_unit_key(identity, cmd, cwd, base_dir);
+  if (std::optional<std::string> memo = store->get_memo("closure", tu.hex())) {
+    cache::Hash128 key;
+    bool uses_date = false;
+    std::string changed;
+    if (closure::check_encoded_closure_memo(*memo, &key, &uses_date, &changed) && changed.empty()) {
+      out.key = uses_date ? closure::dated_key(key) : key;
+      return out;
+    }
+  }
+  auto computed = compute_compile_key(store, true, files, identity, cmd, cwd, base_dir, kernel);
+  if (!computed.ok()) {
+    out.why_not = computed.message();
+    return out;
+  }
+  const closure::Closure& c = computed->closure;
+  if (c.uses_time) {
+    out.why_not = "uncacheable: __TIME__ or __TIMESTAMP__ in the closure";
+    return out;
+  }
+  if (!c.unsure.empty()) {
+    out.why_not = "uncacheable: " + c.unsure;
+    return out;
+  }
+  if (std::optional<std::string> memo =
+          closure::encode_closure_memo(c, computed->list, computed->key, files->shared(), cwd)) {
+    store->put_memo("closure", tu.hex(), *memo);
+  }
+  out.key = c.uses_date ? closure::dated_key(computed->key) : computed->key;
+  return out;
+}
+
+}  // namespace
+
+PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
+                                 const PrefetchOptions& options) {
+  PrefetchResult r;
+  r.keys.resize(compiles.size());
+  r.why_not.resize(compiles.size());
+  r.local.resize(compiles.size());
+  r.fetched_now.resize(compiles.size());
+  cache::Config config = cache::load_config("");
+  std::string error;
+  std::unique_ptr<cache::remote::RemoteTier> tier = cache::remote::RemoteTier::open(config, &error);
+  if (!error.empty()) r.note = error;
+  r.remote = tier != nullptr;
+  auto opened = cache::Store::open(cache::StoreOptions{});
+  if (!opened.ok()) {
+    r.note = "cache not writable: " + opened.message();
+    for (std::string& w : r.why_not) w = r.note;
+    return r;
+  }
+  std::unique_ptr<cache::Store> store = std::move(opened.value());
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  if (!kernel) {
+    for (std::string& w : r.why_not) w = "lexer: " + err;
+    return r;
+  }
+  {
+    cache::BatchingStore batching(store.get());
+    cache::LockedStore locked(&batching);
+    auto count = [&locked](std::string_view name, int64_t delta) {
+      locked.add_counter(name, delta);
+    };
+    closure::ScanFileCache graph;
+    std::map<std::string, std::vector<size_t>> by_dir;
+    for (size_t i = 0; i < compiles.size(); ++i) by_dir[compiles[i].directory].push_back(i);
+    int jobs =
+        options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    char old_cwd[4096];
+    bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+    for (const auto& [dir, group] : by_dir) {
+      if (::chdir(dir.c_str()) != 0) {
+        for (size_t i : group) r.why_not[i] = "cannot enter directory " + dir;
+        continue;
+      }
+      const std::string cwd = base::working_dir();  // as the launcher names it
+      // Each compiler's identity once, here (it may run the compiler, or ask
+      // the remote for another machine's answer).
+      std::vector<command::CompileCommand> cmds(group.size());
+      std::map<std::string, base::Result<compiler::CompilerIdentity>> identities;
+      for (size_t k = 0; k < group.size(); ++k) {
+        cmds[k] = command::parse_compile_command(compiles[group[k]].argv);
+        if (!cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
+        compiler::RemoteAnswers answers;
+        answers.tier = tier.get();
+        answers.count = count;
+        identities.emplace(
+            cmds[k].compiler,
+            compiler::compiler_identity(&locked, cmds[k].compiler, tier ? &answers : nullptr));
+      }
+      std::atomic<size_t> next{0};
+      auto work = [&, &group = group] {
+        closure::FileStates files(&locked, kernel);
+        files.share(&graph);
+        for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+          size_t i = group[k];
+          const command::CompileCommand& cmd = cmds[k];
+          if (!cmd.uncacheable.empty()) {
+            r.why_not[i] = "uncacheable: " + cmd.uncacheable;
+            continue;
+          }
+          base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
+          if (!id.ok()) {
+            r.why_not[i] = "compiler identity: " + id.message();
+            continue;
+          }
+          if (id->kind == compiler::CompilerKind::kUnknown) {
+            r.why_not[i] = "not gcc or clang";
+            continue;
+          }
+          Keyed keyed = key_of(&locked, &files, *id, cmd, cwd, config.base_dir, kernel);
+          r.keys[i] = keyed.key;
+          r.why_not[i] = std::move(keyed.why_not);
+        }
+      };
+      std::vector<std::thread> threads;
+      int n = std::min<int>(jobs, int(group.size()));
+      for (int t = 1; t < n; ++t) threads.emplace_back(work);
+      work();
+      for (std::thread& t : threads) t.join();
+    }
+    if (have_old_cwd && ::chdir(old_cwd) != 0) {
+      // Only later relative paths would be affected; the caller runs none.
+    }
+    // A failed write only costs the launcher its own walk.
+    locked.flush();
+  }
+  // The entries the local store lacks, each key once, in one batched fetch.
+  std::vector<cache::Hash128> missing;
+  std::set<std::string> asked;
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (!r.keys[i]) continue;
+    r.local[i] = store->get_action(*r.keys[i]).has_value();
+    if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
+  }
+  if (!options.fetch || !tier || missing.empty()) return r;
+  auto count = [&store](std::string_view name, int64_t delta) { store->add_counter(name, delta); };
+  std::string note;
+  std::vector<std::optional<cache::remote::RemoteEntry>> got =
+      tier->fetch_many(missing, count, &note);
+  std::set<std::string> stored;
+  for (size_t i = 0; i < missing.size() && i < got.size(); ++i) {
+    if (got[i] && cache::remote::store_entry(*store, missing[i], *got[i])) {
+      stored.insert(missing[i].hex());
+    }
+  }
+  store->flush();
+  r.fetched = stored.size();
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
+  }
+  if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
+      note.find("refused") != std::string::npos) {
+    r.note = note;
+  }
+  return r;
+}
+
+}  // namespace lexpack::launcher

@@ -1,0 +1,44 @@
+// Whole-build prefetch: the action keys of many compiles computed in one
+// process (one file graph shared by every TU, all cores), each TU's closure
+// memo left in the local store, and the entries missing locally fetched from
+// the remote in batches, so that the compiles that follow are local hits.
+// Best effort: a compile whose key cannot be computed is left to the launcher.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/hash.h"
+
+namespace lexpack::launcher {
+
+struct PrefetchCompile {
+  std::string directory;          // absolute: the compile's working directory
+  std::vector<std::string> argv;  // argv[0] is the compiler
+};
+
+struct PrefetchOptions {
+  int jobs = 0;       // <= 0: one per core
+  bool fetch = true;  // false: compute the keys and look locally, fetch nothing
+};
+
+struct PrefetchResult {
+  // Per compile, in the order given: its action key as the launcher will look
+  // it up (the date mixed in where the closure uses __DATE__), or nullopt.
+  std::vector<std::optional<cache::Hash128>> keys;
+  std::vector<std::string> why_not;  // per compile without a key: why
+  std::vector<bool> local;           // per compile: its entry was in the local store
+  std::vector<bool> fetched_now;     // per compile: its entry was fetched from the remote
+  size_t fetched = 0;                // entries fetched from the remote and stored
+  bool remote = false;               // a remote is configured
+  std::string note;                  // what went wrong with the store or the remote
+};
+
+// Never fails: what could not be done is a compile without a key, or a note.
+// Changes the working directory while it runs and restores it.
+PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
+                                 const PrefetchOptions& options);
+
+}  // namespace lexpack::launcher
