@@ -1,8 +1,10 @@
-// `lexpack warm -C <builddir>`: before a build, asks the launcher's explain
-// mode for every compile of the build (all cores) and reports how many would
-// hit the cache, so a CI job can see whether its restored cache fits. With a
-// remote configured, the entries missing locally are then fetched in batches
-// (one round trip per batch), so the build finds them in the local store.
+// `lexpack warm -C <builddir>`: before a build, tells how many compiles of
+// the build would hit the cache, so a CI job can see whether its restored
+// cache fits. The keys are computed in this process (one shared file graph,
+// all cores), and with a remote configured the entries missing locally are
+// fetched in batches (one round trip per batch), so the build finds them in
+// the local store. `-v` asks the launcher's explain mode instead, per compile,
+// for the reason of each miss.
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include "cache/store.h"
 #include "cli/commands.h"
 #include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/launcher/prefetch.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
 #include "ninja_integration/scan/compdb.h"
 
@@ -62,6 +65,34 @@ size_t prefetch(const std::vector<cache::Hash128>& keys) {
   return stored;
 }
 
+// The counts from keys computed in this process: a compile whose entry is in
+// the local store would hit, one with a key would miss, one without is not
+// cacheable.
+int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry*>& entries) {
+  std::vector<launcher::PrefetchCompile> compiles;
+  compiles.reserve(entries.size());
+  for (const scan::CompdbEntry* e : entries) compiles.push_back({e->directory, e->argv});
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, {a.jobs, a.fetch});
+  size_t hits = 0, misses = 0, other = 0;
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (!r.keys[i]) {
+      ++other;
+    } else if (r.local[i]) {
+      ++hits;
+    } else {
+      ++misses;
+    }
+  }
+  if (!r.note.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", r.note.c_str());
+  std::string fetched;
+  if (r.fetched > 0)
+    fetched = "; " + std::to_string(r.fetched) + " of them fetched from the remote";
+  std::fprintf(stderr,
+               "lexpack: warm: %zu compiles, %zu would hit, %zu would miss, %zu uncacheable%s\n",
+               compiles.size(), hits, misses, other, fetched.c_str());
+  return 0;
+}
+
 int run_warm(const WarmArgs& a) {
   ninja::make_cache_dir_absolute();
   auto entries = scan::compdb_from_ninja(a.build_dir);
@@ -73,6 +104,7 @@ int run_warm(const WarmArgs& a) {
   for (const scan::CompdbEntry& e : *entries) {
     if (command::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
   }
+  if (!a.verbose) return warm_in_process(a, compiles);
   std::string self = ninja::self_executable();
   std::atomic<size_t> next{0}, hits{0}, misses{0}, other{0};
   std::mutex print_mu;
@@ -135,7 +167,9 @@ void add_warm_command(CLI::App& app, int* exit_code) {
       app.add_subcommand("warm", "Tell how many compiles of a build would hit, before building");
   sub->add_option("-C", args->build_dir, "Build directory (ninja)")->required();
   sub->add_option("-j,--jobs", args->jobs, "Parallel questions (default: one per core)");
-  sub->add_flag("-v,--verbose", args->verbose, "One line per compile");
+  sub->add_flag("-v,--verbose", args->verbose,
+                "One line per compile, with the reason of each miss (runs the launcher's explain "
+                "per compile)");
   sub->add_flag("!--no-fetch", args->fetch,
                 "Do not fetch the missing entries from the remote (remote_storage)");
   sub->callback([args, exit_code] { *exit_code = run_warm(*args); });
