@@ -100,7 +100,9 @@ PrefetchSummary prefetch_build(const std::string& build_dir) {
     compiles.push_back({e.directory, e.argv});
   }
   if (compiles.empty()) return s;
-  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, {});
+  launcher::PrefetchOptions options;
+  options.stop_when_remote_lacks = true;  // machine A: the compiles will store them
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   s.compiles = compiles.size();
   s.fetched = r.fetched;
   s.note = r.note;

@@ -104,19 +104,18 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     for (std::string& w : r.why_not) w = "lexer: " + err;
     return r;
   }
-  {
-    cache::BatchingStore batching(store.get());
-    cache::LockedStore locked(&batching);
-    auto count = [&locked](std::string_view name, int64_t delta) {
-      locked.add_counter(name, delta);
-    };
-    closure::ScanFileCache graph;
+  cache::BatchingStore batching(store.get());
+  cache::LockedStore locked(&batching);
+  auto count = [&locked](std::string_view name, int64_t delta) { locked.add_counter(name, delta); };
+  closure::ScanFileCache graph;
+  const int jobs =
+      options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  char old_cwd[4096];
+  const bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+  // The keys of the compiles `chunk` names (indices into `compiles`).
+  auto compute_keys = [&](const std::vector<size_t>& chunk) {
     std::map<std::string, std::vector<size_t>> by_dir;
-    for (size_t i = 0; i < compiles.size(); ++i) by_dir[compiles[i].directory].push_back(i);
-    int jobs =
-        options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-    char old_cwd[4096];
-    bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+    for (size_t i : chunk) by_dir[compiles[i].directory].push_back(i);
     for (const auto& [dir, group] : by_dir) {
       if (::chdir(dir.c_str()) != 0) {
         for (size_t i : group) r.why_not[i] = "cannot enter directory " + dir;
@@ -171,37 +170,61 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     if (have_old_cwd && ::chdir(old_cwd) != 0) {
       // Only later relative paths would be affected; the caller runs none.
     }
-    // A failed write only costs the launcher its own walk.
-    locked.flush();
-  }
-  // The entries the local store lacks, each key once, in one batched fetch.
-  std::vector<cache::Hash128> missing;
+  };
+  // The entries of `chunk` the local store lacks, each key once, in one
+  // batched fetch; how many keys were asked and how many the remote had.
   std::set<std::string> asked;
-  for (size_t i = 0; i < compiles.size(); ++i) {
-    if (!r.keys[i]) continue;
-    r.local[i] = store->get_action(*r.keys[i]).has_value();
-    if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
-  }
-  if (!options.fetch || !tier || missing.empty()) return r;
-  auto count = [&store](std::string_view name, int64_t delta) { store->add_counter(name, delta); };
-  std::string note;
-  std::vector<std::optional<cache::remote::RemoteEntry>> got =
-      tier->fetch_many(missing, count, &note);
-  std::set<std::string> stored;
-  for (size_t i = 0; i < missing.size() && i < got.size(); ++i) {
-    if (got[i] && cache::remote::store_entry(*store, missing[i], *got[i])) {
-      stored.insert(missing[i].hex());
+  auto fetch = [&](const std::vector<size_t>& chunk, size_t* hits) {
+    std::vector<cache::Hash128> missing;
+    for (size_t i : chunk) {
+      if (!r.keys[i]) continue;
+      r.local[i] = locked.get_action(*r.keys[i]).has_value();
+      if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
+    }
+    *hits = 0;
+    if (!options.fetch || !tier || missing.empty()) return missing.size();
+    // Entries go to the store itself, each record after its blobs (the
+    // batching store holds blobs back): what the keys left is written first.
+    locked.flush();
+    std::string note;
+    std::vector<std::optional<cache::remote::RemoteEntry>> got =
+        tier->fetch_many(missing, count, &note);
+    std::set<std::string> stored;
+    for (size_t i = 0; i < missing.size() && i < got.size(); ++i) {
+      if (got[i]) ++*hits;
+      if (got[i] && cache::remote::store_entry(*store, missing[i], *got[i])) {
+        stored.insert(missing[i].hex());
+      }
+    }
+    r.fetched += stored.size();
+    for (size_t i : chunk) {
+      if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
+    }
+    if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
+        note.find("refused") != std::string::npos) {
+      r.note = note;
+    }
+    return missing.size();
+  };
+  const size_t step = std::max<size_t>(1, options.chunk);
+  for (size_t begin = 0; begin < compiles.size(); begin += step) {
+    std::vector<size_t> chunk;
+    for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
+    compute_keys(chunk);
+    size_t hits = 0;
+    size_t asked_now = fetch(chunk, &hits);
+    // A remote without any of a whole chunk's entries (machine A, the first
+    // build of a change) will not have the rest either: the compiles go on
+    // without their keys computed ahead (each asks the remote itself).
+    if (options.stop_when_remote_lacks && hits == 0 && asked_now >= options.cold_chunk) {
+      for (size_t i = begin + step; i < compiles.size(); ++i) {
+        r.why_not[i] = "not prefetched: the remote had none of the first entries";
+      }
+      break;
     }
   }
-  store->flush();
-  r.fetched = stored.size();
-  for (size_t i = 0; i < compiles.size(); ++i) {
-    if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
-  }
-  if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
-      note.find("refused") != std::string::npos) {
-    r.note = note;
-  }
+  // A failed write only costs the launcher its own walk.
+  locked.flush();
   return r;
 }
 

@@ -22,6 +22,11 @@ struct PrefetchCompile {
 struct PrefetchOptions {
   int jobs = 0;       // <= 0: one per core
   bool fetch = true;  // false: compute the keys and look locally, fetch nothing
+  // Stop after a batch of compiles of which the remote had none (a build
+  // whose entries are not there yet): the rest are left without a key.
+  bool stop_when_remote_lacks = false;
+  size_t chunk = 256;      // compiles keyed, then fetched, together
+  size_t cold_chunk = 32;  // a chunk that asked this many keys and got none stops it
 };
 
 struct PrefetchResult {

@@ -125,6 +125,26 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   EXPECT_EQ(count_of(decisions, ".cpp: miss"), 0u) << decisions;
 }
 
+// A compile whose key cannot be computed ahead (here: __TIME__, never
+// cached) is left to the launcher, which compiles it; the others are still
+// prefetched and the build succeeds.
+TEST_F(RemoteNinja, ACompileWithoutAKeyIsLeftToTheLauncher) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.22)\n"
+             "project(rn CXX)\n"
+             "add_library(parts STATIC t0.cpp t1.cpp t2.cpp now.cpp)\n");
+  dir_.write("src/now.cpp", "const char* built_at() { return __TIME__; }\n");
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  base::ProcessResult b = build("cache-b", redis.url());
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 of 4 compiles prefetched from the remote"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("4 compiles, 3 hits, 0 misses, 1 uncacheable"), std::string::npos) << b.err;
+  EXPECT_EQ(sh("cache-b", "", "test -s b/CMakeFiles/parts.dir/now.cpp.o").exit_code, 0);
+}
+
 // LEXPACK_PREFETCH=0: each compile asks the remote itself, and still hits.
 TEST_F(RemoteNinja, WithoutPrefetchEachCompileAsksTheRemote) {
   RedisServer redis;
