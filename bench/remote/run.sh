@@ -106,13 +106,15 @@ configure() {
 # Seconds of one build, run with the environment given before the command.
 timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t0" | bc -l; }
 
-lexpack_build() {  # SRC CACHE REMOTE [warm]
+lexpack_build() {  # SRC CACHE REMOTE [warm|noprefetch]
   configure "$1" "$1/build"
   local t0; t0=$(now)
+  local prefetch=1; [ "${4:-}" = noprefetch ] && prefetch=0
   if [ "${4:-}" = warm ]; then
     LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" "$LEXPACK" warm -C "$1/build" >/dev/null 2>&1
   fi
-  LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" "$LEXPACK" ninja -C "$1/build" >"$WORK/last.log" 2>&1
+  LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" LEXPACK_PREFETCH=$prefetch \
+    "$LEXPACK" ninja -C "$1/build" >"$WORK/last.log" 2>&1
   echo "$(now) - $t0" | bc -l
 }
 ccache_build() {  # SRC CACHE REMOTE
@@ -128,27 +130,30 @@ declare -A T
 for run in $(seq "$RUNS"); do
   for kind in redis http; do
     url=$REDIS_URL; [ $kind = http ] && url=$HTTP_URL
-    for tool in lexpack ccache lexpack_warm; do
-      flush_remotes
-      rm -rf "$WORK/ca" "$WORK/cb"
-      if [ $tool = ccache ]; then
-        a=$(ccache_build "$A_SRC" "$WORK/ca" "$url")
-        before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true
-        b=$(ccache_build "$B_SRC" "$WORK/cb" "$url")
-      else
-        a=$(lexpack_build "$A_SRC" "$WORK/ca" "$url")
-        before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true
-        b=$(lexpack_build "$B_SRC" "$WORK/cb" "$url" "$([ $tool = lexpack_warm ] && echo warm)")
-      fi
-      after_r=$(redis_counts)
+    # B measures: before_counts, then a build, then counts NAME A B.
+    before_counts() { before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true; }
+    counts() {
+      local after_r req bytes; after_r=$(redis_counts)
       if [ $kind = redis ]; then
         req=$(( $(echo "$after_r" | cut -d' ' -f1) - $(echo "$before_r" | cut -d' ' -f1) ))
         bytes=$(( $(echo "$after_r" | cut -d' ' -f2) - $(echo "$before_r" | cut -d' ' -f2) ))
       else
         req=$(nginx_counts | cut -d' ' -f1); bytes=$(nginx_counts | cut -d' ' -f2)
       fi
-      T[$kind.$tool.a]+="$a "; T[$kind.$tool.b]+="$b "
-      T[$kind.$tool.req]+="$req "; T[$kind.$tool.bytes]+="$bytes "
+      T[$kind.$1.a]+="$2 "; T[$kind.$1.b]+="$3 "
+      T[$kind.$1.req]+="$req "; T[$kind.$1.bytes]+="$bytes "
+    }
+    flush_remotes
+    rm -rf "$WORK/ca" "$WORK/cb"
+    a=$(ccache_build "$A_SRC" "$WORK/ca" "$url")
+    before_counts; b=$(ccache_build "$B_SRC" "$WORK/cb" "$url"); counts ccache "$a" "$b"
+    # One A for lexpack's three ways of building B, each from an empty cache.
+    flush_remotes
+    rm -rf "$WORK/ca"
+    a=$(lexpack_build "$A_SRC" "$WORK/ca" "$url")
+    for tool in lexpack lexpack_warm lexpack_noprefetch; do
+      rm -rf "$WORK/cb"
+      before_counts; b=$(lexpack_build "$B_SRC" "$WORK/cb" "$url" "${tool#lexpack_}"); counts $tool "$a" "$b"
     done
   done
   # A cold build (empty local cache) with and without a remote.
@@ -167,16 +172,19 @@ for run in $(seq "$RUNS"); do
 done
 
 med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }
-printf "\n%-6s %-22s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
+printf "\n%-6s %-28s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
 for kind in redis http; do
-  for tool in ccache lexpack lexpack_warm; do
-    name=$tool; [ $tool = lexpack_warm ] && name="lexpack (warm, then ninja)"
-    printf "%-6s %-22s %9.2f %9.2f %12.1f %14.0f\n" $kind "$name" "$(med $kind.$tool.a)" "$(med $kind.$tool.b)" \
+  for tool in ccache lexpack lexpack_warm lexpack_noprefetch; do
+    name=$tool; [ $tool = lexpack ] && name="lexpack ninja"
+    [ $tool = lexpack_warm ] && name="lexpack (warm, then ninja)"
+    [ $tool = lexpack_noprefetch ] && name="lexpack ninja (no prefetch)"
+    printf "%-6s %-28s %9.2f %9.2f %12.1f %14.0f\n" $kind "$name" "$(med $kind.$tool.a)" "$(med $kind.$tool.b)" \
       "$(echo "$(med $kind.$tool.req) / $TUS" | bc -l)" "$(echo "$(med $kind.$tool.bytes) / $TUS" | bc -l)"
   done
-  printf "%-6s B: ccache / lexpack = %.2fx (with warm: %.2fx)   target >= 3x\n" $kind \
+  printf "%-6s B: ccache / lexpack = %.2fx (with warm: %.2fx, without prefetch: %.2fx)   target >= 3x\n" $kind \
     "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack.b)" | bc -l)" \
-    "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_warm.b)" | bc -l)"
+    "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_warm.b)" | bc -l)" \
+    "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_noprefetch.b)" | bc -l)"
 done
 none=$(med cold.none)
 printf "\ncold lexpack build, empty local cache: no remote %.2f s\n" "$none"
