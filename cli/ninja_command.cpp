@@ -147,17 +147,20 @@ int run_ninja_command(const std::vector<std::string>& args) {
       ::setenv(ninja::kBuildCountsEnv, counts_file.c_str(), 1);
     }
   }
-  // Compiles stored in this build are uploaded by one thread of this process
-  // while ninja runs, not by each compile (the build never waits on a PUT).
-  std::unique_ptr<cache::remote::Uploader> uploader;
-  if (before) uploader = cache::remote::Uploader::start(config);
-  std::string report = before ? ninja::start_launcher_report() : std::string();
+  // The prefetch opens and closes its own store before the uploader opens
+  // one: an index must not be open twice in one process at once (closing one
+  // would drop the process's lock on it under the other).
   auto start = std::chrono::steady_clock::now();
   std::optional<PrefetchSummary> prefetched;
   if (before && !config.remote_storage.empty() && !other_manifest(args) &&
       !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE")) {
     prefetched = prefetch_build(build_dir);
   }
+  // Compiles stored in this build are uploaded by one thread of this process
+  // while ninja runs, not by each compile (the build never waits on a PUT).
+  std::unique_ptr<cache::remote::Uploader> uploader;
+  if (before) uploader = cache::remote::Uploader::start(config);
+  std::string report = before ? ninja::start_launcher_report() : std::string();
   ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, server_client(self));
   std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   std::optional<ninja::Counters> counts;
