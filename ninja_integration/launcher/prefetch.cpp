@@ -93,8 +93,9 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
   r.remote = tier != nullptr;
   auto opened = cache::Store::open(cache::StoreOptions{});
   if (!opened.ok()) {
-    r.note = "cache not writable: " + opened.message();
-    for (std::string& w : r.why_not) w = r.note;
+    // A read-only cache takes nothing from the remote, here as in the
+    // launcher: not worth a warning on every build.
+    for (std::string& w : r.why_not) w = "cache not writable: " + opened.message();
     return r;
   }
   std::unique_ptr<cache::Store> store = std::move(opened.value());

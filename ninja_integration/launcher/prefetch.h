@@ -38,7 +38,7 @@ struct PrefetchResult {
   std::vector<bool> fetched_now;     // per compile: its entry was fetched from the remote
   size_t fetched = 0;                // entries fetched from the remote and stored
   bool remote = false;               // a remote is configured
-  std::string note;                  // what went wrong with the store or the remote
+  std::string note;                  // what went wrong with the remote
 };
 
 // Never fails: what could not be done is a compile without a key, or a note.
