@@ -62,10 +62,19 @@ class Prefetch : public LauncherTest {
     ASSERT_EQ(sh("mkdir -p build").exit_code, 0);
   }
   std::vector<std::string> argv(const std::string& tu) const {
-    return {"g++",     "-O2",       "-I" + root_ + "/inc",
-            "-MD",     "-MT",       tu + ".o",
-            "-MF",     tu + ".o.d", "-o",
-            tu + ".o", "-c",        root_ + "/src/" + tu + ".cpp"};
+    return {"g++",
+            "-O2",
+            "-g",
+            "-I" + root_ + "/inc",
+            "-MD",
+            "-MT",
+            tu + ".o",
+            "-MF",
+            tu + ".o.d",
+            "-o",
+            tu + ".o",
+            "-c",
+            root_ + "/src/" + tu + ".cpp"};
   }
   std::vector<launcher::PrefetchCompile> compiles() const {
     std::vector<launcher::PrefetchCompile> out;
