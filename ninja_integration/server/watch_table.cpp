@@ -107,16 +107,20 @@ bool WatchTable::watch_path(const std::string& path) {
     }
     std::string child = join(dir, name);
     auto found = pass_.find(child);
+    int wd = -1;
     if (found == pass_.end()) {
-      if (auto k = known_.find(child); k != known_.end()) {
-        depend(k->second.dir_wd, name);
+      wd = watch(dir, true);
+      if (wd < 0) return false;
+      // Kept only while `dir` is still the directory the lookup was made in:
+      // a directory swapped further up makes the same path name another one,
+      // whose watch differs, and no event reaches the kept lookup's own.
+      if (auto k = known_.find(child); k != known_.end() && k->second.dir_wd == wd) {
+        depend(wd, name);
         if (k->second.file_wd >= 0) depend(k->second.file_wd, "");
         found = pass_.emplace(child, k->second.lookup).first;
       }
     }
     if (found == pass_.end()) {
-      int wd = watch(dir, true);
-      if (wd < 0) return false;
       depend(wd, name);
       Lookup l;
       int fwd = -1;

@@ -84,9 +84,10 @@ class WatchTable {
   std::unordered_map<std::string, Lookup> pass_;
   // Lookups of earlier passes, kept until an event is read for the directory
   // they were made in or the file they found (both watched before the
-  // lookup): the closures of a build share most of their headers, and a
-  // later pass only registers its dependencies on them. A file with several
-  // links is never kept (its signature is taken on every pass).
+  // lookup), and used only while their path still leads to that directory:
+  // the closures of a build share most of their headers, and a later pass
+  // only registers its dependencies on them. A file with several links is
+  // never kept (its signature is taken on every pass).
   struct Known {
     Lookup lookup;
     int dir_wd = -1;

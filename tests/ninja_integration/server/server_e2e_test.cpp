@@ -145,6 +145,10 @@ TEST_P(ServerTest, IncludeDirectoryRenamedAndReplaced) {
   warm("-Ip/inc -c n.cpp");
   ASSERT_EQ(sh("mv p p_old && mv q p").exit_code, 0);
   changed("-Ip/inc -c n.cpp");
+  // Trusted again under the swapped-in directories, then edited in place.
+  warm("-Ip/inc -c n.cpp");
+  dir_.write("p/inc/b.h", "#define B 3\n");
+  changed("-Ip/inc -c n.cpp");
 }
 
 TEST_P(ServerTest, SymlinkedIncludeDirectoryRetargeted) {

@@ -88,6 +88,20 @@ TEST_F(WatchTableTest, KeptLookupIsForgottenWhenItsDirectoryChanges) {
   EXPECT_EQ(fired(), std::set<uint32_t>{2});
 }
 
+// A directory two levels up swapped for another: the same path now leads to
+// other directories, and a lookup kept from before must not stand in for
+// theirs (the header below would go unwatched).
+TEST_F(WatchTableTest, KeptLookupBelowASwappedDirectoryIsNotUsed) {
+  dir_.write("p/inc/b.h", "1");
+  dir_.write("q/inc/b.h", "2");
+  trust(1, {"p/inc/b.h"});
+  sh("mv p p_old && mv q p");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+  trust(2, {"p/inc/b.h"});
+  dir_.write("p/inc/b.h", "3");  // in place, in the directory swapped in
+  EXPECT_EQ(fired(), std::set<uint32_t>{2});
+}
+
 TEST_F(WatchTableTest, ChangeBeforeAPassReadAfterItStillReports) {
   dir_.write("inc/.keep", "");
   trust(1, {"inc/x.h"});
