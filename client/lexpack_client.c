@@ -252,7 +252,9 @@ static void put_version(struct Buf* b, const struct stat* st) {
   put_str0(b, ":");
   put_decimal(b, st->st_size);
   put_str0(b, ":");
-  put_decimal(b, st->st_mtime);
+  long seconds = (long)st->st_mtime;  // signed, as std::to_string prints it
+  if (seconds < 0) put_str0(b, "-");
+  put_decimal(b, seconds < 0 ? 0ul - (unsigned long)seconds : (unsigned long)seconds);
   put_str0(b, ".");
   put_decimal(b, st->st_mtime_nsec);
 }
@@ -372,9 +374,10 @@ static int take_hit(struct Client* c, int fd, const char* reply, size_t n, int* 
     to[len] = '\0';
     // The old output goes first: ext4 writes a file's data out at once when
     // it is renamed over another (its guard against empty files after a
-    // crash), which cost a third of a hit's CPU here. The final path never
-    // holds a partial file either way. The server removes what is left when
-    // no acknowledgement comes.
+    // power loss, which a compiler writing its output does not have either),
+    // and that cost a third of a hit's CPU here. While the system runs, the
+    // final path never holds a partial file. The server removes what is left
+    // when no acknowledgement comes.
     sys_unlink(to);
     if (sys_rename(from, to) != 0) return 0;
   }
