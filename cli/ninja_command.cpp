@@ -23,8 +23,8 @@
 #include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/build_summary.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
-#include "ninja_integration/server/client.h"
 #include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
