@@ -23,6 +23,8 @@ int finish(const std::vector<std::string>& argv, bool explain, bool exec, int ex
            const std::string& explanation);
 
 int run_launcher(const std::vector<std::string>& argv, bool explain) {
+  // Taken out first: the compiler, the keys and any server never see it.
+  const bool declined = server::take_declined_mark();
   if (argv.empty()) {
     std::fprintf(stderr, "lexpack: error: no compiler given\n");
     return 2;
@@ -33,7 +35,7 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   }
   // The server first: it answers a hit without this process opening anything.
   std::optional<launcher::LaunchResult> served;
-  if (!explain && server::server_enabled()) served = server::try_server(argv, true);
+  if (!explain && !declined && server::server_enabled()) served = server::try_server(argv, true);
   launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
   return finish(argv, explain, r.exec_compiler, r.exit_code, r.out, r.err, r.error, r.explanation);
 }

@@ -200,12 +200,28 @@ struct Client {
   const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
+  int declined;  // the server answered "miss": lexpack need not ask it again
 };
 
 // Becomes `lexpack` with the same arguments and environment.
 __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   c->argv[0] = c->lexpack;
-  long err = sys_execve(c->lexpack, c->argv, c->envp);
+  char** envp = c->envp;
+  if (c->declined) {
+    // LEXPACK_SERVER_DECLINED: lexpack takes it out of its environment
+    // before anything else, and does not ask the server the same question.
+    static char kMark[] = "LEXPACK_SERVER_DECLINED=1";
+    size_t n = 0;
+    while (c->envp[n]) ++n;
+    char** with = sys_mmap_anonymous((n + 2) * sizeof *with);
+    if (with) {
+      for (size_t i = 0; i < n; ++i) with[i] = c->envp[i];
+      with[n] = kMark;
+      with[n + 1] = 0;
+      envp = with;
+    }
+  }
+  long err = sys_execve(c->lexpack, c->argv, envp);
   struct Buf msg = {0};
   put_str0(&msg, "lexpack-client: cannot run ");
   put_str0(&msg, c->lexpack);
@@ -339,7 +355,7 @@ static void note_build_counts(char** envp, const char* saved_us, size_t saved_le
   sys_close(fd);
 }
 
-enum { kRequestCompile = 1, kReplyHit = 1 };
+enum { kRequestCompile = 1, kReplyHit = 1, kReplyMiss = 2 };
 
 // A hit's outputs renamed into place and its results replayed, or 0 when
 // this was not a hit (nothing was renamed then, or `lexpack` writes every
@@ -433,13 +449,17 @@ static int run(struct Client* c) {
   int exit_code = 0;
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);
-  if (!hit) run_lexpack(c);
+  if (!hit) {
+    c->declined = reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
+    run_lexpack(c);
+  }
   return exit_code;
 }
 
 // The process entry: the kernel's initial stack holds argc, argv, 0, envp, 0.
 __attribute__((used, noreturn)) void lexpack_client_start(long* stack) {
   struct Client c;
+  c.declined = 0;
   c.argc = (int)stack[0];
   c.argv = (char**)(stack + 1);
   c.envp = c.argv + c.argc + 1;

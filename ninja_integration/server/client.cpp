@@ -86,6 +86,13 @@ bool server_enabled() {
   return set("LEXPACK_SERVER") && !set("LEXPACK_DISABLE");
 }
 
+bool take_declined_mark() {
+  const char* v = std::getenv("LEXPACK_SERVER_DECLINED");
+  bool declined = v && *v && std::string_view(v) != "0";
+  ::unsetenv("LEXPACK_SERVER_DECLINED");
+  return declined;
+}
+
 std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {
   Request req;
   req.kind = RequestKind::kCompile;

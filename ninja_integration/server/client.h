@@ -15,6 +15,11 @@ namespace lexpack::server {
 // True when LEXPACK_SERVER asks for the server (set, and not "0").
 bool server_enabled();
 
+// True when lexpack-client already asked the server about this compile and
+// was told "miss" (LEXPACK_SERVER_DECLINED, which this takes out of the
+// environment, so that neither the compiler nor a server sees it).
+bool take_declined_mark();
+
 // A hit served by the server (outputs already in place), or nullopt. With
 // `start`, a missing or incompatible server is started in the background.
 std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start);

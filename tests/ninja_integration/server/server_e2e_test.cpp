@@ -350,6 +350,25 @@ TEST_P(ServerTest, EachNinjaBuildsOwnVariablesKeepTheEntries) {
 // `lexpack ninja` with the server on starts lexpack-client for each compile
 // (a hit then costs no start of lexpack itself); the build's summary counts
 // the hits the client took.
+// A compile the server declines is asked about once: lexpack-client tells
+// the lexpack it becomes, and that mark reaches neither the compiler nor
+// the key.
+TEST_P(ServerTest, ADeclinedCompileAsksTheServerOnce) {
+  dir_.write("m.cpp", "int v() { return 1; }\n");
+  dir_.write("cc.sh", "#!/bin/sh\nenv > env.txt\nexec " + cxx() + " \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x cc.sh").exit_code, 0);
+  ASSERT_EQ(sh(program() + " ./cc.sh -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+  std::string log = dir_.read("log.txt");
+  size_t declined = 0;
+  for (size_t at = log.find("server declined"); at != std::string::npos;
+       at = log.find("server declined", at + 1)) {
+    ++declined;
+  }
+  EXPECT_EQ(declined, 1u) << log;
+  EXPECT_EQ(dir_.read("env.txt").find("LEXPACK_SERVER_DECLINED"), std::string::npos);
+  EXPECT_NE(dir_.read("env.txt").find("LEXPACK_SERVER=1"), std::string::npos);
+}
+
 class ClientNinjaTest : public ServerTest {};
 
 TEST_P(ClientNinjaTest, LexpackNinjaStartsTheClient) {
