@@ -286,18 +286,24 @@ static const char* working_dir(char** envp, char* buf) {
   return sys_getcwd(buf, kPathMax) > 0 ? buf : 0;
 }
 
+// get_env(), with an empty value taken as unset (cache/config.cpp's env()).
+static const char* get_set_env(char** envp, const char* name) {
+  const char* v = get_env(envp, name);
+  return v && *v ? v : 0;
+}
+
 // server_dir(default_cache_dir()) + "/sock" in sa, when the socket lives in
 // the cache directory (the other places are left to `lexpack`), and only in
 // a directory that is this user's alone.
 static int socket_address(char** envp, struct sockaddr_un* sa) {
   struct Buf path = {0};
-  const char* dir = get_env(envp, "LEXPACK_DIR");
+  const char* dir = get_set_env(envp, "LEXPACK_DIR");
   if (dir) {
     put_str0(&path, dir);
-  } else if ((dir = get_env(envp, "XDG_CACHE_HOME"))) {
+  } else if ((dir = get_set_env(envp, "XDG_CACHE_HOME"))) {
     put_str0(&path, dir);
     put_str0(&path, "/lexpack");
-  } else if ((dir = get_env(envp, "HOME"))) {
+  } else if ((dir = get_set_env(envp, "HOME"))) {
     put_str0(&path, dir);
     put_str0(&path, "/.cache/lexpack");
   } else {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -422,6 +423,35 @@ INSTANTIATE_TEST_SUITE_P(Ways, ServerTest,
                                std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
                            return name + (info.param.client ? "_client" : "");
                          });
+
+// The client finds the server of the cache directory lexpack would use, an
+// empty variable counting as unset (as in lexpack's configuration), and takes
+// the hit itself: lexpack is not started.
+TEST_F(LauncherTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
+  if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
+  if (sh("command -v strace >/dev/null").exit_code != 0) GTEST_SKIP() << "needs strace";
+  const std::string env = "LEXPACK_SERVER=1 LEXPACK_DIR= XDG_CACHE_HOME= HOME=" + dir_.at("home");
+  dir_.write("home/.keep", "");
+  dir_.write("m.cpp", "int v() { return 5; }\n");
+  ASSERT_EQ(sh(std::string(LEXPACK_BIN) + " server --start", env).exit_code, 0);
+  std::shared_ptr<void> stop(nullptr,
+                             [&](void*) { sh(std::string(LEXPACK_BIN) + " server --stop", env); });
+  sleep(2);  // settled signatures: the memo is kept
+  bool served = false;
+  for (int i = 0; i < 12 && !served; ++i) {
+    ASSERT_EQ(sh(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", env).exit_code, 0);
+    served = last_decision() == "hit (server)";
+    if (!served) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  base::ProcessResult r = sh("strace -f -qq -e trace=execve -o trace.txt " +
+                                 std::string(kClientBin) + " g++ -c m.cpp -o m.o",
+                             env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(last_decision(), "hit (server)");
+  std::string trace = dir_.read("trace.txt");
+  EXPECT_EQ(trace.find("/lexpack\""), std::string::npos) << trace;
+}
 
 // Without the server, or with nothing to talk to, lexpack-client is lexpack.
 TEST_F(LauncherTest, ClientWithoutServerIsLexpack) {
