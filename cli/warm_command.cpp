@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/process.h"
+#include "base/run_on_threads.h"
 #include "cache/config.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
@@ -144,10 +145,7 @@ int run_warm(const WarmArgs& a) {
     }
   };
   unsigned n = a.jobs > 0 ? unsigned(a.jobs) : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  base::run_on_threads(int(n), work);
   std::string fetched;
   if (a.fetch && !missing.empty()) {
     size_t n = prefetch(missing);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "base/run_on_threads.h"
 #include "cache/batching_store.h"
 #include "cache/config.h"
 #include "cache/locked_store.h"
@@ -162,11 +163,7 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
           r.why_not[i] = std::move(keyed.why_not);
         }
       };
-      std::vector<std::thread> threads;
-      int n = std::min<int>(jobs, int(group.size()));
-      for (int t = 1; t < n; ++t) threads.emplace_back(work);
-      work();
-      for (std::thread& t : threads) t.join();
+      base::run_on_threads(std::min<int>(jobs, int(group.size())), work);
     }
     if (have_old_cwd && ::chdir(old_cwd) != 0) {
       // Only later relative paths would be affected; the caller runs none.

@@ -19,6 +19,7 @@
 
 #include "base/file_util.h"
 #include "base/json_string.h"
+#include "base/run_on_threads.h"
 #include "base/view_map.h"
 #include "cache/batching_store.h"
 #include "cache/locked_store.h"
@@ -482,11 +483,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       std::lock_guard lock(merge_mu);
       all_sizes.merge(sizes);
     };
-    std::vector<std::thread> threads;
-    int n = std::min<int>(jobs, int(group.size()));
-    for (int t = 1; t < n; ++t) threads.emplace_back(work);
-    work();
-    for (std::thread& t : threads) t.join();
+    base::run_on_threads(std::min<int>(jobs, int(group.size())), work);
   }
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.
