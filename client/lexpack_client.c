@@ -419,9 +419,10 @@ static int run(struct Client* c) {
     return 127;
   }
   if (c->argc < 2) run_lexpack(c);
-  // LEXPACK_SERVER asks for the server; LEXPACK_DISABLE means lexpack
+  // LEXPACK_SERVER=0 turns the server off; LEXPACK_DISABLE means lexpack
   // touches nothing (client.cpp's server_enabled()).
-  if (!set_not_zero(get_env(c->envp, "LEXPACK_SERVER")) ||
+  const char* server = get_env(c->envp, "LEXPACK_SERVER");
+  if ((server && str_eq(server, "0")) ||
       set_not_zero(get_env(c->envp, "LEXPACK_DISABLE"))) {
     run_lexpack(c);
   }

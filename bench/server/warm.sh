@@ -5,8 +5,10 @@
 # an incremental rebuild after a shared header is edited and put back (its
 # dependents rebuild and all hit). Each with ccache as the CMake launcher,
 # lexpack as the CMake launcher and `lexpack ninja`, without and with
-# `lexpack server`. Prints medians over RUNS, the ratios to ccache, and the
-# server's resident memory.
+# `lexpack server`, and `lexpack ninja` right after the server was stopped
+# (the first build a new server sees: it is started on demand, as in a CI
+# job). Prints medians over RUNS, the ratios to ccache, and the server's
+# resident memory.
 #
 #   bench/server/warm.sh [LEXPACK] [TUS]     (RUNS, CXX)
 set -eu
@@ -20,7 +22,9 @@ done
 WORK=$(mktemp -d)
 export CCACHE_DIR="$WORK/ccache" LEXPACK_DIR="$WORK/lexpack-cache" CCACHE_DIRECT=1
 unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER CCACHE_DISABLE || true
-trap 'LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+trap 'LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true
+  LEXPACK_DIR=$WORK/lexpack-cache-new LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true
+  rm -rf "$WORK"' EXIT
 
 . "$(cd "$(dirname "$0")" && pwd)/../lib.sh"
 
@@ -51,11 +55,18 @@ setup() {
 # build NAME WAY SERVER: one ninja run, seconds on stdout.
 build() {
   local t0 t1
+  # The new-server row has a cache (and so a server) of its own, stopped
+  # before each of its builds; the other rows' server keeps running.
+  local cache=$LEXPACK_DIR
+  case $1 in *new-server)
+    cache=$WORK/lexpack-cache-new
+    LEXPACK_DIR=$cache LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true ;;
+  esac
   t0=$(now)
   if [ "$2" = ninja ]; then
-    LEXPACK_SERVER=$3 "$LEXPACK" ninja -C "$WORK/$1" >/dev/null 2>&1
+    LEXPACK_DIR=$cache LEXPACK_SERVER=$3 "$LEXPACK" ninja -C "$WORK/$1" >/dev/null 2>&1
   else
-    LEXPACK_SERVER=$3 ninja -C "$WORK/$1" >/dev/null 2>&1
+    LEXPACK_DIR=$cache LEXPACK_SERVER=$3 ninja -C "$WORK/$1" >/dev/null 2>&1
   fi
   t1=$(now)
   echo "$t1 - $t0" | bc -l
@@ -63,13 +74,14 @@ build() {
 edit_shared() { echo "// edit $1" >> "$WORK/src/shared.h"; }
 restore_shared() { sed -i '/^\/\/ edit/d' "$WORK/src/shared.h"; }
 
-configs="ccache lexpack-launcher lexpack-ninja lexpack-launcher+server lexpack-ninja+server"
+configs="ccache lexpack-launcher lexpack-ninja lexpack-ninja+new-server lexpack-launcher+server lexpack-ninja+server"
 declare -A WARM INCR
 setup ccache ccache
 setup lexpack-launcher "$LEXPACK"
 setup lexpack-ninja ""
 setup lexpack-launcher+server "$LEXPACK"
 setup lexpack-ninja+server ""
+setup lexpack-ninja+new-server ""
 LEXPACK_SERVER=1 "$LEXPACK" server --start >/dev/null 2>&1 || true
 way() { case $1 in *ninja*) echo ninja ;; *) echo plain ;; esac; }
 srv() { case $1 in *server*) echo 1 ;; *) echo 0 ;; esac; }

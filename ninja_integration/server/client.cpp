@@ -5,6 +5,7 @@
 #include "ninja_integration/server/client.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "base/file_util.h"
 #include "cache/config.h"
@@ -78,12 +80,11 @@ std::optional<Reply> ask(const Request& req, int* fd_out) {
 }  // namespace
 
 bool server_enabled() {
-  auto set = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v && *v && std::string_view(v) != "0";
-  };
+  const char* off = std::getenv("LEXPACK_SERVER");
+  const char* disable = std::getenv("LEXPACK_DISABLE");
   // LEXPACK_DISABLE means lexpack touches nothing: no server either.
-  return set("LEXPACK_SERVER") && !set("LEXPACK_DISABLE");
+  return !(off && std::string_view(off) == "0") &&
+         !(disable && *disable && std::string_view(disable) != "0");
 }
 
 bool take_declined_mark() {
@@ -144,6 +145,33 @@ std::optional<Reply> control(RequestKind kind) {
 }
 
 bool start_server() {
+  // Many compiles of one build find no server at once: only one of them
+  // starts it. A server running or starting holds the lock; one that failed
+  // to start lately (a read-only cache, no inotify instance left) left a
+  // mark, and is not tried again on every compile.
+  std::string cache_dir = cache::default_cache_dir();
+  std::string dir = server_dir(cache_dir);
+  if (dir.empty()) return false;
+  if (!ensure_private_dir(dir)) {
+    // A cache directory not made yet is made here, as its store would be
+    // (its parents too); one that cannot be (read-only) gets no server.
+    for (size_t slash = cache_dir.find('/', 1); slash != std::string::npos;
+         slash = cache_dir.find('/', slash + 1)) {
+      ::mkdir(cache_dir.substr(0, slash).c_str(), 0777);
+    }
+    ::mkdir(cache_dir.c_str(), 0777);
+    if (!ensure_private_dir(dir)) return false;
+  }
+  struct stat failed {};
+  if (::stat(start_failed_path(dir).c_str(), &failed) == 0 &&
+      ::time(nullptr) - failed.st_mtime < kStartRetrySeconds) {
+    return false;
+  }
+  int lock = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) return false;
+  bool held = ::flock(lock, LOCK_EX | LOCK_NB) != 0;
+  ::close(lock);
+  if (held) return true;
   pid_t child = ::fork();
   if (child < 0) return false;
   if (child == 0) {

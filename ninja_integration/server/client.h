@@ -12,7 +12,7 @@
 
 namespace lexpack::server {
 
-// True when LEXPACK_SERVER asks for the server (set, and not "0").
+// True unless LEXPACK_SERVER=0 or LEXPACK_DISABLE turns the server off.
 bool server_enabled();
 
 // True when lexpack-client already asked the server about this compile and

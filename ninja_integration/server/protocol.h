@@ -60,5 +60,11 @@ bool ensure_private_dir(const std::string& dir);
 inline std::string socket_path(const std::string& dir) {
   return dir + "/sock";
 }
+// Left by a server that could not start; launchers do not start another
+// for this many seconds after it.
+inline std::string start_failed_path(const std::string& dir) {
+  return dir + "/start-failed";
+}
+constexpr long kStartRetrySeconds = 60;
 
 }  // namespace lexpack::server

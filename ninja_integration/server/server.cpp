@@ -417,13 +417,20 @@ base::Status run_server(const ServerOptions& options) {
     ::close(lock);
     return base::Status();  // another server runs for this cache directory
   }
+  // A failure to start is noted for the launchers (start_server), which
+  // would otherwise try again on every compile.
+  auto failed = [&dir](const std::string& why) {
+    write_new_file(start_failed_path(dir), why + "\n");
+    return base::Status::error(why);
+  };
+  ::unlink(start_failed_path(dir).c_str());
   cache::StoreOptions store_options;
   store_options.dir = config.dir;
   auto store = cache::Store::open(store_options);
-  if (!store.ok()) return base::Status::error("cache: " + store.message());
+  if (!store.ok()) return failed("cache: " + store.message());
   Server server(std::move(store.value()));
   std::string err;
-  if (!server.init(&err)) return base::Status::error(err);
+  if (!server.init(&err)) return failed(err);
 
   std::string path = socket_path(dir);
   int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -439,11 +446,21 @@ base::Status run_server(const ServerOptions& options) {
   ::umask(old);
   if (bound != 0 || ::chmod(path.c_str(), 0600) != 0 || ::listen(listener, 256) != 0) {
     ::close(listener);
-    return base::Status::error(std::string("cannot listen on the server socket: ") +
-                               std::strerror(errno));
+    return failed(std::string("cannot listen on the server socket: ") + std::strerror(errno));
   }
-  struct stat bound_st {};
+  struct stat bound_st {
+  }, cache_st{};
   ::stat(path.c_str(), &bound_st);
+  ::stat(config.dir.c_str(), &cache_st);
+  // A server whose cache directory was removed (a test's, a CI job's) or
+  // whose socket another server took over has no one left to serve.
+  auto orphaned = [&] {
+    struct stat now {};
+    if (::stat(path.c_str(), &now) != 0 || now.st_ino != bound_st.st_ino) return true;
+    return ::stat(config.dir.c_str(), &now) != 0 || now.st_ino != cache_st.st_ino ||
+           now.st_dev != cache_st.st_dev;
+  };
+  constexpr int kOrphanCheckMs = 5000;
   std::vector<PendingHit> pending;
   // Finishes the pending hits whose client answered or hung up, and those
   // past their deadline (all of them when `all`, waiting for each first).
@@ -473,7 +490,7 @@ base::Status run_server(const ServerOptions& options) {
   for (;;) {
     std::vector<pollfd> polled;
     polled.push_back({listener, POLLIN, 0});
-    int timeout_ms = int(std::min<uint64_t>(idle, 3600) * 1000);
+    int timeout_ms = int(std::min<uint64_t>(idle * 1000, kOrphanCheckMs));
     for (const PendingHit& h : pending) {
       polled.push_back({h.fd, POLLIN, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -484,8 +501,9 @@ base::Status run_server(const ServerOptions& options) {
     if (ready < 0 && errno == EINTR) continue;
     settle(polled, false);
     if (ready == 0 && pending.empty() &&
-        std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle)) {
-      break;  // idle
+        (std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle) ||
+         orphaned())) {
+      break;  // idle, or nothing left to serve
     }
     if (!(polled[0].revents & POLLIN)) continue;
     int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);

@@ -4,6 +4,7 @@
 // Every case runs with the compiles started as `lexpack` and as
 // `lexpack-client` (the program `lexpack ninja` starts when the server is on).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -451,6 +452,65 @@ TEST_F(LauncherTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
   EXPECT_EQ(last_decision(), "hit (server)");
   std::string trace = dir_.read("trace.txt");
   EXPECT_EQ(trace.find("/lexpack\""), std::string::npos) << trace;
+}
+
+// With LEXPACK_SERVER unset (or empty) the server is on: the first compile
+// that finds none starts it, and a later compile is served by it. It leaves
+// by itself once its cache directory is gone.
+TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
+  const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=600";
+  dir_.write("m.cpp", "int v() { return 6; }\n");
+  ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
+  ASSERT_NE(lexpack("server --status", env).exit_code, 0) << "a server before any compile";
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
+  sleep(2);  // settled signatures: the memo is kept
+  bool served = false;
+  for (int i = 0; i < 20 && !served; ++i) {
+    base::ProcessResult r = lexpack("g++ -c m.cpp -o out.o", env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
+    served = last_decision() == "hit (server)";
+    if (!served) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  std::string status = lexpack("server --status", env).out;
+  size_t at = status.find("pid ");
+  ASSERT_NE(at, std::string::npos) << status;
+  pid_t pid = std::stoi(status.substr(at + 4));
+  ASSERT_EQ(sh("rm -rf cache").exit_code, 0);
+  bool gone = false;
+  for (int i = 0; i < 150 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0;
+    if (!gone) ::usleep(100 * 1000);
+  }
+  EXPECT_TRUE(gone) << "the server of a removed cache directory stayed";
+}
+
+// A server that could not start leaves a mark; for a minute after it no
+// compile starts another (each would fork one), then one does again.
+TEST_F(LauncherTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
+  const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=600";
+  dir_.write("m.cpp", "int v() { return 7; }\n");
+  ASSERT_EQ(sh("mkdir -p cache/server && chmod 700 cache/server && "
+               "echo 'inotify: no instance left' > cache/server/start-failed")
+                .exit_code,
+            0);
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(lexpack("g++ -c m.cpp -o out.o", env).exit_code, 0);
+  }
+  ::usleep(500 * 1000);
+  EXPECT_NE(lexpack("server --status", env).exit_code, 0) << "started despite the mark";
+  ASSERT_EQ(sh("touch -d '2 minutes ago' cache/server/start-failed").exit_code, 0);
+  ASSERT_EQ(lexpack("g++ -c m.cpp -o out.o", env).exit_code, 0);
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = lexpack("server --status", env).exit_code == 0;
+    if (!up) ::usleep(50 * 1000);
+  }
+  EXPECT_TRUE(up) << "not started once the mark was old";
+  // The server that started took the mark away.
+  EXPECT_NE(sh("test -e cache/server/start-failed").exit_code, 0);
 }
 
 // Without the server, or with nothing to talk to, lexpack-client is lexpack.
