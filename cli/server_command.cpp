@@ -58,7 +58,7 @@ int run_server_command(const ServerArgs& a) {
 void add_server_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ServerArgs>();
   CLI::App* sub = app.add_subcommand(
-      "server", "The per-user server that answers hits from memory (LEXPACK_SERVER=1)");
+      "server", "The per-user server that answers hits from memory (on unless LEXPACK_SERVER=0)");
   sub->add_flag("--start", args->start, "Start the server in the background");
   sub->add_flag("--stop", args->stop, "Stop the running server");
   sub->add_flag("--status", args->status, "Print the running server's state (the default)");

@@ -26,6 +26,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lexpack-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export LEXPACK_DIR="$work/lexpack-cache" CCACHE_DIR="$work/ccache" CCACHE_DIRECT=1
 unset LEXPACK_LOGFILE LEXPACK_DISABLE CCACHE_DISABLE || true
+# The launcher's own path (stat-validated): the server's hit is measured by
+# bench/server/run.sh.
+export LEXPACK_SERVER=0
 
 median_ms() {  # hyperfine json -> "name wall_median_ms cpu_median_ms" lines
   python3 -c '

@@ -28,6 +28,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lexpack-serve-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export LEXPACK_DIR="$work/cache" BENCH_WORK="$work"
 unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVE_READS || true
+export LEXPACK_SERVER=0  # every run is a miss: a server would only decline
 
 # Gives the source a new last line, so that the next compile is a miss.
 cat > "$work/bump.py" <<'PY'
