@@ -37,6 +37,13 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   std::optional<launcher::LaunchResult> served;
   if (!explain && !declined && server::server_enabled()) served = server::try_server(argv, true);
   launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
+  if (explain && !declined && server::server_enabled()) {
+    // What the running server would say first: a compile asks it before
+    // taking the path explained below.
+    std::optional<std::string> said = server::explain_with_server(argv);
+    r.explanation =
+        "server: " + (said ? *said : "none running (a compile starts one)") + "\n" + r.explanation;
+  }
   return finish(argv, explain, r.exec_compiler, r.exit_code, r.out, r.err, r.error, r.explanation);
 }
 

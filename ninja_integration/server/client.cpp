@@ -94,9 +94,12 @@ bool take_declined_mark() {
   return declined;
 }
 
-std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {
+namespace {
+
+// A compile's request, as the compile itself would send it.
+std::optional<Request> compile_request(RequestKind kind, const std::vector<std::string>& argv) {
   Request req;
-  req.kind = RequestKind::kCompile;
+  req.kind = kind;
   req.version = protocol_version();
   req.argv = argv;
   req.cwd = base::working_dir();  // as the compiler names it (-g records it)
@@ -105,6 +108,23 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   mode_t mask = ::umask(0);
   ::umask(mask);
   req.umask = mask;
+  return req;
+}
+
+}  // namespace
+
+std::optional<std::string> explain_with_server(const std::vector<std::string>& argv) {
+  std::optional<Request> req = compile_request(RequestKind::kExplain, argv);
+  if (!req) return std::nullopt;
+  std::optional<Reply> reply = ask(*req, nullptr);
+  if (!reply || reply->kind != ReplyKind::kInfo) return std::nullopt;
+  return reply->info;
+}
+
+std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {
+  std::optional<Request> made = compile_request(RequestKind::kCompile, argv);
+  if (!made) return std::nullopt;
+  const Request& req = *made;
   int fd = -1;
   std::optional<Reply> reply = ask(req, &fd);
   if (!reply) {

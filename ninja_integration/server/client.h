@@ -24,6 +24,10 @@ bool take_declined_mark();
 // `start`, a missing or incompatible server is started in the background.
 std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start);
 
+// What the running server would answer to this compile ("would hit ...",
+// "would decline: ..."), without starting one; nullopt: no server answered.
+std::optional<std::string> explain_with_server(const std::vector<std::string>& argv);
+
 // One control request (status, stop, drop trust) to the server of the
 // default cache directory. nullopt: no server answered.
 std::optional<Reply> control(RequestKind kind);

@@ -15,7 +15,15 @@ namespace lexpack::server {
 // it, so a rebuilt lexpack never talks to an old server).
 std::string protocol_version();
 
-enum class RequestKind : uint8_t { kCompile = 1, kStatus = 2, kStop = 3, kDropTrust = 4 };
+// kExplain: what the server would answer to this compile, writing nothing
+// (a kInfo reply saying "hit ..." or why not).
+enum class RequestKind : uint8_t {
+  kCompile = 1,
+  kStatus = 2,
+  kStop = 3,
+  kDropTrust = 4,
+  kExplain = 5
+};
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 
 struct Request {

@@ -112,6 +112,9 @@ class Server {
   void drain();
   void drop_all_trust();
   void apply_client(const Request& req);
+  // Answers a compile, its outputs written under the names put in `temps`;
+  // without `temps`, a dry run for `lexpack explain` (nothing written or
+  // counted, a kInfo reply).
   Reply compile(const Request& req, std::vector<std::string>* temps);
   bool build_trust(uint32_t id, const std::string& cwd, std::string* why);
   std::string status_text() const;
@@ -234,7 +237,13 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   Reply miss;
   miss.kind = ReplyKind::kMiss;
   std::optional<launcher::DecisionLog> log;
+  const bool dry = temps == nullptr;
   auto missed = [&](std::string why) {
+    if (dry) {
+      miss.kind = ReplyKind::kInfo;
+      miss.info = "would decline: " + why;
+      return miss;
+    }
     if (log) log->write("server declined: " + why);
     ++misses_;
     last_miss_ = why;
@@ -249,8 +258,10 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     return missed("LEXPACK_DISABLE is set");
   }
   command::CompileCommand cmd = command::parse_compile_command(req.argv);
-  log.emplace();  // the client's LEXPACK_LOGFILE
-  log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+  if (!dry) {
+    log.emplace();  // the client's LEXPACK_LOGFILE
+    log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+  }
   if (!cmd.uncacheable.empty()) return missed("uncacheable");
   auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
   if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
@@ -316,6 +327,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     }
     std::optional<std::string_view> bytes = store_->get_blob(o.blob);
     if (!bytes) return missed("output blob missing");
+    if (dry) continue;
     std::string final_path = base::absolute_path(target, req.cwd);
     std::string temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
                        std::to_string(++temp_counter_);
@@ -324,6 +336,13 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     hit.renames.push_back({temp, final_path});
   }
   if (!have_object || (cmd.wants_depfile && !have_depfile)) return missed("outputs incomplete");
+  if (dry) {
+    Reply info;
+    info.kind = ReplyKind::kInfo;
+    info.info =
+        "would hit: answered from memory (no change reported since its closure was checked)";
+    return info;
+  }
   hit.out.assign(*out);
   hit.err.assign(*err);
   hit.info = std::to_string(action->compile_time_us);  // for the build's own counts
@@ -381,6 +400,10 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       drop_all_trust();
       reply.kind = ReplyKind::kInfo;
       reply.info = "trust dropped";
+      send_frame(fd, encode_reply(reply));
+      return true;
+    case RequestKind::kExplain:
+      reply = compile(req, nullptr);
       send_frame(fd, encode_reply(reply));
       return true;
     case RequestKind::kCompile:

@@ -486,6 +486,37 @@ TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
   EXPECT_TRUE(gone) << "the server of a removed cache directory stayed";
 }
 
+// `lexpack explain` says first what the running server would answer, and
+// asking it writes no output and counts nothing.
+TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  EXPECT_NE(
+      lexpack("explain g++ -Iinc -c m.cpp -o m.o", kServerEnv).out.find("server: none running"),
+      std::string::npos);
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  bool served = false;
+  for (int i = 0; i < 12 && !served; ++i) {
+    ASSERT_EQ(lexpack("g++ -Iinc -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+    served = last_decision() == "hit (server)";
+    if (!served) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_EQ(sh("rm m.o").exit_code, 0);
+  const std::string hits = lexpack("server --status", kServerEnv).out;
+  base::ProcessResult r = lexpack("explain g++ -Iinc -c m.cpp -o m.o", kServerEnv);
+  EXPECT_EQ(r.out.rfind("server: would hit", 0), 0u) << r.out;
+  EXPECT_NE(sh("test -e m.o").exit_code, 0) << "explain wrote the object";
+  std::string after = lexpack("server --status", kServerEnv).out;
+  EXPECT_EQ(after.substr(after.find("\nhits ")), hits.substr(hits.find("\nhits ")))
+      << "explain was counted";
+  dir_.write("inc/a.h", "#define V 2\n");
+  r = lexpack("explain g++ -Iinc -c m.cpp -o m.o", kServerEnv);
+  EXPECT_EQ(r.out.rfind("server: would decline: closure memo out of date", 0), 0u) << r.out;
+}
+
 // A server that could not start leaves a mark; for a minute after it no
 // compile starts another (each would fork one), then one does again.
 TEST_F(LauncherTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
