@@ -473,6 +473,13 @@ TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
     if (!served) ::usleep(300 * 1000);
   }
   ASSERT_TRUE(served) << dir_.read("log.txt");
+  // The hit replaced out.o: nothing of the server's is left beside it.
+  bool clean = false;
+  for (int i = 0; i < 20 && !clean; ++i) {
+    clean = sh("ls | grep -q lexpack-server").exit_code != 0;
+    if (!clean) ::usleep(100 * 1000);
+  }
+  EXPECT_TRUE(clean) << sh("ls").out;
   std::string status = lexpack("server --status", env).out;
   size_t at = status.find("pid ");
   ASSERT_NE(at, std::string::npos) << status;
