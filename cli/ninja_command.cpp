@@ -150,6 +150,10 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The prefetch opens and closes its own store before the uploader opens
   // one: an index must not be open twice in one process at once (closing one
   // would drop the process's lock on it under the other).
+  // The server (on unless LEXPACK_SERVER=0) is started now, beside the
+  // prefetch, so that the build's first compiles find it up.
+  const std::string client = server_client(self);
+  if (before && !client.empty()) server::start_server();
   auto start = std::chrono::steady_clock::now();
   std::optional<PrefetchSummary> prefetched;
   if (before && !config.remote_storage.empty() && !other_manifest(args) &&
@@ -161,7 +165,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
   std::unique_ptr<cache::remote::Uploader> uploader;
   if (before) uploader = cache::remote::Uploader::start(config);
   std::string report = before ? ninja::start_launcher_report() : std::string();
-  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, server_client(self));
+  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, client);
   std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
   std::optional<ninja::Counters> counts;
   if (!counts_file.empty()) {

@@ -10,11 +10,13 @@
 # ccache/lexpack, requests and bytes per compile on B (counted by the
 # servers: Redis INFO, nginx's access log), and the cold-build ratios.
 #
-#   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX)
+#   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX, COLD=0: no cold builds)
 set -eu
 LEXPACK=${1:-$(pwd)/build/bin/lexpack}
 TUS=${2:-60}
 RUNS=${RUNS:-3}
+# COLD=0 leaves out the cold builds (the cost of a remote on a cold build).
+COLD_REMOTES="none redis refused hole"; [ "${COLD:-1}" = 0 ] && COLD_REMOTES=""
 CXX=${CXX:-g++}
 command -v redis-server >/dev/null && command -v nginx >/dev/null && command -v ccache >/dev/null ||
   { echo "needs redis-server, nginx (with its DAV module) and ccache" >&2; exit 2; }
@@ -106,15 +108,16 @@ configure() {
 # Seconds of one build, run with the environment given before the command.
 timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t0" | bc -l; }
 
-lexpack_build() {  # SRC CACHE REMOTE [warm|noprefetch]
+lexpack_build() {  # SRC CACHE REMOTE [warm|noprefetch|noserver]
   configure "$1" "$1/build"
   local t0; t0=$(now)
   local prefetch=1; [ "${4:-}" = noprefetch ] && prefetch=0
+  local server=; [ "${4:-}" = noserver ] && server=0
   if [ "${4:-}" = warm ]; then
     LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" "$LEXPACK" warm -C "$1/build" >/dev/null 2>&1
   fi
   LEXPACK_DIR="$2" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$3" LEXPACK_PREFETCH=$prefetch \
-    "$LEXPACK" ninja -C "$1/build" >"$WORK/last.log" 2>&1
+    LEXPACK_SERVER=$server "$LEXPACK" ninja -C "$1/build" >"$WORK/last.log" 2>&1
   echo "$(now) - $t0" | bc -l
 }
 ccache_build() {  # SRC CACHE REMOTE
@@ -151,13 +154,13 @@ for run in $(seq "$RUNS"); do
     flush_remotes
     rm -rf "$WORK/ca"
     a=$(lexpack_build "$A_SRC" "$WORK/ca" "$url")
-    for tool in lexpack lexpack_warm lexpack_noprefetch; do
+    for tool in lexpack lexpack_warm lexpack_noprefetch lexpack_noserver; do
       rm -rf "$WORK/cb"
       before_counts; b=$(lexpack_build "$B_SRC" "$WORK/cb" "$url" "${tool#lexpack_}"); counts $tool "$a" "$b"
     done
   done
   # A cold build (empty local cache) with and without a remote.
-  for remote in none redis refused hole; do
+  for remote in $COLD_REMOTES; do
     case $remote in
       none) url="" ;;
       redis) url=$REDIS_URL ;;
@@ -174,8 +177,9 @@ done
 med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }
 printf "\n%-6s %-28s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
 for kind in redis http; do
-  for tool in ccache lexpack lexpack_warm lexpack_noprefetch; do
+  for tool in ccache lexpack lexpack_warm lexpack_noprefetch lexpack_noserver; do
     name=$tool; [ $tool = lexpack ] && name="lexpack ninja"
+    [ $tool = lexpack_noserver ] && name="lexpack ninja (no server)"
     [ $tool = lexpack_warm ] && name="lexpack (warm, then ninja)"
     [ $tool = lexpack_noprefetch ] && name="lexpack ninja (no prefetch)"
     printf "%-6s %-28s %9.2f %9.2f %12.1f %14.0f\n" $kind "$name" "$(med $kind.$tool.a)" "$(med $kind.$tool.b)" \
@@ -186,6 +190,7 @@ for kind in redis http; do
     "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_warm.b)" | bc -l)" \
     "$(echo "$(med $kind.ccache.b) / $(med $kind.lexpack_noprefetch.b)" | bc -l)"
 done
+[ -n "$COLD_REMOTES" ] || exit 0
 none=$(med cold.none)
 printf "\ncold lexpack build, empty local cache: no remote %.2f s\n" "$none"
 for remote in redis refused hole; do

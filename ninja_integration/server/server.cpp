@@ -480,8 +480,8 @@ base::Status run_server(const ServerOptions& options) {
     ::close(listener);
     return failed(std::string("cannot listen on the server socket: ") + std::strerror(errno));
   }
-  struct stat bound_st {
-  }, cache_st{};
+  struct stat bound_st {};
+  struct stat cache_st {};
   ::stat(path.c_str(), &bound_st);
   ::stat(config.dir.c_str(), &cache_st);
   // A server whose cache directory was removed (a test's, a CI job's) or
