@@ -34,6 +34,7 @@
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/server/protocol.h"
+#include "ninja_integration/server/spare_files.h"
 #include "ninja_integration/server/watch_table.h"
 
 extern char** environ;
@@ -99,6 +100,9 @@ class Server {
   // (a hit waiting for its client's acknowledgement). False when the server
   // must leave.
   bool serve(int fd, std::optional<PendingHit>* pending);
+  // Work left for a moment when no request waits: the spare files.
+  bool wants_idle_work() const { return spares_.wants_work(); }
+  void idle_work() { spares_.make_wanted(); }
 
  private:
   struct Entry {
@@ -123,6 +127,7 @@ class Server {
   const lexer::Kernel* kernel_ = nullptr;
   std::unique_ptr<closure::FileStates> files_;
   WatchTable watches_;
+  SpareFiles spares_;
   // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
   // change of the mount table, without the file being read again.
   int mounts_fd_ = -1;
@@ -329,9 +334,12 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     if (!bytes) return missed("output blob missing");
     if (dry) continue;
     std::string final_path = base::absolute_path(target, req.cwd);
-    std::string temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
-                       std::to_string(++temp_counter_);
-    if (!write_new_file(temp, *bytes)) return missed("cannot write " + temp);
+    std::string temp;
+    if (!spares_.take(final_path, *bytes, req.umask, &temp)) {
+      temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+             std::to_string(++temp_counter_);
+      if (!write_new_file(temp, *bytes)) return missed("cannot write " + temp);
+    }
     temps->push_back(temp);
     hit.renames.push_back({temp, final_path});
     // The output this hit replaces gets a second name, removed with the
@@ -340,7 +348,8 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     // the client's CPU); the server does that after the client is gone.
     struct stat old {};
     if (::lstat(final_path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1) {
-      std::string aside = temp + "-old";
+      std::string aside = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(++temp_counter_) + "-old";
       if (::link(final_path.c_str(), aside.c_str()) == 0) temps->push_back(aside);
     }
   }
@@ -523,6 +532,7 @@ base::Status run_server(const ServerOptions& options) {
     std::vector<pollfd> polled;
     polled.push_back({listener, POLLIN, 0});
     int timeout_ms = int(std::min<uint64_t>(idle * 1000, kOrphanCheckMs));
+    if (server.wants_idle_work()) timeout_ms = 0;
     for (const PendingHit& h : pending) {
       polled.push_back({h.fd, POLLIN, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -532,6 +542,10 @@ base::Status run_server(const ServerOptions& options) {
     int ready = ::poll(polled.data(), polled.size(), timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
     settle(polled, false);
+    if (ready == 0 && server.wants_idle_work()) {
+      server.idle_work();  // nothing waits
+      continue;
+    }
     if (ready == 0 && pending.empty() &&
         (std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle) ||
          orphaned())) {

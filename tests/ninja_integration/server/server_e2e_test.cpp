@@ -491,6 +491,9 @@ TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
     if (!gone) ::usleep(100 * 1000);
   }
   EXPECT_TRUE(gone) << "the server of a removed cache directory stayed";
+  // Nor did it leave its spare output file (hits after the first in this
+  // directory were written into one).
+  EXPECT_NE(sh("ls -A | grep -q lexpack-server").exit_code, 0) << sh("ls -A").out;
 }
 
 // `lexpack explain` says first what the running server would answer, and
