@@ -21,6 +21,7 @@
 #include "ninja_integration/launcher/prefetch.h"
 #include "ninja_integration/ninja/ninja_wrapper.h"
 #include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -96,6 +97,8 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
 
 int run_warm(const WarmArgs& a) {
   ninja::make_cache_dir_absolute();
+  // The build that follows finds the server up (on unless LEXPACK_SERVER=0).
+  if (server::server_enabled()) server::start_server();
   auto entries = scan::compdb_from_ninja(a.build_dir);
   if (!entries.ok()) {
     std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());
@@ -116,6 +119,9 @@ int run_warm(const WarmArgs& a) {
       std::string cmd = "cd " + quote(e.directory) + " && exec " + quote(self) + " explain";
       for (const std::string& arg : e.argv) cmd += " " + quote(arg);
       base::ProcessResult p = base::run_captured({"/bin/sh", "-c", cmd}, true);
+      // The first line may say what the server would answer; the verdict
+      // wanted is the launcher's own, below it.
+      if (p.out.starts_with("server: ")) p.out.erase(0, p.out.find('\n') + 1);
       std::string verdict = "unknown";
       size_t at = p.out.rfind("would ");
       if (at == std::string::npos) at = p.out.rfind("passthrough: ");

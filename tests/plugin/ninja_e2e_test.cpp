@@ -271,6 +271,13 @@ TEST_F(NinjaE2eTest, WarmVerboseSaysWhyAndCountsNothing) {
             std::string::npos)
       << warm.out;
   EXPECT_EQ(counters(), before);
+  // With the server on (the default), explain's first line is the server's
+  // answer; the verdicts are still the launcher's.
+  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  base::ProcessResult served = sh(on + LEXPACK_BIN + " warm -v -C build");
+  sh(on + LEXPACK_BIN + " server --stop");
+  EXPECT_EQ(served.out, warm.out);
+  EXPECT_EQ(counters(), before);
 }
 
 // The README's CI recipe: save the cache directory as one archive, restore it
