@@ -15,6 +15,7 @@
 #include "cache/working_set.h"
 #include "cli/commands.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 
@@ -201,6 +202,9 @@ void add_store_commands(CLI::App& app, int* exit_code) {
   clear->callback([exit_code] {
     auto store = open_store(exit_code);
     if (!store) return;
+    // The server keeps the index it opened: it leaves, so that no hit is
+    // served from what was cleared (a compile starts a new one).
+    server::control(server::RequestKind::kStop);
     base::Status status = store->clear();
     if (!status.ok()) *exit_code = fail(status.message());
   });

@@ -527,6 +527,26 @@ TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
   EXPECT_EQ(r.out.rfind("server: would decline: closure memo out of date", 0), 0u) << r.out;
 }
 
+// `lexpack clear` stops the server, which kept the index it opened: the
+// next compile is a miss, not a hit served from what was cleared.
+TEST_F(LauncherTest, ClearStopsTheServer) {
+  dir_.write("m.cpp", "int v() { return 8; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  bool served = false;
+  for (int i = 0; i < 12 && !served; ++i) {
+    ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+    served = last_decision() == "hit (server)";
+    if (!served) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_EQ(lexpack("clear", kServerEnv).exit_code, 0);
+  EXPECT_NE(lexpack("server --status", kServerEnv).exit_code, 0) << "the server stayed";
+  ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+}
+
 // A server that could not start leaves a mark; for a minute after it no
 // compile starts another (each would fork one), then one does again.
 TEST_F(LauncherTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
