@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "base/file_util.h"
+#include "ninja_integration/closure/absence.h"
 
 namespace lexpack::closure {
 
@@ -61,6 +62,23 @@ std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::strin
     e.dir = dir;
   }
   return e.dir;
+}
+
+bool ScanFileCache::no_entry_once(const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.entry_known) return it->second.no_entry;
+  }
+  const bool none = no_entry(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  if (!e.entry_known) {
+    e.entry_known = true;
+    e.no_entry = none;
+  }
+  return e.no_entry;
 }
 
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,

@@ -40,6 +40,11 @@ class ScanFileCache {
   std::optional<base::StatSignature> dir_stat_once(const std::string& path,
                                                    const std::string& abs_path);
 
+  // no_entry() of `abs_path` (closure/absence.h), asked once per scan.
+  // Callers take the signature of its directory first (dir_stat_once), so
+  // that signature is never newer than this answer.
+  bool no_entry_once(const std::string& abs_path);
+
   // Every stat this cache answers was taken after this time (its creation):
   // whether a signature was settled when taken is judged against it.
   int64_t created_ns() const { return created_ns_; }
@@ -125,6 +130,8 @@ class ScanFileCache {
     std::optional<base::StatSignature> stat;
     bool dir_known = false;
     std::optional<base::StatSignature> dir;
+    bool entry_known = false;
+    bool no_entry = false;
     base::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };
