@@ -208,7 +208,7 @@ class ClosureHost : public preprocessor::Host {
   std::optional<preprocessor::FileHandle> resolve(std::string_view name, bool angled, bool is_next,
                                                   preprocessor::FileHandle includer) override {
     if (includer >= files_.size()) return std::nullopt;
-    Resolution r = ask_(name, angled, is_next, files_[includer].where);
+    const Resolution& r = ask_(name, angled, is_next, files_[includer].where);
     if (!r.found) return std::nullopt;
     return handle(r);
   }
