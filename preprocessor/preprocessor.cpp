@@ -348,7 +348,7 @@ void Preprocessor::Run::include(const Directive& d) {
     op.computed = d.computed;
     op.how = how;
     op.line = d.line;
-    op.answer = pp_.key_of(*answer);
+    op.answer = pp_.id_of(*answer);
     own_->ops.push_back(std::move(op));
   }
   std::shared_ptr<const HeaderTrace> nested = enter(pp_, *answer, how, file_, d.line, depth_ + 1);
@@ -377,11 +377,11 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   auto once = pp.once_.find(target);
   const bool once_seen = once != pp.once_.end();
   if (pp.recorder_.active()) {
-    const std::string& key = pp.key_of(target);
-    if (key.empty())
+    const uint32_t id = pp.id_of(target);
+    if (id == 0)
       pp.recorder_.spoil();  // a file the host cannot name
     else
-      pp.recorder_.once_read(key, pp.once_state(target));
+      pp.recorder_.once_read(id, pp.once_state(target));
   }
   if (once_seen && once->second.certain) {
     e.processed = false;
@@ -408,7 +408,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   if (once_seen) ++pp.fallback_depth_;
   pp.recorder_.entered(depth);
   const bool shared = pp.cache_ && depth > 0 && pp.fallback_depth_ == 0 &&
-                      !pp.table_.any_uncertain() && !pp.key_of(target).empty();
+                      !pp.table_.any_uncertain() && pp.id_of(target) != 0;
   if (!shared) {
     Run(pp, target, *content, depth).process();
     pp.fallback_depth_ = saved;
@@ -422,7 +422,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
     pp.fallback_depth_ = saved;
     return nullptr;
   }
-  const std::string key = pp.cache_context_ + pp.key_of(target);
+  const uint64_t key = HeaderCache::key(pp.cache_context_, pp.id_of(target));
   std::vector<std::optional<FileHandle>> found;
   for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
     if (!pp.applies(*trace, target, depth, &found)) continue;
