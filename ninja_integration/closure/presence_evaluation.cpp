@@ -228,11 +228,15 @@ class ClosureHost : public preprocessor::Host {
   std::string file_key(preprocessor::FileHandle file) override {
     if (file >= files_.size()) return {};
     const Resolution& r = files_[file].where;
-    std::string key = r.path;
-    key.push_back('\0');
-    key += std::to_string(r.chain_index) + ',' + std::to_string(r.stat.dev) + ',' +
-           std::to_string(r.stat.ino) + ',' + std::to_string(r.stat.size) + ',' +
-           std::to_string(r.stat.mtime_ns) + ',' + std::to_string(r.stat.ctime_ns);
+    // The numbers as their bytes after the path's end: fixed width, so no
+    // two differ in one and compare equal.
+    const int64_t numbers[] = {int64_t(r.chain_index),   int64_t(r.stat.dev),
+                               int64_t(r.stat.ino),      int64_t(r.stat.size),
+                               int64_t(r.stat.mtime_ns), int64_t(r.stat.ctime_ns)};
+    std::string key;
+    key.reserve(r.path.size() + 1 + sizeof numbers);
+    key.append(r.path).push_back('\0');
+    key.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
     return key;
   }
 
