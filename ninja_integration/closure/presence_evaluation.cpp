@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "lexer/scanner.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "preprocessor/preprocessor.h"
 
 namespace lexpack::closure {
@@ -128,8 +129,7 @@ bool decode_facts(std::string_view bytes, CompilerFacts* f) {
 // One file's bytes and their lexer scan, as several TUs' evaluations share it.
 struct LoadedFile {
   base::StatSignature stat;
-  std::string bytes;
-  lexer::ScanResult scan;
+  std::shared_ptr<const LexedFile> text;               // never null
   std::optional<preprocessor::ParsedDefines> defines;  // with a share
 };
 
@@ -177,6 +177,8 @@ struct EvaluationShare::Impl {
   std::map<std::string, std::set<std::string>> questions;  // by base key
   // Builtin queries written out in the files read so far: (op, argument).
   std::set<std::pair<std::string, std::string>> candidates;
+  // The files the scan's walk read and lexed (null outside a scan).
+  ScanFileCache* walked = nullptr;
   // Each header's evaluations by the macro state they read (thread-safe).
   preprocessor::HeaderCache headers;
   // Predefined macros parsed once per text.
@@ -186,6 +188,10 @@ struct EvaluationShare::Impl {
 };
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
+
+void EvaluationShare::use_walked(ScanFileCache* walked) {
+  impl->walked = walked;
+}
 EvaluationShare::~EvaluationShare() = default;
 
 namespace {
@@ -220,7 +226,7 @@ class ClosureHost : public preprocessor::Host {
       f.loaded = load(f.where);
       if (!f.loaded) return std::nullopt;
     }
-    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path,
+    return preprocessor::FileContent{f.loaded->text->bytes, &f.loaded->text->scan, f.where.path,
                                      f.loaded->defines ? &*f.loaded->defines : nullptr};
   }
 
@@ -272,16 +278,22 @@ class ClosureHost : public preprocessor::Host {
       auto it = share_->files.find(id);
       if (it != share_->files.end() && it->second->stat == where.stat) return it->second;
     }
-    base::Result<std::string> bytes = base::read_file(where.path);
-    if (!bytes.ok()) return nullptr;
     auto f = std::make_shared<LoadedFile>();
     f->stat = where.stat;
-    f->bytes = std::move(bytes.value());
-    f->scan = lexer::scan(f->bytes, *kernel_);
-    if (share_) f->defines = preprocessor::parse_defines(f->bytes, f->scan);
+    if (share_ && share_->walked) f->text = share_->walked->find_lexed(where.stat);
+    if (!f->text) {
+      base::Result<std::string> bytes = base::read_file(where.path);
+      if (!bytes.ok()) return nullptr;
+      auto text = std::make_shared<LexedFile>();
+      text->stat = where.stat;
+      text->bytes = std::move(bytes.value());
+      text->scan = lexer::scan(text->bytes, *kernel_);
+      f->text = std::move(text);
+    }
+    if (share_) f->defines = preprocessor::parse_defines(f->text->bytes, f->text->scan);
     if (share_) {
       std::set<std::pair<std::string, std::string>> found;
-      note_candidates(f->scan, &found);
+      note_candidates(f->text->scan, &found);
       std::lock_guard lock(share_->mu);
       share_->files[id] = f;
       share_->candidates.insert(found.begin(), found.end());

@@ -64,6 +64,21 @@ std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::strin
   return e.dir;
 }
 
+std::shared_ptr<const LexedFile> ScanFileCache::find_lexed(const base::StatSignature& sig) {
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  auto it = p.files.find({sig.dev, sig.ino});
+  if (it == p.files.end() || !(it->second->stat == sig)) return nullptr;
+  return it->second;
+}
+
+void ScanFileCache::put_lexed(std::shared_ptr<const LexedFile> file) {
+  const base::StatSignature& sig = file->stat;
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  p.files[{sig.dev, sig.ino}] = std::move(file);
+}
+
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
   Shard& s = shard_of(abs_path);
   {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,10 +20,19 @@
 #include "base/file_stat.h"
 #include "base/view_map.h"
 #include "cache/store.h"
+#include "lexer/scan_result.h"
 #include "ninja_integration/closure/file_summary.h"
 #include "ninja_integration/closure/resolution.h"
 
 namespace lexpack::closure {
+
+// A file's bytes and lexer scan as a scan's walk read them: the evaluation
+// of the scan's TUs takes them instead of reading and lexing it again.
+struct LexedFile {
+  base::StatSignature stat;
+  std::string bytes;
+  lexer::ScanResult scan;
+};
 
 class ScanFileCache {
  public:
@@ -54,6 +64,11 @@ class ScanFileCache {
                                                   const base::StatSignature& sig);
   void put_summary(const std::string& abs_path, const base::StatSignature& sig,
                    std::shared_ptr<const FileSummary> summary);
+
+  // The bytes and scan of the file with `sig` (by device and inode) when a
+  // walk lexed it in this scan, else null.
+  std::shared_ptr<const LexedFile> find_lexed(const base::StatSignature& sig);
+  void put_lexed(std::shared_ptr<const LexedFile> file);
 
   // One search's outcome and the candidates it found missing, so that a TU
   // that asks the same question reports the same failed probes.
@@ -142,6 +157,11 @@ class ScanFileCache {
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
   std::array<Shard, kShards> shards_;
+  struct LexedPart {
+    std::mutex mu;
+    std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LexedFile>> files;
+  };
+  std::array<LexedPart, kShards> lexed_parts_;
   std::mutex contexts_mu_;
   std::unordered_map<std::string, uint64_t> contexts_;
 
