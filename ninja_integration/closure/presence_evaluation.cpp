@@ -140,29 +140,53 @@ bool identifier_char(char c) {
 // The `op(identifier)` calls of builtin queries written out in the file's
 // #if and #elif lines: questions a TU that reads the file may ask, so that
 // one compiler run answers them all instead of one run per question met.
+// Libraries often call them through a macro of their own named after the
+// query (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`): a call of a
+// name that ends in `_has_builtin`, whatever its case, counts as a question
+// of __has_builtin too. Asking one the TU does not ask costs nothing.
 void note_candidates(const lexer::ScanResult& scan,
                      std::set<std::pair<std::string, std::string>>* out) {
   static constexpr std::string_view kOps[] = {"__has_builtin", "__has_attribute",
                                               "__has_cpp_attribute", "__has_feature",
                                               "__has_extension"};
+  auto ends_as = [](std::string_view word, std::string_view op) {
+    // op without its first '_', after a '_' of the word or as the whole word.
+    const std::string_view tail = op.substr(1);
+    if (word.size() < tail.size()) return false;
+    for (size_t k = 0; k < tail.size(); ++k) {
+      char c = word[word.size() - tail.size() + k];
+      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+      if (c != tail[k]) return false;
+    }
+    return true;
+  };
   for (const lexer::Directive& d : scan.directives) {
     if (d.kind != lexer::DirectiveKind::kIf && d.kind != lexer::DirectiveKind::kElif) continue;
     std::string_view text = scan.text(d);
-    for (std::string_view op : kOps) {
-      for (size_t at = text.find(op); at != std::string_view::npos; at = text.find(op, at + 1)) {
-        if (at > 0 && identifier_char(text[at - 1])) continue;
-        size_t i = at + op.size();
-        while (i < text.size() && text[i] == ' ') ++i;
-        if (i >= text.size() || text[i] != '(') continue;
-        ++i;
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t start = i;
-        while (i < text.size() && identifier_char(text[i])) ++i;
-        size_t end = i;
-        while (i < text.size() && text[i] == ' ') ++i;
-        if (end == start || i >= text.size() || text[i] != ')') continue;
-        out->emplace(std::string(op), std::string(text.substr(start, end - start)));
+    for (size_t at = 0; at < text.size();) {
+      if (!identifier_char(text[at])) {
+        ++at;
+        continue;
       }
+      size_t i = at;
+      while (i < text.size() && identifier_char(text[i])) ++i;
+      const std::string_view word = text.substr(at, i - at);
+      at = i;
+      std::string_view op;
+      for (std::string_view o : kOps) {
+        if (ends_as(word, o)) op = o;  // no name ends as two of them
+      }
+      if (op.empty()) continue;
+      while (i < text.size() && text[i] == ' ') ++i;
+      if (i >= text.size() || text[i] != '(') continue;
+      ++i;
+      while (i < text.size() && text[i] == ' ') ++i;
+      size_t start = i;
+      while (i < text.size() && identifier_char(text[i])) ++i;
+      size_t end = i;
+      while (i < text.size() && text[i] == ' ') ++i;
+      if (end == start || i >= text.size() || text[i] != ')') continue;
+      out->emplace(std::string(op), std::string(text.substr(start, end - start)));
     }
   }
 }
@@ -437,7 +461,25 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   }
   computed_.clear();
   std::string why;
+  const size_t questions_remembered = questions.size();
   std::set<std::string> speculative;  // asked ahead, not met yet
+  if (share && share->walked && questions.empty()) {
+    // The first TU of these arguments: ask ahead every question written in
+    // the files the scan's walks read (every branch of this TU's files among
+    // them) with the first compiler run, instead of evaluating the TU once
+    // only to learn which it asks.
+    std::set<std::pair<std::string, std::string>> written;
+    share->walked->for_each_lexed([&](const LexedFile& f) { note_candidates(f.scan, &written); });
+    const preprocessor::Options options = identity_.kind == compiler::CompilerKind::kClang
+                                              ? preprocessor::Options::clang()
+                                              : preprocessor::Options::gcc();
+    for (const auto& [op, arg] : written) {
+      auto it = options.builtins.find(op);
+      if (it != options.builtins.end() && it->second == preprocessor::BuiltinKind::kQuery) {
+        speculative.insert(op + "(" + arg + ")");
+      }
+    }
+  }
   for (int round = 0; round < kMaxRounds; ++round) {
     if (share && round > 0) {
       // What other TUs learned meanwhile: one set, one compiler run.
@@ -539,6 +581,13 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     const preprocessor::Result& result = pp.result();
     if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     if (host.unknown().empty()) {
+      if (store_ && questions.size() > questions_remembered) {
+        // Questions asked ahead on the first round: the next scan, whose
+        // walk may read no file, asks them on its first round too.
+        std::string list;
+        for (const std::string& q : questions) list += q + "\n";
+        store_->put_memo(kQuestionsTable, base_key, list);
+      }
       if (!result.exact()) return result.reason();
       const std::vector<Resolution> files = host.resolutions();
       for (const preprocessor::IncludeQuestion& q : result.includes) {

@@ -79,6 +79,13 @@ void ScanFileCache::put_lexed(std::shared_ptr<const LexedFile> file) {
   p.files[{sig.dev, sig.ino}] = std::move(file);
 }
 
+void ScanFileCache::for_each_lexed(const std::function<void(const LexedFile&)>& fn) {
+  for (LexedPart& p : lexed_parts_) {
+    std::lock_guard lock(p.mu);
+    for (const auto& [id, file] : p.files) fn(*file);
+  }
+}
+
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
   Shard& s = shard_of(abs_path);
   {

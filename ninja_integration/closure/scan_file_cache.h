@@ -69,6 +69,8 @@ class ScanFileCache {
   // walk lexed it in this scan, else null.
   std::shared_ptr<const LexedFile> find_lexed(const base::StatSignature& sig);
   void put_lexed(std::shared_ptr<const LexedFile> file);
+  // Calls `fn` on every file walks lexed so far.
+  void for_each_lexed(const std::function<void(const LexedFile&)>& fn);
 
   // One search's outcome and the candidates it found missing, so that a TU
   // that asks the same question reports the same failed probes.
