@@ -46,16 +46,24 @@ std::optional<Macro> parse_one_define(std::string_view bytes, const Directive& d
 
 }  // namespace
 
-ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& scan) {
-  ParsedDefines out;
-  out.macros.resize(scan.directives.size());
-  out.errors.resize(scan.directives.size());
-  for (size_t i = 0; i < scan.directives.size(); ++i) {
-    if (scan.directives[i].kind != DirectiveKind::kDefine) continue;
-    std::optional<Macro> m = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
-    if (m) out.macros[i] = std::make_shared<const Macro>(std::move(*m));
+ParsedDefines::ParsedDefines(std::string_view bytes, const lexer::ScanResult& scan)
+    : bytes_(bytes),
+      scan_(&scan),
+      size_(scan.directives.size()),
+      slots_(std::make_unique<Slot[]>(scan.directives.size())) {}
+
+std::shared_ptr<const Macro> ParsedDefines::get(size_t index, std::string* err) const {
+  if (index >= size_ || scan_->directives[index].kind != DirectiveKind::kDefine) {
+    *err = "not a #define";
+    return nullptr;
   }
-  return out;
+  Slot& slot = slots_[index];
+  std::call_once(slot.once, [&] {
+    std::optional<Macro> m = parse_one_define(bytes_, scan_->directives[index], &slot.error);
+    if (m) slot.macro = std::make_shared<const Macro>(std::move(*m));
+  });
+  if (!slot.macro) *err = slot.error;
+  return slot.macro;
 }
 
 Options Options::gcc() {
@@ -250,9 +258,8 @@ void Preprocessor::Run::define(const Directive& d) {
   std::string err;
   std::shared_ptr<const Macro> m;
   const size_t index = size_t(&d - content_.scan->directives.data());
-  if (content_.defines && index < content_.defines->macros.size()) {
-    m = content_.defines->macros[index];
-    if (!m) err = content_.defines->errors[index];
+  if (content_.defines && index < content_.defines->size()) {
+    m = content_.defines->get(index, &err);
   } else if (std::optional<Macro> parsed = parse_one_define(content_.bytes, d, &err)) {
     m = std::make_shared<const Macro>(std::move(*parsed));
   }

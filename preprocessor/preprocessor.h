@@ -52,10 +52,6 @@ struct Options {
   static Options for_predefined(std::string_view predefined_text);
 };
 
-// Every #define of `scan` (the lexer's scan of `bytes`) parsed as the
-// Preprocessor would, for FileContent::defines.
-ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& scan);
-
 class Preprocessor {
  public:
   Preprocessor(Host& host, Options options);

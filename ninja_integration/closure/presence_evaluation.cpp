@@ -314,7 +314,7 @@ class ClosureHost : public preprocessor::Host {
       text->scan = lexer::scan(text->bytes, *kernel_);
       f->text = std::move(text);
     }
-    if (share_) f->defines = preprocessor::parse_defines(f->text->bytes, f->text->scan);
+    if (share_) f->defines.emplace(f->text->bytes, f->text->scan);
     if (share_) {
       std::set<std::pair<std::string, std::string>> found;
       note_candidates(f->text->scan, &found);
