@@ -28,7 +28,7 @@ base::Result<FileSummary> FileStates::load(const std::string& path, const std::s
     return base::Status::error(path + " changed while it was read");
   }
   FileSummary s;
-  if (shared_) {
+  if (shared_ && shared_->keeps_lexed()) {
     // Kept for the scan's evaluation of the TUs that enter it.
     auto lexed = std::make_shared<LexedFile>();
     lexed->stat = sig;

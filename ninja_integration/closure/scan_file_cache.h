@@ -65,6 +65,10 @@ class ScanFileCache {
   void put_summary(const std::string& abs_path, const base::StatSignature& sig,
                    std::shared_ptr<const FileSummary> summary);
 
+  // Walks keep the bytes and scan of each file they lex (for a scan that
+  // evaluates its TUs; off by default: nothing else reads them).
+  void keep_lexed() { keep_lexed_ = true; }
+  bool keeps_lexed() const { return keep_lexed_; }
   // The bytes and scan of the file with `sig` (by device and inode) when a
   // walk lexed it in this scan, else null.
   std::shared_ptr<const LexedFile> find_lexed(const base::StatSignature& sig);
@@ -142,6 +146,7 @@ class ScanFileCache {
 
  private:
   const int64_t created_ns_ = base::now_ns();
+  bool keep_lexed_ = false;
   struct Entry {
     bool stat_known = false;
     std::optional<base::StatSignature> stat;

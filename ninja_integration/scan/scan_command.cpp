@@ -132,7 +132,10 @@ class Scanner {
 
   // The files `walked` holds are read and lexed once for the walk and the
   // evaluation of every TU.
-  void share_files(closure::ScanFileCache* walked) { share_.use_walked(walked); }
+  void share_files(closure::ScanFileCache* walked) {
+    walked->keep_lexed();
+    share_.use_walked(walked);
+  }
 
   // Asks every compiler and every search list the entries will need, all at
   // once: each question runs the compiler (tens of ms), and asked on demand
