@@ -17,6 +17,7 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "lexer/scanner.h"
+#include "ninja_integration/closure/builtin_candidates.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 #include "preprocessor/preprocessor.h"
 
@@ -132,64 +133,6 @@ struct LoadedFile {
   std::shared_ptr<const LexedFile> text;               // never null
   std::optional<preprocessor::ParsedDefines> defines;  // with a share
 };
-
-bool identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// The `op(identifier)` calls of builtin queries written out in the file's
-// #if and #elif lines: questions a TU that reads the file may ask, so that
-// one compiler run answers them all instead of one run per question met.
-// Libraries often call them through a macro of their own named after the
-// query (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`): a call of a
-// name that ends in `_has_builtin`, whatever its case, counts as a question
-// of __has_builtin too. Asking one the TU does not ask costs nothing.
-void note_candidates(const lexer::ScanResult& scan,
-                     std::set<std::pair<std::string, std::string>>* out) {
-  static constexpr std::string_view kOps[] = {"__has_builtin", "__has_attribute",
-                                              "__has_cpp_attribute", "__has_feature",
-                                              "__has_extension"};
-  auto ends_as = [](std::string_view word, std::string_view op) {
-    // op without its first '_', after a '_' of the word or as the whole word.
-    const std::string_view tail = op.substr(1);
-    if (word.size() < tail.size()) return false;
-    for (size_t k = 0; k < tail.size(); ++k) {
-      char c = word[word.size() - tail.size() + k];
-      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-      if (c != tail[k]) return false;
-    }
-    return true;
-  };
-  for (const lexer::Directive& d : scan.directives) {
-    if (d.kind != lexer::DirectiveKind::kIf && d.kind != lexer::DirectiveKind::kElif) continue;
-    std::string_view text = scan.text(d);
-    for (size_t at = 0; at < text.size();) {
-      if (!identifier_char(text[at])) {
-        ++at;
-        continue;
-      }
-      size_t i = at;
-      while (i < text.size() && identifier_char(text[i])) ++i;
-      const std::string_view word = text.substr(at, i - at);
-      at = i;
-      std::string_view op;
-      for (std::string_view o : kOps) {
-        if (ends_as(word, o)) op = o;  // no name ends as two of them
-      }
-      if (op.empty()) continue;
-      while (i < text.size() && text[i] == ' ') ++i;
-      if (i >= text.size() || text[i] != '(') continue;
-      ++i;
-      while (i < text.size() && text[i] == ' ') ++i;
-      size_t start = i;
-      while (i < text.size() && identifier_char(text[i])) ++i;
-      size_t end = i;
-      while (i < text.size() && text[i] == ' ') ++i;
-      if (end == start || i >= text.size() || text[i] != ')') continue;
-      out->emplace(std::string(op), std::string(text.substr(start, end - start)));
-    }
-  }
-}
 
 }  // namespace
 
