@@ -7,14 +7,21 @@
 
 namespace lexpack::preprocessor {
 
-std::vector<std::shared_ptr<const HeaderTrace>> HeaderCache::find(const std::string& key) const {
+uint32_t HeaderCache::intern(std::string_view key) {
+  if (key.empty()) return 0;
+  std::lock_guard lock(names_mu_);
+  if (auto it = names_.find(key); it != names_.end()) return it->second;
+  return names_.emplace(std::string(key), uint32_t(names_.size() + 1)).first->second;
+}
+
+std::vector<std::shared_ptr<const HeaderTrace>> HeaderCache::find(uint64_t key) const {
   std::lock_guard lock(mu_);
   auto it = traces_.find(key);
   if (it == traces_.end()) return {};
   return it->second;
 }
 
-void HeaderCache::add(const std::string& key, std::shared_ptr<const HeaderTrace> trace) {
+void HeaderCache::add(uint64_t key, std::shared_ptr<const HeaderTrace> trace) {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<const HeaderTrace>>& v = traces_[key];
   if (v.size() < kMaxVariants) v.push_back(std::move(trace));
@@ -25,7 +32,7 @@ size_t count_answers(const HeaderTrace& trace) {
   for (const HeaderOp& op : trace.ops) {
     if (op.kind != HeaderOp::Kind::kInclude && op.kind != HeaderOp::Kind::kHasInclude) continue;
     ++n;
-    if (op.kind == HeaderOp::Kind::kInclude && op.nested && !op.answer.empty()) {
+    if (op.kind == HeaderOp::Kind::kInclude && op.nested && op.answer != 0) {
       n += op.nested->answer_count;
     }
   }
@@ -95,15 +102,24 @@ void TraceRecorder::wrote(std::string_view name) {
   macro_seqs_.at(name).written = ++seq_;
 }
 
-void TraceRecorder::once_read(const std::string& file_key, OnceState state) {
-  if (stack_.empty()) return;
-  read(once_seqs_, file_key,
-       [&](Active& a) { a.trace->inputs.once.emplace_back(file_key, state); });
+namespace {
+
+// A file number as a name of the once table.
+std::string_view number_name(const uint32_t& file) {
+  return {reinterpret_cast<const char*>(&file), sizeof file};
 }
 
-void TraceRecorder::once_wrote(const std::string& file_key) {
+}  // namespace
+
+void TraceRecorder::once_read(uint32_t file, OnceState state) {
   if (stack_.empty()) return;
-  once_seqs_.at(file_key).written = ++seq_;
+  read(once_seqs_, number_name(file),
+       [&](Active& a) { a.trace->inputs.once.emplace_back(file, state); });
+}
+
+void TraceRecorder::once_wrote(uint32_t file) {
+  if (stack_.empty()) return;
+  once_seqs_.at(number_name(file)).written = ++seq_;
 }
 
 void TraceRecorder::query(std::string_view op, std::string_view argument,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,7 +34,7 @@ enum class OnceState : uint8_t { kNone, kCertain, kUncertain };
 struct HeaderInputs {
   // Each macro read before the header wrote it; null: not defined.
   std::vector<std::pair<std::string, std::shared_ptr<const Macro>>> macros;
-  std::vector<std::pair<std::string, OnceState>> once;  // by Host::file_key
+  std::vector<std::pair<uint32_t, OnceState>> once;  // by file number (HeaderCache::intern)
   struct Query {
     std::string op, argument;
     std::optional<intmax_t> answer;
@@ -57,8 +58,8 @@ struct HeaderOp {
   bool computed = false;
   EntryKind how = EntryKind::kInclude;  // kInclude
   uint32_t line = 0;
-  std::string answer;  // kInclude/kHasInclude: Host::file_key of the answer ("" none)
-  ModuleLine module;   // kModule
+  uint32_t answer = 0;  // kInclude/kHasInclude: the answer's file number (0: none)
+  ModuleLine module;    // kModule
   // kInclude: the included header's own trace when it had one. Replaying
   // the includer replays it without checking its inputs again (they are
   // among the includer's); its include answers are checked with the
@@ -79,18 +80,30 @@ struct HeaderTrace {
 // plus those of the nested trace of each include that found a file.
 size_t count_answers(const HeaderTrace& trace);
 
-// Thread-safe; one per scan. A key names the header (Host::file_key), the
-// host's resolution context and the preprocessor's options.
+// Thread-safe; one per scan. A key names the header (Host::file_key) and
+// the context: the host's resolution context and the preprocessor's options.
+// Both are numbered once per TU (intern), so that looking a header up and
+// comparing answers compares numbers, not paths.
 class HeaderCache {
  public:
   static constexpr size_t kMaxVariants = 24;  // traces kept per key
 
-  std::vector<std::shared_ptr<const HeaderTrace>> find(const std::string& key) const;
-  void add(const std::string& key, std::shared_ptr<const HeaderTrace> trace);
+  // The same number for the same string in every TU of the scan; 0 for "".
+  uint32_t intern(std::string_view key);
+  static uint64_t key(uint32_t context, uint32_t file) { return uint64_t(context) << 32 | file; }
+
+  std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key) const;
+  void add(uint64_t key, std::shared_ptr<const HeaderTrace> trace);
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<std::string, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
+  std::unordered_map<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::mutex names_mu_;
+  std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>> names_;
 };
 
 // Same definition: one object, or equal name, parameters and body.
@@ -113,8 +126,8 @@ class TraceRecorder : public MacroObserver {
 
   void looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) override;
   void wrote(std::string_view name) override;
-  void once_read(const std::string& file_key, OnceState state);
-  void once_wrote(const std::string& file_key);
+  void once_read(uint32_t file, OnceState state);  // by HeaderCache::intern
+  void once_wrote(uint32_t file);
   void query(std::string_view op, std::string_view argument, std::optional<intmax_t> answer);
   void read_depth();
   // A header entered (or replayed, with its own deepest entry) at `depth`.
@@ -137,7 +150,7 @@ class TraceRecorder : public MacroObserver {
   std::vector<Active> stack_;
   uint64_t seq_ = 0;
   NameSeqs macro_seqs_;  // by macro name
-  NameSeqs once_seqs_;   // by file key
+  NameSeqs once_seqs_;   // by file number
 };
 
 }  // namespace lexpack::preprocessor

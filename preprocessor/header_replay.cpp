@@ -17,34 +17,30 @@ void Preprocessor::use_header_cache(HeaderCache* cache, std::string_view context
     builtins.push_back(name + '=' + std::to_string(int(kind)));
   }
   std::sort(builtins.begin(), builtins.end());
-  cache_context_ = std::to_string(options_.max_include_depth);
-  for (const std::string& b : builtins) cache_context_ += ',' + b;
-  cache_context_.push_back('\0');
-  cache_context_.append(context);
-  cache_context_.push_back('\0');
+  std::string named = std::to_string(options_.max_include_depth);
+  for (const std::string& b : builtins) named += ',' + b;
+  named.push_back('\0');
+  named.append(context);
+  named.push_back('\0');
+  if (cache) cache_context_ = cache->intern(named);
+  ids_.clear();  // numbered by this cache from now on
   table_.set_observer(cache ? &recorder_ : nullptr);
 }
 
-const std::string& Preprocessor::key_of(FileHandle file) {
-  if (file >= keys_.size()) {
-    keys_.resize(file + 1);
-    key_known_.resize(file + 1);
-  }
-  if (!key_known_[file]) {
-    keys_[file] = host_.file_key(file);
-    key_known_[file] = true;
-  }
-  return keys_[file];
+uint32_t Preprocessor::id_of(FileHandle file) {
+  if (file >= ids_.size()) ids_.resize(file + 1, kNotAsked);
+  if (ids_[file] == kNotAsked) ids_[file] = cache_ ? cache_->intern(host_.file_key(file)) : 0;
+  return ids_[file];
 }
 
 void Preprocessor::set_once(FileHandle file) {
   Once& once = once_[file];
   once.certain = once.certain || fallback_depth_ == 0;
   if (!cache_) return;
-  const std::string& key = key_of(file);
-  if (key.empty()) return;
-  once_by_key_[key] = once.certain ? OnceState::kCertain : OnceState::kUncertain;
-  recorder_.once_wrote(key);
+  const uint32_t id = id_of(file);
+  if (id == 0) return;
+  once_by_id_[id] = once.certain ? OnceState::kCertain : OnceState::kUncertain;
+  recorder_.once_wrote(id);
 }
 
 OnceState Preprocessor::once_state(FileHandle file) const {
@@ -62,9 +58,9 @@ bool Preprocessor::applies(const HeaderTrace& trace, FileHandle file, uint32_t d
     const std::shared_ptr<const Macro>* now = table_.find_quiet(name);
     if (!same_macro(now ? now->get() : nullptr, macro.get())) return false;
   }
-  for (const auto& [key, state] : in.once) {
-    auto it = once_by_key_.find(key);
-    if ((it == once_by_key_.end() ? OnceState::kNone : it->second) != state) return false;
+  for (const auto& [id, state] : in.once) {
+    auto it = once_by_id_.find(id);
+    if ((it == once_by_id_.end() ? OnceState::kNone : it->second) != state) return false;
   }
   for (const HeaderInputs::Query& q : in.queries) {
     if (host_.builtin_query(q.op, q.argument) != q.answer) return false;
@@ -79,11 +75,10 @@ bool Preprocessor::same_answers(const HeaderTrace& trace, FileHandle file,
   // was first found in a TU, which its own quoted includes start from), for
   // nested headers too: the cache is shared by TUs with other include
   // directories, so where a nested header finds its includes is an input.
-  static const std::string kNone;
   for (const HeaderOp& op : trace.ops) {
     if (op.kind != HeaderOp::Kind::kInclude && op.kind != HeaderOp::Kind::kHasInclude) continue;
     std::optional<FileHandle> answer = host_.resolve(op.name, op.angled, op.next, file);
-    if ((answer ? key_of(*answer) : kNone) != op.answer) return false;
+    if ((answer ? id_of(*answer) : 0) != op.answer) return false;
     answers->push_back(answer);
     if (op.kind == HeaderOp::Kind::kInclude && op.nested && answer &&
         !same_answers(*op.nested, *answer, answers)) {
@@ -97,7 +92,7 @@ void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
   if (!recorder_.active()) return;
   const HeaderInputs& in = trace.inputs;
   for (const auto& [name, macro] : in.macros) recorder_.looked_up(name, table_.find_quiet(name));
-  for (const auto& [key, state] : in.once) recorder_.once_read(key, state);
+  for (const auto& [id, state] : in.once) recorder_.once_read(id, state);
   for (const HeaderInputs::Query& q : in.queries) recorder_.query(q.op, q.argument, q.answer);
   if (in.reads_depth) recorder_.read_depth();
   recorder_.entered(depth + in.max_rel_depth);
@@ -141,7 +136,7 @@ void Preprocessor::Run::replay(const HeaderTrace& trace,
         const std::optional<FileHandle> answer = q.answer;
         const bool include = op.kind == HeaderOp::Kind::kInclude;
         (include ? pp_.result_.includes : pp_.result_.has_includes).push_back(std::move(q));
-        if ((answer ? pp_.key_of(*answer) : std::string()) != op.answer) {
+        if ((answer ? pp_.id_of(*answer) : 0) != op.answer) {
           // The same header found elsewhere than where the recording found
           // it: what follows is not known, so the compiler must tell.
           inexact(

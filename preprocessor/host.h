@@ -23,8 +23,8 @@ struct FileContent {
   std::string_view bytes;                   // the file's bytes
   const lexer::ScanResult* scan = nullptr;  // lexer::scan of exactly those bytes
   std::string_view display_name;            // for reasons, e.g. "include/f.h"
-  // Optional: parse_defines(bytes, *scan), kept by a caller that shares files
-  // across translation units (each definition is then parsed once).
+  // Optional: ParsedDefines(bytes, *scan), kept by a caller that shares
+  // files across translation units (each definition is then parsed once).
   const ParsedDefines* defines = nullptr;
 };
 

@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
+#include "lexer/scan_result.h"
 #include "preprocessor/token.h"
 
 namespace lexpack::preprocessor {
@@ -53,13 +55,32 @@ std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text
 // process (thread-safe), so that one parsed definition serves every table.
 uint32_t intern_macro_name(std::string_view name);
 
-// A file's #define directives parsed once, by directive index (empty
-// entries for other directives), for callers that give one file to many
-// translation units: each table shares the definition instead of a copy.
-// A definition that does not parse has its error.
-struct ParsedDefines {
-  std::vector<std::shared_ptr<const Macro>> macros;
-  std::vector<std::string> errors;
+// A file's #define directives by directive index, each parsed when first
+// asked for (thread-safe), for callers that give one file to many
+// translation units: each table shares the definition instead of a copy,
+// and a definition in a branch no TU takes is never parsed.
+class ParsedDefines {
+ public:
+  // `bytes` and `scan` (the lexer's scan of them) must outlive this.
+  ParsedDefines(std::string_view bytes, const lexer::ScanResult& scan);
+  ParsedDefines(const ParsedDefines&) = delete;
+  ParsedDefines& operator=(const ParsedDefines&) = delete;
+
+  size_t size() const { return size_; }
+  // The definition of directive `index` (a #define), or null with *err
+  // when it does not parse.
+  std::shared_ptr<const Macro> get(size_t index, std::string* err) const;
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    std::shared_ptr<const Macro> macro;
+    std::string error;
+  };
+  std::string_view bytes_;
+  const lexer::ScanResult* scan_;
+  size_t size_;
+  std::unique_ptr<Slot[]> slots_;
 };
 
 // Told of every lookup and write of a table it watches (a header cache

@@ -46,16 +46,24 @@ std::optional<Macro> parse_one_define(std::string_view bytes, const Directive& d
 
 }  // namespace
 
-ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& scan) {
-  ParsedDefines out;
-  out.macros.resize(scan.directives.size());
-  out.errors.resize(scan.directives.size());
-  for (size_t i = 0; i < scan.directives.size(); ++i) {
-    if (scan.directives[i].kind != DirectiveKind::kDefine) continue;
-    std::optional<Macro> m = parse_one_define(bytes, scan.directives[i], &out.errors[i]);
-    if (m) out.macros[i] = std::make_shared<const Macro>(std::move(*m));
+ParsedDefines::ParsedDefines(std::string_view bytes, const lexer::ScanResult& scan)
+    : bytes_(bytes),
+      scan_(&scan),
+      size_(scan.directives.size()),
+      slots_(std::make_unique<Slot[]>(scan.directives.size())) {}
+
+std::shared_ptr<const Macro> ParsedDefines::get(size_t index, std::string* err) const {
+  if (index >= size_ || scan_->directives[index].kind != DirectiveKind::kDefine) {
+    *err = "not a #define";
+    return nullptr;
   }
-  return out;
+  Slot& slot = slots_[index];
+  std::call_once(slot.once, [&] {
+    std::optional<Macro> m = parse_one_define(bytes_, scan_->directives[index], &slot.error);
+    if (m) slot.macro = std::make_shared<const Macro>(std::move(*m));
+  });
+  if (!slot.macro) *err = slot.error;
+  return slot.macro;
 }
 
 Options Options::gcc() {
@@ -250,9 +258,8 @@ void Preprocessor::Run::define(const Directive& d) {
   std::string err;
   std::shared_ptr<const Macro> m;
   const size_t index = size_t(&d - content_.scan->directives.data());
-  if (content_.defines && index < content_.defines->macros.size()) {
-    m = content_.defines->macros[index];
-    if (!m) err = content_.defines->errors[index];
+  if (content_.defines && index < content_.defines->size()) {
+    m = content_.defines->get(index, &err);
   } else if (std::optional<Macro> parsed = parse_one_define(content_.bytes, d, &err)) {
     m = std::make_shared<const Macro>(std::move(*parsed));
   }
@@ -348,7 +355,7 @@ void Preprocessor::Run::include(const Directive& d) {
     op.computed = d.computed;
     op.how = how;
     op.line = d.line;
-    op.answer = pp_.key_of(*answer);
+    op.answer = pp_.id_of(*answer);
     own_->ops.push_back(std::move(op));
   }
   std::shared_ptr<const HeaderTrace> nested = enter(pp_, *answer, how, file_, d.line, depth_ + 1);
@@ -377,11 +384,11 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   auto once = pp.once_.find(target);
   const bool once_seen = once != pp.once_.end();
   if (pp.recorder_.active()) {
-    const std::string& key = pp.key_of(target);
-    if (key.empty())
+    const uint32_t id = pp.id_of(target);
+    if (id == 0)
       pp.recorder_.spoil();  // a file the host cannot name
     else
-      pp.recorder_.once_read(key, pp.once_state(target));
+      pp.recorder_.once_read(id, pp.once_state(target));
   }
   if (once_seen && once->second.certain) {
     e.processed = false;
@@ -408,7 +415,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   if (once_seen) ++pp.fallback_depth_;
   pp.recorder_.entered(depth);
   const bool shared = pp.cache_ && depth > 0 && pp.fallback_depth_ == 0 &&
-                      !pp.table_.any_uncertain() && !pp.key_of(target).empty();
+                      !pp.table_.any_uncertain() && pp.id_of(target) != 0;
   if (!shared) {
     Run(pp, target, *content, depth).process();
     pp.fallback_depth_ = saved;
@@ -422,7 +429,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
     pp.fallback_depth_ = saved;
     return nullptr;
   }
-  const std::string key = pp.cache_context_ + pp.key_of(target);
+  const uint64_t key = HeaderCache::key(pp.cache_context_, pp.id_of(target));
   std::vector<std::optional<FileHandle>> found;
   for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
     if (!pp.applies(*trace, target, depth, &found)) continue;

@@ -52,10 +52,6 @@ struct Options {
   static Options for_predefined(std::string_view predefined_text);
 };
 
-// Every #define of `scan` (the lexer's scan of `bytes`) parsed as the
-// Preprocessor would, for FileContent::defines.
-ParsedDefines parse_defines(std::string_view bytes, const lexer::ScanResult& scan);
-
 class Preprocessor {
  public:
   Preprocessor(Host& host, Options options);
@@ -101,7 +97,9 @@ class Preprocessor {
   // #pragma once or #import of a file seen (in a fallback branch or not).
   void set_once(FileHandle file);
   OnceState once_state(FileHandle file) const;
-  const std::string& key_of(FileHandle file);
+  // The cache's number for the file's Host::file_key; 0: the host cannot
+  // name it.
+  uint32_t id_of(FileHandle file);
   // True when `trace` applies to `file` entered now at `depth`: its inputs
   // hold and its includes and __has_include questions, and those of the
   // nested traces it replays, find the same files (their answers, in the
@@ -121,11 +119,11 @@ class Preprocessor {
   std::unordered_map<FileHandle, Once> once_;  // #pragma once / #import seen
   int fallback_depth_ = 0;                     // > 0: inside a branch taken as a fallback
   HeaderCache* cache_ = nullptr;
-  std::string cache_context_;
+  uint32_t cache_context_ = 0;  // the cache's number for the options and context
   TraceRecorder recorder_;
-  std::unordered_map<std::string, OnceState> once_by_key_;  // once_ by key_of
-  std::vector<std::string> keys_;                           // key_of by handle, "" not asked
-  std::vector<bool> key_known_;
+  std::unordered_map<uint32_t, OnceState> once_by_id_;  // once_ by id_of
+  std::vector<uint32_t> ids_;                           // id_of by handle, kNotAsked
+  static constexpr uint32_t kNotAsked = ~uint32_t(0);
   size_t replayed_ = 0;
   size_t evaluated_ = 0;
 };

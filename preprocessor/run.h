@@ -72,7 +72,7 @@ class Preprocessor::Run : public ExpansionHooks {
       op.angled = angled;
       op.next = next;
       op.line = line_;
-      if (found) op.answer = pp_.key_of(*q.answer);
+      if (found) op.answer = pp_.id_of(*q.answer);
       own_->ops.push_back(std::move(op));
     }
     pp_.result_.has_includes.push_back(std::move(q));

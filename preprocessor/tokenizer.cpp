@@ -1,6 +1,6 @@
 // Splits directive text into preprocessing tokens (C++ [lex.pptoken]): what
-// the macro expander and the #if evaluator work on. Speed matters little here:
-// only directive lines that reach evaluation are tokenized.
+// the macro expander and the #if evaluator work on: every #define of each
+// file a scan enters, and each condition evaluated.
 #include <array>
 #include <cstring>
 
@@ -129,10 +129,12 @@ void tokenize(std::string_view v, Tokens* out) {
       t.kind = TokenKind::kHeaderName;
       e = v.find('>', i + 1) + 1;
     } else {
-      t.kind =
-          kSingles.find(c) == std::string_view::npos ? TokenKind::kOther : TokenKind::kPunctuator;
+      // Every longer punctuator starts with a single one.
+      const bool punct = kSingles.find(c) != std::string_view::npos;
+      t.kind = punct ? TokenKind::kPunctuator : TokenKind::kOther;
       for (std::string_view p : kPunctuators) {
-        if (v.substr(i, p.size()) == p) {
+        if (!punct) break;
+        if (p[0] == c && v.substr(i, p.size()) == p) {
           e = i + p.size();
           break;
         }

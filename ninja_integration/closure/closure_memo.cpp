@@ -331,7 +331,11 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
       // A probe that is some entry (a dangling symlink) may resolve later
       // with the directory unchanged: then each probe is checked.
       for (size_t k = 0; k < names.size() && !d.check_each; ++k) {
-        d.check_each = !no_entry(base::join_path(dir, names[k]), shared ? cwd : std::string());
+        // Once per scan for the scan's probes (dir_sig took the directory's
+        // signature first).
+        const std::string probe = base::join_path(dir, names[k]);
+        d.check_each =
+            shared ? !shared->no_entry_once(base::absolute_path(probe, cwd)) : !no_entry(probe);
       }
       d.probe_count = names.size();
       m.probes.insert(m.probes.end(), names.begin(), names.end());

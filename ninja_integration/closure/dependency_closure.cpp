@@ -239,13 +239,18 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       // Every question the evaluation asks is recorded like a direct
       // __has_include: its failed candidates, and the file it found.
       const PresenceEvaluator::Ask ask = [&](std::string_view name, bool angled, bool next,
-                                             const Resolution& includer) {
+                                             const Resolution& includer) -> const Resolution& {
         std::shared_ptr<const ScanFileCache::Answer> a =
             resolver.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
         if (!a->failed.empty()) answers.push_back(a.get());
         storage->roots.push_back(a);
         if (a->resolution.found) {
-          Node* c = graph->node(context, a->resolution);
+          // The node of an answer is the same for every asker (see expand).
+          Node* c = a->node.load(std::memory_order_acquire);
+          if (!c) {
+            c = graph->node(context, a->resolution);
+            a->node.store(c, std::memory_order_release);
+          }
           if (c->path_id >= position.size()) position.resize(c->path_id + 1, -1);
           if (position[c->path_id] < 0) {
             position[c->path_id] = int32_t(closure.files.size());

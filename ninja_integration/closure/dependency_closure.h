@@ -60,8 +60,9 @@ struct Closure {
 class PresenceEvaluator {
  public:
   virtual ~PresenceEvaluator() = default;
-  using Ask = std::function<Resolution(std::string_view name, bool angled, bool next,
-                                       const Resolution& includer)>;
+  // The answer stays valid as long as the closure being computed.
+  using Ask = std::function<const Resolution&(std::string_view name, bool angled, bool next,
+                                              const Resolution& includer)>;
   // "" when every question the compiler can ask was asked; else why not (the
   // closure stays unsure with that reason).
   virtual std::string evaluate(const Resolution& source, const std::vector<Resolution>& forced,

@@ -22,17 +22,27 @@ base::Result<FileSummary> FileStates::load(const std::string& path, const std::s
   }
   base::Result<std::string> read = base::read_file(path);
   if (!read.ok()) return read.status();
-  const std::string& bytes = *read;
   ++files_read_;
   base::StatSignature after;
   if (!base::stat_file(path, &after) || !(after == sig)) {
     return base::Status::error(path + " changed while it was read");
   }
-  cache::Hash128 content = cache::hash_bytes(bytes);
-  // Each thread scans into one result whose memory is reused file after file.
-  thread_local lexer::ScanResult scanned;
-  lexer::scan_into(bytes, *kernel_, &scanned);
-  FileSummary s = summarize(scanned, content);
+  FileSummary s;
+  if (shared_ && shared_->keeps_lexed()) {
+    // Kept for the scan's evaluation of the TUs that enter it.
+    auto lexed = std::make_shared<LexedFile>();
+    lexed->stat = sig;
+    lexed->bytes = std::move(read.value());
+    lexer::scan_into(lexed->bytes, *kernel_, &lexed->scan);
+    s = summarize(lexed->scan, cache::hash_bytes(lexed->bytes));
+    shared_->put_lexed(std::move(lexed));
+  } else {
+    // Each thread scans into one result whose memory is reused file after file.
+    thread_local lexer::ScanResult scanned;
+    lexer::scan_into(*read, *kernel_, &scanned);
+    s = summarize(scanned, cache::hash_bytes(*read));
+  }
+  const cache::Hash128 content = s.content;
   if (store_ && base::signature_is_settled(sig, base::now_ns())) {
     base::Result<cache::BlobId> blob = store_->put_blob(encode_summary(s));
     if (blob.ok()) store_->put_file(key_path, cache::FileRecord{sig, content, blob.value()});

@@ -17,6 +17,8 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "lexer/scanner.h"
+#include "ninja_integration/closure/builtin_candidates.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "preprocessor/preprocessor.h"
 
 namespace lexpack::closure {
@@ -128,44 +130,9 @@ bool decode_facts(std::string_view bytes, CompilerFacts* f) {
 // One file's bytes and their lexer scan, as several TUs' evaluations share it.
 struct LoadedFile {
   base::StatSignature stat;
-  std::string bytes;
-  lexer::ScanResult scan;
+  std::shared_ptr<const LexedFile> text;               // never null
   std::optional<preprocessor::ParsedDefines> defines;  // with a share
 };
-
-bool identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// The `op(identifier)` calls of builtin queries written out in the file's
-// #if and #elif lines: questions a TU that reads the file may ask, so that
-// one compiler run answers them all instead of one run per question met.
-void note_candidates(const lexer::ScanResult& scan,
-                     std::set<std::pair<std::string, std::string>>* out) {
-  static constexpr std::string_view kOps[] = {"__has_builtin", "__has_attribute",
-                                              "__has_cpp_attribute", "__has_feature",
-                                              "__has_extension"};
-  for (const lexer::Directive& d : scan.directives) {
-    if (d.kind != lexer::DirectiveKind::kIf && d.kind != lexer::DirectiveKind::kElif) continue;
-    std::string_view text = scan.text(d);
-    for (std::string_view op : kOps) {
-      for (size_t at = text.find(op); at != std::string_view::npos; at = text.find(op, at + 1)) {
-        if (at > 0 && identifier_char(text[at - 1])) continue;
-        size_t i = at + op.size();
-        while (i < text.size() && text[i] == ' ') ++i;
-        if (i >= text.size() || text[i] != '(') continue;
-        ++i;
-        while (i < text.size() && text[i] == ' ') ++i;
-        size_t start = i;
-        while (i < text.size() && identifier_char(text[i])) ++i;
-        size_t end = i;
-        while (i < text.size() && text[i] == ' ') ++i;
-        if (end == start || i >= text.size() || text[i] != ')') continue;
-        out->emplace(std::string(op), std::string(text.substr(start, end - start)));
-      }
-    }
-  }
-}
 
 }  // namespace
 
@@ -177,6 +144,8 @@ struct EvaluationShare::Impl {
   std::map<std::string, std::set<std::string>> questions;  // by base key
   // Builtin queries written out in the files read so far: (op, argument).
   std::set<std::pair<std::string, std::string>> candidates;
+  // The files the scan's walk read and lexed (null outside a scan).
+  ScanFileCache* walked = nullptr;
   // Each header's evaluations by the macro state they read (thread-safe).
   preprocessor::HeaderCache headers;
   // Predefined macros parsed once per text.
@@ -186,6 +155,10 @@ struct EvaluationShare::Impl {
 };
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
+
+void EvaluationShare::use_walked(ScanFileCache* walked) {
+  impl->walked = walked;
+}
 EvaluationShare::~EvaluationShare() = default;
 
 namespace {
@@ -208,7 +181,7 @@ class ClosureHost : public preprocessor::Host {
   std::optional<preprocessor::FileHandle> resolve(std::string_view name, bool angled, bool is_next,
                                                   preprocessor::FileHandle includer) override {
     if (includer >= files_.size()) return std::nullopt;
-    Resolution r = ask_(name, angled, is_next, files_[includer].where);
+    const Resolution& r = ask_(name, angled, is_next, files_[includer].where);
     if (!r.found) return std::nullopt;
     return handle(r);
   }
@@ -220,7 +193,7 @@ class ClosureHost : public preprocessor::Host {
       f.loaded = load(f.where);
       if (!f.loaded) return std::nullopt;
     }
-    return preprocessor::FileContent{f.loaded->bytes, &f.loaded->scan, f.where.path,
+    return preprocessor::FileContent{f.loaded->text->bytes, &f.loaded->text->scan, f.where.path,
                                      f.loaded->defines ? &*f.loaded->defines : nullptr};
   }
 
@@ -228,11 +201,15 @@ class ClosureHost : public preprocessor::Host {
   std::string file_key(preprocessor::FileHandle file) override {
     if (file >= files_.size()) return {};
     const Resolution& r = files_[file].where;
-    std::string key = r.path;
-    key.push_back('\0');
-    key += std::to_string(r.chain_index) + ',' + std::to_string(r.stat.dev) + ',' +
-           std::to_string(r.stat.ino) + ',' + std::to_string(r.stat.size) + ',' +
-           std::to_string(r.stat.mtime_ns) + ',' + std::to_string(r.stat.ctime_ns);
+    // The numbers as their bytes after the path's end: fixed width, so no
+    // two differ in one and compare equal.
+    const int64_t numbers[] = {int64_t(r.chain_index),   int64_t(r.stat.dev),
+                               int64_t(r.stat.ino),      int64_t(r.stat.size),
+                               int64_t(r.stat.mtime_ns), int64_t(r.stat.ctime_ns)};
+    std::string key;
+    key.reserve(r.path.size() + 1 + sizeof numbers);
+    key.append(r.path).push_back('\0');
+    key.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
     return key;
   }
 
@@ -268,16 +245,22 @@ class ClosureHost : public preprocessor::Host {
       auto it = share_->files.find(id);
       if (it != share_->files.end() && it->second->stat == where.stat) return it->second;
     }
-    base::Result<std::string> bytes = base::read_file(where.path);
-    if (!bytes.ok()) return nullptr;
     auto f = std::make_shared<LoadedFile>();
     f->stat = where.stat;
-    f->bytes = std::move(bytes.value());
-    f->scan = lexer::scan(f->bytes, *kernel_);
-    if (share_) f->defines = preprocessor::parse_defines(f->bytes, f->scan);
+    if (share_ && share_->walked) f->text = share_->walked->find_lexed(where.stat);
+    if (!f->text) {
+      base::Result<std::string> bytes = base::read_file(where.path);
+      if (!bytes.ok()) return nullptr;
+      auto text = std::make_shared<LexedFile>();
+      text->stat = where.stat;
+      text->bytes = std::move(bytes.value());
+      text->scan = lexer::scan(text->bytes, *kernel_);
+      f->text = std::move(text);
+    }
+    if (share_) f->defines.emplace(f->text->bytes, f->text->scan);
     if (share_) {
       std::set<std::pair<std::string, std::string>> found;
-      note_candidates(f->scan, &found);
+      note_candidates(f->text->scan, &found);
       std::lock_guard lock(share_->mu);
       share_->files[id] = f;
       share_->candidates.insert(found.begin(), found.end());
@@ -421,7 +404,25 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   }
   computed_.clear();
   std::string why;
+  const size_t questions_remembered = questions.size();
   std::set<std::string> speculative;  // asked ahead, not met yet
+  if (share && share->walked && questions.empty()) {
+    // The first TU of these arguments: ask ahead every question written in
+    // the files the scan's walks read (every branch of this TU's files among
+    // them) with the first compiler run, instead of evaluating the TU once
+    // only to learn which it asks.
+    std::set<std::pair<std::string, std::string>> written;
+    share->walked->for_each_lexed([&](const LexedFile& f) { note_candidates(f.scan, &written); });
+    const preprocessor::Options options = identity_.kind == compiler::CompilerKind::kClang
+                                              ? preprocessor::Options::clang()
+                                              : preprocessor::Options::gcc();
+    for (const auto& [op, arg] : written) {
+      auto it = options.builtins.find(op);
+      if (it != options.builtins.end() && it->second == preprocessor::BuiltinKind::kQuery) {
+        speculative.insert(op + "(" + arg + ")");
+      }
+    }
+  }
   for (int round = 0; round < kMaxRounds; ++round) {
     if (share && round > 0) {
       // What other TUs learned meanwhile: one set, one compiler run.
@@ -523,6 +524,13 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     const preprocessor::Result& result = pp.result();
     if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     if (host.unknown().empty()) {
+      if (store_ && questions.size() > questions_remembered) {
+        // Questions asked ahead on the first round: the next scan, whose
+        // walk may read no file, asks them on its first round too.
+        std::string list;
+        for (const std::string& q : questions) list += q + "\n";
+        store_->put_memo(kQuestionsTable, base_key, list);
+      }
       if (!result.exact()) return result.reason();
       const std::vector<Resolution> files = host.resolutions();
       for (const preprocessor::IncludeQuestion& q : result.includes) {

@@ -18,6 +18,8 @@
 
 namespace lexpack::closure {
 
+class ScanFileCache;
+
 // What a whole-build scan shares between the evaluations of its TUs: each
 // file's bytes and lexer scan (read once per scan, not once per TU), and the
 // compiler's answers per identity and arguments. Thread-safe.
@@ -25,6 +27,9 @@ class EvaluationShare {
  public:
   EvaluationShare();
   ~EvaluationShare();
+  // Takes the bytes and lexer scans of the files the scan's walk read
+  // (ScanFileCache::find_lexed) instead of reading and lexing them again.
+  void use_walked(ScanFileCache* walked);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "base/file_util.h"
+#include "ninja_integration/closure/absence.h"
 
 namespace lexpack::closure {
 
@@ -61,6 +62,45 @@ std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::strin
     e.dir = dir;
   }
   return e.dir;
+}
+
+std::shared_ptr<const LexedFile> ScanFileCache::find_lexed(const base::StatSignature& sig) {
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  auto it = p.files.find({sig.dev, sig.ino});
+  if (it == p.files.end() || !(it->second->stat == sig)) return nullptr;
+  return it->second;
+}
+
+void ScanFileCache::put_lexed(std::shared_ptr<const LexedFile> file) {
+  const base::StatSignature& sig = file->stat;
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  p.files[{sig.dev, sig.ino}] = std::move(file);
+}
+
+void ScanFileCache::for_each_lexed(const std::function<void(const LexedFile&)>& fn) {
+  for (LexedPart& p : lexed_parts_) {
+    std::lock_guard lock(p.mu);
+    for (const auto& [id, file] : p.files) fn(*file);
+  }
+}
+
+bool ScanFileCache::no_entry_once(const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.entry_known) return it->second.no_entry;
+  }
+  const bool none = no_entry(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  if (!e.entry_known) {
+    e.entry_known = true;
+    e.no_entry = none;
+  }
+  return e.no_entry;
 }
 
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,

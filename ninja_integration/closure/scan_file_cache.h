@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,10 +20,19 @@
 #include "base/file_stat.h"
 #include "base/view_map.h"
 #include "cache/store.h"
+#include "lexer/scan_result.h"
 #include "ninja_integration/closure/file_summary.h"
 #include "ninja_integration/closure/resolution.h"
 
 namespace lexpack::closure {
+
+// A file's bytes and lexer scan as a scan's walk read them: the evaluation
+// of the scan's TUs takes them instead of reading and lexing it again.
+struct LexedFile {
+  base::StatSignature stat;
+  std::string bytes;
+  lexer::ScanResult scan;
+};
 
 class ScanFileCache {
  public:
@@ -40,6 +50,11 @@ class ScanFileCache {
   std::optional<base::StatSignature> dir_stat_once(const std::string& path,
                                                    const std::string& abs_path);
 
+  // no_entry() of `abs_path` (closure/absence.h), asked once per scan.
+  // Callers take the signature of its directory first (dir_stat_once), so
+  // that signature is never newer than this answer.
+  bool no_entry_once(const std::string& abs_path);
+
   // Every stat this cache answers was taken after this time (its creation):
   // whether a signature was settled when taken is judged against it.
   int64_t created_ns() const { return created_ns_; }
@@ -49,6 +64,17 @@ class ScanFileCache {
                                                   const base::StatSignature& sig);
   void put_summary(const std::string& abs_path, const base::StatSignature& sig,
                    std::shared_ptr<const FileSummary> summary);
+
+  // Walks keep the bytes and scan of each file they lex (for a scan that
+  // evaluates its TUs; off by default: nothing else reads them).
+  void keep_lexed() { keep_lexed_ = true; }
+  bool keeps_lexed() const { return keep_lexed_; }
+  // The bytes and scan of the file with `sig` (by device and inode) when a
+  // walk lexed it in this scan, else null.
+  std::shared_ptr<const LexedFile> find_lexed(const base::StatSignature& sig);
+  void put_lexed(std::shared_ptr<const LexedFile> file);
+  // Calls `fn` on every file walks lexed so far.
+  void for_each_lexed(const std::function<void(const LexedFile&)>& fn);
 
   // One search's outcome and the candidates it found missing, so that a TU
   // that asks the same question reports the same failed probes.
@@ -120,11 +146,14 @@ class ScanFileCache {
 
  private:
   const int64_t created_ns_ = base::now_ns();
+  bool keep_lexed_ = false;
   struct Entry {
     bool stat_known = false;
     std::optional<base::StatSignature> stat;
     bool dir_known = false;
     std::optional<base::StatSignature> dir;
+    bool entry_known = false;
+    bool no_entry = false;
     base::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };
@@ -135,6 +164,11 @@ class ScanFileCache {
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
   std::array<Shard, kShards> shards_;
+  struct LexedPart {
+    std::mutex mu;
+    std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LexedFile>> files;
+  };
+  std::array<LexedPart, kShards> lexed_parts_;
   std::mutex contexts_mu_;
   std::unordered_map<std::string, uint64_t> contexts_;
 

@@ -130,6 +130,13 @@ class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
 
+  // The files `walked` holds are read and lexed once for the walk and the
+  // evaluation of every TU.
+  void share_files(closure::ScanFileCache* walked) {
+    walked->keep_lexed();
+    share_.use_walked(walked);
+  }
+
   // Asks every compiler and every search list the entries will need, all at
   // once: each question runs the compiler (tens of ms), and asked on demand
   // they stall the walk at the first TU of every target.
@@ -444,6 +451,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   Scanner scanner(locked.get(), kernel);
   auto graph = std::make_shared<closure::ScanFileCache>();
   closure::ScanFileCache& shared_files = *graph;
+  scanner.share_files(graph.get());
   report.graph = graph;
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   // Paths in a command are relative to its directory, and the resolver stats

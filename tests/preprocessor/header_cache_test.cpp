@@ -323,5 +323,31 @@ TEST(TraceRecorderTest, InputsOfNestedRecordings) {
   EXPECT_EQ(input_names(*r.end()), (V{"W", "X"}));
 }
 
+// Headers and contexts are looked up by number: equal strings share one,
+// others never do, and a TU of another context (another compiler or working
+// directory) does not replay what this one recorded.
+TEST(HeaderCacheNumbers, ContextsAndFilesAreNumberedByTheirStrings) {
+  HeaderCache cache;
+  EXPECT_EQ(cache.intern(""), 0u);
+  const uint32_t a = cache.intern(std::string("a.h\0") + "1,2");
+  EXPECT_NE(a, 0u);
+  EXPECT_EQ(cache.intern(std::string("a.h\0") + "1,2"), a);
+  EXPECT_NE(cache.intern(std::string("a.h\0") + "1,3"), a);
+  EXPECT_NE(HeaderCache::key(1, 2), HeaderCache::key(2, 1));
+
+  auto run = [&cache](const std::string& context) {
+    MemoryHost host;
+    host.add("main.cc", "#include \"h.h\"\n");
+    host.add("h.h", "#define H 1\n");
+    Preprocessor pp(host, Options::gcc());
+    pp.use_header_cache(&cache, context);
+    pp.run_file(host.handle("main.cc"), EntryKind::kMain);
+    return std::make_pair(pp.headers_evaluated(), pp.headers_replayed());
+  };
+  EXPECT_EQ(run("one"), std::make_pair(size_t(1), size_t(0)));
+  EXPECT_EQ(run("one"), std::make_pair(size_t(0), size_t(1)));
+  EXPECT_EQ(run("two"), std::make_pair(size_t(1), size_t(0)));
+}
+
 }  // namespace
 }  // namespace lexpack::preprocessor

@@ -74,7 +74,7 @@ class MemoryHost : public Host {
     const ParsedDefines* defines = nullptr;
     if (parse_defines_once) {
       auto& parsed = defines_[file];
-      if (!parsed) parsed = std::make_unique<ParsedDefines>(parse_defines(it->second, *scan));
+      if (!parsed) parsed = std::make_unique<ParsedDefines>(it->second, *scan);
       defines = parsed.get();
     }
     return FileContent{it->second, scan.get(), paths_[file], defines};

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "lexer/scanner.h"
 #include "memory_host.h"
 
 namespace lexpack::preprocessor {
@@ -61,6 +64,34 @@ TEST_F(Pp, DefinitionsParsedOnceDecideTheSame) {
   EXPECT_EQ(each, "main.cc inc/cfg.h inc/cfg_b.h inc/cfg_a.h");
   EXPECT_EQ(result.reason(), first.reason());
   EXPECT_FALSE(result.exact());  // the #define that does not parse
+}
+
+// A shared file's definitions are parsed when first asked for, once
+// whichever thread asks: every TU gets the same definition object.
+TEST(ParsedDefinesTest, EachDefinitionIsParsedOnceWhenAskedFor) {
+  const std::string bytes = "#define A 1\n#define BAD(\n#if X\n#define B(x) x\n#endif\n";
+  const lexer::ScanResult scan = lexer::scan(bytes, lexer::scalar_kernel());
+  ASSERT_EQ(scan.directives.size(), 5u);
+  ParsedDefines defines(bytes, scan);
+  ASSERT_EQ(defines.size(), 5u);
+  std::string err;
+  std::shared_ptr<const Macro> b1, b2;
+  std::thread other([&] {
+    std::string e;
+    b2 = defines.get(3, &e);
+  });
+  b1 = defines.get(3, &err);
+  other.join();
+  ASSERT_NE(b1, nullptr) << err;
+  EXPECT_EQ(b1, b2);
+  EXPECT_EQ(b1->name, "B");
+  EXPECT_TRUE(b1->function_like);
+  EXPECT_EQ(defines.get(0, &err), defines.get(0, &err));
+  EXPECT_EQ(defines.get(1, &err), nullptr);  // does not parse
+  EXPECT_FALSE(err.empty());
+  err.clear();
+  EXPECT_EQ(defines.get(2, &err), nullptr);  // #if
+  EXPECT_FALSE(err.empty());
 }
 
 TEST_F(Pp, ElifAfterTakenBranchIsNotEvaluated) {

@@ -17,6 +17,7 @@
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/dependency_closure.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::closure {
@@ -198,6 +199,22 @@ TEST(ClosureMemoVouched, RewrittenHeaderWithTheSameBytesKeepsTheMemo) {
   // Other bytes are a change, whatever the lookup says of them.
   d.write("cfg.h", "#define CFG 2\n");
   EXPECT_EQ(check_memo(encode_closure_memo(memo), &content), "changed: " + d.at("cfg.h"));
+}
+
+// A scan asks whether a probe is no entry at all once, not once per TU: the
+// answer stays the one taken first (as every stat of a scan does), and a
+// new scan asks again.
+TEST(ScanFileCache, NoEntryIsAskedOncePerScan) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  const std::string probe = d.at("inc/a.h");
+  ScanFileCache scan;
+  EXPECT_TRUE(scan.no_entry_once(probe));
+  ASSERT_EQ(::symlink(d.at("target/a.h").c_str(), probe.c_str()), 0);
+  EXPECT_FALSE(no_entry(probe));
+  EXPECT_TRUE(scan.no_entry_once(probe));
+  ScanFileCache next;
+  EXPECT_FALSE(next.no_entry_once(probe));
 }
 
 }  // namespace

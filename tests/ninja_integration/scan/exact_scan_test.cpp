@@ -230,6 +230,34 @@ TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
   expect_like_gcc(d, entries);
 }
 
+// Builtin questions a library asks through macros of its own, the way
+// libstdc++ and glibc do (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`):
+// the first round asks them ahead, and every branch still matches g++, with
+// the answers known and unknown to this compiler.
+TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
+  testing::TestDir d;
+  d.write("src/lib.h",
+          "#define LIB_HAS_BUILTIN(x) __has_builtin(x)\n"
+          "#define Lib_Has_Attribute(x) __has_attribute(x)\n"
+          "#if LIB_HAS_BUILTIN(__builtin_expect)\n#include \"expect.h\"\n#endif\n"
+          "#if LIB_HAS_BUILTIN(__builtin_no_such_thing)\n#include \"never.h\"\n#endif\n"
+          "#if Lib_Has_Attribute(__noinline__) && !Lib_Has_Attribute(__no_such_attr__)\n"
+          "#include \"attr.h\"\n#endif\n");
+  d.write("src/expect.h", "");
+  d.write("src/attr.h", "");
+  d.write("src/never.h", "");
+  d.write("src/a.cc", "#include \"lib.h\"\n");
+  d.write("src/b.cc", "#include \"lib.h\"\n#include \"expect.h\"\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}), entry(d, "b.cc", {"-O2"})};
+  for (CompdbEntry& e : entries) e.directory = d.at("src");
+  auto store = open_store(d.at("cache"));
+  ASSERT_NE(store, nullptr);
+  Comparison c = compare(entries, store.get());
+  EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
+  EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
+  EXPECT_EQ(c.exact, 2u);
+}
+
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
 // asked of the compiler; the answer is remembered and checked by stat.
 TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {

@@ -242,5 +242,40 @@ TEST(SharedWalk, SamePathAtTwoChainPlacesKeepsBothIncludeNexts) {
   }
 }
 
+// A scan's walk keeps each file it read and lexed for the evaluation of the
+// TUs (one read and one lex per file and scan) when the scan asks it to; the
+// bytes are those of the stat they were read at, and another stat of the
+// same file finds nothing.
+TEST(SharedWalk, LexedFilesAreKeptForTheEvaluation) {
+  testing::TestDir d;
+  TwoDirs t = settled_two_dirs(d);
+  closure::ScanFileCache graph;
+  closure::FileStates files(nullptr, kernel());
+  files.share(&graph);
+  // Only when asked to: another user of a shared graph would only hold them.
+  ASSERT_TRUE(
+      closure::compute_closure(&files, t.cmd, t.list, compiler::CompilerKind::kGcc, d.path()).ok());
+  base::StatSignature sig;
+  ASSERT_TRUE(base::stat_file(d.at("sys/x.h"), &sig));
+  EXPECT_EQ(graph.find_lexed(sig), nullptr);
+  closure::ScanFileCache kept;
+  kept.keep_lexed();
+  files.share(&kept);
+  auto closure =
+      closure::compute_closure(&files, t.cmd, t.list, compiler::CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  std::shared_ptr<const closure::LexedFile> x = kept.find_lexed(sig);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->bytes, "int x;\n");
+  EXPECT_TRUE(x->scan.directives.empty());
+  ASSERT_TRUE(base::stat_file(d.at("m.cpp"), &sig));
+  x = kept.find_lexed(sig);
+  ASSERT_NE(x, nullptr);
+  ASSERT_EQ(x->scan.directives.size(), 1u);
+  EXPECT_EQ(x->scan.text(x->scan.directives[0]), "x.h");
+  sig.mtime_ns += 1;
+  EXPECT_EQ(kept.find_lexed(sig), nullptr);
+}
+
 }  // namespace
 }  // namespace lexpack::scan
