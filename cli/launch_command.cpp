@@ -35,8 +35,13 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   }
   // The server first: it answers a hit without this process opening anything.
   std::optional<launcher::LaunchResult> served;
-  if (!explain && !declined && server::server_enabled()) served = server::try_server(argv, true);
+  bool server_declined = declined;
+  if (!explain && !declined && server::server_enabled()) {
+    served = server::try_server(argv, true, &server_declined);
+  }
   launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
+  // The server that declined checks this compile's new closure memo later.
+  if (!explain && server_declined && !r.exec_compiler) server::tell_server_done(argv);
   if (explain && !declined && server::server_enabled()) {
     // What the running server would say first: a compile asks it before
     // taking the path explained below.

@@ -121,7 +121,19 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
   return reply->info;
 }
 
-std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start) {
+void tell_server_done(const std::vector<std::string>& argv) {
+  std::optional<Request> req = compile_request(RequestKind::kLearn, argv);
+  std::string path = server_socket();
+  if (!req || path.empty()) return;
+  int fd = connect_to(path);
+  if (fd < 0) return;
+  send_frame(fd, encode_request(*req));
+  ::close(fd);
+}
+
+std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start,
+                                                 bool* declined) {
+  *declined = false;
   std::optional<Request> made = compile_request(RequestKind::kCompile, argv);
   if (!made) return std::nullopt;
   const Request& req = *made;
@@ -132,6 +144,7 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
     return std::nullopt;
   }
   if (reply->kind != ReplyKind::kHit) {
+    *declined = reply->kind == ReplyKind::kMiss;
     ::close(fd);
     if (reply->kind == ReplyKind::kIncompatible && start) start_server();
     return std::nullopt;

@@ -20,9 +20,16 @@ bool server_enabled();
 // environment, so that neither the compiler nor a server sees it).
 bool take_declined_mark();
 
-// A hit served by the server (outputs already in place), or nullopt. With
-// `start`, a missing or incompatible server is started in the background.
-std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start);
+// A hit served by the server (outputs already in place), or nullopt (with
+// *declined set when the server answered "miss"). With `start`, a missing or
+// incompatible server is started in the background.
+std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start,
+                                                 bool* declined);
+
+// After the launcher ran a compile the server declined: tells the server,
+// which then checks that compile's closure memo when it is idle, so that the
+// next request for it is answered from memory. Does not wait.
+void tell_server_done(const std::vector<std::string>& argv);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

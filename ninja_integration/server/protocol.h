@@ -22,7 +22,8 @@ enum class RequestKind : uint8_t {
   kStatus = 2,
   kStop = 3,
   kDropTrust = 4,
-  kExplain = 5
+  kExplain = 5,
+  kLearn = 6  // the launcher of a declined compile is done: no reply
 };
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 

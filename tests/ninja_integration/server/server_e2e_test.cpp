@@ -527,6 +527,31 @@ TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
   EXPECT_EQ(r.out.rfind("server: would decline: closure memo out of date", 0), 0u) << r.out;
 }
 
+// The launcher of a compile the server declined tells it when done; the
+// server then checks that compile's closure while idle, so the next request
+// is answered from memory at once (a first build after a server starts
+// runs its launchers in parallel instead of waiting on the server).
+TEST_F(LauncherTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
+  dir_.write("m.cpp", "int v() { return 9; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+  auto trusted = [&] {
+    std::string s = "\n" + lexpack("server --status", kServerEnv).out;
+    size_t at = s.find("\ntrusted ");
+    return at == std::string::npos ? -1 : std::stol(s.substr(at + 9));
+  };
+  long n = 0;
+  for (int i = 0; i < 50 && (n = trusted()) < 1; ++i) ::usleep(100 * 1000);
+  EXPECT_EQ(n, 1) << lexpack("server --status", kServerEnv).out;
+  ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
+  ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+  EXPECT_EQ(last_decision(), "hit (server)");
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+}
+
 // `lexpack clear` stops the server, which kept the index it opened: the
 // next compile is a miss, not a hit served from what was cleared.
 TEST_F(LauncherTest, ClearStopsTheServer) {

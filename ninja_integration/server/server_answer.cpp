@@ -1,0 +1,347 @@
+// One request answered: drain inotify, then answer a compile from a closure
+// still trusted (no event since it was validated by stat under its watches),
+// validate a closure the store remembers, or say "miss"; and the closure
+// checks left for moments when nothing waits.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/file_util.h"
+#include "base/process.h"
+#include "ninja_integration/closure/action_key.h"
+#include "ninja_integration/closure/closure_memo.h"
+#include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/launcher/action_payload.h"
+#include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/decision_log.h"
+#include "ninja_integration/server/server_state.h"
+
+namespace lexpack::server {
+namespace {
+
+// Variables shells, benchmark drivers and `lexpack ninja` change between runs
+// that no compiler reads: they are left out of what the server remembers, so
+// that `hyperfine` (a new HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET per run), a
+// subshell or each `lexpack ninja` build (its own record, counts, report and
+// upload files) does not make every request a new entry. They still reach
+// the request (apply_client), so a hit is recorded in this build's files.
+bool bookkeeping_variable(std::string_view e) {
+  static constexpr std::string_view kPerBuild[] = {
+      "LEXPACK_BUILD_RECORD=", "LEXPACK_BUILD_COUNTS=", "LEXPACK_NINJA_REPORT=",
+      "LEXPACK_NINJA_PID=", "LEXPACK_UPLOAD_QUEUE="};
+  for (std::string_view v : kPerBuild) {
+    if (e.rfind(v, 0) == 0) return true;
+  }
+  return e.rfind("HYPERFINE_", 0) == 0 || e.rfind("_=", 0) == 0 || e.rfind("SHLVL=", 0) == 0 ||
+         e.rfind("OLDPWD=", 0) == 0;
+}
+
+}  // namespace
+
+bool write_new_file(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  bool ok = base::write_all(fd, bytes);
+  if (::close(fd) != 0) ok = false;
+  if (!ok) ::unlink(path.c_str());
+  return ok;
+}
+
+bool Server::init(std::string* err) {
+  kernel_ = lexer::default_kernel(err);
+  if (!kernel_) return false;
+  files_ = std::make_unique<closure::FileStates>(store_.get(), kernel_);
+  if (!watches_.open()) {
+    *err = std::string("inotify: ") + std::strerror(errno);
+    return false;
+  }
+  mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  return true;
+}
+
+void Server::drop_all_trust() {
+  ++drops_;
+  for (Entry& e : entries_) e.trusted = false;
+  watches_.forget_dependencies();
+}
+
+void Server::drain() {
+  bool drop = false;
+  watches_.drain(
+      [this](TrustRef r) {
+        if (r.id < entries_.size() && entries_[r.id].generation == r.generation) {
+          entries_[r.id].trusted = false;
+        }
+      },
+      &drop);
+  // A mount or unmount can put other files under a watched path without any
+  // event: trust nothing from before it (nor anything when it cannot be told).
+  struct pollfd mounts {};
+  mounts.fd = mounts_fd_;
+  mounts.events = POLLPRI;
+  if (mounts_fd_ < 0 || ::poll(&mounts, 1, 0) != 0) drop = true;
+  if (drop) drop_all_trust();
+}
+
+void Server::apply_client(const Request& req) {
+  ::clearenv();
+  env_ = req.env;
+  for (std::string& e : env_) {
+    if (e.find('=') != std::string::npos) ::putenv(e.data());
+  }
+  ::umask(req.umask);
+}
+
+std::optional<uint32_t> Server::entry_of(const Request& req, const command::CompileCommand& cmd,
+                                         std::string* why) {
+  if (!cmd.uncacheable.empty()) {
+    *why = "uncacheable";
+    return std::nullopt;
+  }
+  auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+  if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
+    *why = "compiler unknown";
+    return std::nullopt;
+  }
+  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, req.cwd);
+  // The whole environment is part of what the server remembers: a variable
+  // the key does not cover can still not make it serve the wrong entry.
+  std::string env_bytes;
+  for (const std::string& e : req.env) {
+    if (!bookkeeping_variable(e)) env_bytes += e + '\0';
+  }
+  std::string name = tu.hex() + cache::hash_bytes(env_bytes).hex();
+  auto [it, added] = index_.emplace(name, uint32_t(entries_.size()));
+  if (added) {
+    entries_.push_back({});
+    entries_.back().tu = tu.hex();
+  }
+  return it->second;
+}
+
+bool Server::others_waiting() const {
+  struct pollfd p {};
+  p.fd = listener_;
+  p.events = POLLIN;
+  return listener_ >= 0 && ::poll(&p, 1, 0) > 0;
+}
+
+void Server::queue_trust(uint32_t id, const std::string& cwd) {
+  Entry& e = entries_[id];
+  e.cwd = cwd;
+  if (e.queued) return;
+  e.queued = true;
+  to_trust_.push_back(id);
+}
+
+void Server::learn(const Request& req) {
+  if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/' || ::chdir(req.cwd.c_str()) != 0) {
+    return;
+  }
+  apply_client(req);
+  command::CompileCommand cmd = command::parse_compile_command(req.argv);
+  std::string why;
+  if (std::optional<uint32_t> id = entry_of(req, cmd, &why); id && !entries_[*id].trusted) {
+    queue_trust(*id, req.cwd);
+  }
+}
+
+void Server::idle_work() {
+  if (spares_.wants_work()) {
+    spares_.make_wanted();
+    return;
+  }
+  if (to_trust_.empty()) return;
+  uint32_t id = to_trust_.front();
+  to_trust_.pop_front();
+  Entry& e = entries_[id];
+  e.queued = false;
+  if (e.trusted || ::chdir(e.cwd.c_str()) != 0) return;
+  drain();
+  std::string why;
+  build_trust(id, e.cwd, &why);
+}
+
+bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) {
+  Entry& e = entries_[id];
+  std::string bytes;
+  if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {
+    *why = "no closure memo";
+    return false;
+  }
+  closure::ClosureMemo memo;
+  if (!closure::decode_closure_memo(bytes, &memo)) {
+    *why = "closure memo unreadable";
+    return false;
+  }
+  ++validations_;
+  e.generation++;
+  e.trusted = false;
+  // Watches first, then the stat check: a change after a watch exists is an
+  // event, one before it is seen by the check.
+  watches_.begin_pass({id, e.generation});
+  auto watch = [&](const std::string& p) {
+    return watches_.watch_path(base::absolute_path(p.empty() ? "." : p, cwd));
+  };
+  bool ok = watch(cwd);
+  for (const auto& d : memo.dependencies) ok = ok && watch(d.path);
+  for (const auto& d : memo.probed_dirs) {
+    ok = ok && watch(d.dir);
+    for (const std::string& p : d.probes) ok = ok && watch(p);
+  }
+  for (const std::string& d : memo.absent_dirs) ok = ok && watch(d);
+  for (const auto& v : memo.vouched) {
+    ok = ok && watch(v.ancestor);
+    for (const std::string& d : v.dirs) ok = ok && watch(d);
+  }
+  if (!ok) {
+    *why = "a dependency cannot be watched (watch limit, or a filesystem inotify may not hear)";
+    if (errno == ENOSPC) drop_all_trust();
+    return false;
+  }
+  std::string changed;
+  cache::Hash128 key;
+  bool uses_date = false;
+  if (!closure::check_encoded_closure_memo(bytes, &key, &uses_date, &changed) || !changed.empty()) {
+    *why = changed.empty() ? "closure memo unreadable" : "closure memo out of date: " + changed;
+    return false;
+  }
+  e.action_key = key;
+  e.uses_date = uses_date;
+  e.linked = watches_.multi_linked();
+  e.trusted = true;
+  drain();  // whatever happened while the watches were being added
+  if (!e.trusted) *why = "changed while being validated";
+  return e.trusted;
+}
+
+Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
+  Reply miss;
+  miss.kind = ReplyKind::kMiss;
+  std::optional<launcher::DecisionLog> log;
+  const bool dry = temps == nullptr;
+  auto missed = [&](std::string why) {
+    if (dry) {
+      miss.kind = ReplyKind::kInfo;
+      miss.info = "would decline: " + why;
+      return miss;
+    }
+    if (log) log->write("server declined: " + why);
+    ++misses_;
+    last_miss_ = why;
+    miss.info = std::move(why);
+    return miss;
+  };
+  if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return missed("bad request");
+  if (::chdir(req.cwd.c_str()) != 0) return missed("cannot enter the working directory");
+  apply_client(req);
+  drain();
+  if (const char* d = std::getenv("LEXPACK_DISABLE"); d && *d && std::string_view(d) != "0") {
+    return missed("LEXPACK_DISABLE is set");
+  }
+  command::CompileCommand cmd = command::parse_compile_command(req.argv);
+  if (!dry) {
+    log.emplace();  // the client's LEXPACK_LOGFILE
+    log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+  }
+  std::string why;
+  std::optional<uint32_t> found = entry_of(req, cmd, &why);
+  if (!found) return missed(why);
+  uint32_t id = *found;
+  if (!entries_[id].trusted && !dry && others_waiting()) {
+    // Checking its closure now would hold up the compiles waiting behind
+    // this one, which their own launchers can check in parallel: this one
+    // takes the launcher's path, and the check is made when nothing waits.
+    queue_trust(id, req.cwd);
+    ++busy_declines_;
+    return missed("busy: its closure is checked when the server is idle");
+  }
+  if (!entries_[id].trusted && !build_trust(id, req.cwd, &why)) return missed(why);
+  Entry& e = entries_[id];
+  for (const WatchTable::Linked& l : e.linked) {
+    base::StatSignature now;
+    if (!base::stat_file(l.path, &now) || !(now == l.stat)) {
+      e.trusted = false;
+      return missed("a file with several links changed: " + l.path);
+    }
+  }
+  cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
+  std::optional<cache::ActionRecord> action = store_->get_action(key);
+  if (!action) return missed("no cached result for this key");
+  std::string changed;
+  if (action->exit_code != 0 ||
+      !launcher::check_encoded_payload(action->payload, files_.get(), req.cwd, &changed) ||
+      !changed.empty()) {
+    return missed("cached entry unusable here");
+  }
+  auto blob = [this](const cache::BlobId& b) -> std::optional<std::string_view> {
+    if (b.is_zero()) return std::string_view();
+    return store_->get_blob(b);
+  };
+  std::optional<std::string_view> out = blob(action->stdout_blob);
+  std::optional<std::string_view> err = blob(action->stderr_blob);
+  if (!out || !err) return missed("output blobs missing");
+  bool have_object = false, have_depfile = false;
+  Reply hit;
+  hit.kind = ReplyKind::kHit;
+  for (const auto& o : action->outputs) {
+    std::string target;
+    if (o.role == "object") {
+      target = cmd.output;
+      have_object = true;
+    } else if (o.role == "dwo" && cmd.split_dwarf) {
+      target = cmd.dwo_output;
+    } else if (o.role == "depfile" && cmd.wants_depfile) {
+      target = cmd.depfile;
+      have_depfile = true;
+    } else {
+      continue;
+    }
+    std::optional<std::string_view> bytes = store_->get_blob(o.blob);
+    if (!bytes) return missed("output blob missing");
+    if (dry) continue;
+    std::string final_path = base::absolute_path(target, req.cwd);
+    std::string temp;
+    if (!spares_.take(final_path, *bytes, req.umask, &temp)) {
+      temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+             std::to_string(++temp_counter_);
+      if (!write_new_file(temp, *bytes)) return missed("cannot write " + temp);
+    }
+    temps->push_back(temp);
+    hit.renames.push_back({temp, final_path});
+    // The output this hit replaces gets a second name, removed with the
+    // temporaries once the client answered: the client's removal of the old
+    // output then frees no blocks (ext4 truncating an object took a third of
+    // the client's CPU); the server does that after the client is gone.
+    struct stat old {};
+    if (::lstat(final_path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1) {
+      std::string aside = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(++temp_counter_) + "-old";
+      if (::link(final_path.c_str(), aside.c_str()) == 0) temps->push_back(aside);
+    }
+  }
+  if (!have_object || (cmd.wants_depfile && !have_depfile)) return missed("outputs incomplete");
+  if (dry) {
+    Reply info;
+    info.kind = ReplyKind::kInfo;
+    info.info =
+        "would hit: answered from memory (no change reported since its closure was checked)";
+    return info;
+  }
+  hit.out.assign(*out);
+  hit.err.assign(*err);
+  hit.info = std::to_string(action->compile_time_us);  // for the build's own counts
+  ++hits_;
+  store_->add_counter("hits", 1);
+  store_->add_counter("server_hits", 1);
+  store_->add_counter("time_saved_us", int64_t(action->compile_time_us));
+  launcher::note_build_use(key);
+  log->write("hit (server)");
+  return hit;
+}
+}  // namespace lexpack::server

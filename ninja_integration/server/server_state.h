@@ -1,0 +1,105 @@
+// The server's state and its answer to one request, shared by the loop
+// (server.cpp) and the answering (server_answer.cpp). Internal to server/.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/server/protocol.h"
+#include "ninja_integration/server/spare_files.h"
+#include "ninja_integration/server/watch_table.h"
+
+namespace lexpack::server {
+
+// A hit whose client has yet to rename the outputs and acknowledge: the
+// server goes on with other requests meanwhile and removes what is left of
+// the temporaries once the client answered, hung up, or took too long.
+constexpr int kAckTimeoutMs = 2000;  // as long as a client waits for its reply
+struct PendingHit {
+  int fd = -1;
+  std::vector<std::string> temps;  // and the second names of replaced outputs
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// Writes a file that must not exist yet; false (and nothing left) on error.
+bool write_new_file(const std::string& path, std::string_view bytes);
+
+class Server {
+ public:
+  explicit Server(std::unique_ptr<cache::Store> store) : store_(std::move(store)) {}
+  bool init(std::string* err);
+  // Serves one connection; the caller closes it unless it became *pending
+  // (a hit waiting for its client's acknowledgement). False when the server
+  // must leave.
+  bool serve(int fd, std::optional<PendingHit>* pending);
+  // Work left for a moment when no request waits: the spare files, and the
+  // closure checks of the entries declined while others waited or learned
+  // from a launcher (one per call).
+  bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
+  void idle_work();
+  void set_listener(int listener) { listener_ = listener; }
+
+ private:
+  struct Entry {
+    bool trusted = false;
+    uint64_t generation = 0;
+    std::string tu;
+    cache::Hash128 action_key;
+    bool uses_date = false;
+    bool queued = false;  // in to_trust_
+    std::string cwd;      // of the request that queued it
+    std::vector<WatchTable::Linked> linked;
+  };
+  void drain();
+  void drop_all_trust();
+  void apply_client(const Request& req);
+  // Answers a compile, its outputs written under the names put in `temps`;
+  // without `temps`, a dry run for `lexpack explain` (nothing written or
+  // counted, a kInfo reply).
+  Reply compile(const Request& req, std::vector<std::string>* temps);
+  bool build_trust(uint32_t id, const std::string& cwd, std::string* why);
+  // The entry of this compile and environment (made if new); nullopt with
+  // why when the compile cannot have one.
+  std::optional<uint32_t> entry_of(const Request& req, const command::CompileCommand& cmd,
+                                   std::string* why);
+  bool others_waiting() const;
+  void queue_trust(uint32_t id, const std::string& cwd);
+  // A launcher the server declined has finished (its closure memo stored):
+  // the entry's check is queued for a moment when nothing waits.
+  void learn(const Request& req);
+  std::string status_text() const;
+
+  std::unique_ptr<cache::Store> store_;
+  const lexer::Kernel* kernel_ = nullptr;
+  std::unique_ptr<closure::FileStates> files_;
+  WatchTable watches_;
+  SpareFiles spares_;
+  // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
+  // change of the mount table, without the file being read again.
+  int mounts_fd_ = -1;
+  std::vector<Entry> entries_;
+  std::deque<uint32_t> to_trust_;
+  int listener_ = -1;
+  std::unordered_map<std::string, uint32_t> index_;
+  std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
+  std::string version_ = protocol_version();
+  uint64_t temp_counter_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
+  std::string last_miss_;
+};
+
+}  // namespace lexpack::server
