@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,8 +46,21 @@ int connect_to(const std::string& path) {
   return fd;
 }
 
+// The cache directory as its server names it (run_server): absolute, with
+// no trailing '/', so that both ends find the same socket directory (a long
+// one is named after a hash of this string).
+std::string server_cache_dir() {
+  std::string dir = cache::default_cache_dir();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!dir.empty() && dir[0] != '/') {
+    std::string cwd = base::working_dir();
+    dir = cwd.empty() ? std::string() : base::absolute_path(dir, cwd);
+  }
+  return dir;
+}
+
 std::string server_socket() {
-  std::string dir = server_dir(cache::default_cache_dir());
+  std::string dir = server_dir(server_cache_dir());
   if (dir.empty()) return {};
   // Only a socket in a directory no one else can enter is ours.
   struct stat st {};
@@ -146,7 +160,7 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   if (reply->kind != ReplyKind::kHit) {
     *declined = reply->kind == ReplyKind::kMiss;
     ::close(fd);
-    if (reply->kind == ReplyKind::kIncompatible && start) start_server();
+    if (reply->kind == ReplyKind::kIncompatible && start) start_server(true);
     return std::nullopt;
   }
   for (const Reply::Rename& m : reply->renames) {
@@ -177,12 +191,12 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr);
 }
 
-bool start_server() {
+bool start_server(bool replacing) {
   // Many compiles of one build find no server at once: only one of them
   // starts it. A server running or starting holds the lock; one that failed
   // to start lately (a read-only cache, no inotify instance left) left a
   // mark, and is not tried again on every compile.
-  std::string cache_dir = cache::default_cache_dir();
+  std::string cache_dir = server_cache_dir();
   std::string dir = server_dir(cache_dir);
   if (dir.empty()) return false;
   if (!ensure_private_dir(dir)) {
@@ -204,7 +218,24 @@ bool start_server() {
   if (lock < 0) return false;
   bool held = ::flock(lock, LOCK_EX | LOCK_NB) != 0;
   ::close(lock);
-  if (held) return true;
+  if (held && !replacing) return true;
+  // The server's environment, made before the fork: the cache directory as
+  // found here (the server runs from /), and no plugin (a launcher run under
+  // `lexpack ninja` has it preloaded; the server outlives that build).
+  std::vector<std::string> env_strings{"LEXPACK_DIR=" + cache_dir};
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view v(*e);
+    if (!v.starts_with("LD_PRELOAD=") && !v.starts_with("LEXPACK_DIR="))
+      env_strings.emplace_back(v);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char self[] = "/proc/self/exe";
+  char name[] = "lexpack";
+  char sub[] = "server";
+  char run[] = "--run";
+  char* args[] = {name, sub, run, nullptr};
   pid_t child = ::fork();
   if (child < 0) return false;
   if (child == 0) {
@@ -218,17 +249,11 @@ bool start_server() {
     }
     // Descriptors a build gave this process (ninja's pipes) must not stay
     // open in the server, or the build would wait for it.
-    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    }
     if (::chdir("/") != 0) ::_exit(1);
-    // A launcher run under `lexpack ninja` has the plugin preloaded; the
-    // server outlives that build and must not carry it.
-    ::unsetenv("LD_PRELOAD");
-    char self[] = "/proc/self/exe";
-    char name[] = "lexpack";
-    char sub[] = "server";
-    char run[] = "--run";
-    char* args[] = {name, sub, run, nullptr};
-    ::execv(self, args);
+    ::execve(self, args, envp.data());
     ::_exit(127);
   }
   int status = 0;

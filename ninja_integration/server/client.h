@@ -40,7 +40,9 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
 std::optional<Reply> control(RequestKind kind);
 
 // Starts a detached server (own session, no terminal) for the default cache
-// directory; returns at once. `lexpack` must be the running program.
-bool start_server();
+// directory; returns at once. `lexpack` must be the running program. Not
+// when one runs (holds the lock), unless it is `replacing` one of another
+// binary that is leaving (the new one waits a moment for the lock).
+bool start_server(bool replacing = false);
 
 }  // namespace lexpack::server

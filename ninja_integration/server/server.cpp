@@ -5,7 +5,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/file_util.h"
 #include "cache/config.h"
 #include "cache/store.h"
 #include "ninja_integration/server/protocol.h"
@@ -99,6 +102,12 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
     case RequestKind::kCompile:
       break;
   }
+  // A compile that gave up waiting (a busy server) has taken its own path:
+  // answering it would only write outputs no one renames.
+  struct pollfd gone {};
+  gone.fd = fd;
+  gone.events = POLLRDHUP;
+  if (::poll(&gone, 1, 0) > 0 && (gone.revents & (POLLRDHUP | POLLHUP | POLLERR))) return true;
   std::vector<std::string> temps;
   reply = compile(req, &temps);
   if (send_frame(fd, encode_reply(reply)) && !temps.empty()) {
@@ -116,6 +125,8 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
 base::Status run_server(const ServerOptions& options) {
   cache::Config config = cache::load_config(options.cache_dir);
   if (config.dir.empty()) return base::Status::error("no cache directory");
+  // Named as the launchers name it (client.cpp's server_cache_dir()).
+  if (config.dir[0] != '/') config.dir = base::absolute_path(config.dir, base::working_dir());
   uint64_t idle = options.idle_seconds ? options.idle_seconds : config.server_idle_s;
   ::mkdir(config.dir.c_str(), 0777);
   std::string dir = server_dir(config.dir);
@@ -124,7 +135,13 @@ base::Status run_server(const ServerOptions& options) {
   }
   int lock = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock < 0) return base::Status::error("cannot open the server lock");
-  if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  // A server of another binary that was asked to leave lets go of the lock
+  // within moments: wait for that, not for a server that stays.
+  bool locked = false;
+  for (int i = 0; i < 20 && !(locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0); ++i) {
+    ::usleep(50 * 1000);
+  }
+  if (!locked) {
     ::close(lock);
     return base::Status();  // another server runs for this cache directory
   }
@@ -199,6 +216,17 @@ base::Status run_server(const ServerOptions& options) {
     pending = std::move(kept);
   };
   auto idle_since = std::chrono::steady_clock::now();
+  // SIGTERM, SIGINT and SIGHUP (a logout, `kill`) end the loop like
+  // `--stop`, so that the spare files and the socket are removed.
+  sigset_t leave_signals;
+  sigemptyset(&leave_signals);
+  sigaddset(&leave_signals, SIGTERM);
+  sigaddset(&leave_signals, SIGINT);
+  sigaddset(&leave_signals, SIGHUP);
+  int signals = -1;
+  if (::sigprocmask(SIG_BLOCK, &leave_signals, nullptr) == 0) {
+    signals = ::signalfd(-1, &leave_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
   for (;;) {
     std::vector<pollfd> polled;
     polled.push_back({listener, POLLIN, 0});
@@ -210,8 +238,11 @@ base::Status run_server(const ServerOptions& options) {
           h.deadline - std::chrono::steady_clock::now());
       timeout_ms = std::min<int>(timeout_ms, int(std::max<int64_t>(0, left.count())) + 1);
     }
+    polled.push_back({signals, POLLIN, 0});  // last: settle() reads the pending ones
     int ready = ::poll(polled.data(), polled.size(), timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
+    if (polled.back().revents & POLLIN) break;
+    polled.pop_back();
     settle(polled, false);
     if (ready == 0 && server.wants_idle_work()) {
       server.idle_work();  // nothing waits
@@ -236,6 +267,7 @@ base::Status run_server(const ServerOptions& options) {
     if (!go_on) break;
   }
   settle({}, true);
+  if (signals >= 0) ::close(signals);
   // Leave the socket only if it is still ours.
   struct stat now {};
   if (::stat(path.c_str(), &now) == 0 && now.st_ino == bound_st.st_ino) ::unlink(path.c_str());

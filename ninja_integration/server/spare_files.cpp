@@ -44,7 +44,9 @@ void SpareFiles::make_wanted() {
     if (spares_.count(dir) || spares_.size() >= kMaxDirs) continue;
     std::string path = dir + "/.lexpack-server-spare-" + std::to_string(::getpid()) + "-" +
                        std::to_string(++counter_);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    // 0666 under the umask of the last request, as the compiler opens its
+    // output (under a default ACL a chmod later would give another mask).
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) continue;
     struct stat st {};
     bool ok = ::fstat(fd, &st) == 0;

@@ -552,6 +552,68 @@ TEST_F(LauncherTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
   EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
 }
 
+// The compiles and the server they start name the cache directory alike: a
+// relative LEXPACK_DIR (the server runs from /), and a path long enough for
+// the socket to live elsewhere, given with a trailing '/' (that directory is
+// named after a hash of the path).
+TEST_F(LauncherTest, ServerIsFoundForARelativeOrSlashEndedCacheDirectory) {
+  dir_.write("m.cpp", "int v() { return 10; }\n");
+  const std::string long_dir = dir_.at(std::string(90, 'd')) + "/";
+  for (const std::string& cache : {std::string("relative-cache"), long_dir}) {
+    const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 LEXPACK_DIR=" + cache;
+    std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
+    bool served = false;
+    for (int i = 0; i < 20 && !served; ++i) {
+      ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", env).exit_code, 0);
+      served = last_decision() == "hit (server)";
+      if (!served) ::usleep(300 * 1000);
+    }
+    EXPECT_TRUE(served) << cache << ": " << dir_.read("log.txt");
+  }
+}
+
+// A hit in a directory the server wrote to before goes into the spare file
+// it made there while idle: same bytes and mode as the compiler's own output
+// (umask 027), and a spare replaced by a symlink or a hard link to another
+// file is not written through.
+TEST_F(LauncherTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
+  dir_.write("m.cpp", "int v() { return 11; }\n");
+  dir_.write("victim.txt", "keep\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  ASSERT_EQ(sh("umask 027 && g++ -c m.cpp -o ref.o").exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  const std::string compile = "umask 027 && " + std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o";
+  bool served = false;
+  for (int i = 0; i < 12 && !served; ++i) {
+    ASSERT_EQ(sh(compile, kServerEnv).exit_code, 0);
+    served = last_decision() == "hit (server)";
+    if (!served) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  // The spare the server makes once no request waits.
+  auto spare = [&] {
+    for (int i = 0; i < 40; ++i) {
+      std::string name = sh("ls -A | grep lexpack-server-spare").out;
+      if (!name.empty()) return name.substr(0, name.find('\n'));
+      ::usleep(50 * 1000);
+    }
+    return std::string();
+  };
+  for (const std::string tamper : {"", "ln -sf victim.txt ", "ln -f victim.txt "}) {
+    std::string name = spare();
+    ASSERT_FALSE(name.empty()) << "no spare made";
+    if (!tamper.empty()) ASSERT_EQ(sh(tamper + name).exit_code, 0);
+    ASSERT_EQ(sh(compile, kServerEnv).exit_code, 0);
+    EXPECT_EQ(last_decision(), "hit (server)") << tamper;
+    EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o")) << tamper;
+    EXPECT_EQ(sh("stat -c %a m.o").out, sh("stat -c %a ref.o").out) << tamper;
+    EXPECT_EQ(dir_.read("victim.txt"), "keep\n") << tamper;
+    if (tamper.empty()) EXPECT_NE(sh("test -e " + name).exit_code, 0) << "the spare was not used";
+    if (!tamper.empty()) sh("rm -f " + name);
+  }
+}
+
 // `lexpack clear` stops the server, which kept the index it opened: the
 // next compile is a miss, not a hit served from what was cleared.
 TEST_F(LauncherTest, ClearStopsTheServer) {
