@@ -374,6 +374,26 @@ TEST_P(ServerTest, ADeclinedCompileAsksTheServerOnce) {
   EXPECT_NE(dir_.read("env.txt").find("LEXPACK_SERVER=1"), std::string::npos);
 }
 
+// Tests of one server case each, outside the compiler x way matrix.
+class ServerCaseTest : public LauncherTest {
+ protected:
+  // Runs `command` (a compile through lexpack) until the server answers it,
+  // up to 20 times: the first compile stores, and a memo of files younger
+  // than a second is not kept. False if it never did or a compile failed.
+  bool compile_until_served(const std::string& command, const std::string& env) {
+    for (int i = 0; i < 20; ++i) {
+      base::ProcessResult r = sh(command, env);
+      if (r.exit_code != 0) {
+        ADD_FAILURE() << command << ": " << r.err;
+        return false;
+      }
+      if (last_decision() == "hit (server)") return true;
+      ::usleep(300 * 1000);
+    }
+    return false;
+  }
+};
+
 class ClientNinjaTest : public ServerTest {};
 
 TEST_P(ClientNinjaTest, LexpackNinjaStartsTheClient) {
@@ -431,7 +451,7 @@ INSTANTIATE_TEST_SUITE_P(Ways, ServerTest,
 // The client finds the server of the cache directory lexpack would use, an
 // empty variable counting as unset (as in lexpack's configuration), and takes
 // the hit itself: lexpack is not started.
-TEST_F(LauncherTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
+TEST_F(ServerCaseTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
   if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
   if (sh("command -v strace >/dev/null").exit_code != 0) GTEST_SKIP() << "needs strace";
   const std::string env = "LEXPACK_SERVER=1 LEXPACK_DIR= XDG_CACHE_HOME= HOME=" + dir_.at("home");
@@ -441,13 +461,8 @@ TEST_F(LauncherTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
   std::shared_ptr<void> stop(nullptr,
                              [&](void*) { sh(std::string(LEXPACK_BIN) + " server --stop", env); });
   sleep(2);  // settled signatures: the memo is kept
-  bool served = false;
-  for (int i = 0; i < 12 && !served; ++i) {
-    ASSERT_EQ(sh(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", env).exit_code, 0);
-    served = last_decision() == "hit (server)";
-    if (!served) ::usleep(300 * 1000);
-  }
-  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", env))
+      << dir_.read("log.txt");
   base::ProcessResult r = sh("strace -f -qq -e trace=execve -o trace.txt " +
                                  std::string(kClientBin) + " g++ -c m.cpp -o m.o",
                              env);
@@ -460,7 +475,7 @@ TEST_F(LauncherTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
 // With LEXPACK_SERVER unset (or empty) the server is on: the first compile
 // that finds none starts it, and a later compile is served by it. It leaves
 // by itself once its cache directory is gone.
-TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
+TEST_F(ServerCaseTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
   const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=600";
   dir_.write("m.cpp", "int v() { return 6; }\n");
   ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
@@ -501,7 +516,7 @@ TEST_F(LauncherTest, ServerStartsOnDemandByDefaultAndLeavesWithItsCache) {
 
 // `lexpack explain` says first what the running server would answer, and
 // asking it writes no output and counts nothing.
-TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
+TEST_F(ServerCaseTest, ExplainSaysWhatTheServerWouldAnswer) {
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
@@ -510,13 +525,9 @@ TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
       std::string::npos);
   ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
   sleep(2);  // settled signatures: the memo is kept
-  bool served = false;
-  for (int i = 0; i < 12 && !served; ++i) {
-    ASSERT_EQ(lexpack("g++ -Iinc -c m.cpp -o m.o", kServerEnv).exit_code, 0);
-    served = last_decision() == "hit (server)";
-    if (!served) ::usleep(300 * 1000);
-  }
-  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_TRUE(
+      compile_until_served(std::string(LEXPACK_BIN) + " g++ -Iinc -c m.cpp -o m.o", kServerEnv))
+      << dir_.read("log.txt");
   ASSERT_EQ(sh("rm m.o").exit_code, 0);
   const std::string hits = lexpack("server --status", kServerEnv).out;
   base::ProcessResult r = lexpack("explain g++ -Iinc -c m.cpp -o m.o", kServerEnv);
@@ -534,7 +545,7 @@ TEST_F(LauncherTest, ExplainSaysWhatTheServerWouldAnswer) {
 // server then checks that compile's closure while idle, so the next request
 // is answered from memory at once (a first build after a server starts
 // runs its launchers in parallel instead of waiting on the server).
-TEST_F(LauncherTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
+TEST_F(ServerCaseTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
   dir_.write("m.cpp", "int v() { return 9; }\n");
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
   ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
@@ -559,19 +570,14 @@ TEST_F(LauncherTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
 // relative LEXPACK_DIR (the server runs from /), and a path long enough for
 // the socket to live elsewhere, given with a trailing '/' (that directory is
 // named after a hash of the path).
-TEST_F(LauncherTest, ServerIsFoundForARelativeOrSlashEndedCacheDirectory) {
+TEST_F(ServerCaseTest, ServerIsFoundForARelativeOrSlashEndedCacheDirectory) {
   dir_.write("m.cpp", "int v() { return 10; }\n");
   const std::string long_dir = dir_.at(std::string(90, 'd')) + "/";
   for (const std::string& cache : {std::string("relative-cache"), long_dir}) {
     const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 LEXPACK_DIR=" + cache;
     std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
-    bool served = false;
-    for (int i = 0; i < 20 && !served; ++i) {
-      ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", env).exit_code, 0);
-      served = last_decision() == "hit (server)";
-      if (!served) ::usleep(300 * 1000);
-    }
-    EXPECT_TRUE(served) << cache << ": " << dir_.read("log.txt");
+    EXPECT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", env))
+        << cache << ": " << dir_.read("log.txt");
   }
 }
 
@@ -579,7 +585,7 @@ TEST_F(LauncherTest, ServerIsFoundForARelativeOrSlashEndedCacheDirectory) {
 // it made there while idle: same bytes and mode as the compiler's own output
 // (umask 027), and a spare replaced by a symlink or a hard link to another
 // file is not written through.
-TEST_F(LauncherTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
+TEST_F(ServerCaseTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
   dir_.write("m.cpp", "int v() { return 11; }\n");
   dir_.write("victim.txt", "keep\n");
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
@@ -587,13 +593,7 @@ TEST_F(LauncherTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
   ASSERT_EQ(sh("umask 027 && g++ -c m.cpp -o ref.o").exit_code, 0);
   sleep(2);  // settled signatures: the memo is kept
   const std::string compile = "umask 027 && " + std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o";
-  bool served = false;
-  for (int i = 0; i < 12 && !served; ++i) {
-    ASSERT_EQ(sh(compile, kServerEnv).exit_code, 0);
-    served = last_decision() == "hit (server)";
-    if (!served) ::usleep(300 * 1000);
-  }
-  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_TRUE(compile_until_served(compile, kServerEnv)) << dir_.read("log.txt");
   // The spare the server makes once no request waits.
   auto spare = [&] {
     for (int i = 0; i < 40; ++i) {
@@ -619,18 +619,13 @@ TEST_F(LauncherTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
 
 // `lexpack clear` stops the server, which kept the index it opened: the
 // next compile is a miss, not a hit served from what was cleared.
-TEST_F(LauncherTest, ClearStopsTheServer) {
+TEST_F(ServerCaseTest, ClearStopsTheServer) {
   dir_.write("m.cpp", "int v() { return 8; }\n");
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
   ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
   sleep(2);  // settled signatures: the memo is kept
-  bool served = false;
-  for (int i = 0; i < 12 && !served; ++i) {
-    ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
-    served = last_decision() == "hit (server)";
-    if (!served) ::usleep(300 * 1000);
-  }
-  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", kServerEnv))
+      << dir_.read("log.txt");
   ASSERT_EQ(lexpack("clear", kServerEnv).exit_code, 0);
   EXPECT_NE(lexpack("server --status", kServerEnv).exit_code, 0) << "the server stayed";
   ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
@@ -639,7 +634,7 @@ TEST_F(LauncherTest, ClearStopsTheServer) {
 
 // A server that could not start leaves a mark; for a minute after it no
 // compile starts another (each would fork one), then one does again.
-TEST_F(LauncherTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
+TEST_F(ServerCaseTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
   const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=600";
   dir_.write("m.cpp", "int v() { return 7; }\n");
   ASSERT_EQ(sh("mkdir -p cache/server && chmod 700 cache/server && "
@@ -665,7 +660,7 @@ TEST_F(LauncherTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
 }
 
 // Without the server, or with nothing to talk to, lexpack-client is lexpack.
-TEST_F(LauncherTest, ClientWithoutServerIsLexpack) {
+TEST_F(ServerCaseTest, ClientWithoutServerIsLexpack) {
   if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
   dir_.write("m.cpp", "int v() { return 4; }\n");
   ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
