@@ -45,23 +45,31 @@ std::optional<base::StatSignature> ScanFileCache::stat_once(const std::string& p
   return found;
 }
 
-std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
-                                                                const std::string& abs_path) {
+template <class T, class Ask>
+T ScanFileCache::once(const std::string& abs_path, bool Entry::*known, T Entry::*value, Ask ask) {
   Shard& s = shard_of(abs_path);
   {
     std::lock_guard lock(s.mu);
     auto it = s.entries.find(abs_path);
-    if (it != s.entries.end() && it->second.dir_known) return it->second.dir;
+    if (it != s.entries.end() && it->second.*known) return it->second.*value;
   }
-  std::optional<base::StatSignature> dir;
-  if (base::StatSignature sig; base::stat_dir(path, &sig)) dir = sig;
+  T answer = ask();  // outside the lock; the first answer stored stays
   std::lock_guard lock(s.mu);
   Entry& e = s.entries[abs_path];
-  if (!e.dir_known) {
-    e.dir_known = true;
-    e.dir = dir;
+  if (!(e.*known)) {
+    e.*known = true;
+    e.*value = std::move(answer);
   }
-  return e.dir;
+  return e.*value;
+}
+
+std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
+                                                                const std::string& abs_path) {
+  return once(abs_path, &Entry::dir_known, &Entry::dir, [&] {
+    std::optional<base::StatSignature> dir;
+    if (base::StatSignature sig; base::stat_dir(path, &sig)) dir = sig;
+    return dir;
+  });
 }
 
 std::shared_ptr<const LexedFile> ScanFileCache::find_lexed(const base::StatSignature& sig) {
@@ -87,20 +95,7 @@ void ScanFileCache::for_each_lexed(const std::function<void(const LexedFile&)>& 
 }
 
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
-  Shard& s = shard_of(abs_path);
-  {
-    std::lock_guard lock(s.mu);
-    auto it = s.entries.find(abs_path);
-    if (it != s.entries.end() && it->second.entry_known) return it->second.no_entry;
-  }
-  const bool none = no_entry(abs_path);
-  std::lock_guard lock(s.mu);
-  Entry& e = s.entries[abs_path];
-  if (!e.entry_known) {
-    e.entry_known = true;
-    e.no_entry = none;
-  }
-  return e.no_entry;
+  return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] { return no_entry(abs_path); });
 }
 
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,

@@ -163,6 +163,10 @@ class ScanFileCache {
   };
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
+  // The answer of `ask` for abs_path, asked once per cache: `known` and
+  // `value` are the entry's fields that hold it.
+  template <class T, class Ask>
+  T once(const std::string& abs_path, bool Entry::*known, T Entry::*value, Ask ask);
   std::array<Shard, kShards> shards_;
   struct LexedPart {
     std::mutex mu;
