@@ -40,6 +40,7 @@
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/launcher.h"
 #include "ninja_integration/launcher/output_files.h"
+#include "ninja_integration/launcher/relocated_text.h"
 #include "ninja_integration/launcher/self_check.h"
 #include "ninja_integration/launcher/temp_files.h"
 #include "ninja_integration/ninja/build_counts.h"
@@ -62,14 +63,6 @@ constexpr std::string_view kExplainMemoTable = "closure-explain";
 // a branch switched back and forth, finds its closure there instead of
 // computing it again (ccache's manifest keeps several for the same reason).
 constexpr std::string_view kPreviousMemoTable = "closure-previous";
-
-// Paths in `bytes` as this checkout names them (a no-op on text stored
-// without relocation).
-bool restore_paths(std::string_view bytes, const std::string& cwd, std::string* out);
-// A depfile keyed relative under base_dir, and back in this checkout's form.
-bool relocate_depfile(std::string_view bytes, const std::string& base_dir, const std::string& cwd,
-                      std::string* out);
-bool restore_depfile(std::string_view bytes, const std::string& cwd, std::string* out);
 
 class Launcher {
  public:

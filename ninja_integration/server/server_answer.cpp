@@ -13,35 +13,17 @@
 
 #include "base/file_util.h"
 #include "base/process.h"
+#include "cache/config.h"
 #include "ninja_integration/closure/action_key.h"
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/launcher/action_payload.h"
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/launcher/decision_log.h"
+#include "ninja_integration/launcher/relocated_text.h"
 #include "ninja_integration/server/server_state.h"
 
 namespace lexpack::server {
-namespace {
-
-// Variables shells, benchmark drivers and `lexpack ninja` change between runs
-// that no compiler reads: they are left out of what the server remembers, so
-// that `hyperfine` (a new HYPERFINE_RANDOMIZED_ENVIRONMENT_OFFSET per run), a
-// subshell or each `lexpack ninja` build (its own record, counts, report and
-// upload files) does not make every request a new entry. They still reach
-// the request (apply_client), so a hit is recorded in this build's files.
-bool bookkeeping_variable(std::string_view e) {
-  static constexpr std::string_view kPerBuild[] = {
-      "LEXPACK_BUILD_RECORD=", "LEXPACK_BUILD_COUNTS=", "LEXPACK_NINJA_REPORT=",
-      "LEXPACK_NINJA_PID=", "LEXPACK_UPLOAD_QUEUE="};
-  for (std::string_view v : kPerBuild) {
-    if (e.rfind(v, 0) == 0) return true;
-  }
-  return e.rfind("HYPERFINE_", 0) == 0 || e.rfind("_=", 0) == 0 || e.rfind("SHLVL=", 0) == 0 ||
-         e.rfind("OLDPWD=", 0) == 0;
-}
-
-}  // namespace
 
 bool write_new_file(const std::string& path, std::string_view bytes) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -98,7 +80,7 @@ void Server::apply_client(const Request& req) {
 }
 
 std::optional<uint32_t> Server::entry_of(const Request& req, const command::CompileCommand& cmd,
-                                         std::string* why) {
+                                         const std::string& base_dir, std::string* why) {
   if (!cmd.uncacheable.empty()) {
     *why = "uncacheable";
     return std::nullopt;
@@ -108,15 +90,14 @@ std::optional<uint32_t> Server::entry_of(const Request& req, const command::Comp
     *why = "compiler unknown";
     return std::nullopt;
   }
-  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, req.cwd);
-  // The whole environment is part of what the server remembers: a variable
-  // the key does not cover can still not make it serve the wrong entry.
-  std::string env_bytes;
-  for (const std::string& e : req.env) {
-    if (!bookkeeping_variable(e)) env_bytes += e + '\0';
-  }
-  std::string name = tu.hex() + cache::hash_bytes(env_bytes).hex();
-  auto [it, added] = index_.emplace(name, uint32_t(entries_.size()));
+  // Named as the launcher names its closure memo: the compiler found on the
+  // client's PATH, the arguments, the working directory, every variable that
+  // reaches a compile (CPATH, LANG, SOURCE_DATE_EPOCH, ...) and, for a
+  // relocated entry, the base_dir. Variables no compile reads (a build's own
+  // bookkeeping, a shell's) name the same entry, so `lexpack ninja` can have
+  // its build's entries checked before the compiles come.
+  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir);
+  auto [it, added] = index_.emplace(tu.hex(), uint32_t(entries_.size()));
   if (added) {
     entries_.push_back({});
     entries_.back().tu = tu.hex();
@@ -146,7 +127,8 @@ void Server::learn(const Request& req) {
   apply_client(req);
   command::CompileCommand cmd = command::parse_compile_command(req.argv);
   std::string why;
-  if (std::optional<uint32_t> id = entry_of(req, cmd, &why); id && !entries_[*id].trusted) {
+  if (std::optional<uint32_t> id = entry_of(req, cmd, cache::load_config("").base_dir, &why);
+      id && !entries_[*id].trusted) {
     queue_trust(*id, req.cwd);
   }
 }
@@ -250,7 +232,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
   }
   std::string why;
-  std::optional<uint32_t> found = entry_of(req, cmd, &why);
+  std::optional<uint32_t> found = entry_of(req, cmd, cache::load_config("").base_dir, &why);
   if (!found) return missed(why);
   uint32_t id = *found;
   if (!entries_[id].trusted && !dry && others_waiting()) {
@@ -286,6 +268,12 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   std::optional<std::string_view> out = blob(action->stdout_blob);
   std::optional<std::string_view> err = blob(action->stderr_blob);
   if (!out || !err) return missed("output blobs missing");
+  // Text stored relocated (a base_dir entry) comes back naming this checkout.
+  std::string out_text, err_text, depfile_text;
+  if (!launcher::restore_paths(*out, req.cwd, &out_text) ||
+      !launcher::restore_paths(*err, req.cwd, &err_text)) {
+    return missed("cached messages hold a malformed relocated path");
+  }
   bool have_object = false, have_depfile = false;
   Reply hit;
   hit.kind = ReplyKind::kHit;
@@ -304,6 +292,12 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     }
     std::optional<std::string_view> bytes = store_->get_blob(o.blob);
     if (!bytes) return missed("output blob missing");
+    if (o.role == "depfile") {
+      if (!launcher::restore_depfile(*bytes, req.cwd, &depfile_text)) {
+        return missed("cached depfile holds a malformed relocated path");
+      }
+      bytes = depfile_text;
+    }
     if (dry) continue;
     std::string final_path = base::absolute_path(target, req.cwd);
     std::string temp;
@@ -333,8 +327,8 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
         "would hit: answered from memory (no change reported since its closure was checked)";
     return info;
   }
-  hit.out.assign(*out);
-  hit.err.assign(*err);
+  hit.out = std::move(out_text);
+  hit.err = std::move(err_text);
   hit.info = std::to_string(action->compile_time_us);  // for the build's own counts
   ++hits_;
   store_->add_counter("hits", 1);

@@ -75,7 +75,7 @@ class Server {
   // The entry of this compile and environment (made if new); nullopt with
   // why when the compile cannot have one.
   std::optional<uint32_t> entry_of(const Request& req, const command::CompileCommand& cmd,
-                                   std::string* why);
+                                   const std::string& base_dir, std::string* why);
   bool others_waiting() const;
   void queue_trust(uint32_t id, const std::string& cwd);
   // A launcher the server declined has finished (its closure memo stored):
@@ -94,7 +94,7 @@ class Server {
   std::vector<Entry> entries_;
   std::deque<uint32_t> to_trust_;
   int listener_ = -1;
-  std::unordered_map<std::string, uint32_t> index_;
+  std::unordered_map<std::string, uint32_t> index_;  // translation unit key -> entry
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;

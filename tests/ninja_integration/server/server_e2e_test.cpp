@@ -581,6 +581,26 @@ TEST_F(ServerCaseTest, ServerIsFoundForARelativeOrSlashEndedCacheDirectory) {
   }
 }
 
+// Under a base_dir the server finds the relocated entry the launcher stored
+// (its memo is named with the base_dir) and writes the depfile and messages
+// back naming this checkout, as the compiler would have.
+TEST_F(ServerCaseTest, RelocatedEntriesAreServedWithThisCheckoutsPaths) {
+  dir_.write("inc/a.h", "#define V 12\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  const std::string env = std::string(kServerEnv) + " LEXPACK_BASE_DIR=$PWD";
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  const std::string args =
+      "g++ -ffile-prefix-map=$PWD=. -I$PWD/inc -MD -MF m.d -c $PWD/m.cpp -o m.o";
+  ASSERT_EQ(sh(args + " && mv m.o ref.o && mv m.d ref.d").exit_code, 0);
+  ASSERT_NE(dir_.read("ref.d").find(dir_.path() + "/inc/a.h"), std::string::npos);
+  sleep(2);  // settled signatures: the memo is kept
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " " + args, env))
+      << dir_.read("log.txt");
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+  EXPECT_EQ(dir_.read("m.d"), dir_.read("ref.d"));
+}
+
 // A hit in a directory the server wrote to before goes into the spare file
 // it made there while idle: same bytes and mode as the compiler's own output
 // (umask 027), and a spare replaced by a symlink or a hard link to another
