@@ -77,21 +77,12 @@ bool other_manifest(const std::vector<std::string>& args) {
   return false;
 }
 
-// With a remote, the compiles whose object is not there yet (a fresh
-// checkout, a clean build) get their keys computed here, all at once, and
-// their entries fetched in batches before ninja starts, so that they are
-// local hits. Best effort: whatever fails is left to each compile.
-struct PrefetchSummary {
-  size_t compiles = 0, fetched = 0;
-  int64_t us = 0;
-  std::string note;
-};
-PrefetchSummary prefetch_build(const std::string& build_dir) {
-  PrefetchSummary s;
-  auto start = std::chrono::steady_clock::now();
-  auto entries = scan::compdb_from_ninja(build_dir);
-  if (!entries.ok()) return s;
+// The compiles of the build whose object is not there yet (a fresh
+// checkout, a clean build): ninja will run them.
+std::vector<launcher::PrefetchCompile> compiles_to_run(const std::string& build_dir) {
   std::vector<launcher::PrefetchCompile> compiles;
+  auto entries = scan::compdb_from_ninja(build_dir);
+  if (!entries.ok()) return compiles;
   for (const scan::CompdbEntry& e : *entries) {
     if (e.output.empty() || e.argv.empty()) continue;
     if (!command::parse_compile_command(e.argv).uncacheable.empty()) continue;  // links too
@@ -99,7 +90,21 @@ PrefetchSummary prefetch_build(const std::string& build_dir) {
     if (::access(output.c_str(), F_OK) == 0) continue;  // ninja may not run it
     compiles.push_back({e.directory, e.argv});
   }
+  return compiles;
+}
+
+// With a remote, those compiles get their keys computed here, all at once,
+// and their entries fetched in batches before ninja starts, so that they are
+// local hits. Best effort: whatever fails is left to each compile.
+struct PrefetchSummary {
+  size_t compiles = 0, fetched = 0;
+  int64_t us = 0;
+  std::string note;
+};
+PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& compiles) {
+  PrefetchSummary s;
   if (compiles.empty()) return s;
+  auto start = std::chrono::steady_clock::now();
   launcher::PrefetchOptions options;
   options.stop_when_remote_lacks = true;  // machine A: the compiles will store them
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
@@ -110,6 +115,17 @@ PrefetchSummary prefetch_build(const std::string& build_dir) {
                                                                start)
              .count();
   return s;
+}
+
+// A server that has not checked these compiles yet (started by this build,
+// or their entries just fetched) checks them now, in one request, so that
+// each is answered from memory when ninja runs it, instead of each launcher
+// checking its own closure. Bounded: a build never waits long for it.
+void prepare_server(const std::vector<launcher::PrefetchCompile>& compiles) {
+  std::vector<server::Request::Compile> batch;
+  batch.reserve(compiles.size());
+  for (const launcher::PrefetchCompile& c : compiles) batch.push_back({c.directory, c.argv});
+  server::prepare_compiles(std::move(batch), server::kPrepareWaitMs);
 }
 
 bool env_off(const char* name) {
@@ -153,12 +169,18 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The server (on unless LEXPACK_SERVER=0) is started now, beside the
   // prefetch, so that the build's first compiles find it up.
   const std::string client = server_client(self);
-  if (before && !client.empty()) server::start_server();
+  bool new_server = false;
+  if (before && !client.empty()) server::start_server(false, &new_server);
   auto start = std::chrono::steady_clock::now();
   std::optional<PrefetchSummary> prefetched;
-  if (before && !config.remote_storage.empty() && !other_manifest(args) &&
-      !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE")) {
-    prefetched = prefetch_build(build_dir);
+  const bool prefetch = before && !config.remote_storage.empty() && !other_manifest(args) &&
+                        !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE");
+  if (prefetch || (new_server && !other_manifest(args))) {
+    std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
+    if (prefetch) prefetched = prefetch_build(compiles);
+    if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
+      prepare_server(compiles);
+    }
   }
   // Compiles stored in this build are uploaded by one thread of this process
   // while ninja runs, not by each compile (the build never waits on a PUT).

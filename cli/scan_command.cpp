@@ -18,6 +18,7 @@
 #include "ninja_integration/scan/compdb.h"
 #include "ninja_integration/scan/module_deps.h"
 #include "ninja_integration/scan/scan_command.h"
+#include "ninja_integration/server/client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -99,8 +100,19 @@ int run_scan(const ScanArgs& a) {
     ~KeepUntilExit() { scan::keep_until_exit(std::move(*report)); }
   } keep{&report};
   {
+    // A running server answers the TUs whose memo it trusts from memory
+    // (nothing they rest on changed since it checked them): no memo read,
+    // no stat. The scan checks the rest itself.
+    std::optional<std::vector<std::string>> known;
+    if (server::server_enabled() && store.ok()) {
+      std::vector<server::Request::Compile> compiles;
+      compiles.reserve(entries->size());
+      for (const scan::CompdbEntry& e : *entries) compiles.push_back({e.directory, e.argv});
+      known = server::scan_answers(std::move(compiles), server::kPrepareWaitMs);
+    }
     ProgressLine line(&progress, entries->size());
-    report = scan::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress);
+    report = scan::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress,
+                              known ? &*known : nullptr);
   }
   std::string text;
   if (a.format == "p1689") {

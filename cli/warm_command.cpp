@@ -75,6 +75,17 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
   compiles.reserve(entries.size());
   for (const scan::CompdbEntry* e : entries) compiles.push_back({e->directory, e->argv});
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, {a.jobs, a.fetch});
+  // The server (started above) checks the compiles that would hit now, so
+  // that the build finds them answered from memory.
+  if (server::server_enabled()) {
+    std::vector<server::Request::Compile> hitting;
+    for (size_t i = 0; i < compiles.size(); ++i) {
+      if (r.keys[i] && (r.local[i] || r.fetched_now[i])) {
+        hitting.push_back({compiles[i].directory, compiles[i].argv});
+      }
+    }
+    server::prepare_compiles(std::move(hitting), server::kPrepareWaitMs);
+  }
   size_t hits = 0, misses = 0, other = 0;
   for (size_t i = 0; i < compiles.size(); ++i) {
     if (!r.keys[i]) {

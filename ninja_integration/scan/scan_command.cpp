@@ -40,11 +40,9 @@
 namespace lexpack::scan {
 namespace {
 
-constexpr std::string_view kScanMemoTable = "scan";
-// Per TU, beside its scan memo: whether its deps are exact (and why not),
-// and the lines of its module directives in taken branches.
-constexpr std::string_view kExactMemoTable = "scan_exact";
-
+// The record beside a TU's scan memo (kExactMemoTable): whether its deps are
+// exact (and why not), and the lines of its module directives in taken
+// branches.
 std::string encode_exact(const TuScan& tu) {
   std::string out = tu.exact ? "1" : "0";
   out += tu.modules_exact ? '1' : '0';
@@ -191,6 +189,21 @@ class Scanner {
       run_batch(false);
     }
     run_batch(true);
+  }
+
+  // An entry as the server's answer gives it (nullopt: not an answer).
+  static std::optional<TuScan> from_known(const CompdbEntry& e, std::string_view bytes,
+                                          FileSizes* sizes) {
+    KnownScan known;
+    TuScan tu;
+    if (!decode_known_scan(bytes, &known) || !decode_exact(known.exact, &tu)) return std::nullopt;
+    tu.directory = e.directory;
+    tu.source = e.file;
+    tu.output = e.output.empty() ? command::parse_compile_command(e.argv).output : e.output;
+    tu.deps = std::move(known.deps);
+    for (size_t i = 0; i < tu.deps.size(); ++i) note_size(sizes, tu.deps[i], known.sizes[i]);
+    tu.from_memo = true;
+    return tu;
   }
 
   // Scans one entry; `sizes` collects path -> size of every file a memo
@@ -434,7 +447,7 @@ class Scanner {
 }  // namespace
 
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
-                      ScanProgress* progress) {
+                      ScanProgress* progress, const std::vector<std::string>* known) {
   auto start = std::chrono::steady_clock::now();
   ScanReport report;
   report.tus.resize(entries.size());
@@ -477,7 +490,13 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       uint64_t read_before = 0;
       for (size_t k; (k = next.fetch_add(1)) < group.size();) {
         size_t i = group[k];
-        if (!kernel) {
+        std::optional<TuScan> answered;
+        if (known && i < known->size() && !(*known)[i].empty()) {
+          answered = Scanner::from_known(entries[i], (*known)[i], &sizes);
+        }
+        if (answered) {
+          report.tus[i] = std::move(*answered);
+        } else if (!kernel) {
           report.tus[i].skipped = "lexer: " + err;
         } else {
           report.tus[i] = scanner.scan(entries[i], &files, &dirs, &sizes);

@@ -57,8 +57,10 @@ struct ScanReport {
 
 // `store` may be null (no caches). `jobs` <= 0: one per core. Works from
 // inside each entry's directory in turn (chdir), and returns to the old one.
+// `known`: per entry, an answer `lexpack server` gave (KnownScan, encoded;
+// empty for none), taken instead of scanning that entry.
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
-                      ScanProgress* progress);
+                      ScanProgress* progress, const std::vector<std::string>* known = nullptr);
 
 // Leaves `report` to the end of the process instead of freeing it one
 // allocation at a time just before exit (tens of ms for a large build); it

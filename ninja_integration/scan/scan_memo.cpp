@@ -67,9 +67,7 @@ std::string encode_scan_memo(std::string_view closure_memo, const std::vector<Sc
   return w.take();
 }
 
-bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
-                             closure::ScanFileCache* shared, DirStatCache* dirs,
-                             std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
+bool scan_memo_closure(std::string_view bytes, std::string_view* closure) {
   // The layout encode_scan_memo() writes, the closure memo left in place.
   base::VarintReader r(bytes);
   std::string tag;
@@ -78,8 +76,40 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
       closure_size > bytes.size() - r.pos()) {
     return false;
   }
-  std::string_view closure = bytes.substr(r.pos(), closure_size);
-  if (!r.skip(closure_size)) return false;
+  *closure = bytes.substr(r.pos(), closure_size);
+  return true;
+}
+
+std::string encode_known_scan(const KnownScan& known) {
+  base::VarintWriter w;
+  w.u64(known.deps.size());
+  for (size_t i = 0; i < known.deps.size(); ++i) {
+    w.str(known.deps[i]);
+    w.u64(i < known.sizes.size() ? known.sizes[i] : 0);
+  }
+  w.str(known.exact);
+  return w.take();
+}
+
+bool decode_known_scan(std::string_view bytes, KnownScan* known) {
+  base::VarintReader r(bytes);
+  uint64_t n = 0;
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  known->deps.resize(n);
+  known->sizes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!r.str(&known->deps[i]) || !r.u64(&known->sizes[i])) return false;
+  }
+  return r.str(&known->exact) && r.done();
+}
+
+bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
+                             closure::ScanFileCache* shared, DirStatCache* dirs,
+                             std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
+  std::string_view closure;
+  if (!scan_memo_closure(bytes, &closure)) return false;
+  base::VarintReader r(bytes);
+  r.skip(size_t(closure.data() + closure.size() - bytes.data()));
   ScanStats stats(cwd, shared, dirs);
   cache::Hash128 action_key;
   bool uses_date = false;

@@ -15,6 +15,11 @@
 
 namespace lexpack::scan {
 
+// The scan memo of each TU (by translation unit key), and beside it whether
+// its deps are exact (and why not) and its module lines (scan_command.cpp).
+constexpr std::string_view kScanMemoTable = "scan";
+constexpr std::string_view kExactMemoTable = "scan_exact";
+
 // One dependency in a TU's scan answer.
 struct ScanMemoDep {
   std::string_view path;  // absolute, normalized
@@ -37,5 +42,19 @@ using DirStatCache = std::unordered_map<std::string, std::optional<base::StatSig
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
                              std::vector<std::string>* deps, std::vector<uint64_t>* sizes);
+
+// The encoded closure memo inside a scan memo (what `lexpack server` watches
+// for that TU); false when `bytes` is not a scan memo.
+bool scan_memo_closure(std::string_view bytes, std::string_view* closure);
+
+// A TU's warm-scan answer as `lexpack server` keeps it and sends it: the
+// memo's deps and sizes, checked, and the exact record beside the memo.
+struct KnownScan {
+  std::vector<std::string> deps;
+  std::vector<uint64_t> sizes;
+  std::string exact;
+};
+std::string encode_known_scan(const KnownScan& known);
+bool decode_known_scan(std::string_view bytes, KnownScan* known);
 
 }  // namespace lexpack::scan

@@ -27,7 +27,7 @@ extern char** environ;
 namespace lexpack::server {
 namespace {
 
-int connect_to(const std::string& path) {
+int connect_to(const std::string& path, int wait_s = 2) {
   struct sockaddr_un addr {};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) return -1;
@@ -36,7 +36,7 @@ int connect_to(const std::string& path) {
   if (fd < 0) return -1;
   // A server that does not answer within this long is treated as absent.
   struct timeval tv {};
-  tv.tv_sec = 2;
+  tv.tv_sec = wait_s;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0) {
@@ -127,6 +127,48 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
 
 }  // namespace
 
+namespace {
+
+// One request about many compiles (kPrepare, kScanAnswers), waiting up to
+// about `wait_ms` for the reply; with `starting`, up to a second more for a
+// server started a moment ago to listen.
+std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> compiles,
+                               int wait_ms, bool starting) {
+  std::optional<Request> req = compile_request(kind, {});
+  std::string path = server_socket();
+  if (!req || path.empty() || compiles.empty()) return std::nullopt;
+  req->compiles = std::move(compiles);
+  int fd = -1;
+  for (int tries = 0; (fd = connect_to(path, 1 + wait_ms / 1000)) < 0; ++tries) {
+    if (!starting || tries >= 50) return std::nullopt;  // none listening
+    ::usleep(20 * 1000);
+  }
+  std::string bytes;
+  Reply reply;
+  bool ok = send_frame(fd, encode_request(*req)) && recv_frame(fd, &bytes) &&
+            decode_reply(bytes, &reply) && reply.kind == ReplyKind::kInfo;
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return reply;
+}
+
+}  // namespace
+
+std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms) {
+  std::optional<Reply> reply = ask_about(RequestKind::kPrepare, std::move(compiles), wait_ms, true);
+  if (!reply) return std::nullopt;
+  return reply->info;
+}
+
+std::optional<std::vector<std::string>> scan_answers(std::vector<Request::Compile> compiles,
+                                                     int wait_ms) {
+  const size_t asked = compiles.size();
+  std::optional<Reply> reply =
+      ask_about(RequestKind::kScanAnswers, std::move(compiles), wait_ms, false);
+  if (!reply || reply->answers.size() != asked) return std::nullopt;
+  return std::move(reply->answers);
+}
+
 std::optional<std::string> explain_with_server(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kExplain, argv);
   if (!req) return std::nullopt;
@@ -191,7 +233,8 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr);
 }
 
-bool start_server(bool replacing) {
+bool start_server(bool replacing, bool* started) {
+  if (started) *started = false;
   // Many compiles of one build find no server at once: only one of them
   // starts it. A server running or starting holds the lock; one that failed
   // to start lately (a read-only cache, no inotify instance left) left a
@@ -259,6 +302,7 @@ bool start_server(bool replacing) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (started) *started = true;
   return true;
 }
 

@@ -31,6 +31,22 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
 // next request for it is answered from memory. Does not wait.
 void tell_server_done(const std::vector<std::string>& argv);
 
+// Has the server check now the closures of compiles a build is about to run
+// (each a kPrepare entry: working directory and arguments, in this process's
+// environment), so that they are answered from memory when they come. Waits
+// up to about `wait_ms` (checks take a while), and up to a second for a
+// server started a moment ago to listen; its answer ("N of M compiles ..."),
+// or nullopt.
+std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms);
+// How long `lexpack ninja`, `warm` and `scan` wait for such an answer at most.
+constexpr int kPrepareWaitMs = 20000;
+
+// What a running server knows of `lexpack scan`'s TUs: per compile, its
+// answer (scan::KnownScan, encoded) when nothing it rests on changed since
+// it was checked, else empty; nullopt when no server answered.
+std::optional<std::vector<std::string>> scan_answers(std::vector<Request::Compile> compiles,
+                                                     int wait_ms);
+
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.
 std::optional<std::string> explain_with_server(const std::vector<std::string>& argv);
@@ -43,6 +59,7 @@ std::optional<Reply> control(RequestKind kind);
 // directory; returns at once. `lexpack` must be the running program. Not
 // when one runs (holds the lock), unless it is `replacing` one of another
 // binary that is leaving (the new one waits a moment for the lock).
-bool start_server(bool replacing = false);
+// *started: whether a new server was started (none ran).
+bool start_server(bool replacing = false, bool* started = nullptr);
 
 }  // namespace lexpack::server

@@ -76,6 +76,14 @@ std::string encode_request(const Request& r) {
   w.str(r.cwd);
   put_list(w, r.env);
   w.u64(r.umask);
+  // Only a kPrepare carries compiles (lexpack-client writes none).
+  if (!r.compiles.empty()) {
+    w.u64(r.compiles.size());
+    for (const Request::Compile& c : r.compiles) {
+      w.str(c.cwd);
+      put_list(w, c.argv);
+    }
+  }
   return w.take();
 }
 
@@ -83,11 +91,22 @@ bool decode_request(const std::string& bytes, Request* r) {
   base::VarintReader in(bytes);
   uint8_t kind = 0;
   uint64_t mask = 0;
-  if (!in.u8(&kind) || kind < 1 || kind > 6) return false;
+  if (!in.u8(&kind) || kind < 1 || kind > 8) return false;
   r->kind = RequestKind(kind);
-  return in.str(&r->version) && get_list(in, &r->argv, bytes.size()) && in.str(&r->cwd) &&
-         get_list(in, &r->env, bytes.size()) && in.u64(&mask) && mask <= 0777 &&
-         (r->umask = uint32_t(mask), in.done());
+  if (!in.str(&r->version) || !get_list(in, &r->argv, bytes.size()) || !in.str(&r->cwd) ||
+      !get_list(in, &r->env, bytes.size()) || !in.u64(&mask) || mask > 0777) {
+    return false;
+  }
+  r->umask = uint32_t(mask);
+  r->compiles.clear();
+  if (in.done()) return true;
+  uint64_t n = 0;
+  if (!in.u64(&n) || n > bytes.size()) return false;
+  r->compiles.resize(n);
+  for (Request::Compile& c : r->compiles) {
+    if (!in.str(&c.cwd) || !get_list(in, &c.argv, bytes.size())) return false;
+  }
+  return in.done();
 }
 
 std::string encode_reply(const Reply& r) {
@@ -102,6 +121,8 @@ std::string encode_reply(const Reply& r) {
     w.str(m.from);
     w.str(m.to);
   }
+  // Only a scan's reply carries answers (lexpack-client reads none).
+  if (!r.answers.empty()) put_list(w, r.answers);
   return w.take();
 }
 
@@ -121,7 +142,9 @@ bool decode_reply(const std::string& bytes, Reply* r) {
   for (Reply::Rename& m : r->renames) {
     if (!in.str(&m.from) || !in.str(&m.to)) return false;
   }
-  return in.done();
+  r->answers.clear();
+  if (in.done()) return true;
+  return get_list(in, &r->answers, bytes.size()) && in.done();
 }
 
 bool send_frame(int fd, const std::string& bytes) {

@@ -23,7 +23,9 @@ enum class RequestKind : uint8_t {
   kStop = 3,
   kDropTrust = 4,
   kExplain = 5,
-  kLearn = 6  // the launcher of a declined compile is done: no reply
+  kLearn = 6,       // the launcher of a declined compile is done: no reply
+  kPrepare = 7,     // `compiles` are about to be run: check them now (a kInfo reply)
+  kScanAnswers = 8  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
 };
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 
@@ -34,6 +36,12 @@ struct Request {
   std::string cwd;
   std::vector<std::string> env;  // "NAME=value"
   uint32_t umask = 022;
+  // kPrepare: the compiles of a build (the environment is the request's).
+  struct Compile {
+    std::string cwd;
+    std::vector<std::string> argv;
+  };
+  std::vector<Compile> compiles;
 };
 
 struct Reply {
@@ -47,6 +55,8 @@ struct Reply {
     std::string from, to;
   };
   std::vector<Rename> renames;
+  // kScanAnswers: one per compile asked, empty where the server knows none.
+  std::vector<std::string> answers;
 };
 
 std::string encode_request(const Request& r);

@@ -52,7 +52,8 @@ std::string Server::status_text() const {
          std::to_string(watches_.watch_count()) + "\nhits " + std::to_string(hits_) + "\nmisses " +
          std::to_string(misses_) + "\nvalidations " + std::to_string(validations_) +
          "\ntrust_drops " + std::to_string(drops_) + "\nbusy_declines " +
-         std::to_string(busy_declines_) + "\nlast_miss " + last_miss_ + "\n";
+         std::to_string(busy_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
+         "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {
@@ -94,6 +95,14 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       return true;
     case RequestKind::kLearn:
       learn(req);  // no reply: the launcher does not wait
+      return true;
+    case RequestKind::kScanAnswers:
+      reply = scan_answers(req);
+      send_frame(fd, encode_reply(reply));
+      return true;
+    case RequestKind::kPrepare:
+      reply = prepare(req);
+      send_frame(fd, encode_reply(reply));
       return true;
     case RequestKind::kExplain:
       reply = compile(req, nullptr);

@@ -21,6 +21,7 @@
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/relocated_text.h"
+#include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/server_state.h"
 
 namespace lexpack::server {
@@ -79,7 +80,7 @@ void Server::apply_client(const Request& req) {
   ::umask(req.umask);
 }
 
-std::optional<uint32_t> Server::entry_of(const Request& req, const command::CompileCommand& cmd,
+std::optional<uint32_t> Server::entry_of(const std::string& cwd, const command::CompileCommand& cmd,
                                          const std::string& base_dir, std::string* why) {
   if (!cmd.uncacheable.empty()) {
     *why = "uncacheable";
@@ -96,7 +97,7 @@ std::optional<uint32_t> Server::entry_of(const Request& req, const command::Comp
   // relocated entry, the base_dir. Variables no compile reads (a build's own
   // bookkeeping, a shell's) name the same entry, so `lexpack ninja` can have
   // its build's entries checked before the compiles come.
-  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir);
+  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, cwd, base_dir);
   auto [it, added] = index_.emplace(tu.hex(), uint32_t(entries_.size()));
   if (added) {
     entries_.push_back({});
@@ -127,10 +128,47 @@ void Server::learn(const Request& req) {
   apply_client(req);
   command::CompileCommand cmd = command::parse_compile_command(req.argv);
   std::string why;
-  if (std::optional<uint32_t> id = entry_of(req, cmd, cache::load_config("").base_dir, &why);
+  if (std::optional<uint32_t> id = entry_of(req.cwd, cmd, cache::load_config("").base_dir, &why);
       id && !entries_[*id].trusted) {
     queue_trust(*id, req.cwd);
   }
+}
+
+Reply Server::prepare(const Request& req) {
+  size_t trusted = 0, queued = 0;
+  bool busy = false;
+  apply_client(req);
+  drain();
+  const std::string base_dir = cache::load_config("").base_dir;
+  // The build waits for this reply: past this long, the rest is checked
+  // when nothing waits (on many cores the compiles' own launchers check
+  // them sooner than one server would).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (const Request::Compile& c : req.compiles) {
+    if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
+    command::CompileCommand cmd = command::parse_compile_command(c.argv);
+    std::string why;
+    std::optional<uint32_t> id = entry_of(c.cwd, cmd, base_dir, &why);
+    if (!id) continue;
+    if (entries_[*id].trusted) {
+      ++trusted;
+      continue;
+    }
+    // Compiles of another build waiting come first.
+    busy = busy || others_waiting() || std::chrono::steady_clock::now() > deadline;
+    if (busy) {
+      queue_trust(*id, c.cwd);
+      ++queued;
+    } else if (build_trust(*id, c.cwd, &why)) {
+      ++trusted;
+    }
+  }
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  r.info = std::to_string(trusted) + " of " + std::to_string(req.compiles.size()) +
+           " compiles answered from memory" +
+           (queued ? ", " + std::to_string(queued) + " left for a moment when idle" : "");
+  return r;
 }
 
 void Server::idle_work() {
@@ -149,18 +187,9 @@ void Server::idle_work() {
   build_trust(id, e.cwd, &why);
 }
 
-bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) {
+bool Server::watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
+                        std::string* why) {
   Entry& e = entries_[id];
-  std::string bytes;
-  if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {
-    *why = "no closure memo";
-    return false;
-  }
-  closure::ClosureMemo memo;
-  if (!closure::decode_closure_memo(bytes, &memo)) {
-    *why = "closure memo unreadable";
-    return false;
-  }
   ++validations_;
   e.generation++;
   e.trusted = false;
@@ -184,8 +213,32 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) 
   if (!ok) {
     *why = "a dependency cannot be watched (watch limit, or a filesystem inotify may not hear)";
     if (errno == ENOSPC) drop_all_trust();
+  }
+  return ok;
+}
+
+bool Server::trusted_after_check(uint32_t id, std::string* why) {
+  Entry& e = entries_[id];
+  e.linked = watches_.multi_linked();
+  e.trusted = true;
+  drain();  // whatever happened while the watches were being added
+  if (!e.trusted) *why = "changed while being validated";
+  return e.trusted;
+}
+
+bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) {
+  Entry& e = entries_[id];
+  std::string bytes;
+  if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {
+    *why = "no closure memo";
     return false;
   }
+  closure::ClosureMemo memo;
+  if (!closure::decode_closure_memo(bytes, &memo)) {
+    *why = "closure memo unreadable";
+    return false;
+  }
+  if (!watch_memo(id, memo, cwd, why)) return false;
   std::string changed;
   cache::Hash128 key;
   bool uses_date = false;
@@ -195,11 +248,71 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) 
   }
   e.action_key = key;
   e.uses_date = uses_date;
-  e.linked = watches_.multi_linked();
-  e.trusted = true;
-  drain();  // whatever happened while the watches were being added
-  if (!e.trusted) *why = "changed while being validated";
-  return e.trusted;
+  return trusted_after_check(id, why);
+}
+
+bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* why) {
+  Entry& e = entries_[id];
+  std::string bytes;
+  scan::KnownScan known;
+  if (!store_->visit_memo(scan::kScanMemoTable, e.tu,
+                          [&](std::string_view b) { bytes.assign(b); }) ||
+      !store_->visit_memo(scan::kExactMemoTable, e.tu,
+                          [&](std::string_view b) { known.exact.assign(b); })) {
+    *why = "no scan memo";
+    return false;
+  }
+  std::string_view inner;
+  closure::ClosureMemo memo;
+  if (!scan::scan_memo_closure(bytes, &inner) || !closure::decode_closure_memo(inner, &memo)) {
+    *why = "scan memo unreadable";
+    return false;
+  }
+  if (!watch_memo(id, memo, cwd, why)) return false;
+  closure::ScanFileCache stats;
+  scan::DirStatCache dirs;
+  if (!scan::check_encoded_scan_memo(bytes, cwd, &stats, &dirs, &known.deps, &known.sizes)) {
+    *why = "scan memo out of date";
+    return false;
+  }
+  e.answer = scan::encode_known_scan(known);
+  return trusted_after_check(id, why);
+}
+
+Reply Server::scan_answers(const Request& req) {
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  r.answers.resize(req.compiles.size());
+  apply_client(req);
+  drain();
+  size_t known = 0;
+  bool busy = false;
+  for (size_t i = 0; i < req.compiles.size(); ++i) {
+    const Request::Compile& c = req.compiles[i];
+    if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
+    command::CompileCommand cmd = command::parse_compile_command(c.argv);
+    auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+    if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) continue;
+    // Named as `lexpack scan` names its memos (no base_dir: a scan's
+    // answer names this checkout's files).
+    std::string tu = closure::translation_unit_key(*identity, cmd, c.cwd).hex();
+    auto [it, added] = index_.emplace("scan " + tu, uint32_t(entries_.size()));
+    if (added) {
+      entries_.push_back({});
+      entries_.back().tu = tu;
+    }
+    uint32_t id = it->second;
+    std::string why;
+    // A compile waiting is answered first: the scan checks what is left itself.
+    busy = busy || others_waiting();
+    if (!entries_[id].trusted && (busy || !build_scan_trust(id, c.cwd, &why))) continue;
+    r.answers[i] = entries_[id].answer;
+    ++known;
+    ++scan_answers_;
+  }
+  r.info = std::to_string(known) + " of " + std::to_string(req.compiles.size()) +
+           " scans answered from memory";
+  return r;
 }
 
 Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
@@ -232,7 +345,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
   }
   std::string why;
-  std::optional<uint32_t> found = entry_of(req, cmd, cache::load_config("").base_dir, &why);
+  std::optional<uint32_t> found = entry_of(req.cwd, cmd, cache::load_config("").base_dir, &why);
   if (!found) return missed(why);
   uint32_t id = *found;
   if (!entries_[id].trusted && !dry && others_waiting()) {

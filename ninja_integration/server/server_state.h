@@ -17,6 +17,7 @@
 #include "cache/hash.h"
 #include "cache/store.h"
 #include "lexer/kernel.h"
+#include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/file_state.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/server/protocol.h"
@@ -63,6 +64,7 @@ class Server {
     bool queued = false;  // in to_trust_
     std::string cwd;      // of the request that queued it
     std::vector<WatchTable::Linked> linked;
+    std::string answer;  // a scan's entry: its encoded answer (scan::KnownScan)
   };
   void drain();
   void drop_all_trust();
@@ -71,11 +73,24 @@ class Server {
   // without `temps`, a dry run for `lexpack explain` (nothing written or
   // counted, a kInfo reply).
   Reply compile(const Request& req, std::vector<std::string>* temps);
+  // A compile's entry trusted from its closure memo: watches on everything
+  // it rests on, then the stat check.
   bool build_trust(uint32_t id, const std::string& cwd, std::string* why);
-  // The entry of this compile and environment (made if new); nullopt with
+  // A scan's entry (`lexpack scan`), the same from its scan memo; its answer kept.
+  bool build_scan_trust(uint32_t id, const std::string& cwd, std::string* why);
+  bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
+                  std::string* why);
+  bool trusted_after_check(uint32_t id, std::string* why);
+  // The answers of `lexpack scan` for its TUs (kScanAnswers): each one the
+  // server trusts or can check now, empty for the others.
+  Reply scan_answers(const Request& req);
+  // The entry of this compile in `cwd` (made if new); nullopt with
   // why when the compile cannot have one.
-  std::optional<uint32_t> entry_of(const Request& req, const command::CompileCommand& cmd,
+  std::optional<uint32_t> entry_of(const std::string& cwd, const command::CompileCommand& cmd,
                                    const std::string& base_dir, std::string* why);
+  // The closure checks of the compiles a build is about to run (kPrepare),
+  // so that they are answered from memory when they come.
+  Reply prepare(const Request& req);
   bool others_waiting() const;
   void queue_trust(uint32_t id, const std::string& cwd);
   // A launcher the server declined has finished (its closure memo stored):
@@ -94,11 +109,13 @@ class Server {
   std::vector<Entry> entries_;
   std::deque<uint32_t> to_trust_;
   int listener_ = -1;
-  std::unordered_map<std::string, uint32_t> index_;  // translation unit key -> entry
+  // Translation unit key -> entry (a compile's), "scan " + key -> entry (a scan's).
+  std::unordered_map<std::string, uint32_t> index_;
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
+  uint64_t scan_answers_ = 0;  // TUs of `lexpack scan` answered from memory
   std::string last_miss_;
 };
 

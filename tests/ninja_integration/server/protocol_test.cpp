@@ -29,6 +29,27 @@ TEST(Protocol, RequestRoundTrip) {
   EXPECT_FALSE(decode_request(bytes + "x", &back));
 }
 
+// A build's compiles to check ahead travel in one request; a compile's own
+// request (as lexpack-client writes it) carries none.
+TEST(Protocol, PrepareRequestRoundTrip) {
+  Request r;
+  r.kind = RequestKind::kPrepare;
+  r.version = protocol_version();
+  r.cwd = "/";
+  r.compiles = {{"/b", {"g++", "-c", "a.cpp", "-o", "a.o"}}, {"/b/sub", {"cc", "-c", "x.c"}}};
+  Request back;
+  std::string bytes = encode_request(r);
+  ASSERT_TRUE(decode_request(bytes, &back));
+  EXPECT_EQ(back.kind, RequestKind::kPrepare);
+  ASSERT_EQ(back.compiles.size(), 2u);
+  EXPECT_EQ(back.compiles[1].cwd, "/b/sub");
+  EXPECT_EQ(back.compiles[0].argv, r.compiles[0].argv);
+  EXPECT_FALSE(decode_request(bytes.substr(0, bytes.size() - 1), &back));
+  r.compiles.clear();
+  ASSERT_TRUE(decode_request(encode_request(r), &back));
+  EXPECT_TRUE(back.compiles.empty());
+}
+
 TEST(Protocol, ReplyRoundTrip) {
   Reply r;
   r.kind = ReplyKind::kHit;

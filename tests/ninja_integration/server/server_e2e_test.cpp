@@ -601,6 +601,83 @@ TEST_F(ServerCaseTest, RelocatedEntriesAreServedWithThisCheckoutsPaths) {
   EXPECT_EQ(dir_.read("m.d"), dir_.read("ref.d"));
 }
 
+// A server that `lexpack ninja` starts checks the build's compiles before
+// ninja runs them (one request for the build), so that each compile is
+// answered from memory instead of each launcher checking its own closure. A
+// first edge, which every compile waits for, reads the server's status.
+TEST_F(ServerCaseTest, LexpackNinjaHasANewServerCheckItsCompilesFirst) {
+  if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
+  const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=120";
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
+  dir_.write("inc/h.h", "#define V 13\n");
+  std::string edges;
+  for (int i = 0; i < 3; ++i) {
+    std::string n = std::to_string(i);
+    dir_.write("u" + n + ".cpp", "#include \"h.h\"\nint f" + n + "() { return V; }\n");
+    edges += "build u" + n + ".o: cc u" + n + ".cpp || status.txt\n";
+  }
+  dir_.write("build.ninja",
+             "rule cc\n  command = g++ -Iinc -MD -MF $out.d -c $in -o $out\n"
+             "  depfile = $out.d\n  deps = gcc\n"
+             "rule status\n  command = " +
+                 std::string(LEXPACK_BIN) + " server --status > $out || true\n" +
+                 "build status.txt: status\n" + edges);
+  sleep(2);  // settled signatures: the memos are kept
+  base::ProcessResult r = lexpack("ninja", "LEXPACK_SERVER=0");  // stores, no server
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(sh("ninja -t clean >/dev/null").exit_code, 0);
+  ASSERT_NE(lexpack("server --status", env).exit_code, 0) << "a server already";
+  r = lexpack("ninja", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(dir_.read("status.txt").find("\ntrusted 3\n"), std::string::npos)
+      << dir_.read("status.txt");
+  EXPECT_NE((r.out + r.err).find(", 3 hits"), std::string::npos) << r.out << r.err;
+  for (int i = 0; i < 3; ++i) {
+    std::string n = std::to_string(i);
+    ASSERT_EQ(sh("g++ -Iinc -c u" + n + ".cpp -o ref.o").exit_code, 0);
+    EXPECT_TRUE(dir_.read("u" + n + ".o") == dir_.read("ref.o")) << "u" << n;
+  }
+  const std::string status = lexpack("server --status", env).out;
+  EXPECT_NE(status.find("\nhits 3\n"), std::string::npos) << status;
+}
+
+// `lexpack scan` asks a running server first: a TU whose scan memo it
+// checked is answered from memory, as the scan itself answers it; after a
+// change the server heard of, that TU is scanned again, never answered stale.
+TEST_F(ServerCaseTest, ScanIsAnsweredFromMemoryUntilAChange) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("inc/b.h", "#define W 2\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  dir_.write("n.cpp", "#include <a.h>\nint n() { return 1; }\n");
+  std::string db = "[";
+  for (const char* tu : {"m", "n"}) {
+    db += std::string(db.size() > 1 ? "," : "") + "\n{\"directory\": \"" + dir_.path() +
+          "\", \"command\": \"g++ -Iinc -c " + tu + ".cpp -o " + tu + ".o\", \"file\": \"" + tu +
+          ".cpp\", \"output\": \"" + tu + ".o\"}";
+  }
+  dir_.write("compile_commands.json", db + "]\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  sleep(2);  // settled signatures: the memos are kept
+  auto scan = [&](const std::string& env, const std::string& out) {
+    base::ProcessResult r = lexpack("scan --compdb compile_commands.json -o " + out, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir_.read(out);
+  };
+  const std::string alone = scan("LEXPACK_SERVER=0", "alone.d");  // stores the memos
+  ASSERT_NE(alone.find(dir_.path() + "/inc/a.h"), std::string::npos) << alone;
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  EXPECT_EQ(scan(kServerEnv, "first.d"), alone);
+  EXPECT_EQ(scan(kServerEnv, "second.d"), alone);
+  std::string status = lexpack("server --status", kServerEnv).out;
+  EXPECT_NE(status.find("\nscan_answers 4\n"), std::string::npos) << status;
+  dir_.write("inc/a.h", "#include \"b.h\"\n#define V 1\n");
+  const std::string changed = scan(kServerEnv, "changed.d");
+  EXPECT_NE(changed.find(dir_.path() + "/inc/b.h"), std::string::npos) << changed;
+  EXPECT_EQ(changed, scan("LEXPACK_SERVER=0", "alone2.d"));
+  status = lexpack("server --status", kServerEnv).out;
+  EXPECT_NE(status.find("\nscan_answers 4\n"), std::string::npos) << status;
+}
+
 // A hit in a directory the server wrote to before goes into the spare file
 // it made there while idle: same bytes and mode as the compiler's own output
 // (umask 027), and a spare replaced by a symlink or a hard link to another
