@@ -310,7 +310,8 @@ static int socket_address(char** envp, struct sockaddr_un* sa) {
     return 0;
   }
   if (path.len == 0) return 0;
-  put_str0(&path, "/server");
+  put_str0(&path, "/server-");
+  put_decimal(&path, (unsigned long)sys_geteuid());
   size_t dir_len = path.len;
   put_str0(&path, "/sock");
   put_bytes(&path, "", 1);

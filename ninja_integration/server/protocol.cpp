@@ -169,7 +169,9 @@ std::string server_dir(const std::string& cache_dir) {
   if (cache_dir.empty()) return {};
   // sockaddr_un holds 108 bytes; leave room for "/sock" and the NUL.
   constexpr size_t kRoom = 100;
-  std::string inside = cache_dir + "/server";
+  // One per user: a cache directory several users share (a team's machine,
+  // a group-writable cache) has a server of each beside the others'.
+  std::string inside = cache_dir + "/server-" + std::to_string(::geteuid());
   if (socket_path(inside).size() < kRoom) return inside;
   std::string name = "lexpack-server-" + cache::hash_bytes(cache_dir).hex().substr(0, 16);
   if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run == '/') {

@@ -69,9 +69,10 @@ bool decode_reply(const std::string& bytes, Reply* r);
 bool send_frame(int fd, const std::string& bytes);
 bool recv_frame(int fd, std::string* bytes);
 
-// Where the socket of the server for `cache_dir` lives: `<cache_dir>/server`
-// when the path fits a socket address, else a per-user directory under
-// $XDG_RUNTIME_DIR or /tmp named after the cache directory. Empty: none.
+// Where the socket of this user's server for `cache_dir` lives:
+// `<cache_dir>/server-<uid>` when the path fits a socket address, else a
+// per-user directory under $XDG_RUNTIME_DIR or /tmp named after the cache
+// directory. Empty: none.
 std::string server_dir(const std::string& cache_dir);
 // Creates `dir` (0700) if missing; false unless it is a directory owned by
 // this user that no one else can enter.

@@ -74,7 +74,7 @@ TEST(Protocol, VersionNamesThisBinary) {
 TEST(Protocol, SocketDirectoryFitsAndIsPrivate) {
   testing::TestDir dir;
   std::string short_dir = server_dir(dir.path());
-  EXPECT_EQ(short_dir, dir.path() + "/server");
+  EXPECT_EQ(short_dir, dir.path() + "/server-" + std::to_string(::geteuid()));
   std::string long_cache = dir.path() + "/" + std::string(150, 'c');
   std::string fallback = server_dir(long_cache);
   ASSERT_FALSE(fallback.empty());

@@ -678,6 +678,47 @@ TEST_F(ServerCaseTest, ScanIsAnsweredFromMemoryUntilAChange) {
   EXPECT_NE(status.find("\nscan_answers 4\n"), std::string::npos) << status;
 }
 
+// A cache directory two users share has a server for each: the second user
+// is answered from memory by their own server, not left without one because
+// the first user's server holds the cache directory.
+TEST_F(ServerCaseTest, EachUserOfASharedCacheHasTheirOwnServer) {
+  if (::geteuid() != 0 || sh("command -v setpriv >/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "needs root and setpriv to act as another user";
+  }
+  ASSERT_EQ(
+      sh("chmod 755 . && mkdir shared other && chmod 777 shared && chown 65534 other").exit_code,
+      0);
+  dir_.write("other/m.cpp", "int v() { return 14; }\n");
+  ASSERT_EQ(sh("chown 65534 other/m.cpp && g++ -c other/m.cpp -o ref.o").exit_code, 0);
+  const std::string env = std::string(kServerEnv) +
+                          " LEXPACK_UMASK=000 LEXPACK_DIR=" + dir_.at("shared") +
+                          " LEXPACK_LOGFILE=" + dir_.at("other/log.txt");
+  const std::string as_other = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  std::shared_ptr<void> stop(nullptr, [&](void*) {
+    lexpack("server --stop", env);
+    sh(as_other + LEXPACK_BIN + " server --stop", env);
+  });
+  ASSERT_EQ(lexpack("server --start", env).exit_code, 0);  // the first user's
+  sleep(2);                                                // settled signatures: memos kept
+  bool served = false;
+  for (int i = 0; i < 20 && !served; ++i) {
+    base::ProcessResult r =
+        sh("cd other && " + as_other + LEXPACK_BIN + " g++ -c m.cpp -o m.o", env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(dir_.read("other/m.o") == dir_.read("ref.o"));
+    std::string log = dir_.read("other/log.txt");
+    served = log.ends_with(": hit (server)\n");
+    if (!served) ::usleep(300 * 1000);
+  }
+  EXPECT_TRUE(served) << dir_.read("other/log.txt");
+  std::string mine = lexpack("server --status", env).out;
+  std::string theirs = sh(as_other + LEXPACK_BIN + " server --status", env).out;
+  ASSERT_NE(mine.find("pid "), std::string::npos) << mine;
+  ASSERT_NE(theirs.find("pid "), std::string::npos) << theirs;
+  EXPECT_NE(mine.substr(0, mine.find('\n')), theirs.substr(0, theirs.find('\n')));
+  EXPECT_EQ(sh("stat -c %u other/m.o").out, "65534\n");
+}
+
 // A hit in a directory the server wrote to before goes into the spare file
 // it made there while idle: same bytes and mode as the compiler's own output
 // (umask 027), and a spare replaced by a symlink or a hard link to another
@@ -734,8 +775,8 @@ TEST_F(ServerCaseTest, ClearStopsTheServer) {
 TEST_F(ServerCaseTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
   const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=600";
   dir_.write("m.cpp", "int v() { return 7; }\n");
-  ASSERT_EQ(sh("mkdir -p cache/server && chmod 700 cache/server && "
-               "echo 'inotify: no instance left' > cache/server/start-failed")
+  ASSERT_EQ(sh("mkdir -p cache/server-$(id -u) && chmod 700 cache/server-$(id -u) && "
+               "echo 'inotify: no instance left' > cache/server-$(id -u)/start-failed")
                 .exit_code,
             0);
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
@@ -744,7 +785,7 @@ TEST_F(ServerCaseTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
   }
   ::usleep(500 * 1000);
   EXPECT_NE(lexpack("server --status", env).exit_code, 0) << "started despite the mark";
-  ASSERT_EQ(sh("touch -d '2 minutes ago' cache/server/start-failed").exit_code, 0);
+  ASSERT_EQ(sh("touch -d '2 minutes ago' cache/server-$(id -u)/start-failed").exit_code, 0);
   ASSERT_EQ(lexpack("g++ -c m.cpp -o out.o", env).exit_code, 0);
   bool up = false;
   for (int i = 0; i < 100 && !up; ++i) {
@@ -753,7 +794,7 @@ TEST_F(ServerCaseTest, AFailedServerStartIsNotRetriedOnEveryCompile) {
   }
   EXPECT_TRUE(up) << "not started once the mark was old";
   // The server that started took the mark away.
-  EXPECT_NE(sh("test -e cache/server/start-failed").exit_code, 0);
+  EXPECT_NE(sh("test -e cache/server-$(id -u)/start-failed").exit_code, 0);
 }
 
 // Without the server, or with nothing to talk to, lexpack-client is lexpack.
