@@ -168,6 +168,7 @@ base::Status run_server(const ServerOptions& options) {
   Server server(std::move(store.value()));
   std::string err;
   if (!server.init(&err)) return failed(err);
+  server.use_dir(dir);  // and what a server killed before left behind is removed
 
   std::string path = socket_path(dir);
   int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

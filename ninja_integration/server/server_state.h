@@ -53,6 +53,8 @@ class Server {
   bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
   void idle_work();
   void set_listener(int listener) { listener_ = listener; }
+  // `dir`: the server's private directory (the spare files' journal).
+  void use_dir(const std::string& dir) { spares_.use_journal(dir + "/spare-dirs"); }
 
  private:
   struct Entry {

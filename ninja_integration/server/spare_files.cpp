@@ -3,14 +3,67 @@
 // (same device and inode, one link, no bytes), so nothing else is written.
 #include "ninja_integration/server/spare_files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "base/file_util.h"
 #include "base/process.h"
 
 namespace lexpack::server {
+namespace {
+
+constexpr std::string_view kSparePrefix = ".lexpack-server-spare-";
+
+// The pid in a spare's name (".lexpack-server-spare-<pid>-<n>"), or 0.
+pid_t spare_owner(std::string_view name) {
+  if (!name.starts_with(kSparePrefix)) return 0;
+  name.remove_prefix(kSparePrefix.size());
+  pid_t pid = 0;
+  size_t i = 0;
+  for (; i < name.size() && i < 10 && name[i] >= '0' && name[i] <= '9'; ++i) {
+    pid = pid * 10 + (name[i] - '0');
+  }
+  return i < name.size() && name[i] == '-' ? pid : 0;
+}
+
+// The spares in `dir` that a server now gone left (this user's, empty).
+void remove_left_spares(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (struct dirent* e = ::readdir(d)) {
+    pid_t pid = spare_owner(e->d_name);
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    struct stat st {};
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size == 0 && st.st_nlink == 1 && st.st_uid == ::geteuid()) {
+      ::unlinkat(::dirfd(d), e->d_name, 0);
+    }
+  }
+  ::closedir(d);
+}
+
+}  // namespace
+
+void SpareFiles::use_journal(const std::string& path) {
+  journal_ = path;
+  if (base::Result<std::string> read = base::read_file(path); read.ok()) {
+    const std::string& listed = *read;
+    for (size_t at = 0; at < listed.size();) {
+      size_t nl = listed.find('\n', at);
+      if (nl == std::string::npos) break;
+      std::string dir = listed.substr(at, nl - at);
+      if (!dir.empty() && dir[0] == '/' && journaled_.insert(dir).second) remove_left_spares(dir);
+      at = nl + 1;
+    }
+  }
+  journaled_.clear();
+  ::unlink(path.c_str());
+}
 
 bool SpareFiles::take(const std::string& final_path, std::string_view bytes, mode_t umask,
                       std::string* path) {
@@ -42,7 +95,16 @@ void SpareFiles::make_wanted() {
   wanted_.clear();
   for (std::string& dir : dirs) {
     if (spares_.count(dir) || spares_.size() >= kMaxDirs) continue;
-    std::string path = dir + "/.lexpack-server-spare-" + std::to_string(::getpid()) + "-" +
+    // Listed before the first spare there (a server killed now leaves it
+    // for the next one to find).
+    if (!journal_.empty() && !journaled_.count(dir)) {
+      int fd = ::open(journal_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      bool listed = fd >= 0 && base::write_all(fd, dir + "\n");
+      if (fd >= 0) ::close(fd);
+      if (!listed) continue;
+      journaled_.insert(dir);
+    }
+    std::string path = dir + "/" + std::string(kSparePrefix) + std::to_string(::getpid()) + "-" +
                        std::to_string(++counter_);
     // 0666 under the umask of the last request, as the compiler opens its
     // output (under a default ACL a chmod later would give another mask).
@@ -62,6 +124,8 @@ void SpareFiles::make_wanted() {
 void SpareFiles::remove_all() {
   for (auto& [dir, spare] : spares_) ::unlink(spare.path.c_str());
   spares_.clear();
+  if (!journal_.empty()) ::unlink(journal_.c_str());
+  journaled_.clear();
 }
 
 }  // namespace lexpack::server

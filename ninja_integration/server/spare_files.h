@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace lexpack::server {
@@ -17,6 +18,12 @@ namespace lexpack::server {
 class SpareFiles {
  public:
   ~SpareFiles() { remove_all(); }
+  // Where the directories spares were made in are listed (one per line, in
+  // the server's private directory), so that a server that starts after
+  // one was killed (SIGKILL leaves its spares) removes what it left: each
+  // empty regular file of this user there named as the spare of a process
+  // that is gone.
+  void use_journal(const std::string& path);
   // Writes `bytes` into the spare of `final_path`'s directory, with the mode
   // a new file would get under `umask`, and gives its path; false (nothing
   // written) when there is none or it is no longer the file this made. Either
@@ -37,6 +44,8 @@ class SpareFiles {
   std::unordered_map<std::string, Spare> spares_;  // by directory
   std::vector<std::string> wanted_;
   uint64_t counter_ = 0;
+  std::string journal_;
+  std::unordered_set<std::string> journaled_;  // directories listed
 };
 
 }  // namespace lexpack::server

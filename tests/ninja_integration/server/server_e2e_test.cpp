@@ -755,6 +755,40 @@ TEST_F(ServerCaseTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
   }
 }
 
+// A server killed with SIGKILL leaves its spare files beside the outputs;
+// the next server of the cache directory removes them when it starts.
+TEST_F(ServerCaseTest, ANewServerRemovesTheSparesAKilledOneLeft) {
+  dir_.write("m.cpp", "int v() { return 15; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", kServerEnv))
+      << dir_.read("log.txt");
+  auto spares = [&] { return sh("ls -A | grep lexpack-server-spare || true").out; };
+  for (int i = 0; i < 40 && spares().empty(); ++i) ::usleep(50 * 1000);
+  const std::string left = spares();
+  ASSERT_FALSE(left.empty()) << "no spare made";
+  std::string status = lexpack("server --status", kServerEnv).out;
+  ASSERT_EQ(status.rfind("pid ", 0), 0u) << status;
+  pid_t pid = std::stoi(status.substr(4));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = ::kill(pid, 0) != 0;
+    if (!gone) ::usleep(20 * 1000);
+  }
+  ASSERT_TRUE(gone);
+  ASSERT_EQ(spares(), left) << "the killed server's spare is expected to be left";
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = lexpack("server --status", kServerEnv).exit_code == 0;
+    if (!up) ::usleep(50 * 1000);
+  }
+  ASSERT_TRUE(up);
+  EXPECT_EQ(spares(), "") << "a new server left the spare of the killed one";
+}
+
 // `lexpack clear` stops the server, which kept the index it opened: the
 // next compile is a miss, not a hit served from what was cleared.
 TEST_F(ServerCaseTest, ClearStopsTheServer) {
