@@ -121,11 +121,18 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
 // or their entries just fetched) checks them now, in one request, so that
 // each is answered from memory when ninja runs it, instead of each launcher
 // checking its own closure. Bounded: a build never waits long for it.
-void prepare_server(const std::vector<launcher::PrefetchCompile>& compiles) {
+// What it said, and how long the build waited for it.
+std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compiles) {
+  auto start = std::chrono::steady_clock::now();
   std::vector<server::Request::Compile> batch;
   batch.reserve(compiles.size());
   for (const launcher::PrefetchCompile& c : compiles) batch.push_back({c.directory, c.argv});
-  server::prepare_compiles(std::move(batch), server::kPrepareWaitMs);
+  std::optional<std::string> said =
+      server::prepare_compiles(std::move(batch), server::kPrepareWaitMs);
+  if (!said) return {};
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start);
+  return *said + " (" + std::to_string(ms.count()) + " ms)";
 }
 
 bool env_off(const char* name) {
@@ -173,13 +180,14 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (before && !client.empty()) server::start_server(false, &new_server);
   auto start = std::chrono::steady_clock::now();
   std::optional<PrefetchSummary> prefetched;
+  std::string prepared;
   const bool prefetch = before && !config.remote_storage.empty() && !other_manifest(args) &&
                         !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE");
   if (prefetch || (new_server && !other_manifest(args))) {
     std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
     if (prefetch) prefetched = prefetch_build(compiles);
     if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
-      prepare_server(compiles);
+      prepared = prepare_server(compiles);
     }
   }
   // Compiles stored in this build are uploaded by one thread of this process
@@ -214,6 +222,9 @@ int run_ninja_command(const std::vector<std::string>& args) {
     std::fprintf(stderr, "lexpack: %zu of %zu compiles prefetched from the remote (%lld ms)\n",
                  prefetched->fetched, prefetched->compiles,
                  static_cast<long long>(prefetched->us / 1000));
+  }
+  if (!prepared.empty()) {
+    std::fprintf(stderr, "lexpack: checked ahead by the server: %s\n", prepared.c_str());
   }
   if (prefetched && !prefetched->note.empty()) {
     std::fprintf(stderr, "lexpack: warning: prefetch: %s\n", prefetched->note.c_str());

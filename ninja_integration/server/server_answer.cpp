@@ -21,10 +21,41 @@
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/relocated_text.h"
-#include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/server_state.h"
 
 namespace lexpack::server {
+
+void SharedStats::start_check(const std::string& cwd, uint64_t epoch) {
+  if (epoch != epoch_) clear();
+  epoch_ = epoch;
+  cwd_ = cwd;
+}
+
+bool SharedStats::stat_file(std::string_view path, base::StatSignature* sig) {
+  std::string key = path.empty() || path[0] != '/' ? base::absolute_path(std::string(path), cwd_)
+                                                   : std::string(path);
+  auto it = files_.find(key);
+  if (it == files_.end()) {
+    std::optional<base::StatSignature> found;
+    if (base::StatSignature s; base::stat_file(key, &s)) found = s;
+    it = files_.emplace(std::move(key), found).first;
+  }
+  if (it->second) *sig = *it->second;
+  return it->second.has_value();
+}
+
+bool SharedStats::stat_dir(std::string_view path, base::StatSignature* sig) {
+  std::string key = path.empty() || path[0] != '/' ? base::absolute_path(std::string(path), cwd_)
+                                                   : std::string(path);
+  auto it = dirs_.find(key);
+  if (it == dirs_.end()) {
+    std::optional<base::StatSignature> found;
+    if (base::StatSignature s; base::stat_dir(key, &s)) found = s;
+    it = dirs_.emplace(std::move(key), found).first;
+  }
+  if (it->second) *sig = *it->second;
+  return it->second.has_value();
+}
 
 bool write_new_file(const std::string& path, std::string_view bytes) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -144,6 +175,7 @@ Reply Server::prepare(const Request& req) {
   // when nothing waits (on many cores the compiles' own launchers check
   // them sooner than one server would).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  SharedStats shared;
   for (const Request::Compile& c : req.compiles) {
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
     command::CompileCommand cmd = command::parse_compile_command(c.argv);
@@ -159,7 +191,7 @@ Reply Server::prepare(const Request& req) {
     if (busy) {
       queue_trust(*id, c.cwd);
       ++queued;
-    } else if (build_trust(*id, c.cwd, &why)) {
+    } else if (build_trust(*id, c.cwd, &why, &shared)) {
       ++trusted;
     }
   }
@@ -226,7 +258,8 @@ bool Server::trusted_after_check(uint32_t id, std::string* why) {
   return e.trusted;
 }
 
-bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) {
+bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
+                         SharedStats* shared) {
   Entry& e = entries_[id];
   std::string bytes;
   if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {
@@ -242,7 +275,9 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) 
   std::string changed;
   cache::Hash128 key;
   bool uses_date = false;
-  if (!closure::check_encoded_closure_memo(bytes, &key, &uses_date, &changed) || !changed.empty()) {
+  if (shared) shared->start_check(cwd, stat_epoch());
+  if (!closure::check_encoded_closure_memo(bytes, shared, &key, &uses_date, &changed, nullptr) ||
+      !changed.empty()) {
     *why = changed.empty() ? "closure memo unreadable" : "closure memo out of date: " + changed;
     return false;
   }
@@ -251,7 +286,8 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why) 
   return trusted_after_check(id, why);
 }
 
-bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* why) {
+bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* why,
+                              closure::ScanFileCache* files, scan::DirStatCache* dirs) {
   Entry& e = entries_[id];
   std::string bytes;
   scan::KnownScan known;
@@ -269,9 +305,7 @@ bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* 
     return false;
   }
   if (!watch_memo(id, memo, cwd, why)) return false;
-  closure::ScanFileCache stats;
-  scan::DirStatCache dirs;
-  if (!scan::check_encoded_scan_memo(bytes, cwd, &stats, &dirs, &known.deps, &known.sizes)) {
+  if (!scan::check_encoded_scan_memo(bytes, cwd, files, dirs, &known.deps, &known.sizes)) {
     *why = "scan memo out of date";
     return false;
   }
@@ -287,6 +321,10 @@ Reply Server::scan_answers(const Request& req) {
   drain();
   size_t known = 0;
   bool busy = false;
+  // Stat answers shared by this request's checks (see SharedStats).
+  std::unique_ptr<closure::ScanFileCache> files;
+  scan::DirStatCache dirs;
+  uint64_t epoch = 0;
   for (size_t i = 0; i < req.compiles.size(); ++i) {
     const Request::Compile& c = req.compiles[i];
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
@@ -305,7 +343,15 @@ Reply Server::scan_answers(const Request& req) {
     std::string why;
     // A compile waiting is answered first: the scan checks what is left itself.
     busy = busy || others_waiting();
-    if (!entries_[id].trusted && (busy || !build_scan_trust(id, c.cwd, &why))) continue;
+    if (!entries_[id].trusted && !busy) {
+      if (!files || epoch != stat_epoch()) {
+        files = std::make_unique<closure::ScanFileCache>();
+        dirs.clear();
+        epoch = stat_epoch();
+      }
+      build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
+    }
+    if (!entries_[id].trusted) continue;
     r.answers[i] = entries_[id].answer;
     ++known;
     ++scan_answers_;

@@ -19,7 +19,9 @@
 #include "lexer/kernel.h"
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/file_state.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/spare_files.h"
 #include "ninja_integration/server/watch_table.h"
@@ -34,6 +36,26 @@ struct PendingHit {
   int fd = -1;
   std::vector<std::string> temps;  // and the second names of replaced outputs
   std::chrono::steady_clock::time_point deadline;
+};
+
+// Stat answers shared by the checks of one request about many compiles (a
+// build's compiles share most headers). Each answer is taken after the watch
+// of its path exists, so a later change is an event; the answers are dropped
+// whenever an event has been read since, or trust dropped (that drain may
+// have untrusted only the entries then depending on the path, not one
+// checked next).
+class SharedStats : public closure::MemoStatSource {
+ public:
+  // Before each check: `epoch` counts the events read and the trust drops.
+  void start_check(const std::string& cwd, uint64_t epoch);
+  void clear() { files_.clear(), dirs_.clear(); }
+  bool stat_file(std::string_view path, base::StatSignature* sig) override;
+  bool stat_dir(std::string_view path, base::StatSignature* sig) override;
+
+ private:
+  std::string cwd_;
+  uint64_t epoch_ = 0;
+  std::unordered_map<std::string, std::optional<base::StatSignature>> files_, dirs_;
 };
 
 // Writes a file that must not exist yet; false (and nothing left) on error.
@@ -77,9 +99,14 @@ class Server {
   Reply compile(const Request& req, std::vector<std::string>* temps);
   // A compile's entry trusted from its closure memo: watches on everything
   // it rests on, then the stat check.
-  bool build_trust(uint32_t id, const std::string& cwd, std::string* why);
+  // `shared`: stat answers shared with the other checks of this request.
+  bool build_trust(uint32_t id, const std::string& cwd, std::string* why,
+                   SharedStats* shared = nullptr);
   // A scan's entry (`lexpack scan`), the same from its scan memo; its answer kept.
-  bool build_scan_trust(uint32_t id, const std::string& cwd, std::string* why);
+  bool build_scan_trust(uint32_t id, const std::string& cwd, std::string* why,
+                        closure::ScanFileCache* files, scan::DirStatCache* dirs);
+  // Changes whenever a stat answer taken before may no longer hold.
+  uint64_t stat_epoch() const { return watches_.events_read() + drops_; }
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);

@@ -209,6 +209,7 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
     for (char* p = buf; p < buf + n;) {
       auto* e = reinterpret_cast<struct inotify_event*>(p);
       p += sizeof(struct inotify_event) + e->len;
+      ++events_read_;
       if (e->mask & IN_Q_OVERFLOW) {
         *drop_all = true;
         known_.clear();

@@ -56,6 +56,9 @@ class WatchTable {
   void forget_dependencies();
 
   size_t watch_count() const { return watched_.size(); }
+  // Events read so far (by every drain): a stat answer taken before the
+  // latest of them may be out of date.
+  uint64_t events_read() const { return events_read_; }
   bool failed() const { return fd_ < 0; }
 
   // Filesystems whose changes inotify reports (local ones); others are never trusted.
@@ -71,6 +74,7 @@ class WatchTable {
   void depend(int wd, const std::string& name);
 
   int fd_ = -1;
+  uint64_t events_read_ = 0;
   TrustRef ref_;
   std::unordered_map<int, Deps> deps_;
   std::unordered_map<int, bool> watched_;  // wd -> on a local filesystem
