@@ -177,7 +177,20 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // prefetch, so that the build's first compiles find it up.
   const std::string client = server_client(self);
   bool new_server = false;
-  if (before && !client.empty()) server::start_server(false, &new_server);
+  if (before && !client.empty()) {
+    server::start_server(false, &new_server);
+    // A server that trusts nothing yet is as good as new. One that does not
+    // answer is leaving (just stopped, or another binary's): its
+    // replacement is started, and waits for it to go.
+    if (!new_server) {
+      std::optional<server::Reply> status = server::control(server::RequestKind::kStatus);
+      if (!status) {
+        server::start_server(true, &new_server);
+      } else {
+        new_server = status->info.find("\ntrusted 0\n") != std::string::npos;
+      }
+    }
+  }
   auto start = std::chrono::steady_clock::now();
   std::optional<PrefetchSummary> prefetched;
   std::string prepared;
