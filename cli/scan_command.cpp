@@ -103,7 +103,7 @@ int run_scan(const ScanArgs& a) {
     // A running server answers the TUs whose memo it trusts from memory
     // (nothing they rest on changed since it checked them): no memo read,
     // no stat. The scan checks the rest itself.
-    std::optional<std::vector<std::string>> known;
+    std::optional<scan::KnownScans> known;
     if (server::server_enabled() && store.ok()) {
       std::vector<server::Request::Compile> compiles;
       compiles.reserve(entries->size());

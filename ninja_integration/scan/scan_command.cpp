@@ -193,10 +193,12 @@ class Scanner {
 
   // An entry as the server's answer gives it (nullopt: not an answer).
   static std::optional<TuScan> from_known(const CompdbEntry& e, std::string_view bytes,
-                                          FileSizes* sizes) {
+                                          const std::vector<std::string>& paths, FileSizes* sizes) {
     KnownScan known;
     TuScan tu;
-    if (!decode_known_scan(bytes, &known) || !decode_exact(known.exact, &tu)) return std::nullopt;
+    if (!decode_known_scan(bytes, paths, &known) || !decode_exact(known.exact, &tu)) {
+      return std::nullopt;
+    }
     tu.directory = e.directory;
     tu.source = e.file;
     tu.output = e.output.empty() ? command::parse_compile_command(e.argv).output : e.output;
@@ -447,7 +449,7 @@ class Scanner {
 }  // namespace
 
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
-                      ScanProgress* progress, const std::vector<std::string>* known) {
+                      ScanProgress* progress, const KnownScans* known) {
   auto start = std::chrono::steady_clock::now();
   ScanReport report;
   report.tus.resize(entries.size());
@@ -491,8 +493,8 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       for (size_t k; (k = next.fetch_add(1)) < group.size();) {
         size_t i = group[k];
         std::optional<TuScan> answered;
-        if (known && i < known->size() && !(*known)[i].empty()) {
-          answered = Scanner::from_known(entries[i], (*known)[i], &sizes);
+        if (known && i < known->answers.size() && !known->answers[i].empty()) {
+          answered = Scanner::from_known(entries[i], known->answers[i], known->paths, &sizes);
         }
         if (answered) {
           report.tus[i] = std::move(*answered);

@@ -14,6 +14,7 @@
 #include "cache/store.h"
 #include "ninja_integration/ninja/ninja_deps_reader.h"
 #include "ninja_integration/scan/compdb.h"
+#include "ninja_integration/scan/scan_memo.h"
 
 namespace lexpack::scan {
 
@@ -57,10 +58,10 @@ struct ScanReport {
 
 // `store` may be null (no caches). `jobs` <= 0: one per core. Works from
 // inside each entry's directory in turn (chdir), and returns to the old one.
-// `known`: per entry, an answer `lexpack server` gave (KnownScan, encoded;
-// empty for none), taken instead of scanning that entry.
+// `known`: what `lexpack server` answered, per entry, taken instead of
+// scanning that entry.
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
-                      ScanProgress* progress, const std::vector<std::string>* known = nullptr);
+                      ScanProgress* progress, const KnownScans* known = nullptr);
 
 // Leaves `report` to the end of the process instead of freeing it one
 // allocation at a time just before exit (tens of ms for a large build); it

@@ -80,25 +80,44 @@ bool scan_memo_closure(std::string_view bytes, std::string_view* closure) {
   return true;
 }
 
-std::string encode_known_scan(const KnownScan& known) {
+uint32_t PathTable::number(const std::string& path) {
+  auto [it, added] = numbers_.emplace(path, uint32_t(paths_.size()));
+  if (added) paths_.push_back(path);
+  return it->second;
+}
+
+NumberedScan number_known_scan(KnownScan known, PathTable* paths) {
+  NumberedScan out;
+  out.deps.reserve(known.deps.size());
+  for (const std::string& d : known.deps) out.deps.push_back(paths->number(d));
+  out.sizes = std::move(known.sizes);
+  out.sizes.resize(out.deps.size());
+  out.exact = std::move(known.exact);
+  return out;
+}
+
+std::string encode_known_scan(const NumberedScan& known) {
   base::VarintWriter w;
   w.u64(known.deps.size());
   for (size_t i = 0; i < known.deps.size(); ++i) {
-    w.str(known.deps[i]);
-    w.u64(i < known.sizes.size() ? known.sizes[i] : 0);
+    w.u64(known.deps[i]);
+    w.u64(known.sizes[i]);
   }
   w.str(known.exact);
   return w.take();
 }
 
-bool decode_known_scan(std::string_view bytes, KnownScan* known) {
+bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& paths,
+                       KnownScan* known) {
   base::VarintReader r(bytes);
   uint64_t n = 0;
   if (!r.u64(&n) || n > bytes.size()) return false;
   known->deps.resize(n);
   known->sizes.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!r.str(&known->deps[i]) || !r.u64(&known->sizes[i])) return false;
+    uint64_t number = 0;
+    if (!r.u64(&number) || number >= paths.size() || !r.u64(&known->sizes[i])) return false;
+    known->deps[i] = paths[number];
   }
   return r.str(&known->exact) && r.done();
 }

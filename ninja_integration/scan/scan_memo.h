@@ -54,7 +54,32 @@ struct KnownScan {
   std::vector<uint64_t> sizes;
   std::string exact;
 };
-std::string encode_known_scan(const KnownScan& known);
-bool decode_known_scan(std::string_view bytes, KnownScan* known);
+// The paths of one reply's answers, each written once (a build's TUs share
+// most of their files): answers name them by number.
+class PathTable {
+ public:
+  uint32_t number(const std::string& path);
+  const std::vector<std::string>& paths() const { return paths_; }
+
+ private:
+  std::vector<std::string> paths_;
+  std::unordered_map<std::string, uint32_t> numbers_;
+};
+// A KnownScan whose deps are numbered in a PathTable already.
+struct NumberedScan {
+  std::vector<uint32_t> deps;
+  std::vector<uint64_t> sizes;
+  std::string exact;
+};
+NumberedScan number_known_scan(KnownScan known, PathTable* paths);
+std::string encode_known_scan(const NumberedScan& known);
+bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& paths,
+                       KnownScan* known);
+// What a server answered for the entries of a scan: per entry, its encoded
+// KnownScan (empty when it knows none), and the paths they name.
+struct KnownScans {
+  std::vector<std::string> answers;
+  std::vector<std::string> paths;
+};
 
 }  // namespace lexpack::scan

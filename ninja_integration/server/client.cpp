@@ -160,13 +160,12 @@ std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compil
   return reply->info;
 }
 
-std::optional<std::vector<std::string>> scan_answers(std::vector<Request::Compile> compiles,
-                                                     int wait_ms) {
+std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compiles, int wait_ms) {
   const size_t asked = compiles.size();
   std::optional<Reply> reply =
       ask_about(RequestKind::kScanAnswers, std::move(compiles), wait_ms, false);
   if (!reply || reply->answers.size() != asked) return std::nullopt;
-  return std::move(reply->answers);
+  return scan::KnownScans{std::move(reply->answers), std::move(reply->paths)};
 }
 
 std::optional<std::string> explain_with_server(const std::vector<std::string>& argv) {

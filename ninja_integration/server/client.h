@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ninja_integration/launcher/launcher.h"
+#include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 
 namespace lexpack::server {
@@ -42,10 +43,9 @@ std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compil
 constexpr int kPrepareWaitMs = 20000;
 
 // What a running server knows of `lexpack scan`'s TUs: per compile, its
-// answer (scan::KnownScan, encoded) when nothing it rests on changed since
-// it was checked, else empty; nullopt when no server answered.
-std::optional<std::vector<std::string>> scan_answers(std::vector<Request::Compile> compiles,
-                                                     int wait_ms);
+// answer when nothing it rests on changed since it was checked, else empty;
+// nullopt when no server answered.
+std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compiles, int wait_ms);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

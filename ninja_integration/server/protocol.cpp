@@ -122,7 +122,10 @@ std::string encode_reply(const Reply& r) {
     w.str(m.to);
   }
   // Only a scan's reply carries answers (lexpack-client reads none).
-  if (!r.answers.empty()) put_list(w, r.answers);
+  if (!r.answers.empty()) {
+    put_list(w, r.answers);
+    put_list(w, r.paths);
+  }
   return w.take();
 }
 
@@ -143,8 +146,10 @@ bool decode_reply(const std::string& bytes, Reply* r) {
     if (!in.str(&m.from) || !in.str(&m.to)) return false;
   }
   r->answers.clear();
+  r->paths.clear();
   if (in.done()) return true;
-  return get_list(in, &r->answers, bytes.size()) && in.done();
+  return get_list(in, &r->answers, bytes.size()) && get_list(in, &r->paths, bytes.size()) &&
+         in.done();
 }
 
 bool send_frame(int fd, const std::string& bytes) {

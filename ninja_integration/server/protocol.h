@@ -55,8 +55,10 @@ struct Reply {
     std::string from, to;
   };
   std::vector<Rename> renames;
-  // kScanAnswers: one per compile asked, empty where the server knows none.
+  // kScanAnswers: one per compile asked, empty where the server knows none,
+  // and the paths they name by number (scan::KnownScans).
   std::vector<std::string> answers;
+  std::vector<std::string> paths;
 };
 
 std::string encode_request(const Request& r);

@@ -111,13 +111,28 @@ void Server::apply_client(const Request& req) {
   ::umask(req.umask);
 }
 
+base::Result<compiler::CompilerIdentity> IdentityMemo::get(cache::Store* store,
+                                                           const std::string& compiler,
+                                                           const std::string& cwd) {
+  // A relative path with a slash names a different binary in each directory.
+  bool relative = compiler.find('/') != std::string::npos && compiler[0] != '/';
+  std::string key = relative ? cwd + '\0' + compiler : compiler;
+  auto it = known_.find(key);
+  if (it == known_.end()) {
+    it = known_.emplace(std::move(key), compiler::compiler_identity(store, compiler)).first;
+  }
+  return it->second;
+}
+
 std::optional<uint32_t> Server::entry_of(const std::string& cwd, const command::CompileCommand& cmd,
-                                         const std::string& base_dir, std::string* why) {
+                                         const std::string& base_dir, std::string* why,
+                                         IdentityMemo* identities) {
   if (!cmd.uncacheable.empty()) {
     *why = "uncacheable";
     return std::nullopt;
   }
-  auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+  auto identity = identities ? identities->get(store_.get(), cmd.compiler, cwd)
+                             : compiler::compiler_identity(store_.get(), cmd.compiler);
   if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
     *why = "compiler unknown";
     return std::nullopt;
@@ -176,11 +191,12 @@ Reply Server::prepare(const Request& req) {
   // them sooner than one server would).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   SharedStats shared;
+  IdentityMemo identities;
   for (const Request::Compile& c : req.compiles) {
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
     command::CompileCommand cmd = command::parse_compile_command(c.argv);
     std::string why;
-    std::optional<uint32_t> id = entry_of(c.cwd, cmd, base_dir, &why);
+    std::optional<uint32_t> id = entry_of(c.cwd, cmd, base_dir, &why, &identities);
     if (!id) continue;
     if (entries_[*id].trusted) {
       ++trusted;
@@ -309,7 +325,7 @@ bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* 
     *why = "scan memo out of date";
     return false;
   }
-  e.answer = scan::encode_known_scan(known);
+  e.known = scan::number_known_scan(std::move(known), &scan_paths_);
   return trusted_after_check(id, why);
 }
 
@@ -321,6 +337,7 @@ Reply Server::scan_answers(const Request& req) {
   drain();
   size_t known = 0;
   bool busy = false;
+  IdentityMemo identities;
   // Stat answers shared by this request's checks (see SharedStats).
   std::unique_ptr<closure::ScanFileCache> files;
   scan::DirStatCache dirs;
@@ -329,7 +346,7 @@ Reply Server::scan_answers(const Request& req) {
     const Request::Compile& c = req.compiles[i];
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
     command::CompileCommand cmd = command::parse_compile_command(c.argv);
-    auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+    auto identity = identities.get(store_.get(), cmd.compiler, c.cwd);
     if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) continue;
     // Named as `lexpack scan` names its memos (no base_dir: a scan's
     // answer names this checkout's files).
@@ -352,10 +369,11 @@ Reply Server::scan_answers(const Request& req) {
       build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
     }
     if (!entries_[id].trusted) continue;
-    r.answers[i] = entries_[id].answer;
+    r.answers[i] = scan::encode_known_scan(entries_[id].known);
     ++known;
     ++scan_answers_;
   }
+  if (known > 0) r.paths = scan_paths_.paths();
   r.info = std::to_string(known) + " of " + std::to_string(req.compiles.size()) +
            " scans answered from memory";
   return r;

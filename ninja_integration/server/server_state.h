@@ -21,6 +21,7 @@
 #include "ninja_integration/closure/file_state.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 #include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/compiler/compiler_identity.h"
 #include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/spare_files.h"
@@ -58,6 +59,17 @@ class SharedStats : public closure::MemoStatSource {
   std::unordered_map<std::string, std::optional<base::StatSignature>> files_, dirs_;
 };
 
+// Each compiler's identity asked once per request about many compiles (it
+// looks the program up on PATH, stats it and reads its memo).
+class IdentityMemo {
+ public:
+  base::Result<compiler::CompilerIdentity> get(cache::Store* store, const std::string& compiler,
+                                               const std::string& cwd);
+
+ private:
+  std::unordered_map<std::string, base::Result<compiler::CompilerIdentity>> known_;
+};
+
 // Writes a file that must not exist yet; false (and nothing left) on error.
 bool write_new_file(const std::string& path, std::string_view bytes);
 
@@ -88,7 +100,7 @@ class Server {
     bool queued = false;  // in to_trust_
     std::string cwd;      // of the request that queued it
     std::vector<WatchTable::Linked> linked;
-    std::string answer;  // a scan's entry: its encoded answer (scan::KnownScan)
+    scan::NumberedScan known;  // a scan's entry: its answer (paths in scan_paths_)
   };
   void drain();
   void drop_all_trust();
@@ -116,7 +128,8 @@ class Server {
   // The entry of this compile in `cwd` (made if new); nullopt with
   // why when the compile cannot have one.
   std::optional<uint32_t> entry_of(const std::string& cwd, const command::CompileCommand& cmd,
-                                   const std::string& base_dir, std::string* why);
+                                   const std::string& base_dir, std::string* why,
+                                   IdentityMemo* identities = nullptr);
   // The closure checks of the compiles a build is about to run (kPrepare),
   // so that they are answered from memory when they come.
   Reply prepare(const Request& req);
@@ -140,6 +153,7 @@ class Server {
   int listener_ = -1;
   // Translation unit key -> entry (a compile's), "scan " + key -> entry (a scan's).
   std::unordered_map<std::string, uint32_t> index_;
+  scan::PathTable scan_paths_;    // every path a scan's answer names
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;

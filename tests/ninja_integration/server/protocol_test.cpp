@@ -64,6 +64,18 @@ TEST(Protocol, ReplyRoundTrip) {
   ASSERT_EQ(back.renames.size(), 1u);
   EXPECT_EQ(back.renames[0].to, "/b/a.o");
   EXPECT_FALSE(decode_reply(std::string("\x09", 1), &back));
+  // A scan's reply: an answer per compile, and the paths they name.
+  r.kind = ReplyKind::kInfo;
+  r.renames.clear();
+  r.answers = {"", "a1"};
+  r.paths = {"/usr/include/stdio.h"};
+  ASSERT_TRUE(decode_reply(encode_reply(r), &back));
+  EXPECT_EQ(back.answers, r.answers);
+  EXPECT_EQ(back.paths, r.paths);
+  r.answers.clear();
+  ASSERT_TRUE(decode_reply(encode_reply(r), &back));
+  EXPECT_TRUE(back.answers.empty());
+  EXPECT_TRUE(back.paths.empty());
 }
 
 TEST(Protocol, VersionNamesThisBinary) {
