@@ -31,30 +31,28 @@ void SharedStats::start_check(const std::string& cwd, uint64_t epoch) {
   cwd_ = cwd;
 }
 
-bool SharedStats::stat_file(std::string_view path, base::StatSignature* sig) {
+bool SharedStats::stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
+                            bool (*stat)(const std::string&, base::StatSignature*)) {
   std::string key = path.empty() || path[0] != '/' ? base::absolute_path(std::string(path), cwd_)
                                                    : std::string(path);
-  auto it = files_.find(key);
-  if (it == files_.end()) {
+  auto it = answers->find(key);
+  if (it == answers->end()) {
     std::optional<base::StatSignature> found;
-    if (base::StatSignature s; base::stat_file(key, &s)) found = s;
-    it = files_.emplace(std::move(key), found).first;
+    if (base::StatSignature s; stat(key, &s)) found = s;
+    it = answers->emplace(std::move(key), found).first;
   }
   if (it->second) *sig = *it->second;
   return it->second.has_value();
 }
 
+bool SharedStats::stat_file(std::string_view path, base::StatSignature* sig) {
+  return stat_once(&files_, path, sig, [](const std::string& p, base::StatSignature* s) {
+    return base::stat_file(p, s);
+  });
+}
+
 bool SharedStats::stat_dir(std::string_view path, base::StatSignature* sig) {
-  std::string key = path.empty() || path[0] != '/' ? base::absolute_path(std::string(path), cwd_)
-                                                   : std::string(path);
-  auto it = dirs_.find(key);
-  if (it == dirs_.end()) {
-    std::optional<base::StatSignature> found;
-    if (base::StatSignature s; base::stat_dir(key, &s)) found = s;
-    it = dirs_.emplace(std::move(key), found).first;
-  }
-  if (it->second) *sig = *it->second;
-  return it->second.has_value();
+  return stat_once(&dirs_, path, sig, base::stat_dir);
 }
 
 bool write_new_file(const std::string& path, std::string_view bytes) {

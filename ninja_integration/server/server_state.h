@@ -54,9 +54,12 @@ class SharedStats : public closure::MemoStatSource {
   bool stat_dir(std::string_view path, base::StatSignature* sig) override;
 
  private:
+  using Answers = std::unordered_map<std::string, std::optional<base::StatSignature>>;
+  bool stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
+                 bool (*stat)(const std::string&, base::StatSignature*));
   std::string cwd_;
   uint64_t epoch_ = 0;
-  std::unordered_map<std::string, std::optional<base::StatSignature>> files_, dirs_;
+  Answers files_, dirs_;
 };
 
 // Each compiler's identity asked once per request about many compiles (it
