@@ -121,7 +121,7 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
 // or their entries just fetched) checks them now, in one request, so that
 // each is answered from memory when ninja runs it, instead of each launcher
 // checking its own closure. Bounded: a build never waits long for it.
-// What it said, and how long the build waited for it.
+// Gives what the server said and how long the build waited for it.
 std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compiles) {
   auto start = std::chrono::steady_clock::now();
   std::vector<server::Request::Compile> batch;

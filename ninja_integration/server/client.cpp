@@ -125,10 +125,6 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
   return req;
 }
 
-}  // namespace
-
-namespace {
-
 // One request about many compiles (kPrepare, kScanAnswers), waiting up to
 // about `wait_ms` for the reply; with `starting`, up to a second more for a
 // server started a moment ago to listen.

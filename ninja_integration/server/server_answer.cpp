@@ -184,10 +184,10 @@ Reply Server::prepare(const Request& req) {
   apply_client(req);
   drain();
   const std::string base_dir = cache::load_config("").base_dir;
-  // The build waits for this reply: past this long, the rest is checked
-  // when nothing waits (on many cores the compiles' own launchers check
-  // them sooner than one server would).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  // The build waits for this reply: past kBatchCheckBudget, the rest is
+  // checked when nothing waits (on many cores the compiles' own launchers
+  // check them sooner than one server would).
+  const auto deadline = std::chrono::steady_clock::now() + kBatchCheckBudget;
   SharedStats shared;
   IdentityMemo identities;
   for (const Request::Compile& c : req.compiles) {
@@ -336,6 +336,7 @@ Reply Server::scan_answers(const Request& req) {
   size_t known = 0;
   bool busy = false;
   IdentityMemo identities;
+  const auto deadline = std::chrono::steady_clock::now() + kBatchCheckBudget;
   // Stat answers shared by this request's checks (see SharedStats).
   std::unique_ptr<closure::ScanFileCache> files;
   scan::DirStatCache dirs;
@@ -356,8 +357,9 @@ Reply Server::scan_answers(const Request& req) {
     }
     uint32_t id = it->second;
     std::string why;
-    // A compile waiting is answered first: the scan checks what is left itself.
-    busy = busy || others_waiting();
+    // A compile waiting is answered first, and the scan waits at most this
+    // long: it checks what is left itself (on all cores).
+    busy = busy || others_waiting() || std::chrono::steady_clock::now() > deadline;
     if (!entries_[id].trusted && !busy) {
       if (!files || epoch != stat_epoch()) {
         files = std::make_unique<closure::ScanFileCache>();

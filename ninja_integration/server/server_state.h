@@ -73,6 +73,10 @@ class IdentityMemo {
   std::unordered_map<std::string, base::Result<compiler::CompilerIdentity>> known_;
 };
 
+// How long one request about many compiles (prepare, scan answers) checks
+// closures before it answers with what it has.
+constexpr std::chrono::seconds kBatchCheckBudget{2};
+
 // Writes a file that must not exist yet; false (and nothing left) on error.
 bool write_new_file(const std::string& path, std::string_view bytes);
 
