@@ -236,7 +236,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
                  prefetched->fetched, prefetched->compiles,
                  static_cast<long long>(prefetched->us / 1000));
   }
-  if (!prepared.empty()) {
+  // Nothing to say when it knew none of them yet (a cold build).
+  if (!prepared.empty() && !prepared.starts_with("0 of ")) {
     std::fprintf(stderr, "lexpack: checked ahead by the server: %s\n", prepared.c_str());
   }
   if (prefetched && !prefetched->note.empty()) {
