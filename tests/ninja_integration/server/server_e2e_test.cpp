@@ -374,6 +374,24 @@ TEST_P(ServerTest, ADeclinedCompileAsksTheServerOnce) {
   EXPECT_NE(dir_.read("env.txt").find("LEXPACK_SERVER=1"), std::string::npos);
 }
 
+// A ninja project of three units u0..u2.cpp including inc/h.h (V = `value`),
+// compiled by `cxx` with a depfile; `after_input` ends each compile edge
+// (an order-only input), `more` adds rules and edges.
+void write_three_unit_project(testing::TestDir* dir, const std::string& cxx, int value,
+                              const std::string& after_input, const std::string& more) {
+  dir->write("inc/h.h", "#define V " + std::to_string(value) + "\n");
+  std::string edges;
+  for (int i = 0; i < 3; ++i) {
+    std::string n = std::to_string(i);
+    dir->write("u" + n + ".cpp", "#include \"h.h\"\nint f" + n + "() { return V; }\n");
+    edges += "build u" + n + ".o: cc u" + n + ".cpp" + after_input + "\n";
+  }
+  dir->write("build.ninja", "rule cc\n  command = " + cxx +
+                                " -Iinc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n"
+                                "  deps = gcc\n" +
+                                more + edges);
+}
+
 // Tests of one server case each, outside the compiler x way matrix.
 class ServerCaseTest : public LauncherTest {
  protected:
@@ -397,18 +415,7 @@ class ServerCaseTest : public LauncherTest {
 class ClientNinjaTest : public ServerTest {};
 
 TEST_P(ClientNinjaTest, LexpackNinjaStartsTheClient) {
-  dir_.write("inc/h.h", "#define V 3\n");
-  std::string edges;
-  for (int i = 0; i < 3; ++i) {
-    std::string n = std::to_string(i);
-    dir_.write("u" + n + ".cpp", "#include \"h.h\"\nint f" + n + "() { return V; }\n");
-    edges += "build u" + n + ".o: cc u" + n + ".cpp\n";
-  }
-  dir_.write("build.ninja",
-             "rule cc\n  command = " + cxx() +
-                 " -Iinc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = "
-                 "gcc\n" +
-                 edges);
+  write_three_unit_project(&dir_, cxx(), 3, "", "");
   sleep(2);  // sources older than the settle time
   auto build = [&] {
     base::ProcessResult r = lexpack("ninja", std::string(kServerEnv) + " LEXPACK_PLUGIN_DEBUG=1");
@@ -609,19 +616,10 @@ TEST_F(ServerCaseTest, LexpackNinjaHasANewServerCheckItsCompilesFirst) {
   if (kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
   const std::string env = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=120";
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", env); });
-  dir_.write("inc/h.h", "#define V 13\n");
-  std::string edges;
-  for (int i = 0; i < 3; ++i) {
-    std::string n = std::to_string(i);
-    dir_.write("u" + n + ".cpp", "#include \"h.h\"\nint f" + n + "() { return V; }\n");
-    edges += "build u" + n + ".o: cc u" + n + ".cpp || status.txt\n";
-  }
-  dir_.write("build.ninja",
-             "rule cc\n  command = g++ -Iinc -MD -MF $out.d -c $in -o $out\n"
-             "  depfile = $out.d\n  deps = gcc\n"
-             "rule status\n  command = " +
-                 std::string(LEXPACK_BIN) + " server --status > $out || true\n" +
-                 "build status.txt: status\n" + edges);
+  write_three_unit_project(&dir_, "g++", 13, " || status.txt",
+                           "rule status\n  command = " + std::string(LEXPACK_BIN) +
+                               " server --status > $out || true\n"
+                               "build status.txt: status\n");
   sleep(2);  // settled signatures: the memos are kept
   base::ProcessResult r = lexpack("ninja", "LEXPACK_SERVER=0");  // stores, no server
   ASSERT_EQ(r.exit_code, 0) << r.err;
