@@ -84,16 +84,35 @@ int WatchTable::watch(const std::string& path, bool is_dir) {
   return wd;
 }
 
-void WatchTable::depend(int wd, const std::string& name) {
+std::vector<TrustRef>* WatchTable::depend(int wd, const std::string& name) {
   Deps& d = deps_[wd];
-  std::vector<TrustRef>& list = name.empty() ? d.all : d.by_name[name];
-  if (list.empty() || list.back().id != ref_.id || list.back().generation != ref_.generation) {
-    list.push_back(ref_);
+  std::vector<TrustRef>* list = name.empty() ? &d.all : &d.by_name[name];
+  add_ref(list);
+  return list;
+}
+
+void WatchTable::add_ref(std::vector<TrustRef>* list) const {
+  if (list->empty() || list->back().id != ref_.id || list->back().generation != ref_.generation) {
+    list->push_back(ref_);
   }
 }
 
 bool WatchTable::watch_path(const std::string& path) {
   if (path.empty() || path[0] != '/') return false;
+  if (auto c = chains_.find(path); c != chains_.end()) {
+    for (std::vector<TrustRef>* list : c->second.lists) add_ref(list);
+    return true;
+  }
+  // What this walk registered in, kept as the path's chain if it resolves.
+  Chain chain;
+  std::vector<int> wds;
+  bool keep_chain = true;
+  auto resolved = [&] {
+    if (!keep_chain) return true;
+    for (int wd : wds) chains_by_wd_[wd].push_back(path);
+    chains_[path] = std::move(chain);
+    return true;
+  };
   std::deque<std::string> rest = split(path);
   std::string dir = "/";
   int links = 0;
@@ -107,64 +126,82 @@ bool WatchTable::watch_path(const std::string& path) {
     }
     std::string child = join(dir, name);
     auto found = pass_.find(child);
-    int wd = -1;
     if (found == pass_.end()) {
-      wd = watch(dir, true);
+      int wd = watch(dir, true);
       if (wd < 0) return false;
       // Kept only while `dir` is still the directory the lookup was made in:
       // a directory swapped further up makes the same path name another one,
       // whose watch differs, and no event reaches the kept lookup's own.
       if (auto k = known_.find(child); k != known_.end() && k->second.dir_wd == wd) {
-        depend(wd, name);
-        if (k->second.file_wd >= 0) depend(k->second.file_wd, "");
-        found = pass_.emplace(child, k->second.lookup).first;
-      }
-    }
-    if (found == pass_.end()) {
-      depend(wd, name);
-      Lookup l;
-      int fwd = -1;
-      bool keep = true;
-      struct stat st {};
-      if (::lstat(child.c_str(), &st) != 0) {
-        if (errno != ENOENT && errno != ENOTDIR) return false;
-        l.kind = 0;
-      } else if (S_ISDIR(st.st_mode)) {
-        l.kind = 1;
-      } else if (S_ISREG(st.st_mode)) {
-        l.kind = 2;
-        // The file itself: a write through another link or an open descriptor
-        // is reported to its own watch.
-        fwd = watch(child, false);
-        if (fwd < 0) return false;
-        depend(fwd, "");
-        if (st.st_nlink > 1) {
-          multi_linked_.push_back({child, base::signature_of(st)});
-          keep = false;
+        Lookup l = k->second.lookup;
+        l.dir_wd = wd;
+        l.dir_list = depend(wd, name);
+        if (k->second.file_wd >= 0) {
+          l.file_wd = k->second.file_wd;
+          l.file_list = depend(k->second.file_wd, "");
         }
-      } else if (S_ISLNK(st.st_mode)) {
-        l.kind = 3;
-        std::string target(4096, '\0');
-        ssize_t n = ::readlink(child.c_str(), target.data(), target.size());
-        if (n <= 0 || size_t(n) >= target.size()) return false;
-        target.resize(size_t(n));
-        l.link = std::move(target);
+        found = pass_.emplace(child, std::move(l)).first;
       } else {
-        l.kind = 4;
+        Lookup l;
+        l.dir_wd = wd;
+        l.dir_list = depend(wd, name);
+        bool keep = true;
+        struct stat st {};
+        if (::lstat(child.c_str(), &st) != 0) {
+          if (errno != ENOENT && errno != ENOTDIR) return false;
+          l.kind = 0;
+        } else if (S_ISDIR(st.st_mode)) {
+          l.kind = 1;
+        } else if (S_ISREG(st.st_mode)) {
+          l.kind = 2;
+          // The file itself: a write through another link or an open
+          // descriptor is reported to its own watch.
+          l.file_wd = watch(child, false);
+          if (l.file_wd < 0) return false;
+          l.file_list = depend(l.file_wd, "");
+          if (st.st_nlink > 1) {
+            multi_linked_.push_back({child, base::signature_of(st)});
+            keep = false;
+          }
+        } else if (S_ISLNK(st.st_mode)) {
+          l.kind = 3;
+          std::string target(4096, '\0');
+          ssize_t n = ::readlink(child.c_str(), target.data(), target.size());
+          if (n <= 0 || size_t(n) >= target.size()) return false;
+          target.resize(size_t(n));
+          l.link = std::move(target);
+        } else {
+          l.kind = 4;
+        }
+        if (keep) {
+          Lookup kept;
+          kept.kind = l.kind;
+          kept.link = l.link;
+          known_[child] = {std::move(kept), wd, l.file_wd};
+          known_by_wd_[wd].push_back(child);
+          if (l.file_wd >= 0) known_by_wd_[l.file_wd].push_back(child);
+        } else {
+          l.file_list = nullptr;  // not kept: a later pass takes its signature again
+        }
+        found = pass_.emplace(child, std::move(l)).first;
       }
-      if (keep) {
-        known_[child] = {l, wd, fwd};
-        known_by_wd_[wd].push_back(child);
-        if (fwd >= 0) known_by_wd_[fwd].push_back(child);
-      }
-      found = pass_.emplace(child, std::move(l)).first;
     }
     const Lookup& l = found->second;
+    chain.lists.push_back(l.dir_list);
+    wds.push_back(l.dir_wd);
+    if (l.file_wd >= 0) {
+      if (l.file_list) {
+        chain.lists.push_back(l.file_list);
+        wds.push_back(l.file_wd);
+      } else {
+        keep_chain = false;
+      }
+    }
     switch (l.kind) {
       case 0:
       case 2:
       case 4:
-        return true;  // missing, or a non-directory: nothing below it resolves
+        return resolved();  // missing, or a non-directory: nothing below it resolves
       case 1:
         dir = child;
         break;
@@ -179,11 +216,14 @@ bool WatchTable::watch_path(const std::string& path) {
   }
   // The path named a directory: entries added to it do not change what it
   // is, and its own renames are events on its parent.
-  return true;
+  return resolved();
 }
 
 void WatchTable::forget_dependencies() {
   deps_.clear();
+  pass_.clear();
+  chains_.clear();
+  chains_by_wd_.clear();
   path_wd_.clear();
   known_.clear();
   known_by_wd_.clear();
@@ -194,6 +234,13 @@ void WatchTable::forget_known(int wd) {
   if (it == known_by_wd_.end()) return;
   for (const std::string& child : it->second) known_.erase(child);
   known_by_wd_.erase(it);
+}
+
+void WatchTable::forget_chains(int wd) {
+  auto it = chains_by_wd_.find(wd);
+  if (it == chains_by_wd_.end()) return;
+  for (const std::string& path : it->second) chains_.erase(path);
+  chains_by_wd_.erase(it);
 }
 
 void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all) {
@@ -214,10 +261,13 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
         *drop_all = true;
         known_.clear();
         known_by_wd_.clear();
+        chains_.clear();
+        chains_by_wd_.clear();
         continue;
       }
       if (e->mask & kEntryChange) path_wd_.clear();
       forget_known(e->wd);
+      forget_chains(e->wd);
       auto it = deps_.find(e->wd);
       if (it == deps_.end()) continue;
       auto fire = [&](std::vector<TrustRef>& list) {

@@ -71,7 +71,10 @@ class WatchTable {
   };
   void drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all);
   int watch(const std::string& path, bool is_dir);  // wd, or -1
-  void depend(int wd, const std::string& name);
+  // Registers this pass's reference in the list of (wd, name), or of the
+  // whole watch for an empty name, and gives that list.
+  std::vector<TrustRef>* depend(int wd, const std::string& name);
+  void add_ref(std::vector<TrustRef>* list) const;
 
   int fd_ = -1;
   uint64_t events_read_ = 0;
@@ -84,6 +87,11 @@ class WatchTable {
   struct Lookup {
     int kind = 0;  // 0 missing, 1 dir, 2 file, 3 symlink, 4 other
     std::string link;
+    // Where this pass's reference was registered: the directory's entry
+    // and, for a file, the file's own watch.
+    int dir_wd = -1, file_wd = -1;
+    std::vector<TrustRef>* dir_list = nullptr;
+    std::vector<TrustRef>* file_list = nullptr;
   };
   std::unordered_map<std::string, Lookup> pass_;
   // Lookups of earlier passes, kept until an event is read for the directory
@@ -100,6 +108,20 @@ class WatchTable {
   std::unordered_map<std::string, Known> known_;
   std::unordered_map<int, std::vector<std::string>> known_by_wd_;
   void forget_known(int wd);
+  // Whole paths resolved by an earlier pass: the dependency lists each of
+  // their lookups registered in. A later pass through the same path only
+  // adds its reference to those lists (a build's closures share most of
+  // their paths), with no walk. Forgotten on any event of a watch the walk
+  // went through, so a chain never outlives a lookup it stands for, nor
+  // the lists it points into (erased only on IN_IGNORED or when all
+  // dependencies are forgotten). Paths through a file with several links
+  // are never kept (its signature is taken on every pass).
+  struct Chain {
+    std::vector<std::vector<TrustRef>*> lists;
+  };
+  std::unordered_map<std::string, Chain> chains_;
+  std::unordered_map<int, std::vector<std::string>> chains_by_wd_;
+  void forget_chains(int wd);
   std::vector<Linked> multi_linked_;
 };
 

@@ -102,6 +102,46 @@ TEST_F(WatchTableTest, KeptLookupBelowASwappedDirectoryIsNotUsed) {
   EXPECT_EQ(fired(), std::set<uint32_t>{2});
 }
 
+// A later pass through a whole path already resolved takes the earlier
+// walk's dependencies (no walk of its own): every change along the path must
+// still reach it, and once a change was read, the next pass walks again.
+TEST_F(WatchTableTest, PathsResolvedByAnEarlierPassReportLaterOnes) {
+  dir_.write("p/inc/a.h", "1");
+  dir_.write("q/inc/a.h", "2");
+  // (A reference stays in every list it was registered in until that list
+  // reports: 1 to 5 below are reported again by a later change, as the
+  // table always did; the server ignores references of an older generation.)
+  trust(1, {"p/inc/a.h", "p/inc/missing.h"});
+  trust(2, {"p/inc/a.h", "p/inc/missing.h"});
+  trust(3, {"p/inc/a.h", "p/inc/missing.h"});
+  dir_.write("p/inc/a.h", "3");
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2, 3}));
+  trust(4, {"p/inc/a.h", "p/inc/missing.h"});
+  trust(5, {"p/inc/a.h", "p/inc/missing.h"});
+  dir_.write("p/inc/missing.h", "");
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2, 3, 4, 5}));
+  trust(6, {"p/inc/a.h"});
+  trust(7, {"p/inc/a.h"});
+  sh("mv p p_old && mv q p");  // two levels up
+  std::set<uint32_t> after_move = fired();
+  EXPECT_TRUE(after_move.count(6) && after_move.count(7));
+  trust(8, {"p/inc/a.h"});
+  trust(9, {"p/inc/a.h"});
+  dir_.write("p/inc/a.h", "4");  // in the directory swapped in
+  EXPECT_EQ(fired(), (std::set<uint32_t>{8, 9}));
+}
+
+// A file with several links is never taken from an earlier pass: each pass
+// takes its signature again.
+TEST_F(WatchTableTest, PathsToAFileWithSeveralLinksAreWalkedEachPass) {
+  dir_.write("inc/a.h", "a");
+  sh("ln inc/a.h alias.h");
+  trust(1, {"inc/a.h"});
+  EXPECT_EQ(table_.multi_linked().size(), 1u);
+  trust(2, {"inc/a.h"});
+  EXPECT_EQ(table_.multi_linked().size(), 1u);
+}
+
 TEST_F(WatchTableTest, ChangeBeforeAPassReadAfterItStillReports) {
   dir_.write("inc/.keep", "");
   trust(1, {"inc/x.h"});
