@@ -409,6 +409,26 @@ base::Status StoreImpl::put_records(const std::vector<FileWrite>& files,
   return st;
 }
 
+base::Status StoreImpl::put_actions(const std::vector<ActionWrite>& actions) {
+  if (!index_) return base::Status::error(dir_ + ": the index is not open");
+  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
+  std::vector<std::pair<std::string, std::string>> sealed;
+  sealed.reserve(actions.size());
+  for (const ActionWrite& a : actions) {
+    std::string key = hash_key(a.key);
+    std::string value = seal(table_name(Table::kActions), key, encode(a.record));
+    sealed.emplace_back(std::move(key), std::move(value));
+  }
+  base::Status st = index_->write([&](Txn& t) {
+    for (const auto& [key, value] : sealed) {
+      if (base::Status put = t.put(Table::kActions, key, value); !put.ok()) return put;
+    }
+    return base::Status();
+  });
+  if (!st.ok()) return after_failure(st);
+  return st;
+}
+
 base::Status StoreImpl::add_counter(std::string_view name, int64_t delta) {
   if (!counters_) return base::Status::error(dir_ + ": statistics are not available");
   return counters_->add(name, delta);

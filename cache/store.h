@@ -174,6 +174,14 @@ class Store {
   };
   virtual base::Status put_records(const std::vector<FileWrite>& files,
                                    const std::vector<MemoWrite>& memos);
+  // Action records written together (a whole build's fetched entries): the
+  // store writes them in one index transaction, all or none; the default
+  // writes them one by one.
+  struct ActionWrite {
+    ActionKey key;
+    ActionRecord record;
+  };
+  virtual base::Status put_actions(const std::vector<ActionWrite>& actions);
 
   // Statistics counters ("hits", "misses", "time_saved_us", ...).
   virtual base::Status add_counter(std::string_view name, int64_t delta) = 0;

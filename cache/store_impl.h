@@ -60,6 +60,7 @@ class StoreImpl final : public Store {
                         std::string_view value) override;
   base::Status put_records(const std::vector<FileWrite>& files,
                            const std::vector<MemoWrite>& memos) override;
+  base::Status put_actions(const std::vector<ActionWrite>& actions) override;
   base::Status add_counter(std::string_view name, int64_t delta) override;
 
   base::Result<std::vector<BlobId>> put_blobs(const std::vector<std::string_view>& blobs,

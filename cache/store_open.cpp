@@ -312,6 +312,13 @@ base::Status Store::put_records(const std::vector<FileWrite>& files,
   return base::Status();
 }
 
+base::Status Store::put_actions(const std::vector<ActionWrite>& actions) {
+  for (const ActionWrite& a : actions) {
+    if (base::Status st = put_action(a.key, a.record); !st.ok()) return st;
+  }
+  return base::Status();
+}
+
 std::optional<BlobPlace> Store::locate_blob(const BlobId&) {
   return std::nullopt;
 }

@@ -26,12 +26,65 @@ std::optional<RemoteEntry> entry_from_store(Store& store, const ActionRecord& ac
   return entry;
 }
 
-std::optional<ActionRecord> store_entry(Store& store, const Hash128& key,
-                                        const RemoteEntry& entry) {
+namespace {
+
+// The record of `entry`, without its blobs yet.
+ActionRecord record_of(const RemoteEntry& entry) {
   ActionRecord action;
   action.exit_code = 0;
   action.compile_time_us = entry.compile_time_us;
   action.payload = entry.payload;
+  return action;
+}
+
+}  // namespace
+
+std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
+                                const std::vector<std::optional<RemoteEntry>>& entries) {
+  std::vector<bool> stored(entries.size(), false);
+  // Every blob, in the order the records below take their ids (empty text
+  // has no blob).
+  std::vector<std::string_view> nonempty;
+  auto add = [&nonempty](std::string_view b) {
+    if (!b.empty()) nonempty.push_back(b);
+  };
+  for (const std::optional<RemoteEntry>& e : entries) {
+    if (!e) continue;
+    for (const RemoteEntry::File& f : e->outputs) add(f.bytes);
+    add(e->out);
+    add(e->err);
+  }
+  if (nonempty.empty()) return stored;
+  auto ids = store.put_blobs(nonempty, BlobOptions());
+  if (!ids.ok() || ids->size() != nonempty.size()) return stored;
+  std::vector<Store::ActionWrite> writes;
+  std::vector<size_t> written;
+  size_t next = 0;
+  auto id_of = [&](std::string_view bytes) { return bytes.empty() ? BlobId{} : (*ids)[next++]; };
+  for (size_t i = 0; i < entries.size() && i < keys.size(); ++i) {
+    if (!entries[i]) continue;
+    const RemoteEntry& e = *entries[i];
+    ActionRecord action = record_of(e);
+    bool complete = true;
+    for (const RemoteEntry::File& f : e.outputs) {
+      ActionRecord::Output o{f.role, id_of(f.bytes)};
+      complete = complete && !o.blob.is_zero();
+      action.outputs.push_back(o);
+    }
+    action.stdout_blob = id_of(e.out);
+    action.stderr_blob = id_of(e.err);
+    if (!complete) continue;  // an output with no bytes is not an entry
+    writes.push_back({keys[i], std::move(action)});
+    written.push_back(i);
+  }
+  if (!store.put_actions(writes).ok()) return stored;
+  for (size_t i : written) stored[i] = true;
+  return stored;
+}
+
+std::optional<ActionRecord> store_entry(Store& store, const Hash128& key,
+                                        const RemoteEntry& entry) {
+  ActionRecord action = record_of(entry);
   auto put = [&store](std::string_view bytes, BlobId* id) {
     if (bytes.empty()) return true;
     auto stored = store.put_blob(bytes, BlobOptions());

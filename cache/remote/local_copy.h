@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "cache/hash.h"
 #include "cache/remote/remote_entry.h"
@@ -18,5 +19,12 @@ std::optional<RemoteEntry> entry_from_store(Store& store, const ActionRecord& ac
 // Stores `entry`'s blobs and its action record under `key`; the record as
 // stored, or nullopt when the store refused a write.
 std::optional<ActionRecord> store_entry(Store& store, const Hash128& key, const RemoteEntry& entry);
+
+// Stores many fetched entries at once: every blob in one batch (one pack
+// write, one index transaction per quarter pack), then every record in one
+// transaction. Gives, for each entry, whether it is stored; nullopt entries
+// are skipped.
+std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
+                                const std::vector<std::optional<RemoteEntry>>& entries);
 
 }  // namespace lexpack::cache::remote

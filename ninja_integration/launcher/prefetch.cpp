@@ -187,12 +187,14 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     std::string note;
     std::vector<std::optional<cache::remote::RemoteEntry>> got =
         tier->fetch_many(missing, count, &note);
+    // All in one batch: one pack write and two index transactions, not
+    // three transactions an entry.
+    got.resize(missing.size());
+    std::vector<bool> written = cache::remote::store_entries(*store, missing, got);
     std::set<std::string> stored;
-    for (size_t i = 0; i < missing.size() && i < got.size(); ++i) {
+    for (size_t i = 0; i < missing.size(); ++i) {
       if (got[i]) ++*hits;
-      if (got[i] && cache::remote::store_entry(*store, missing[i], *got[i])) {
-        stored.insert(missing[i].hex());
-      }
+      if (written[i]) stored.insert(missing[i].hex());
     }
     r.fetched += stored.size();
     for (size_t i : chunk) {

@@ -138,6 +138,33 @@ TEST(Store, PutRecordsWritesFilesAndMemosTogether) {
   EXPECT_TRUE(store->put_records({}, {}).ok());
 }
 
+TEST(Store, PutActionsWritesEveryRecordInOneGo) {
+  testing::TestDir tmp;
+  ActionRecord one;
+  one.exit_code = 0;
+  one.payload = "first";
+  one.outputs.push_back({"object", hash_bytes("o1")});
+  ActionRecord two = one;
+  two.payload = "second";
+  two.compile_time_us = 77;
+  {
+    auto store = open_store(tmp.path());
+    ASSERT_TRUE(store->put_action(Hash128{1, 1}, ActionRecord{}).ok());
+    ASSERT_TRUE(store->put_actions({{Hash128{1, 1}, one}, {Hash128{2, 2}, two}}).ok());
+    EXPECT_TRUE(store->put_actions({}).ok());
+  }
+  auto store = open_store(tmp.path());
+  auto a = store->get_action(Hash128{1, 1});
+  auto b = store->get_action(Hash128{2, 2});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->payload, "first");  // replaced
+  ASSERT_EQ(a->outputs.size(), 1u);
+  EXPECT_EQ(a->outputs[0].blob, hash_bytes("o1"));
+  EXPECT_EQ(b->payload, "second");
+  EXPECT_EQ(b->compile_time_us, 77u);
+  EXPECT_FALSE(store->get_action(Hash128{3, 3}));
+}
+
 TEST(Store, LongKeysAndPaths) {
   testing::TestDir tmp;
   auto store = open_store(tmp.path());
