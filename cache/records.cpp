@@ -41,7 +41,7 @@ uint64_t checksum(std::string_view table, std::string_view key, std::string_view
 
 std::string seal(std::string_view table, std::string_view key, std::string value) {
   uint64_t sum = checksum(table, key, value);
-  for (int i = 0; i < 8; ++i) value.push_back(static_cast<char>(sum >> (8 * i)));
+  for (size_t i = 0; i < kSealBytes; ++i) value.push_back(static_cast<char>(sum >> (8 * i)));
   return value;
 }
 
@@ -163,6 +163,9 @@ std::optional<ActionRecord> decode_action_record(std::string_view bytes) {
 
 std::string encode_memo(std::string_view table, std::string_view key, std::string_view value) {
   FixedWriter w;
+  // Sized once, with room for the seal: a memo can be tens of kB, and each
+  // regrowth is a copy into fresh pages.
+  w.reserve(3 * 8 + table.size() + key.size() + value.size() + kSealBytes);
   w.str(table);
   w.str(key);
   w.str(value);

@@ -28,6 +28,7 @@ class FixedWriter {
     out_.append(s);
   }
   std::string& bytes() { return out_; }
+  void reserve(size_t n) { out_.reserve(n); }
 
  private:
   void put(uint64_t v, int n) {
@@ -80,6 +81,7 @@ class FixedReader {
 
 // Appends the checksum of (table, key, value) to value.
 std::string seal(std::string_view table, std::string_view key, std::string value);
+constexpr size_t kSealBytes = 8;  // what seal() appends
 // The payload of a sealed value, or nullopt if the checksum does not match.
 std::optional<std::string_view> unseal(std::string_view table, std::string_view key,
                                        std::string_view sealed);
