@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "base/file_util.h"
@@ -101,12 +103,14 @@ struct PrefetchSummary {
   int64_t us = 0;
   std::string note;
 };
-PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& compiles) {
+PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& compiles,
+                               std::function<void()> memos_stored) {
   PrefetchSummary s;
   if (compiles.empty()) return s;
   auto start = std::chrono::steady_clock::now();
   launcher::PrefetchOptions options;
   options.stop_when_remote_lacks = true;  // machine A: the compiles will store them
+  options.memos_stored = std::move(memos_stored);
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   s.compiles = compiles.size();
   s.fetched = r.fetched;
@@ -198,8 +202,21 @@ int run_ninja_command(const std::vector<std::string>& args) {
                         !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE");
   if (prefetch || (new_server && !other_manifest(args))) {
     std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
-    if (prefetch) prefetched = prefetch_build(compiles);
-    if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
+    // A new server checks the closures the prefetch computed while their
+    // entries are being fetched (it needs their memos, not their entries).
+    std::thread preparing;
+    if (prefetch) {
+      std::function<void()> check_early;
+      if (!client.empty() && new_server) {
+        check_early = [&] {
+          preparing = std::thread([&] { prepared = prepare_server(compiles); });
+        };
+      }
+      prefetched = prefetch_build(compiles, std::move(check_early));
+    }
+    if (preparing.joinable()) {
+      preparing.join();
+    } else if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
       prepared = prepare_server(compiles);
     }
   }

@@ -206,11 +206,19 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     }
     return missing.size();
   };
+  bool told = false;
+  auto memos_stored = [&] {
+    if (told) return;
+    told = true;
+    locked.flush();
+    if (options.memos_stored) options.memos_stored();
+  };
   const size_t step = std::max<size_t>(1, options.chunk);
   for (size_t begin = 0; begin < compiles.size(); begin += step) {
     std::vector<size_t> chunk;
     for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
     compute_keys(chunk);
+    if (begin + step >= compiles.size()) memos_stored();
     size_t hits = 0;
     size_t asked_now = fetch(chunk, &hits);
     // A remote without any of a whole chunk's entries (machine A, the first
@@ -225,6 +233,7 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
   }
   // A failed write only costs the launcher its own walk.
   locked.flush();
+  memos_stored();
   return r;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct PrefetchOptions {
   bool stop_when_remote_lacks = false;
   size_t chunk = 256;      // compiles keyed, then fetched, together
   size_t cold_chunk = 32;  // a chunk that asked this many keys and got none stops it
+  // Called once, as soon as every closure memo the prefetch will write is in
+  // the local store, and before the last batch is fetched: a server can
+  // check the closures while the entries are on their way.
+  std::function<void()> memos_stored;
 };
 
 struct PrefetchResult {

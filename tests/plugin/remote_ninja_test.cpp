@@ -125,6 +125,27 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   EXPECT_EQ(count_of(decisions, ".cpp: miss"), 0u) << decisions;
 }
 
+// With the server (started by this build): it checks the closures the
+// prefetch computed (while their entries are being fetched) and answers
+// every compile from memory.
+TEST_F(RemoteNinja, ANewServerChecksThePrefetchedClosuresBeforeNinjaRuns) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  base::ProcessResult b =
+      build("cache-b", redis.url(), "",
+            "LEXPACK_SERVER=1 LEXPACK_LOGFILE=" + shell_quote(dir_.at("b.log")));
+  sh("cache-b", "", std::string(LEXPACK_BIN) + " server --stop");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 of 3 compiles prefetched from the remote"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("checked ahead by the server: 3 of 3 compiles answered from memory"),
+            std::string::npos)
+      << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  EXPECT_EQ(count_of(dir_.read("b.log"), ": hit (server)"), 3u) << dir_.read("b.log");
+}
+
 // A compile whose key cannot be computed ahead (here: __TIME__, never
 // cached) is left to the launcher, which compiles it; the others are still
 // prefetched and the build succeeds.
