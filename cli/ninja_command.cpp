@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/launcher/build_record.h"
+#include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/prefetch.h"
 #include "ninja_integration/ninja/build_counts.h"
 #include "ninja_integration/ninja/build_summary.h"
@@ -125,18 +126,21 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
 // or their entries just fetched) checks them now, in one request, so that
 // each is answered from memory when ninja runs it, instead of each launcher
 // checking its own closure. Bounded: a build never waits long for it.
-// Gives what the server said and how long the build waited for it.
-std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compiles) {
+// Gives what the server said and how long the build waited for it, and
+// (with `answered`) which compiles it answers from memory.
+std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compiles,
+                           std::vector<bool>* answered = nullptr) {
   auto start = std::chrono::steady_clock::now();
   std::vector<server::Request::Compile> batch;
   batch.reserve(compiles.size());
   for (const launcher::PrefetchCompile& c : compiles) batch.push_back({c.directory, c.argv});
-  std::optional<std::string> said =
+  std::optional<server::Prepared> said =
       server::prepare_compiles(std::move(batch), server::kPrepareWaitMs);
   if (!said) return {};
+  if (answered) *answered = std::move(said->answered);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                   start);
-  return *said + " (" + std::to_string(ms.count()) + " ms)";
+  return said->said + " (" + std::to_string(ms.count()) + " ms)";
 }
 
 bool env_off(const char* name) {
@@ -202,17 +206,37 @@ int run_ninja_command(const std::vector<std::string>& args) {
                         !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE");
   if (prefetch || (new_server && !other_manifest(args))) {
     std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
+    // A running server answers from memory the compiles whose closures it
+    // checked already (a rebuild after `ninja -t clean`, say): their entries
+    // are local, and the prefetch leaves them out instead of checking each
+    // closure again.
+    std::vector<launcher::PrefetchCompile> to_fetch;
+    if (prefetch && !client.empty() && !new_server) {
+      std::vector<bool> answered;
+      prepare_server(compiles, &answered);
+      for (size_t i = 0; i < compiles.size(); ++i) {
+        if (i >= answered.size() || !answered[i]) to_fetch.push_back(compiles[i]);
+      }
+    } else if (prefetch) {
+      to_fetch = compiles;
+    }
+    if (prefetch) {
+      launcher::DecisionLog log;
+      log.set_subject("prefetch");
+      log.write(std::to_string(to_fetch.size()) + " of " + std::to_string(compiles.size()) +
+                " compiles to run keyed (the others answered by the server)");
+    }
     // A new server checks the closures the prefetch computed while their
     // entries are being fetched (it needs their memos, not their entries).
     std::thread preparing;
-    if (prefetch) {
+    if (!to_fetch.empty()) {
       std::function<void()> check_early;
       if (!client.empty() && new_server) {
         check_early = [&] {
           preparing = std::thread([&] { prepared = prepare_server(compiles); });
         };
       }
-      prefetched = prefetch_build(compiles, std::move(check_early));
+      prefetched = prefetch_build(to_fetch, std::move(check_early));
     }
     if (preparing.joinable()) {
       preparing.join();

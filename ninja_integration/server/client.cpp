@@ -150,10 +150,17 @@ std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> c
 
 }  // namespace
 
-std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms) {
+std::optional<Prepared> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms) {
+  const size_t asked = compiles.size();
   std::optional<Reply> reply = ask_about(RequestKind::kPrepare, std::move(compiles), wait_ms, true);
   if (!reply) return std::nullopt;
-  return reply->info;
+  Prepared p;
+  p.said = std::move(reply->info);
+  p.answered.resize(asked);
+  for (size_t i = 0; i < asked && i < reply->answers.size(); ++i) {
+    p.answered[i] = reply->answers[i] == kTrustedAnswer;
+  }
+  return p;
 }
 
 std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compiles, int wait_ms) {

@@ -36,9 +36,12 @@ void tell_server_done(const std::vector<std::string>& argv);
 // (each a kPrepare entry: working directory and arguments, in this process's
 // environment), so that they are answered from memory when they come. Waits
 // up to about `wait_ms` (checks take a while), and up to a second for a
-// server started a moment ago to listen; its answer ("N of M compiles ..."),
-// or nullopt.
-std::optional<std::string> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms);
+// server started a moment ago to listen; its answer, or nullopt.
+struct Prepared {
+  std::string said;            // "N of M compiles answered from memory..."
+  std::vector<bool> answered;  // per compile: answered from memory when it comes
+};
+std::optional<Prepared> prepare_compiles(std::vector<Request::Compile> compiles, int wait_ms);
 // How long `lexpack ninja`, `warm` and `scan` wait for such an answer at most.
 constexpr int kPrepareWaitMs = 20000;
 

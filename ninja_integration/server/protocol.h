@@ -56,10 +56,13 @@ struct Reply {
   };
   std::vector<Rename> renames;
   // kScanAnswers: one per compile asked, empty where the server knows none,
-  // and the paths they name by number (scan::KnownScans).
+  // and the paths they name by number (scan::KnownScans). kPrepare: one per
+  // compile asked, kTrustedAnswer where the server answers it from memory.
   std::vector<std::string> answers;
   std::vector<std::string> paths;
 };
+
+inline constexpr char kTrustedAnswer[] = "trusted";
 
 std::string encode_request(const Request& r);
 bool decode_request(const std::string& bytes, Request* r);

@@ -190,7 +190,11 @@ Reply Server::prepare(const Request& req) {
   const auto deadline = std::chrono::steady_clock::now() + kBatchCheckBudget;
   SharedStats shared;
   IdentityMemo identities;
-  for (const Request::Compile& c : req.compiles) {
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  r.answers.resize(req.compiles.size());
+  for (size_t i = 0; i < req.compiles.size(); ++i) {
+    const Request::Compile& c = req.compiles[i];
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
     command::CompileCommand cmd = command::parse_compile_command(c.argv);
     std::string why;
@@ -198,6 +202,7 @@ Reply Server::prepare(const Request& req) {
     if (!id) continue;
     if (entries_[*id].trusted) {
       ++trusted;
+      r.answers[i] = kTrustedAnswer;
       continue;
     }
     // Compiles of another build waiting come first.
@@ -207,10 +212,9 @@ Reply Server::prepare(const Request& req) {
       ++queued;
     } else if (build_trust(*id, c.cwd, &why, &shared)) {
       ++trusted;
+      r.answers[i] = kTrustedAnswer;
     }
   }
-  Reply r;
-  r.kind = ReplyKind::kInfo;
   r.info = std::to_string(trusted) + " of " + std::to_string(req.compiles.size()) +
            " compiles answered from memory" +
            (queued ? ", " + std::to_string(queued) + " left for a moment when idle" : "");

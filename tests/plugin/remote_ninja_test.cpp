@@ -127,15 +127,21 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
 
 // With the server (started by this build): it checks the closures the
 // prefetch computed (while their entries are being fetched) and answers
-// every compile from memory.
+// every compile from memory. A rebuild of the same compiles (after `ninja -t
+// clean`) keys none of them again: the server answers them all.
 TEST_F(RemoteNinja, ANewServerChecksThePrefetchedClosuresBeforeNinjaRuns) {
   RedisServer redis;
   ASSERT_TRUE(redis.start());
   base::ProcessResult a = build("cache-a", redis.url());
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  const std::string env = "export LEXPACK_SERVER=1 LEXPACK_LOGFILE=";
   base::ProcessResult b =
       build("cache-b", redis.url(), "",
             "LEXPACK_SERVER=1 LEXPACK_LOGFILE=" + shell_quote(dir_.at("b.log")));
+  base::ProcessResult again =
+      sh("cache-b", redis.url(),
+         env + shell_quote(dir_.at("again.log")) + "; ninja -C b -t clean >/dev/null && " +
+             std::string(LEXPACK_BIN) + " ninja -C b");
   sh("cache-b", "", std::string(LEXPACK_BIN) + " server --stop");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.err.find("3 of 3 compiles prefetched from the remote"), std::string::npos) << b.err;
@@ -143,7 +149,14 @@ TEST_F(RemoteNinja, ANewServerChecksThePrefetchedClosuresBeforeNinjaRuns) {
             std::string::npos)
       << b.err;
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
-  EXPECT_EQ(count_of(dir_.read("b.log"), ": hit (server)"), 3u) << dir_.read("b.log");
+  std::string log = dir_.read("b.log");
+  EXPECT_EQ(count_of(log, ": hit (server)"), 3u) << log;
+  EXPECT_EQ(count_of(log, "prefetch: 3 of 3 compiles to run keyed"), 1u) << log;
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find("3 compiles, 3 hits"), std::string::npos) << again.err;
+  log = dir_.read("again.log");
+  EXPECT_EQ(count_of(log, ": hit (server)"), 3u) << log;
+  EXPECT_EQ(count_of(log, "prefetch: 0 of 3 compiles to run keyed"), 1u) << log;
 }
 
 // A compile whose key cannot be computed ahead (here: __TIME__, never
