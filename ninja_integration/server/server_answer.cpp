@@ -33,13 +33,19 @@ void SharedStats::start_check(const std::string& cwd, uint64_t epoch) {
 
 bool SharedStats::stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
                             bool (*stat)(const std::string&, base::StatSignature*)) {
-  std::string key = path.empty() || path[0] != '/' ? base::absolute_path(std::string(path), cwd_)
-                                                   : std::string(path);
+  // Absolute paths (most) are looked up as they are, without a copy.
+  std::string made;
+  std::string_view key = path;
+  if (path.empty() || path[0] != '/') {
+    made = base::absolute_path(std::string(path), cwd_);
+    key = made;
+  }
   auto it = answers->find(key);
   if (it == answers->end()) {
+    std::string name(key);
     std::optional<base::StatSignature> found;
-    if (base::StatSignature s; stat(key, &s)) found = s;
-    it = answers->emplace(std::move(key), found).first;
+    if (base::StatSignature s; stat(name, &s)) found = s;
+    it = answers->emplace(std::move(name), found).first;
   }
   if (it->second) *sig = *it->second;
   return it->second.has_value();
@@ -247,6 +253,7 @@ bool Server::watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std
   // event, one before it is seen by the check.
   watches_.begin_pass({id, e.generation});
   auto watch = [&](const std::string& p) {
+    if (!p.empty() && p[0] == '/') return watches_.watch_path(p);  // no copy: most are
     return watches_.watch_path(base::absolute_path(p.empty() ? "." : p, cwd));
   };
   bool ok = watch(cwd);

@@ -54,7 +54,12 @@ class SharedStats : public closure::MemoStatSource {
   bool stat_dir(std::string_view path, base::StatSignature* sig) override;
 
  private:
-  using Answers = std::unordered_map<std::string, std::optional<base::StatSignature>>;
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Answers = std::unordered_map<std::string, std::optional<base::StatSignature>, PathHash,
+                                     std::equal_to<>>;
   bool stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
                  bool (*stat)(const std::string&, base::StatSignature*));
   std::string cwd_;
