@@ -171,8 +171,10 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
   };
   // The entries of `chunk` the local store lacks, each key once, in one
   // batched fetch; how many keys were asked and how many the remote had.
+  // `meanwhile` runs while the entries are on their way (or at once).
   std::set<std::string> asked;
-  auto fetch = [&](const std::vector<size_t>& chunk, size_t* hits) {
+  auto fetch = [&](const std::vector<size_t>& chunk, size_t* hits,
+                   const std::function<void()>& meanwhile) {
     std::vector<cache::Hash128> missing;
     for (size_t i : chunk) {
       if (!r.keys[i]) continue;
@@ -180,13 +182,19 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
       if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
     }
     *hits = 0;
-    if (!options.fetch || !tier || missing.empty()) return missing.size();
+    if (!options.fetch || !tier || missing.empty()) {
+      meanwhile();
+      return missing.size();
+    }
     // Entries go to the store itself, each record after its blobs (the
-    // batching store holds blobs back): what the keys left is written first.
-    locked.flush();
+    // batching store holds blobs back): what the keys left is written
+    // first, while the entries are on their way.
     std::string note;
-    std::vector<std::optional<cache::remote::RemoteEntry>> got =
-        tier->fetch_many(missing, count, &note);
+    std::vector<std::optional<cache::remote::RemoteEntry>> got;
+    std::thread fetching([&] { got = tier->fetch_many(missing, count, &note); });
+    meanwhile();
+    locked.flush();
+    fetching.join();
     // All in one batch: one pack write and two index transactions, not
     // three transactions an entry.
     got.resize(missing.size());
@@ -218,9 +226,10 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     std::vector<size_t> chunk;
     for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
     compute_keys(chunk);
-    if (begin + step >= compiles.size()) memos_stored();
     size_t hits = 0;
-    size_t asked_now = fetch(chunk, &hits);
+    size_t asked_now = fetch(chunk, &hits, [&] {
+      if (begin + step >= compiles.size()) memos_stored();
+    });
     // A remote without any of a whole chunk's entries (machine A, the first
     // build of a change) will not have the rest either: the compiles go on
     // without their keys computed ahead (each asks the remote itself).

@@ -110,8 +110,32 @@ bool take_declined_mark() {
 
 namespace {
 
+// The process's umask. With `threads`, read without setting it (`lexpack
+// ninja` asks from a thread while its other threads create files) from
+// /proc/self/status where it can; else by setting and restoring it.
+mode_t current_umask(bool threads) {
+  int fd = threads ? ::open("/proc/self/status", O_RDONLY | O_CLOEXEC) : -1;
+  if (fd >= 0) {
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n > 0) {
+      buf[n] = '\0';
+      if (const char* line = std::strstr(buf, "\nUmask:")) {
+        char* end = nullptr;
+        unsigned long mask = std::strtoul(line + 7, &end, 8);
+        if (end != line + 7 && mask <= 0777) return mode_t(mask);
+      }
+    }
+  }
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
 // A compile's request, as the compile itself would send it.
-std::optional<Request> compile_request(RequestKind kind, const std::vector<std::string>& argv) {
+std::optional<Request> compile_request(RequestKind kind, const std::vector<std::string>& argv,
+                                       bool threads = false) {
   Request req;
   req.kind = kind;
   req.version = protocol_version();
@@ -119,9 +143,7 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
   req.cwd = base::working_dir();  // as the compiler names it (-g records it)
   if (req.cwd.empty()) return std::nullopt;
   for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  req.umask = mask;
+  req.umask = current_umask(threads);
   return req;
 }
 
@@ -130,7 +152,7 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
 // server started a moment ago to listen.
 std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> compiles,
                                int wait_ms, bool starting) {
-  std::optional<Request> req = compile_request(kind, {});
+  std::optional<Request> req = compile_request(kind, {}, true);
   std::string path = server_socket();
   if (!req || path.empty() || compiles.empty()) return std::nullopt;
   req->compiles = std::move(compiles);
