@@ -156,6 +156,20 @@ std::optional<uint32_t> Server::entry_of(const std::string& cwd, const command::
   return it->second;
 }
 
+const std::string& Server::client_base_dir() {
+  BaseDirSource source;
+  if (const char* v = std::getenv("LEXPACK_BASE_DIR")) source.variable = v;
+  if (base::StatSignature sig;
+      base::stat_file(store_->dir() + "/" + cache::kConfigFileName, &sig)) {
+    source.file = sig;
+  }
+  if (!base_dir_source_ || !(*base_dir_source_ == source)) {
+    base_dir_ = cache::load_config("").base_dir;
+    base_dir_source_ = source;
+  }
+  return base_dir_;
+}
+
 bool Server::others_waiting() const {
   struct pollfd p {};
   p.fd = listener_;
@@ -178,7 +192,7 @@ void Server::learn(const Request& req) {
   apply_client(req);
   command::CompileCommand cmd = command::parse_compile_command(req.argv);
   std::string why;
-  if (std::optional<uint32_t> id = entry_of(req.cwd, cmd, cache::load_config("").base_dir, &why);
+  if (std::optional<uint32_t> id = entry_of(req.cwd, cmd, client_base_dir(), &why);
       id && !entries_[*id].trusted) {
     queue_trust(*id, req.cwd);
   }
@@ -189,7 +203,7 @@ Reply Server::prepare(const Request& req) {
   bool busy = false;
   apply_client(req);
   drain();
-  const std::string base_dir = cache::load_config("").base_dir;
+  const std::string base_dir = client_base_dir();
   // The build waits for this reply: past kBatchCheckBudget, the rest is
   // checked when nothing waits (on many cores the compiles' own launchers
   // check them sooner than one server would).
@@ -420,7 +434,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
   }
   std::string why;
-  std::optional<uint32_t> found = entry_of(req.cwd, cmd, cache::load_config("").base_dir, &why);
+  std::optional<uint32_t> found = entry_of(req.cwd, cmd, client_base_dir(), &why);
   if (!found) return missed(why);
   uint32_t id = *found;
   if (!entries_[id].trusted && !dry && others_waiting()) {

@@ -151,6 +151,10 @@ class Server {
   // the entry's check is queued for a moment when nothing waits.
   void learn(const Request& req);
   std::string status_text() const;
+  // The current client's base_dir (LEXPACK_BASE_DIR, else lexpack.conf's),
+  // the configuration read again only when that variable or the file's
+  // signature differs from the last request's.
+  const std::string& client_base_dir();
 
   std::unique_ptr<cache::Store> store_;
   const lexer::Kernel* kernel_ = nullptr;
@@ -172,6 +176,13 @@ class Server {
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
   uint64_t scan_answers_ = 0;  // TUs of `lexpack scan` answered from memory
   std::string last_miss_;
+  struct BaseDirSource {
+    std::optional<std::string> variable;
+    std::optional<base::StatSignature> file;
+    bool operator==(const BaseDirSource&) const = default;
+  };
+  std::optional<BaseDirSource> base_dir_source_;
+  std::string base_dir_;
 };
 
 }  // namespace lexpack::server

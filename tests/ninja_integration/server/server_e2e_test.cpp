@@ -608,6 +608,38 @@ TEST_F(ServerCaseTest, RelocatedEntriesAreServedWithThisCheckoutsPaths) {
   EXPECT_EQ(dir_.read("m.d"), dir_.read("ref.d"));
 }
 
+// The server reads a client's base_dir again when lexpack.conf changes (it
+// keeps the last one between requests): with base_dir set there after a
+// first compile without one, it names the compile's entry as the launcher
+// now does and serves the relocated entry the launcher then stores.
+TEST_F(ServerCaseTest, ABaseDirWrittenToTheConfigFileIsHonoured) {
+  dir_.write("inc/a.h", "#define V 13\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  const std::string args =
+      "g++ -ffile-prefix-map=$PWD=. -I$PWD/inc -MD -MF m.d -c $PWD/m.cpp -o m.o";
+  ASSERT_EQ(sh(args + " && mv m.o ref.o && mv m.d ref.d").exit_code, 0);
+  sleep(2);  // settled signatures: the memos are kept
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " " + args, kServerEnv))
+      << dir_.read("log.txt");
+  dir_.write("cache/lexpack.conf", "base_dir = " + dir_.path() + "\n");
+  ASSERT_EQ(sh("rm m.o m.d").exit_code, 0);
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " " + args, kServerEnv))
+      << dir_.read("log.txt");
+  // A second entry, under the relocated key (one kept from before the change
+  // would have been served at once, under the old one).
+  const std::string log = dir_.read("log.txt");
+  size_t stored = 0;
+  for (size_t at = log.find(": stored "); at != std::string::npos;
+       at = log.find(": stored ", at + 1)) {
+    ++stored;
+  }
+  EXPECT_EQ(stored, 2u) << log;
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+  EXPECT_EQ(dir_.read("m.d"), dir_.read("ref.d"));
+}
+
 // A server that `lexpack ninja` starts checks the build's compiles before
 // ninja runs them (one request for the build), so that each compile is
 // answered from memory instead of each launcher checking its own closure. A
