@@ -188,13 +188,16 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     }
     // Entries go to the store itself, each record after its blobs (the
     // batching store holds blobs back): what the keys left is written
-    // first, while the entries are on their way.
+    // first, on another thread while the entries are on their way (the
+    // remote is asked from this thread, as everywhere else).
+    std::thread writing([&] {
+      meanwhile();
+      locked.flush();
+    });
     std::string note;
-    std::vector<std::optional<cache::remote::RemoteEntry>> got;
-    std::thread fetching([&] { got = tier->fetch_many(missing, count, &note); });
-    meanwhile();
-    locked.flush();
-    fetching.join();
+    std::vector<std::optional<cache::remote::RemoteEntry>> got =
+        tier->fetch_many(missing, count, &note);
+    writing.join();
     // All in one batch: one pack write and two index transactions, not
     // three transactions an entry.
     got.resize(missing.size());
