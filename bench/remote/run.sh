@@ -10,13 +10,16 @@
 # ccache/lexpack, requests and bytes per compile on B (counted by the
 # servers: Redis INFO, nginx's access log), and the cold-build ratios.
 #
-#   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX, COLD=0: no cold builds)
+#   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX, COLD=0: no cold builds,
+#                                             TEAM=0: no A and B builds)
 set -eu
 LEXPACK=${1:-$(pwd)/build/bin/lexpack}
 TUS=${2:-60}
 RUNS=${RUNS:-3}
 # COLD=0 leaves out the cold builds (the cost of a remote on a cold build).
 COLD_REMOTES="none redis refused hole"; [ "${COLD:-1}" = 0 ] && COLD_REMOTES=""
+# TEAM=0 leaves out machine A's and B's builds (only the cold builds).
+TEAM_REMOTES="redis http"; [ "${TEAM:-1}" = 0 ] && TEAM_REMOTES=""
 CXX=${CXX:-g++}
 command -v redis-server >/dev/null && command -v nginx >/dev/null && command -v ccache >/dev/null ||
   { echo "needs redis-server, nginx (with its DAV module) and ccache" >&2; exit 2; }
@@ -131,7 +134,7 @@ ccache_build() {  # SRC CACHE REMOTE
 echo "project: $TUS TUs (one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
 declare -A T
 for run in $(seq "$RUNS"); do
-  for kind in redis http; do
+  for kind in $TEAM_REMOTES; do
     url=$REDIS_URL; [ $kind = http ] && url=$HTTP_URL
     # B measures: before_counts, then a build, then counts NAME A B.
     before_counts() { before_r=$(redis_counts); : > "$N/access.log"; kill -USR1 "$(cat "$N/nginx.pid")" 2>/dev/null || true; }
@@ -175,8 +178,9 @@ for run in $(seq "$RUNS"); do
 done
 
 med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }
-printf "\n%-6s %-28s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
-for kind in redis http; do
+[ -z "$TEAM_REMOTES" ] ||
+  printf "\n%-6s %-28s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
+for kind in $TEAM_REMOTES; do
   for tool in ccache lexpack lexpack_warm lexpack_noprefetch lexpack_noserver; do
     name=$tool; [ $tool = lexpack ] && name="lexpack ninja"
     [ $tool = lexpack_noserver ] && name="lexpack ninja (no server)"
