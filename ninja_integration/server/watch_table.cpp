@@ -110,7 +110,17 @@ bool WatchTable::watch_path(const std::string& path) {
   auto resolved = [&] {
     if (!keep_chain) return true;
     for (int wd : wds) chains_by_wd_[wd].push_back(path);
+    chain_names_ += wds.size();
+    live_chain_wds_ += wds.size();
+    chain.wds = std::move(wds);
     chains_[path] = std::move(chain);
+    if (chain_names_ > 4 * live_chain_wds_ + 4096) {
+      chains_by_wd_.clear();
+      for (const auto& [p, c] : chains_) {
+        for (int wd : c.wds) chains_by_wd_[wd].push_back(p);
+      }
+      chain_names_ = live_chain_wds_;
+    }
     return true;
   };
   std::deque<std::string> rest = split(path);
@@ -222,8 +232,7 @@ bool WatchTable::watch_path(const std::string& path) {
 void WatchTable::forget_dependencies() {
   deps_.clear();
   pass_.clear();
-  chains_.clear();
-  chains_by_wd_.clear();
+  clear_chains();
   path_wd_.clear();
   known_.clear();
   known_by_wd_.clear();
@@ -239,8 +248,20 @@ void WatchTable::forget_known(int wd) {
 void WatchTable::forget_chains(int wd) {
   auto it = chains_by_wd_.find(wd);
   if (it == chains_by_wd_.end()) return;
-  for (const std::string& path : it->second) chains_.erase(path);
+  for (const std::string& path : it->second) {
+    if (auto c = chains_.find(path); c != chains_.end()) {
+      live_chain_wds_ -= c->second.wds.size();
+      chains_.erase(c);
+    }
+  }
+  chain_names_ -= it->second.size();
   chains_by_wd_.erase(it);
+}
+
+void WatchTable::clear_chains() {
+  chains_.clear();
+  chains_by_wd_.clear();
+  chain_names_ = live_chain_wds_ = 0;
 }
 
 void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all) {
@@ -261,8 +282,7 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
         *drop_all = true;
         known_.clear();
         known_by_wd_.clear();
-        chains_.clear();
-        chains_by_wd_.clear();
+        clear_chains();
         continue;
       }
       if (e->mask & kEntryChange) path_wd_.clear();

@@ -56,6 +56,8 @@ class WatchTable {
   void forget_dependencies();
 
   size_t watch_count() const { return watched_.size(); }
+  // Names in the index of kept paths (live and forgotten ones), for tests.
+  size_t chain_index_size() const { return chain_names_; }
   // Events read so far (by every drain): a stat answer taken before the
   // latest of them may be out of date.
   uint64_t events_read() const { return events_read_; }
@@ -118,10 +120,17 @@ class WatchTable {
   // are never kept (its signature is taken on every pass).
   struct Chain {
     std::vector<std::vector<TrustRef>*> lists;
+    std::vector<int> wds;  // the watches its walk went through
   };
   std::unordered_map<std::string, Chain> chains_;
+  // Watch -> the paths of the chains through it. A forgotten chain stays
+  // named under its other watches until they are rebuilt: when the names
+  // outnumber the live chains' watches by far (a long-running server whose
+  // files keep changing), the index is made again from the live chains.
   std::unordered_map<int, std::vector<std::string>> chains_by_wd_;
+  size_t chain_names_ = 0, live_chain_wds_ = 0;
   void forget_chains(int wd);
+  void clear_chains();
   std::vector<Linked> multi_linked_;
 };
 
