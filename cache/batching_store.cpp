@@ -51,6 +51,14 @@ std::optional<std::string> BatchingStore::get_memo(std::string_view table, std::
   return inner_->get_memo(table, key);
 }
 
+bool BatchingStore::visit_memo(std::string_view table, std::string_view key,
+                               const std::function<void(std::string_view)>& fn) {
+  auto it = memos_.find({std::string(table), std::string(key)});
+  if (it == memos_.end()) return inner_->visit_memo(table, key, fn);
+  fn(it->second);
+  return true;
+}
+
 base::Status BatchingStore::put_memo(std::string_view table, std::string_view key,
                                      std::string_view value) {
   held_bytes_ += table.size() + key.size() + value.size();

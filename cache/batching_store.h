@@ -36,6 +36,8 @@ class BatchingStore : public cache::Store {
     return inner_->put_action(key, record);
   }
   std::optional<std::string> get_memo(std::string_view table, std::string_view key) override;
+  bool visit_memo(std::string_view table, std::string_view key,
+                  const std::function<void(std::string_view)>& fn) override;
   base::Status put_memo(std::string_view table, std::string_view key,
                         std::string_view value) override;
   base::Status add_counter(std::string_view name, int64_t delta) override {

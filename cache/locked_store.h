@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mutex>
+#include <string>
 
 #include "cache/store.h"
 
@@ -45,6 +46,28 @@ class LockedStore : public cache::Store {
   std::optional<std::string> get_memo(std::string_view table, std::string_view key) override {
     std::lock_guard lock(mu_);
     return inner_->get_memo(table, key);
+  }
+  // Copied under the lock into this thread's buffer, whose pages are reused
+  // from one call to the next (a fresh copy of a large memo costs a page
+  // fault per page), and fn runs outside the lock, so other threads are not
+  // held up by what it does with the value.
+  bool visit_memo(std::string_view table, std::string_view key,
+                  const std::function<void(std::string_view)>& fn) override {
+    thread_local std::string buffer;
+    thread_local bool in_use = false;
+    if (in_use) return cache::Store::visit_memo(table, key, fn);  // fn asked again
+    bool found;
+    {
+      std::lock_guard lock(mu_);
+      found = inner_->visit_memo(table, key, [](std::string_view v) { buffer.assign(v); });
+    }
+    if (!found) return false;
+    in_use = true;
+    struct Release {
+      ~Release() { in_use = false; }
+    } release;
+    fn(buffer);
+    return true;
   }
   base::Status put_memo(std::string_view table, std::string_view key,
                         std::string_view value) override {

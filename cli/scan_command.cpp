@@ -115,7 +115,23 @@ int run_scan(const ScanArgs& a) {
                               known ? &*known : nullptr);
   }
   std::string text;
-  if (a.format == "p1689") {
+  if (a.format == "make") {
+    // Written as it is made: a large build's rules are megabytes.
+    FILE* f = a.output.empty() ? nullptr : std::fopen(a.output.c_str(), "wb");
+    if (!a.output.empty() && !f) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+      return 1;
+    }
+    bool ok = scan::write_make(report, [&](std::string_view piece) {
+      if (!f) return base::write_all(STDOUT_FILENO, piece);
+      return std::fwrite(piece.data(), 1, piece.size(), f) == piece.size();
+    });
+    if ((f && std::fclose(f) != 0) || !ok) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n",
+                   a.output.empty() ? "standard output" : a.output.c_str());
+      return 1;
+    }
+  } else if (a.format == "p1689") {
     std::string err;
     const lexer::Kernel* kernel = lexer::default_kernel(&err);
     if (!kernel) {
@@ -129,9 +145,11 @@ int run_scan(const ScanArgs& a) {
     }
     text = std::move(*p1689);
   } else {
-    text = a.format == "json" ? scan::format_json(report) : scan::format_make(report);
+    text = scan::format_json(report);
   }
-  if (a.output.empty()) {
+  if (a.format == "make") {
+    // Written above.
+  } else if (a.output.empty()) {
     base::write_all(STDOUT_FILENO, text);
   } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
     bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();

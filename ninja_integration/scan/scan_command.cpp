@@ -227,11 +227,21 @@ class Scanner {
     if (store_ && files->shared()) {
       std::vector<std::string> deps;
       std::vector<uint64_t> dep_sizes;
-      std::optional<std::string> bytes = store_->get_memo(kScanMemoTable, tu_key.hex());
-      std::optional<std::string> exact = store_->get_memo(kExactMemoTable, tu_key.hex());
-      if (bytes && exact && decode_exact(*exact, &tu) &&
-          check_encoded_scan_memo(*bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes)) {
+      const std::string key = tu_key.hex();
+      std::optional<std::string> exact = store_->get_memo(kExactMemoTable, key);
+      bool held = false;
+      TuScan remembered = tu;  // tu itself is left as it is when the memo does not hold
+      // Checked where the store leaves it, not copied (a memo holds every
+      // dependency's path).
+      if (exact && decode_exact(*exact, &remembered)) {
+        store_->visit_memo(kScanMemoTable, key, [&](std::string_view bytes) {
+          held =
+              check_encoded_scan_memo(bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes);
+        });
+      }
+      if (held) {
         for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
+        tu = std::move(remembered);
         tu.deps = std::move(deps);
         tu.from_memo = true;
         return tu;
@@ -540,14 +550,18 @@ void keep_until_exit(ScanReport report) {
   kept->push_back(std::move(report));
 }
 
-std::string format_make(const ScanReport& report) {
+bool write_make(const ScanReport& report, const std::function<bool(std::string_view)>& sink) {
+  // In pieces through one buffer: the rules of a large build are megabytes,
+  // and one string of them would be written into fresh pages.
+  constexpr size_t kPiece = 64 * 1024;
   std::string out;
-  size_t size = 0;
-  for (const TuScan& tu : report.tus) {
-    size += tu.output.size() + 2;
-    for (const std::string& d : tu.deps) size += d.size() + 5;
-  }
-  out.reserve(size + size / 16);
+  out.reserve(kPiece + 4096);
+  auto pass_on = [&](size_t at_least) {
+    if (out.size() < at_least) return true;
+    bool ok = sink(out);
+    out.clear();
+    return ok;
+  };
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
     append_make_escaped(&out, tu.output);
@@ -555,9 +569,19 @@ std::string format_make(const ScanReport& report) {
     for (const std::string& d : tu.deps) {
       out += " \\\n  ";
       append_make_escaped(&out, d);
+      if (!pass_on(kPiece)) return false;
     }
     out += '\n';
   }
+  return pass_on(1);
+}
+
+std::string format_make(const ScanReport& report) {
+  std::string out;
+  write_make(report, [&](std::string_view piece) {
+    out.append(piece);
+    return true;
+  });
   return out;
 }
 

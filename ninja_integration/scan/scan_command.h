@@ -69,6 +69,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
 void keep_until_exit(ScanReport report);
 // Make-style rules, one per scanned TU: "output: source dep...".
 std::string format_make(const ScanReport& report);
+// The same rules handed to `sink` in pieces of about 64 kB; false as soon as
+// the sink returns false.
+bool write_make(const ScanReport& report, const std::function<bool(std::string_view)>& sink);
 // {"tus": [{"directory", "source", "output", "exact", "deps": [...]}, ...]},
 // with "inexact" (why) for TUs that are not exact and "from_compiler" for
 // those whose deps came from the compiler.

@@ -200,6 +200,38 @@ TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
             "o$$\\ 1.o: \\\n  /b/a\\ b.cpp \\\n  /b/x\\#y.h \\\n  /b/c\\\\d.h \\\n  /b/e.h\n");
 }
 
+// A large build's rules reach the sink in pieces that add up to the same
+// text, and a sink that fails stops the writing.
+TEST(FormatMake, LargeRulesArriveInPiecesThatAddUp) {
+  scan::ScanReport report;
+  for (int t = 0; t < 30; ++t) {
+    scan::TuScan tu;
+    tu.directory = "/b";
+    tu.source = "t" + std::to_string(t) + ".cpp";
+    tu.output = "t" + std::to_string(t) + ".o";
+    for (int d = 0; d < 400; ++d) tu.deps.push_back("/usr/include/dir " + std::to_string(d) + ".h");
+    report.tus.push_back(std::move(tu));
+  }
+  const std::string whole = scan::format_make(report);
+  ASSERT_GT(whole.size(), 4u * 64 * 1024);
+  std::string joined;
+  size_t pieces = 0;
+  EXPECT_TRUE(scan::write_make(report, [&](std::string_view piece) {
+    EXPECT_FALSE(piece.empty());
+    joined.append(piece);
+    ++pieces;
+    return true;
+  }));
+  EXPECT_EQ(joined, whole);
+  EXPECT_GE(pieces, 4u);
+  size_t calls = 0;
+  EXPECT_FALSE(scan::write_make(report, [&](std::string_view) {
+    ++calls;
+    return false;
+  }));
+  EXPECT_EQ(calls, 1u);
+}
+
 bool has_dep(const scan::TuScan& tu, const std::string& path) {
   return std::find(tu.deps.begin(), tu.deps.end(), path) != tu.deps.end();
 }
