@@ -52,6 +52,10 @@ const bool kUseAvx2 = __builtin_cpu_supports("avx2");
 }  // namespace
 #endif
 
+uint64_t hash64(std::string_view bytes) {
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
+
 Hash128 hash_bytes(std::string_view bytes) {
 #if defined(LEXPACK_HAVE_AVX2_HASH)
   // Every blob read is hashed: the wider kernel matters on big blobs.

@@ -143,6 +143,15 @@ struct MemoView {
   };
   std::vector<Vouched> vouched;
   std::vector<std::string_view> vouched_dirs;
+  // Empty again, each vector keeping its room for the next memo.
+  void clear() {
+    dependencies.clear();
+    probed_dirs.clear();
+    probes.clear();
+    absent_dirs.clear();
+    vouched.clear();
+    vouched_dirs.clear();
+  }
 };
 
 std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLookup* content,
@@ -480,7 +489,11 @@ bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
     return false;
   }
   *uses_date = flags & 1;
-  MemoView m;
+  // One view per thread, reused: a warm scan checks a memo per TU, each with
+  // thousands of entries, and fresh vectors would be written into fresh pages.
+  thread_local MemoView reused;
+  MemoView& m = reused;
+  m.clear();
   m.dependencies.resize(n);
   for (auto& d : m.dependencies) {
     if (!read_view(&r, bytes, &d.path) || !base::read_signature(&r, &d.stat) ||

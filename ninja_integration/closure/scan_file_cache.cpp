@@ -10,7 +10,7 @@
 namespace lexpack::closure {
 
 ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
-  return shards_[std::hash<std::string>{}(abs_path) % kShards];
+  return shards_[cache::hash64(abs_path) % kShards];
 }
 
 std::optional<std::optional<base::StatSignature>> ScanFileCache::find_stat(
@@ -138,7 +138,7 @@ ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resol
   std::string key = context;
   key.append(std::to_string(where.chain_index)).push_back('|');
   key.append(where.path);
-  NodePart& part = node_parts_[std::hash<std::string>{}(key) % kShards];
+  NodePart& part = node_parts_[cache::hash64(key) % kShards];
   {
     std::lock_guard lock(part.mu);
     auto it = part.nodes.find(key);

@@ -19,6 +19,7 @@
 
 #include "base/file_stat.h"
 #include "base/view_map.h"
+#include "cache/hash.h"
 #include "cache/store.h"
 #include "lexer/scan_result.h"
 #include "ninja_integration/closure/file_summary.h"
@@ -159,7 +160,7 @@ class ScanFileCache {
   };
   struct Shard {
     std::mutex mu;
-    std::unordered_map<std::string, Entry> entries;
+    std::unordered_map<std::string, Entry, cache::StringHash, std::equal_to<>> entries;
   };
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
@@ -195,24 +196,25 @@ class ScanFileCache {
    private:
     struct Part {
       std::mutex mu;
-      std::unordered_map<std::string, std::shared_ptr<const V>> values;
+      std::unordered_map<std::string, std::shared_ptr<const V>, cache::StringHash, std::equal_to<>>
+          values;
     };
-    Part& part_of(const std::string& key) {
-      return parts_[std::hash<std::string>{}(key) % kShards];
-    }
+    Part& part_of(const std::string& key) { return parts_[cache::hash64(key) % kShards]; }
     std::array<Part, kShards> parts_;
   };
   SharedMap<Answer> answers_;
   struct NodePart {
     std::mutex mu;
-    std::unordered_map<std::string, std::unique_ptr<Node>> nodes;
+    std::unordered_map<std::string, std::unique_ptr<Node>, cache::StringHash, std::equal_to<>>
+        nodes;
   };
   std::array<NodePart, kShards> node_parts_;
   using IdMap = base::ViewMap<uint32_t>;
   std::mutex candidate_ids_mu_;
   IdMap candidate_ids_, dir_ids_;
   std::mutex path_ids_mu_;
-  std::unordered_map<std::string, uint32_t> path_ids_;  // context + path -> id
+  // context + path -> id
+  std::unordered_map<std::string, uint32_t, cache::StringHash, std::equal_to<>> path_ids_;
 };
 
 }  // namespace lexpack::closure

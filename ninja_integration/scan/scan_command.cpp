@@ -146,16 +146,10 @@ class Scanner {
       cmds.push_back(command::parse_compile_command(entries[i].argv));
       if (scannable(cmds.back())) compilers.insert(cmds.back().compiler);
     }
-    std::vector<std::thread> threads;
+    std::vector<std::function<void()>> tasks;
     for (const std::string& c : compilers)
-      threads.emplace_back([this, &c, &dir] { identity_of(c, dir); });
-    for (std::thread& t : threads) t.join();
-    threads.clear();
-    auto run_batch = [&threads](bool all) {
-      if (!all && threads.size() < kMaxQuestionsAtOnce) return;
-      for (std::thread& t : threads) t.join();
-      threads.clear();
-    };
+      tasks.push_back([this, &c, &dir] { identity_of(c, dir); });
+    run_all(&tasks);
     // First the base questions (the search arguments without -I) the lists
     // can be derived from: commands of different targets usually share one.
     const bool derive = !compiler::search_path_environment_set();
@@ -171,11 +165,11 @@ class Scanner {
       }
       std::string key = base_key(*id, cmd.language, split.rest, dir);
       if (!asked.insert(key).second) continue;
-      threads.emplace_back([this, id = *id, lang = cmd.language, rest = std::move(split.rest),
-                            &dir] { base_of(id, lang, rest, dir); });
-      run_batch(false);
+      tasks.push_back([this, id = *id, lang = cmd.language, rest = std::move(split.rest), &dir] {
+        base_of(id, lang, rest, dir);
+      });
     }
-    run_batch(true);
+    run_all(&tasks);
     // Then every list: derived from its base where that is exact, else asked.
     asked.clear();
     for (const command::CompileCommand& cmd : cmds) {
@@ -184,11 +178,21 @@ class Scanner {
       if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown) continue;
       std::string key = search_key(*id, cmd, dir);
       if (!asked.insert(key).second) continue;
-      threads.emplace_back(
-          [this, id = *id, &cmd, &dir, key] { search_list_of(id, cmd, dir, key); });
-      run_batch(false);
+      tasks.push_back([this, id = *id, &cmd, &dir, key] { search_list_of(id, cmd, dir, key); });
     }
-    run_batch(true);
+    run_all(&tasks);
+  }
+
+  // Runs the tasks, up to kMaxQuestionsAtOnce at a time, this thread being
+  // one of the runners: when the store already holds the answers (a warm
+  // scan), one question takes no new thread.
+  static void run_all(std::vector<std::function<void()>>* tasks) {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < tasks->size();) (*tasks)[k]();
+    };
+    base::run_on_threads(int(std::min(tasks->size(), kMaxQuestionsAtOnce)), work);
+    tasks->clear();
   }
 
   // An entry as the server's answer gives it (nullopt: not an answer).
