@@ -16,18 +16,11 @@
 
 #include "archive_forge.h"
 #include "cache/store.h"
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
-
-std::unique_ptr<Store> open_store(const std::string& dir) {
-  StoreOptions o;
-  o.dir = dir;
-  auto s = Store::open(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(s.value()) : nullptr;
-}
 
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -52,7 +45,7 @@ TEST(ArchiveImport, DamagedRecordAfterManyBlobsImportsNothing) {
   write_file(tmp.at("a.lpa"), archive);
   archive.clear();
 
-  auto store = open_store(tmp.at("cache"));
+  auto store = lexpack::testing::open_store(tmp.at("cache"));
   ASSERT_TRUE(store);
   auto r = store->import_from(tmp.at("a.lpa"));
   ASSERT_FALSE(r.ok());
@@ -95,7 +88,7 @@ TEST(ArchiveImport, HugeClaimOnASparseFileCostsNoMemory) {
   write_file(path, head);
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(16 + 12 + claimed + 8 + 20 + 8)), 0);
 
-  auto store = open_store(tmp.at("cache"));
+  auto store = lexpack::testing::open_store(tmp.at("cache"));
   ASSERT_TRUE(store);
   // In a child limited to 1 GiB more address space than it has now.
   pid_t pid = ::fork();

@@ -5,22 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "cache/store.h"
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
 
-std::unique_ptr<cache::Store> open_store(const std::string& dir) {
-  cache::StoreOptions o;
-  o.dir = dir;
-  auto s = cache::Store::open(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(s.value()) : nullptr;
-}
-
 TEST(BatchingStore, HeldWritesAreReadBackAndWrittenOnFlush) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   cache::BatchingStore batching(inner.get());
   base::Result<cache::BlobId> blob = batching.put_blob("summary bytes", {});
@@ -49,7 +42,7 @@ TEST(BatchingStore, HeldWritesAreReadBackAndWrittenOnFlush) {
 
 TEST(BatchingStore, WritesOutWhenFullAndOnDestruction) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   {
     cache::BatchingStore batching(inner.get(), /*max_items=*/3);
@@ -70,7 +63,7 @@ TEST(BatchingStore, WritesOutWhenFullAndOnDestruction) {
 
 TEST(BatchingStore, LaterPutOfTheSameKeyWins) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   cache::BatchingStore batching(inner.get());
   ASSERT_TRUE(batching.put_memo("t", "k", "old").ok());
@@ -84,7 +77,7 @@ TEST(BatchingStore, LaterPutOfTheSameKeyWins) {
 // Store contract: valid for the life of the store).
 TEST(BatchingStore, HeldBlobViewOutlivesAWriteOut) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   cache::BatchingStore batching(inner.get(), /*max_items=*/3);
   const std::string bytes(200, 'S');

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "cache/store.h"
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
@@ -35,21 +36,13 @@ void make_old(const std::string& path, int seconds) {
   ASSERT_EQ(::utimes(path.c_str(), times), 0);
 }
 
-std::unique_ptr<Store> open_store(const std::string& dir) {
-  StoreOptions o;
-  o.dir = dir;
-  auto s = Store::open(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(s.value()) : nullptr;
-}
-
 class Leftovers : public ::testing::TestWithParam<bool> {};
 
 TEST_P(Leftovers, OnlyThoseOfGoneProcessesAreSwept) {
   const bool use_clear = GetParam();
   lexpack::testing::TestDir tmp;
   const std::string dir = tmp.at("cache");
-  auto store = open_store(dir);
+  auto store = testing::open_store(dir);
   ASSERT_TRUE(store);
   auto mine = store->make_temp(".d");
   ASSERT_TRUE(mine.ok()) << mine.message();

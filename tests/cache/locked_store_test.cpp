@@ -11,22 +11,15 @@
 
 #include "cache/batching_store.h"
 #include "cache/store.h"
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
 
-std::unique_ptr<cache::Store> open_store(const std::string& dir) {
-  cache::StoreOptions o;
-  o.dir = dir;
-  auto s = cache::Store::open(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(s.value()) : nullptr;
-}
-
 TEST(LockedStore, VisitsHeldAndWrittenMemos) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   ASSERT_TRUE(inner->put_memo("scan", "written", std::string(100000, 'w')).ok());
   BatchingStore batching(inner.get());
@@ -48,7 +41,7 @@ TEST(LockedStore, VisitsHeldAndWrittenMemos) {
 
 TEST(LockedStore, AReaderMayAskAgainFromInside) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   LockedStore locked(inner.get());
   ASSERT_TRUE(locked.put_memo("scan", "outer", "outer value").ok());
@@ -68,7 +61,7 @@ TEST(LockedStore, AReaderMayAskAgainFromInside) {
 
 TEST(LockedStore, ThreadsVisitWhileOthersWrite) {
   testing::TestDir dir;
-  auto inner = open_store(dir.at("cache"));
+  auto inner = testing::open_store(dir.at("cache"));
   ASSERT_TRUE(inner);
   BatchingStore batching(inner.get(), /*max_items=*/8);
   LockedStore locked(&batching);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache::remote {
@@ -20,14 +21,6 @@ RemoteEntry entry(const std::string& name) {
   return e;
 }
 
-std::unique_ptr<Store> open_store(const std::string& dir) {
-  StoreOptions o;
-  o.dir = dir;
-  auto s = Store::open(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(s.value()) : nullptr;
-}
-
 TEST(LocalCopy, StoreEntriesWritesEachAsStoreEntryWould) {
   testing::TestDir tmp;
   const std::vector<Hash128> keys = {{1, 1}, {2, 2}, {3, 3}, {4, 4}};
@@ -36,12 +29,12 @@ TEST(LocalCopy, StoreEntriesWritesEachAsStoreEntryWould) {
   std::vector<std::optional<RemoteEntry>> got = {entry("a"), entry("b"), std::nullopt,
                                                  empty_object};
   {
-    auto store = open_store(tmp.path());
+    auto store = testing::open_store(tmp.path());
     ASSERT_TRUE(store);
     EXPECT_EQ(store_entries(*store, keys, got), (std::vector<bool>{true, true, false, false}));
   }
   // Read back through a store opened afresh, as a later compile would.
-  auto store = open_store(tmp.path());
+  auto store = testing::open_store(tmp.path());
   ASSERT_TRUE(store);
   for (size_t i : {size_t(0), size_t(1)}) {
     std::optional<ActionRecord> action = store->get_action(keys[i]);
@@ -58,7 +51,7 @@ TEST(LocalCopy, StoreEntriesWritesEachAsStoreEntryWould) {
     EXPECT_EQ(back->outputs[1].bytes, got[i]->outputs[1].bytes);
     // The same record as the one-entry path writes.
     testing::TestDir other;
-    auto single = open_store(other.path());
+    auto single = testing::open_store(other.path());
     std::optional<ActionRecord> one = store_entry(*single, keys[i], *got[i]);
     ASSERT_TRUE(one);
     EXPECT_EQ(*one, *action);
@@ -69,7 +62,7 @@ TEST(LocalCopy, StoreEntriesWritesEachAsStoreEntryWould) {
 
 TEST(LocalCopy, StoreEntriesWithNothingFetchedWritesNothing) {
   testing::TestDir tmp;
-  auto store = open_store(tmp.path());
+  auto store = testing::open_store(tmp.path());
   ASSERT_TRUE(store);
   EXPECT_EQ(store_entries(*store, {{1, 1}}, {std::nullopt}), std::vector<bool>{false});
   EXPECT_FALSE(store->get_action(Hash128{1, 1}));

@@ -20,6 +20,7 @@
 #include "ninja_integration/scan/compiler_deps.h"
 #include "ninja_integration/scan/module_deps.h"
 #include "ninja_integration/scan/scan_command.h"
+#include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::scan {
@@ -96,16 +97,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& s : v) out += s + "\n";
   return out;
-}
-
-std::unique_ptr<cache::Store> open_store(const std::string& dir) {
-  cache::StoreOptions o;
-  o.dir = dir;
-  o.pack_size = 1 << 20;
-  o.max_size = 1ull << 30;
-  auto store = cache::Store::open(o);
-  EXPECT_TRUE(store.ok()) << store.message();
-  return store.ok() ? std::move(store.value()) : nullptr;
 }
 
 // `#define CFG <cfg.h>` + `#include CFG`, a name built by # and macros, an
@@ -234,6 +225,14 @@ TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
 // libstdc++ and glibc do (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`):
 // the first round asks them ahead, and every branch still matches g++, with
 // the answers known and unknown to this compiler.
+// Small packs and a small cap: these tests store little.
+cache::StoreOptions small_store() {
+  cache::StoreOptions o;
+  o.pack_size = 1 << 20;
+  o.max_size = 1ull << 30;
+  return o;
+}
+
 TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
   testing::TestDir d;
   d.write("src/lib.h",
@@ -250,7 +249,7 @@ TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
   d.write("src/b.cc", "#include \"lib.h\"\n#include \"expect.h\"\n");
   std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}), entry(d, "b.cc", {"-O2"})};
   for (CompdbEntry& e : entries) e.directory = d.at("src");
-  auto store = open_store(d.at("cache"));
+  auto store = testing::open_store(d.at("cache"), small_store());
   ASSERT_NE(store, nullptr);
   Comparison c = compare(entries, store.get());
   EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
@@ -266,7 +265,7 @@ TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {
   d.write("src/a.cc", "#define STR(x) #x\n#define XSTR(x) STR(x)\n#include XSTR(__COUNTER__.h)\n");
   CompdbEntry e = entry(d, "a.cc", {"-I."});
   e.directory = d.at("src");
-  auto store = open_store(d.at("cache"));
+  auto store = testing::open_store(d.at("cache"), small_store());
   ASSERT_NE(store, nullptr);
   for (int round = 0; round < 2; ++round) {
     Comparison c = compare({e}, store.get());
@@ -286,7 +285,7 @@ TEST(ExactScan, AShadowingFileForAnUnexpandableComputedIncludeIsSeen) {
   d.write("src/a.cc", "#define STR(x) #x\n#define XSTR(x) STR(x)\n#include XSTR(__COUNTER__.h)\n");
   CompdbEntry e = entry(d, "a.cc", {"-Ifirst", "-Ilater"});
   e.directory = d.at("src");
-  auto store = open_store(d.at("cache"));
+  auto store = testing::open_store(d.at("cache"), small_store());
   ASSERT_NE(store, nullptr);
   Comparison before = compare({e}, store.get());
   EXPECT_EQ(before.missed, std::vector<std::string>()) << join(before.missed);
@@ -315,7 +314,7 @@ TEST(ExactScan, BoostTusMatchTheCompiler) {
   }
   // Files younger than the clock's resolution are not remembered.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  auto store = open_store(d.at("cache"));
+  auto store = testing::open_store(d.at("cache"), small_store());
   ASSERT_NE(store, nullptr);
   for (int round = 0; round < 2; ++round) {
     Comparison c = compare(entries, store.get(), round == 1);
