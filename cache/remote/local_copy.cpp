@@ -39,8 +39,11 @@ ActionRecord record_of(const RemoteEntry& entry) {
 
 }  // namespace
 
-std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
-                                const std::vector<std::optional<RemoteEntry>>& entries) {
+namespace {
+
+// store_entries() on entries where they lie (null: skipped).
+std::vector<bool> store_each(Store& store, const std::vector<Hash128>& keys,
+                             const std::vector<const RemoteEntry*>& entries) {
   std::vector<bool> stored(entries.size(), false);
   // Every blob, in the order the records below take their ids (empty text
   // has no blob).
@@ -48,19 +51,22 @@ std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
   auto add = [&nonempty](std::string_view b) {
     if (!b.empty()) nonempty.push_back(b);
   };
-  for (const std::optional<RemoteEntry>& e : entries) {
+  for (const RemoteEntry* e : entries) {
     if (!e) continue;
     for (const RemoteEntry::File& f : e->outputs) add(f.bytes);
     add(e->out);
     add(e->err);
   }
-  if (nonempty.empty()) return stored;
-  auto ids = store.put_blobs(nonempty, BlobOptions());
-  if (!ids.ok() || ids->size() != nonempty.size()) return stored;
+  std::vector<BlobId> ids;
+  if (!nonempty.empty()) {
+    auto put = store.put_blobs(nonempty, BlobOptions());
+    if (!put.ok() || put->size() != nonempty.size()) return stored;
+    ids = std::move(put.value());
+  }
   std::vector<Store::ActionWrite> writes;
   std::vector<size_t> written;
   size_t next = 0;
-  auto id_of = [&](std::string_view bytes) { return bytes.empty() ? BlobId{} : (*ids)[next++]; };
+  auto id_of = [&](std::string_view bytes) { return bytes.empty() ? BlobId{} : ids[next++]; };
   for (size_t i = 0; i < entries.size() && i < keys.size(); ++i) {
     if (!entries[i]) continue;
     const RemoteEntry& e = *entries[i];
@@ -77,30 +83,24 @@ std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
     writes.push_back({keys[i], std::move(action)});
     written.push_back(i);
   }
-  if (!store.put_actions(writes).ok()) return stored;
+  if (writes.empty() || !store.put_actions(writes).ok()) return stored;
   for (size_t i : written) stored[i] = true;
   return stored;
 }
 
+}  // namespace
+
+std::vector<bool> store_entries(Store& store, const std::vector<Hash128>& keys,
+                                const std::vector<std::optional<RemoteEntry>>& entries) {
+  std::vector<const RemoteEntry*> each;
+  each.reserve(entries.size());
+  for (const std::optional<RemoteEntry>& e : entries) each.push_back(e ? &*e : nullptr);
+  return store_each(store, keys, each);
+}
+
 std::optional<ActionRecord> store_entry(Store& store, const Hash128& key,
                                         const RemoteEntry& entry) {
-  ActionRecord action = record_of(entry);
-  auto put = [&store](std::string_view bytes, BlobId* id) {
-    if (bytes.empty()) return true;
-    auto stored = store.put_blob(bytes, BlobOptions());
-    if (!stored.ok()) return false;
-    *id = stored.value();
-    return true;
-  };
-  for (const RemoteEntry::File& f : entry.outputs) {
-    ActionRecord::Output o{f.role, {}};
-    if (!put(f.bytes, &o.blob) || o.blob.is_zero()) return std::nullopt;
-    action.outputs.push_back(o);
-  }
-  if (!put(entry.out, &action.stdout_blob) || !put(entry.err, &action.stderr_blob)) {
-    return std::nullopt;
-  }
-  if (!store.put_action(key, action).ok()) return std::nullopt;
+  if (!store_each(store, {key}, {&entry})[0]) return std::nullopt;
   return store.get_action(key);
 }
 

@@ -60,6 +60,23 @@ TEST(LocalCopy, StoreEntriesWritesEachAsStoreEntryWould) {
   EXPECT_FALSE(store->get_action(keys[3]));
 }
 
+TEST(LocalCopy, StoreEntryGivesTheStoredRecordOrNothing) {
+  testing::TestDir tmp;
+  auto store = testing::open_store(tmp.path());
+  ASSERT_TRUE(store);
+  std::optional<ActionRecord> a = store_entry(*store, {1, 1}, entry("a"));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(store->get_action(Hash128{1, 1}), a);
+  std::optional<RemoteEntry> back = entry_from_store(*store, *a);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->outputs[0].bytes, "object bytes of a");
+  EXPECT_TRUE(back->err.empty());
+  RemoteEntry no_object = entry("d");
+  no_object.outputs[0].bytes.clear();
+  EXPECT_FALSE(store_entry(*store, {2, 2}, no_object));
+  EXPECT_FALSE(store->get_action(Hash128{2, 2}));
+}
+
 TEST(LocalCopy, StoreEntriesWithNothingFetchedWritesNothing) {
   testing::TestDir tmp;
   auto store = testing::open_store(tmp.path());
