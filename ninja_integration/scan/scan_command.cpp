@@ -462,6 +462,22 @@ class Scanner {
 
 }  // namespace
 
+std::vector<size_t> scan_order(const std::vector<CompdbEntry>& entries,
+                               const std::vector<size_t>& group) {
+  std::set<std::string> seen;
+  std::vector<size_t> firsts, rest;
+  for (size_t i : group) {
+    const command::CompileCommand cmd = command::parse_compile_command(entries[i].argv);
+    std::string key = cmd.compiler;
+    key.push_back('\0');
+    key.append(command::language_name(cmd.language));
+    for (const std::string& a : closure::macro_arguments(cmd, false)) key.append(1, '\0').append(a);
+    (seen.insert(std::move(key)).second ? firsts : rest).push_back(i);
+  }
+  firsts.insert(firsts.end(), rest.begin(), rest.end());
+  return firsts;
+}
+
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
                       ScanProgress* progress, const KnownScans* known) {
   auto start = std::chrono::steady_clock::now();
@@ -491,12 +507,13 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   FileSizes all_sizes;
   char old_cwd[4096];
   bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
-  for (const auto& [dir, group] : by_dir) {
+  for (auto& [dir, group] : by_dir) {
     if (::chdir(dir.c_str()) != 0) {
       for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
       continue;
     }
     if (kernel) scanner.ask_ahead(entries, group, dir);
+    group = scan_order(entries, group);
     std::atomic<size_t> next{0};
     auto work = [&, &group = group] {
       closure::FileStates files(locked.get(), kernel);

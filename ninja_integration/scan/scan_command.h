@@ -63,6 +63,16 @@ struct ScanReport {
 ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* store, int jobs,
                       ScanProgress* progress, const KnownScans* known = nullptr);
 
+// The order in which scan_build() takes the entries `group` names (indexes
+// into `entries`): first one TU of each set of arguments that decides the
+// compiler's predefined macros (the same compiler, language and arguments
+// but for include directories, source and output), then the others in their
+// order. The first TU of a set waits on the compiler's answers; taken in the
+// entries' order, a set met last would wait alone at the end of the scan, one
+// thread idle. The report keeps the entries' order.
+std::vector<size_t> scan_order(const std::vector<CompdbEntry>& entries,
+                               const std::vector<size_t>& group);
+
 // Leaves `report` to the end of the process instead of freeing it one
 // allocation at a time just before exit (tens of ms for a large build); it
 // stays reachable from a static, so it is not a leak.

@@ -259,6 +259,50 @@ scan::ScanReport scan_with_cache(const TestDir& dir, const std::vector<scan::Com
   return scan::scan_build(entries, store.ok() ? store->get() : nullptr, jobs, nullptr);
 }
 
+// One TU of each set of macro-deciding arguments is scanned first (its
+// compiler question then overlaps the others'); include directories, the
+// source and the output do not make a set; the report keeps the entries'
+// order.
+TEST(ScanOrder, FirstOneTuOfEachArgumentSet) {
+  auto entry = [](std::vector<std::string> argv) {
+    return scan::CompdbEntry{"/b", argv[argv.size() - 3], argv.back(), argv};
+  };
+  const std::vector<scan::CompdbEntry> entries = {
+      entry({"g++", "-Ia", "-Wall", "-c", "a.cpp", "-o", "a.o"}),
+      entry({"g++", "-Ib", "-Wall", "-c", "b.cpp", "-o", "b.o"}),
+      entry({"g++", "-Ic", "-Wall", "-c", "c.cpp", "-o", "c.o"}),
+      entry({"g++", "-Ia", "-DX=1", "-c", "d.cpp", "-o", "d.o"}),
+      entry({"gcc", "-Ia", "-Wall", "-c", "e.c", "-o", "e.o"}),
+      entry({"g++", "-Ic", "-DX=1", "-c", "f.cpp", "-o", "f.o"}),
+  };
+  EXPECT_EQ(scan::scan_order(entries, {0, 1, 2, 3, 4, 5}), (std::vector<size_t>{0, 3, 4, 1, 2, 5}));
+  EXPECT_EQ(scan::scan_order(entries, {1, 2, 5}), (std::vector<size_t>{1, 5, 2}));
+  EXPECT_EQ(scan::scan_order(entries, {0, 1, 2}), (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST(ScanOrder, TheReportKeepsTheEntriesOrder) {
+  TestDir dir;
+  dir.write("a.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint a;\n");
+  dir.write("b.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint b;\n");
+  dir.write("c.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint c;\n");
+  dir.write("x.h", "int x;\n");
+  std::vector<scan::CompdbEntry> entries;
+  for (const char* tu : {"a", "b", "c"}) {
+    std::vector<std::string> argv = {"g++", "-c", std::string(tu) + ".cpp", "-o",
+                                     std::string(tu) + ".o"};
+    if (std::string(tu) == "c") argv.insert(argv.begin() + 1, "-DX");
+    entries.push_back({dir.path(), std::string(tu) + ".cpp", std::string(tu) + ".o", argv});
+  }
+  scan::ScanReport r = scan::scan_build(entries, nullptr, 1, nullptr);
+  ASSERT_EQ(r.tus.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(r.tus[i].skipped.empty()) << r.tus[i].skipped;
+    EXPECT_EQ(r.tus[i].output, entries[i].output);
+    EXPECT_EQ(r.tus[i].deps.front(), dir.at(entries[i].file));
+    EXPECT_EQ(has_dep(r.tus[i], dir.at("x.h")), i == 2) << i;
+  }
+}
+
 // A TU whose walk fails (a header that cannot be read) is skipped, and the
 // files its walk reached before failing are not counted as the scan's.
 TEST(ScanMemo, SkippedTuFilesAreNotCounted) {
