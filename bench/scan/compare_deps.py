@@ -11,8 +11,26 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 
+def words_of(entry):
+    return shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+
+
+def output_of(entry):
+    # The entry's own output, else its command's -o: a source built in several
+    # targets (other -D, other flags) is one TU per output.
+    if entry.get("output"):
+        return entry["output"]
+    words = words_of(entry)
+    for i, w in enumerate(words):
+        if w == "-o" and i + 1 < len(words):
+            return words[i + 1]
+        if w.startswith("-o") and len(w) > 2:
+            return w[2:]
+    return ""
+
+
 def gcc_deps(entry):
-    words = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+    words = words_of(entry)
     args, skip = [], False
     for w in words:
         if skip:
@@ -29,13 +47,14 @@ def gcc_deps(entry):
 
 def main():
     db = json.load(open(sys.argv[1]))
-    scan = {(t["directory"], t["source"]): t for t in json.load(open(sys.argv[2]))["tus"]}
+    scan = {(t["directory"], t["source"], t["output"]): t
+            for t in json.load(open(sys.argv[2]))["tus"]}
     jobs = int(sys.argv[3]) if len(sys.argv) > 3 else os.cpu_count()
     with ThreadPoolExecutor(jobs) as pool:
         expected = list(pool.map(gcc_deps, db))
     tus = exact = from_compiler = missed = extra = missed_tus = 0
     for entry, want in zip(db, expected):
-        tu = scan.get((entry["directory"], entry["file"]))
+        tu = scan.get((entry["directory"], entry["file"], output_of(entry)))
         if tu is None:
             print("not scanned: %s" % entry["file"], file=sys.stderr)
             missed += len(want)
@@ -49,7 +68,7 @@ def main():
         missed_tus += bool(m)
         extra += len(got - want)
         for f in sorted(m):
-            print("missed %s: %s" % (entry["file"], f), file=sys.stderr)
+            print("missed %s (%s): %s" % (entry["file"], output_of(entry), f), file=sys.stderr)
     print("tus=%d tus_exact=%d tus_from_compiler=%d files_missed=%d tus_missing_files=%d "
           "files_extra=%d" % (tus, exact, from_compiler, missed, missed_tus, extra))
 

@@ -14,6 +14,10 @@
 #   SELF_BUILD=D  an already built lexpack build directory to scan instead of
 #                 configuring and building lexpack into a temporary one
 #   SCAN_DEPS=... clang-scan-deps binary (default clang-scan-deps-14)
+#   SOURCES="DIR[:CMAKE_ARGS] ..."
+#                 also these CMake projects (a source checkout each, named by
+#                 its last component), configured and never built; CMAKE_ARGS
+#                 are comma-separated (e.g. fmt:-DFMT_TEST=ON)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -180,6 +184,18 @@ if wants boost; then
     -DCMAKE_CXX_COMPILER="$(command -v g++)" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
   bench_fresh boost "$work/boost-build/compile_commands.json"
 fi
+
+# --- real projects, configured and never built --------------------------
+for spec in ${SOURCES:-}; do
+  src=${spec%%:*}
+  extra=""
+  [ "$spec" = "$src" ] || extra=$(echo "${spec#*:}" | tr ',' ' ')
+  name=$(basename "$src")
+  # shellcheck disable=SC2086
+  cmake -S "$src" -B "$work/$name-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER="$(command -v g++)" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $extra >/dev/null
+  bench_fresh "$name" "$work/$name-build/compile_commands.json"
+done
 
 # --- a generated project ------------------------------------------------
 if wants generated; then
