@@ -2,6 +2,7 @@
 // builtin_candidates.h).
 #include "ninja_integration/closure/builtin_candidates.h"
 
+#include <string>
 #include <string_view>
 
 namespace lexpack::closure {
@@ -9,6 +10,25 @@ namespace {
 
 bool identifier_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// Where `lower` (lower-case) starts in `word`, whatever its case.
+size_t lowered_find(std::string_view word, std::string_view lower) {
+  for (size_t at = 0; at + lower.size() <= word.size(); ++at) {
+    size_t k = 0;
+    while (k < lower.size()) {
+      char c = word[at + k];
+      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+      if (c != lower[k]) break;
+      ++k;
+    }
+    if (k == lower.size()) return at;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace
@@ -39,8 +59,18 @@ void note_candidates(const lexer::ScanResult& scan,
       }
       size_t i = at;
       while (i < text.size() && identifier_char(text[i])) ++i;
-      const std::string_view word = text.substr(at, i - at);
+      std::string_view word = text.substr(at, i - at);
       at = i;
+      // A standard's number after "cpp" (FMT_HAS_CPP17_ATTRIBUTE) asks the
+      // same query, for that standard on.
+      std::string unversioned;
+      if (const size_t cpp = lowered_find(word, "_cpp");
+          cpp != std::string_view::npos && cpp + 4 < word.size() && is_digit(word[cpp + 4])) {
+        size_t digits = cpp + 4;
+        while (digits < word.size() && is_digit(word[digits])) ++digits;
+        unversioned = std::string(word.substr(0, cpp + 4)) + std::string(word.substr(digits));
+        word = unversioned;
+      }
       std::string_view op;
       for (std::string_view o : kOps) {
         if (ends_as(word, o)) op = o;  // no name ends as two of them
@@ -52,6 +82,12 @@ void note_candidates(const lexer::ScanResult& scan,
       while (i < text.size() && text[i] == ' ') ++i;
       size_t start = i;
       while (i < text.size() && identifier_char(text[i])) ++i;
+      // A scoped attribute: clang::lifetimebound, gnu::always_inline.
+      while (i > start && i + 2 < text.size() && text[i] == ':' && text[i + 1] == ':' &&
+             identifier_char(text[i + 2])) {
+        i += 2;
+        while (i < text.size() && identifier_char(text[i])) ++i;
+      }
       size_t end = i;
       while (i < text.size() && text[i] == ' ') ++i;
       if (end == start || i >= text.size() || text[i] != ')') continue;

@@ -32,6 +32,23 @@ TEST(BuiltinCandidates, WrittenOutAndThroughALibrarysMacro) {
             (Candidates{{"__has_cpp_attribute", "nodiscard"}}));
 }
 
+// fmt's FMT_HAS_CPP17_ATTRIBUTE(x) (the query for C++17 on) and scoped
+// attribute names.
+TEST(BuiltinCandidates, AStandardsNumberAndScopedNames) {
+  EXPECT_EQ(candidates("#if FMT_HAS_CPP17_ATTRIBUTE(fallthrough) || "
+                       "Fmt_Has_Cpp14_Attribute(deprecated)\n#endif\n"
+                       "#if FMT_HAS_CPP_ATTRIBUTE(clang::lifetimebound)\n#endif\n"
+                       "#if __has_cpp_attribute(gnu::always_inline)\n#endif\n"),
+            (Candidates{{"__has_cpp_attribute", "clang::lifetimebound"},
+                        {"__has_cpp_attribute", "deprecated"},
+                        {"__has_cpp_attribute", "fallthrough"},
+                        {"__has_cpp_attribute", "gnu::always_inline"}}));
+  // Not a scoped name; a number that is not after "cpp".
+  EXPECT_EQ(candidates("#if __has_cpp_attribute(clang::) || __has_cpp_attribute(::x)\n#endif\n"
+                       "#if LIB_HAS17_ATTRIBUTE(y) || HAS_CPP17ATTRIBUTE(z)\n#endif\n"),
+            Candidates{});
+}
+
 TEST(BuiltinCandidates, OnlyCallsOfOneIdentifierInConditions) {
   // Not a condition; an argument that is no identifier; a name that only
   // contains the query's; a prefix glued to "has" without an underscore.
