@@ -212,10 +212,16 @@ class Scanner {
     return tu;
   }
 
+  // How much of a TU's scan one call does.
+  enum class Pass {
+    kWalk,      // its memo, else its walk only (nullopt: left for kEvaluate)
+    kEvaluate,  // after kWalk: the rest (the walk again, over the built graph)
+  };
+
   // Scans one entry; `sizes` collects path -> size of every file a memo
   // answered for (the files of a walk are the shared graph's nodes).
-  TuScan scan(const CompdbEntry& e, closure::FileStates* files, DirStatCache* dirs,
-              FileSizes* sizes) {
+  std::optional<TuScan> scan(const CompdbEntry& e, closure::FileStates* files, DirStatCache* dirs,
+                             FileSizes* sizes, Pass pass) {
     TuScan tu;
     tu.directory = e.directory;
     tu.source = e.file;
@@ -228,7 +234,7 @@ class Scanner {
     // A warm scan: nothing the last closure of this TU rests on has changed.
     cache::Hash128 tu_key;
     if (store_) tu_key = closure::translation_unit_key(*identity, cmd, e.directory);
-    if (store_ && files->shared()) {
+    if (store_ && files->shared() && pass == Pass::kWalk) {
       std::vector<std::string> deps;
       std::vector<uint64_t> dep_sizes;
       const std::string key = tu_key.hex();
@@ -254,6 +260,12 @@ class Scanner {
     auto list =
         search_list_of(*identity, cmd, e.directory, search_key(*identity, cmd, e.directory));
     if (!list.ok()) return skip(tu, list.message());
+    if (pass == Pass::kWalk) {
+      // Every branch, without evaluating: the shared graph, each file read
+      // and lexed once. Errors are the second pass's to report.
+      (void)closure::compute_closure(files, cmd, *list, identity->kind, e.directory);
+      return std::nullopt;
+    }
     // The walk counts every branch; the evaluation of the TU's conditionals
     // and computed includes, run inside it, tells which are taken.
     closure::CompilerPresenceEvaluator evaluator(store_, *identity, cmd, e.directory, kernel_);
@@ -514,36 +526,54 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     }
     if (kernel) scanner.ask_ahead(entries, group, dir);
     group = scan_order(entries, group);
-    std::atomic<size_t> next{0};
-    auto work = [&, &group = group] {
-      closure::FileStates files(locked.get(), kernel);
-      files.share(&shared_files);
-      DirStatCache dirs;
-      FileSizes sizes;
-      uint64_t read_before = 0;
-      for (size_t k; (k = next.fetch_add(1)) < group.size();) {
-        size_t i = group[k];
-        std::optional<TuScan> answered;
-        if (known && i < known->answers.size() && !known->answers[i].empty()) {
-          answered = Scanner::from_known(entries[i], known->answers[i], known->paths, &sizes);
+    // Two passes: first each TU's memo, else its walk over every branch
+    // (the shared graph: each file read and lexed once); then the walked
+    // TUs are evaluated. The first question a set of arguments asks the
+    // compiler then names every builtin query written in any file a TU of
+    // the scan reaches, instead of a TU that meets a new one asking again.
+    std::vector<char> walked(entries.size(), 0);
+    auto run_pass = [&](const std::vector<size_t>& order, Scanner::Pass pass) {
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        closure::FileStates files(locked.get(), kernel);
+        files.share(&shared_files);
+        DirStatCache dirs;
+        FileSizes sizes;
+        uint64_t read_before = 0;
+        for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+          size_t i = order[k];
+          std::optional<TuScan> answered;
+          if (pass == Scanner::Pass::kWalk && known && i < known->answers.size() &&
+              !known->answers[i].empty()) {
+            answered = Scanner::from_known(entries[i], known->answers[i], known->paths, &sizes);
+          }
+          if (answered) {
+            report.tus[i] = std::move(*answered);
+          } else if (!kernel) {
+            report.tus[i].skipped = "lexer: " + err;
+          } else if (std::optional<TuScan> tu =
+                         scanner.scan(entries[i], &files, &dirs, &sizes, pass)) {
+            report.tus[i] = std::move(*tu);
+          } else {
+            walked[i] = 1;  // its own slot: no other thread writes it
+          }
+          if (progress) {
+            progress->files_read += files.files_read() - read_before;
+            read_before = files.files_read();
+            if (!walked[i] || pass == Scanner::Pass::kEvaluate) ++progress->tus_done;
+          }
         }
-        if (answered) {
-          report.tus[i] = std::move(*answered);
-        } else if (!kernel) {
-          report.tus[i].skipped = "lexer: " + err;
-        } else {
-          report.tus[i] = scanner.scan(entries[i], &files, &dirs, &sizes);
-        }
-        if (progress) {
-          progress->files_read += files.files_read() - read_before;
-          read_before = files.files_read();
-          ++progress->tus_done;
-        }
-      }
-      std::lock_guard lock(merge_mu);
-      all_sizes.merge(sizes);
+        std::lock_guard lock(merge_mu);
+        all_sizes.merge(sizes);
+      };
+      base::run_on_threads(std::min<int>(jobs, int(order.size())), work);
     };
-    base::run_on_threads(std::min<int>(jobs, int(group.size())), work);
+    run_pass(group, Scanner::Pass::kWalk);
+    std::vector<size_t> rest;
+    for (size_t i : group) {
+      if (walked[i]) rest.push_back(i);
+    }
+    if (!rest.empty()) run_pass(rest, Scanner::Pass::kEvaluate);
   }
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.

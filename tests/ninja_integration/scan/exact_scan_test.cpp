@@ -221,10 +221,6 @@ TEST(ExactScan, FreestandingCompilesReadNoStdcPredef) {
   expect_like_gcc(d, entries);
 }
 
-// Builtin questions a library asks through macros of its own, the way
-// libstdc++ and glibc do (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`):
-// the first round asks them ahead, and every branch still matches g++, with
-// the answers known and unknown to this compiler.
 // Small packs and a small cap: these tests store little.
 cache::StoreOptions small_store() {
   cache::StoreOptions o;
@@ -233,6 +229,10 @@ cache::StoreOptions small_store() {
   return o;
 }
 
+// Builtin questions a library asks through macros of its own, the way
+// libstdc++ and glibc do (`#define _GLIBCXX_HAS_BUILTIN(B) __has_builtin(B)`):
+// the first round asks them ahead, and every branch still matches g++, with
+// the answers known and unknown to this compiler.
 TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
   testing::TestDir d;
   d.write("src/lib.h",
@@ -255,6 +255,50 @@ TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
   EXPECT_EQ(c.missed, std::vector<std::string>()) << join(c.missed);
   EXPECT_EQ(c.extra, std::vector<std::string>()) << join(c.extra);
   EXPECT_EQ(c.exact, 2u);
+}
+
+// Every builtin question written in any file a TU of the scan reaches is
+// asked with the first compiler run of its set of arguments (all TUs are
+// walked before any is evaluated), and TUs that need the same answers at
+// the same moment wait for one run: one question run per set here.
+TEST(ExactScan, OneQuestionRunPerArgumentSet) {
+  testing::TestDir d;
+  const std::string log = d.at("dm.log");
+  d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
+                         "';; esac\nexec g++ \"$@\"\n");
+  std::filesystem::permissions(d.at("bin/g++"), std::filesystem::perms::owner_all);
+  d.write("src/a.h", "#if __has_builtin(__builtin_expect)\n#include \"yes.h\"\n#endif\n");
+  d.write("src/b.h",
+          "#define LIB_HAS_CPP17_ATTRIBUTE(x) __has_cpp_attribute(x)\n"
+          "#if LIB_HAS_CPP17_ATTRIBUTE(nodiscard)\n#include \"yes.h\"\n#endif\n");
+  d.write("src/c.h", "#if __has_cpp_attribute(gnu::always_inline)\n#include \"yes.h\"\n#endif\n");
+  d.write("src/e.h", "#if __has_builtin(__builtin_no_such_thing)\n#include \"no.h\"\n#endif\n");
+  d.write("src/yes.h", "");
+  d.write("src/no.h", "");
+  std::vector<CompdbEntry> entries;
+  for (const char* name : {"a", "b", "c", "e"}) {
+    d.write(std::string("src/") + name + ".cc", std::string("#include \"") + name + ".h\"\n");
+    CompdbEntry e = entry(d, std::string(name) + ".cc", {"-O2"});
+    e.argv[0] = d.at("bin/g++");
+    e.directory = d.at("src");
+    entries.push_back(e);
+  }
+  ScanReport report = scan_build(entries, nullptr, 2, nullptr);
+  ASSERT_EQ(report.tus.size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::vector<std::string>& deps = report.tus[i].deps;
+    EXPECT_TRUE(report.tus[i].exact) << entries[i].file << ": " << report.tus[i].inexact;
+    EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
+        << entries[i].file;
+  }
+  base::Result<std::string> asked = base::read_file(log);
+  ASSERT_TRUE(asked.ok());
+  size_t runs = 0;
+  for (size_t at = 0; (at = asked.value().find("lexpack-questions", at)) != std::string::npos;
+       ++at) {
+    ++runs;
+  }
+  EXPECT_EQ(runs, 1u) << asked.value();
 }
 
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
