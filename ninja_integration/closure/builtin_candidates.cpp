@@ -16,19 +16,24 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-// Where `lower` (lower-case) starts in `word`, whatever its case.
-size_t lowered_find(std::string_view word, std::string_view lower) {
-  for (size_t at = 0; at + lower.size() <= word.size(); ++at) {
-    size_t k = 0;
-    while (k < lower.size()) {
-      char c = word[at + k];
-      if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-      if (c != lower[k]) break;
-      ++k;
-    }
-    if (k == lower.size()) return at;
+// A library's own name for a query, lower-cased and in the standard form:
+// "have" for "has" (GTEST_HAVE_ATTRIBUTE_, ABSL_HAVE_BUILTIN), no trailing
+// '_', no standard's number after "cpp" (FMT_HAS_CPP17_ATTRIBUTE asks the
+// same query, for that standard on).
+std::string query_name(std::string_view word) {
+  std::string out(word);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
   }
-  return std::string_view::npos;
+  while (out.size() > 1 && out.back() == '_') out.pop_back();
+  if (size_t have = out.find("_have_"); have != std::string::npos) out.replace(have, 6, "_has_");
+  if (out.rfind("have_", 0) == 0) out.replace(0, 5, "has_");
+  if (size_t cpp = out.find("_cpp"); cpp != std::string::npos) {
+    size_t digits = cpp + 4;
+    while (digits < out.size() && is_digit(out[digits])) ++digits;
+    out.erase(cpp + 4, digits - (cpp + 4));
+  }
+  return out;
 }
 
 }  // namespace
@@ -61,16 +66,14 @@ void note_candidates(const lexer::ScanResult& scan,
       while (i < text.size() && identifier_char(text[i])) ++i;
       std::string_view word = text.substr(at, i - at);
       at = i;
-      // A standard's number after "cpp" (FMT_HAS_CPP17_ATTRIBUTE) asks the
-      // same query, for that standard on.
-      std::string unversioned;
-      if (const size_t cpp = lowered_find(word, "_cpp");
-          cpp != std::string_view::npos && cpp + 4 < word.size() && is_digit(word[cpp + 4])) {
-        size_t digits = cpp + 4;
-        while (digits < word.size() && is_digit(word[digits])) ++digits;
-        unversioned = std::string(word.substr(0, cpp + 4)) + std::string(word.substr(digits));
-        word = unversioned;
-      }
+      // Every query's name ends in 'e' or 'n' (attribute, feature; builtin,
+      // extension), whatever follows of '_': most words are no query.
+      size_t last = word.size();
+      while (last > 1 && word[last - 1] == '_') --last;
+      const char final_char = char(word[last - 1] | 0x20);
+      if (final_char != 'e' && final_char != 'n') continue;
+      const std::string normal = query_name(word);
+      word = normal;
       std::string_view op;
       for (std::string_view o : kOps) {
         if (ends_as(word, o)) op = o;  // no name ends as two of them

@@ -32,17 +32,23 @@ TEST(BuiltinCandidates, WrittenOutAndThroughALibrarysMacro) {
             (Candidates{{"__has_cpp_attribute", "nodiscard"}}));
 }
 
-// fmt's FMT_HAS_CPP17_ATTRIBUTE(x) (the query for C++17 on) and scoped
-// attribute names.
+// fmt's FMT_HAS_CPP17_ATTRIBUTE(x) (the query for C++17 on), googletest's
+// GTEST_HAVE_ATTRIBUTE_(x) and GTEST_INTERNAL_HAVE_CPP_ATTRIBUTE(x), and
+// scoped attribute names.
 TEST(BuiltinCandidates, AStandardsNumberAndScopedNames) {
   EXPECT_EQ(candidates("#if FMT_HAS_CPP17_ATTRIBUTE(fallthrough) || "
                        "Fmt_Has_Cpp14_Attribute(deprecated)\n#endif\n"
                        "#if FMT_HAS_CPP_ATTRIBUTE(clang::lifetimebound)\n#endif\n"
-                       "#if __has_cpp_attribute(gnu::always_inline)\n#endif\n"),
-            (Candidates{{"__has_cpp_attribute", "clang::lifetimebound"},
+                       "#if __has_cpp_attribute(gnu::always_inline)\n#endif\n"
+                       "#if GTEST_HAVE_ATTRIBUTE_(format) || GTEST_HAVE_FEATURE_(f)\n#endif\n"
+                       "#if GTEST_INTERNAL_HAVE_CPP_ATTRIBUTE(maybe_unused)\n#endif\n"),
+            (Candidates{{"__has_attribute", "format"},
+                        {"__has_cpp_attribute", "clang::lifetimebound"},
                         {"__has_cpp_attribute", "deprecated"},
                         {"__has_cpp_attribute", "fallthrough"},
-                        {"__has_cpp_attribute", "gnu::always_inline"}}));
+                        {"__has_cpp_attribute", "gnu::always_inline"},
+                        {"__has_cpp_attribute", "maybe_unused"},
+                        {"__has_feature", "f"}}));
   // Not a scoped name; a number that is not after "cpp".
   EXPECT_EQ(candidates("#if __has_cpp_attribute(clang::) || __has_cpp_attribute(::x)\n#endif\n"
                        "#if LIB_HAS17_ATTRIBUTE(y) || HAS_CPP17ATTRIBUTE(z)\n#endif\n"),
