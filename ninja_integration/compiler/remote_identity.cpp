@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "base/byte_codec.h"
@@ -63,22 +66,57 @@ std::string list_mismatch(const SearchList& list) {
 
 }  // namespace
 
-std::string file_digest(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    cache::Hasher content;
-    // Small enough to stay in cache between the read and the hash, and left
-    // uninitialized: zeroing a large fresh buffer costs a page fault a page.
-    constexpr size_t kChunk = size_t(64) << 10;
-    std::unique_ptr<char[]> buf(new char[kChunk]);
-    ssize_t n;
-    while ((n = ::read(fd, buf.get(), kChunk)) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) content.update(std::string_view(buf.get(), size_t(n)));
-    }
-    ::close(fd);
-    if (n == 0) return content.digest().hex();
+namespace {
+
+std::string digest_of_fd(int fd) {
+  cache::Hasher content;
+  // Small enough to stay in cache between the read and the hash, and left
+  // uninitialized: zeroing a large fresh buffer costs a page fault a page.
+  constexpr size_t kChunk = size_t(64) << 10;
+  std::unique_ptr<char[]> buf(new char[kChunk]);
+  ssize_t n;
+  while ((n = ::read(fd, buf.get(), kChunk)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) content.update(std::string_view(buf.get(), size_t(n)));
   }
-  return "unreadable:" + path;
+  return n == 0 ? content.digest().hex() : std::string();
+}
+
+}  // namespace
+
+std::string file_digest(const std::string& path) {
+  // Once per file and signature in a process: the drivers of a build (cc,
+  // c++) run the same cc1 and cc1plus (tens of MB), and a scan asks their
+  // identities at the same moment.
+  static std::mutex mu;
+  static std::map<std::string, std::shared_future<std::string>> digests;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    return "unreadable:" + path;
+  }
+  const base::StatSignature sig = base::signature_of(st);
+  std::string key = path;
+  for (uint64_t v : {sig.dev, sig.ino, sig.size, uint64_t(sig.mtime_ns), uint64_t(sig.ctime_ns)}) {
+    key.push_back('\0');
+    key += std::to_string(v);
+  }
+  std::promise<std::string> promise;
+  std::shared_future<std::string> digest;
+  bool first = false;
+  {
+    std::lock_guard lock(mu);
+    auto [it, inserted] = digests.try_emplace(key);
+    if (inserted) it->second = promise.get_future().share();
+    digest = it->second;
+    first = inserted;
+  }
+  if (first) {
+    std::string d = digest_of_fd(fd);
+    promise.set_value(d.empty() ? "unreadable:" + path : d);
+  }
+  ::close(fd);
+  return digest.get();
 }
 
 cache::Hash128 identity_answer_key(const std::string& program, const std::string& driver_digest) {

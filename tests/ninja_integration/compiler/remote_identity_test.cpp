@@ -13,6 +13,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "base/process.h"
 #include "cache/remote/backend.h"
@@ -106,6 +108,26 @@ class RemoteIdentity : public ::testing::Test {
   TestDir dir_;
   std::string program_;
 };
+
+// A file's digest is taken once per signature in a process, also when
+// threads ask at once; a rewritten file (another signature) is hashed again.
+TEST(FileDigest, OncePerSignatureAndAgainWhenRewritten) {
+  testing::TestDir d;
+  d.write("cc1plus", std::string(300000, 'a'));
+  std::vector<std::string> seen(4);
+  std::vector<std::thread> threads;
+  for (std::string& s : seen) threads.emplace_back([&] { s = file_digest(d.at("cc1plus")); });
+  for (std::thread& t : threads) t.join();
+  for (const std::string& s : seen) EXPECT_EQ(s, seen[0]);
+  EXPECT_EQ(seen[0].size(), 32u) << seen[0];
+  d.write("other", std::string(300000, 'a'));
+  EXPECT_EQ(file_digest(d.at("other")), seen[0]);  // the bytes, not the name
+  d.write("cc1plus", std::string(300001, 'a'));
+  const std::string rewritten = file_digest(d.at("cc1plus"));
+  EXPECT_NE(rewritten, seen[0]);
+  EXPECT_EQ(rewritten.size(), 32u);
+  EXPECT_EQ(file_digest(d.at("none")), "unreadable:" + d.at("none"));
+}
 
 TEST_F(RemoteIdentity, FreshCacheAsksTheCompilerNothing) {
   const CompilerIdentity a = fill();
