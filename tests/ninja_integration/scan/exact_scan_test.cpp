@@ -162,6 +162,25 @@ TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
   expect_like_gcc(d, entries);
 }
 
+// A g++ in d/bin that logs each of its -dM runs to `log`, then runs g++.
+std::string logging_gxx(const testing::TestDir& d, const std::string& log) {
+  d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
+                         "';; esac\nexec g++ \"$@\"\n");
+  std::filesystem::permissions(d.at("bin/g++"), std::filesystem::perms::owner_all);
+  return d.at("bin/g++");
+}
+
+// Every TU of `report` exact, with the files g++ -M lists for its entry.
+void expect_exact_like_gcc(const ScanReport& report, const std::vector<CompdbEntry>& entries) {
+  ASSERT_EQ(report.tus.size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::vector<std::string>& deps = report.tus[i].deps;
+    EXPECT_TRUE(report.tus[i].exact) << entries[i].file << ": " << report.tus[i].inexact;
+    EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
+        << entries[i].file;
+  }
+}
+
 // Targets that differ only in -I ask the compiler for their macros once:
 // what their include directories change is only the stdc-predef.h gcc finds
 // with them. Where that file includes another, found through them, each
@@ -169,10 +188,7 @@ TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
 TEST(ExactScan, IncludeDirsChangeTheCompilersAnswersOnlyThroughStdcPredef) {
   testing::TestDir d;
   const std::string log = d.at("dm.log");
-  d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
-                         "';; esac\nexec g++ \"$@\"\n");
-  ASSERT_TRUE(std::filesystem::exists(d.at("bin/g++")));
-  std::filesystem::permissions(d.at("bin/g++"), std::filesystem::perms::owner_all);
+  const std::string gxx = logging_gxx(d, log);
   d.write("src/a/x.h", "int a;\n");
   d.write("src/b/x.h", "int b;\n");
   d.write("src/own/stdc-predef.h", "#include \"cfg.h\"\n");
@@ -182,20 +198,13 @@ TEST(ExactScan, IncludeDirsChangeTheCompilersAnswersOnlyThroughStdcPredef) {
   const std::string source = "#include <x.h>\n#ifdef X\n#include \"two.h\"\n#endif\n";
   for (const char* name : {"src/a.cc", "src/b.cc", "src/c.cc", "src/e.cc"}) d.write(name, source);
   auto with = [&](CompdbEntry e) {
-    e.argv[0] = d.at("bin/g++");
+    e.argv[0] = gxx;
     e.directory = d.at("src");
     return e;
   };
   // One job: the second TU finds the first's answers instead of racing it.
   auto expect_exact = [](const std::vector<CompdbEntry>& entries) {
-    ScanReport report = scan_build(entries, nullptr, 1, nullptr);
-    ASSERT_EQ(report.tus.size(), entries.size());
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const std::vector<std::string>& deps = report.tus[i].deps;
-      EXPECT_TRUE(report.tus[i].exact) << entries[i].file;
-      EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
-          << entries[i].file;
-    }
+    expect_exact_like_gcc(scan_build(entries, nullptr, 1, nullptr), entries);
   };
   expect_exact({with(entry(d, "a.cc", {"-Ia"})), with(entry(d, "b.cc", {"-Ib"}))});
   base::Result<std::string> asked = base::read_file(log);
@@ -264,9 +273,7 @@ TEST(ExactScan, BuiltinQuestionsThroughALibrarysMacros) {
 TEST(ExactScan, OneQuestionRunPerArgumentSet) {
   testing::TestDir d;
   const std::string log = d.at("dm.log");
-  d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
-                         "';; esac\nexec g++ \"$@\"\n");
-  std::filesystem::permissions(d.at("bin/g++"), std::filesystem::perms::owner_all);
+  const std::string gxx = logging_gxx(d, log);
   d.write("src/a.h", "#if __has_builtin(__builtin_expect)\n#include \"yes.h\"\n#endif\n");
   d.write("src/b.h",
           "#define LIB_HAS_CPP17_ATTRIBUTE(x) __has_cpp_attribute(x)\n"
@@ -279,18 +286,11 @@ TEST(ExactScan, OneQuestionRunPerArgumentSet) {
   for (const char* name : {"a", "b", "c", "e"}) {
     d.write(std::string("src/") + name + ".cc", std::string("#include \"") + name + ".h\"\n");
     CompdbEntry e = entry(d, std::string(name) + ".cc", {"-O2"});
-    e.argv[0] = d.at("bin/g++");
+    e.argv[0] = gxx;
     e.directory = d.at("src");
     entries.push_back(e);
   }
-  ScanReport report = scan_build(entries, nullptr, 2, nullptr);
-  ASSERT_EQ(report.tus.size(), entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const std::vector<std::string>& deps = report.tus[i].deps;
-    EXPECT_TRUE(report.tus[i].exact) << entries[i].file << ": " << report.tus[i].inexact;
-    EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
-        << entries[i].file;
-  }
+  expect_exact_like_gcc(scan_build(entries, nullptr, 2, nullptr), entries);
   base::Result<std::string> asked = base::read_file(log);
   ASSERT_TRUE(asked.ok());
   size_t runs = 0;

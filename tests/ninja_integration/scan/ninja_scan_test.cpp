@@ -282,12 +282,10 @@ TEST(ScanOrder, FirstOneTuOfEachArgumentSet) {
 
 TEST(ScanOrder, TheReportKeepsTheEntriesOrder) {
   TestDir dir;
-  dir.write("a.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint a;\n");
-  dir.write("b.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint b;\n");
-  dir.write("c.cpp", "#ifdef X\n#include \"x.h\"\n#endif\nint c;\n");
   dir.write("x.h", "int x;\n");
   std::vector<scan::CompdbEntry> entries;
   for (const char* tu : {"a", "b", "c"}) {
+    dir.write(std::string(tu) + ".cpp", "#ifdef X\n#include \"x.h\"\n#endif\n");
     std::vector<std::string> argv = {"g++", "-c", std::string(tu) + ".cpp", "-o",
                                      std::string(tu) + ".o"};
     if (std::string(tu) == "c") argv.insert(argv.begin() + 1, "-DX");
