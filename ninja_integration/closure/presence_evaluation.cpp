@@ -10,12 +10,12 @@
 
 #include <algorithm>
 #include <deque>
-#include <future>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "base/file_util.h"
+#include "base/once_map.h"
 #include "base/process.h"
 #include "lexer/scanner.h"
 #include "ninja_integration/closure/builtin_candidates.h"
@@ -143,9 +143,9 @@ struct EvaluationShare::Impl {
   std::map<std::string, CompilerFacts> facts;              // by facts key
   std::map<std::string, CompilerFacts> latest;             // by base key: the most answers
   std::map<std::string, std::set<std::string>> questions;  // by base key
-  // The compiler runs under way, by facts key: a TU that needs the same
-  // answers waits for them instead of running the compiler again.
-  std::map<std::string, std::shared_future<base::Result<CompilerFacts>>> asking;
+  // Each compiler run, once per facts key: a TU that needs the answers of a
+  // run under way waits for it instead of running the compiler again.
+  base::OnceMap<base::Result<CompilerFacts>> asking;
   // Builtin queries written out in the files read so far: (op, argument).
   std::set<std::pair<std::string, std::string>> candidates;
   // The files the scan's walk read and lexed (null outside a scan).
@@ -157,30 +157,6 @@ struct EvaluationShare::Impl {
            std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>>>
       predefined;
 };
-
-namespace {
-
-// ask()'s answer, asked once however many threads want it at the same time
-// (`share` null: asked).
-template <typename Ask>
-base::Result<CompilerFacts> ask_once(EvaluationShare::Impl* share, const std::string& facts_key,
-                                     Ask ask) {
-  if (!share) return ask();
-  std::promise<base::Result<CompilerFacts>> promise;
-  std::shared_future<base::Result<CompilerFacts>> answer;
-  bool first = false;
-  {
-    std::lock_guard lock(share->mu);
-    auto [it, inserted] = share->asking.try_emplace(facts_key);
-    if (inserted) it->second = promise.get_future().share();
-    answer = it->second;
-    first = inserted;
-  }
-  if (first) promise.set_value(ask());
-  return answer.get();
-}
-
-}  // namespace
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
 
@@ -483,8 +459,8 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
     if (!known && (!memo || !decode_facts(*memo, &facts))) {
       facts = CompilerFacts();
-      base::Result<CompilerFacts> fresh =
-          ask_once(share, facts_key, [&] { return ask_compiler(identity_, command_, asked); });
+      auto ask = [&] { return ask_compiler(identity_, command_, asked); };
+      base::Result<CompilerFacts> fresh = share ? share->asking.get(facts_key, ask) : ask();
       if (!fresh.ok() && !speculative.empty()) {
         // A question asked ahead that this compiler rejects: ask only those met.
         speculative.clear();

@@ -11,14 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <future>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
+#include "base/once_map.h"
 
 namespace lexpack::compiler {
 namespace {
@@ -87,8 +85,7 @@ std::string file_digest(const std::string& path) {
   // Once per file and signature in a process: the drivers of a build (cc,
   // c++) run the same cc1 and cc1plus (tens of MB), and a scan asks their
   // identities at the same moment.
-  static std::mutex mu;
-  static std::map<std::string, std::shared_future<std::string>> digests;
+  static base::OnceMap<std::string> digests;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || ::fstat(fd, &st) != 0) {
@@ -101,22 +98,12 @@ std::string file_digest(const std::string& path) {
     key.push_back('\0');
     key += std::to_string(v);
   }
-  std::promise<std::string> promise;
-  std::shared_future<std::string> digest;
-  bool first = false;
-  {
-    std::lock_guard lock(mu);
-    auto [it, inserted] = digests.try_emplace(key);
-    if (inserted) it->second = promise.get_future().share();
-    digest = it->second;
-    first = inserted;
-  }
-  if (first) {
+  std::string digest = digests.get(key, [&] {
     std::string d = digest_of_fd(fd);
-    promise.set_value(d.empty() ? "unreadable:" + path : d);
-  }
+    return d.empty() ? "unreadable:" + path : d;
+  });
   ::close(fd);
-  return digest.get();
+  return digest;
 }
 
 cache::Hash128 identity_answer_key(const std::string& program, const std::string& driver_digest) {

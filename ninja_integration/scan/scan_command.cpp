@@ -19,6 +19,7 @@
 
 #include "base/file_util.h"
 #include "base/json_string.h"
+#include "base/once_map.h"
 #include "base/run_on_threads.h"
 #include "base/view_map.h"
 #include "cache/batching_store.h"
@@ -83,33 +84,6 @@ void append_make_escaped(std::string* out, std::string_view s) {
   }
   out->append(s.substr(run));
 }
-
-// Results computed once per key however many threads ask: the first caller
-// computes, the others wait for its answer.
-template <typename T>
-class OnceMap {
- public:
-  template <typename Compute>
-  base::Result<T> get(const std::string& key, Compute compute) {
-    std::shared_ptr<Slot> slot;
-    {
-      std::lock_guard lock(mu_);
-      std::shared_ptr<Slot>& s = slots_[key];
-      if (!s) s = std::make_shared<Slot>();
-      slot = s;
-    }
-    std::call_once(slot->once, [&] { slot->result.emplace(compute()); });
-    return *slot->result;
-  }
-
- private:
-  struct Slot {
-    std::once_flag once;
-    std::optional<base::Result<T>> result;
-  };
-  std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
-};
 
 // Module flags keep a compile out of the cache, but its includes and its
 // module directives can still be scanned.
@@ -467,9 +441,9 @@ class Scanner {
   cache::Store* store_;
   const lexer::Kernel* kernel_;
   closure::EvaluationShare share_;
-  OnceMap<compiler::CompilerIdentity> identities_;
-  OnceMap<compiler::SearchList> search_lists_;
-  OnceMap<compiler::SearchList> bases_;
+  base::OnceMap<base::Result<compiler::CompilerIdentity>> identities_;
+  base::OnceMap<base::Result<compiler::SearchList>> search_lists_;
+  base::OnceMap<base::Result<compiler::SearchList>> bases_;
 };
 
 }  // namespace
