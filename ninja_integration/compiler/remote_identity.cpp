@@ -62,10 +62,6 @@ std::string list_mismatch(const SearchList& list) {
   return "";
 }
 
-}  // namespace
-
-namespace {
-
 std::string digest_of_fd(int fd) {
   cache::Hasher content;
   // Small enough to stay in cache between the read and the hash, and left
@@ -92,13 +88,10 @@ std::string file_digest(const std::string& path) {
     if (fd >= 0) ::close(fd);
     return "unreadable:" + path;
   }
-  const base::StatSignature sig = base::signature_of(st);
-  std::string key = path;
-  for (uint64_t v : {sig.dev, sig.ino, sig.size, uint64_t(sig.mtime_ns), uint64_t(sig.ctime_ns)}) {
-    key.push_back('\0');
-    key += std::to_string(v);
-  }
-  std::string digest = digests.get(key, [&] {
+  base::VarintWriter key;
+  key.str(path);
+  base::write_signature(&key, base::signature_of(st));
+  std::string digest = digests.get(key.take(), [&] {
     std::string d = digest_of_fd(fd);
     return d.empty() ? "unreadable:" + path : d;
   });
