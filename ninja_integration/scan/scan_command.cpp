@@ -115,15 +115,9 @@ class Scanner {
   void ask_ahead(const std::vector<CompdbEntry>& entries, const std::vector<size_t>& group,
                  const std::string& dir) {
     std::vector<command::CompileCommand> cmds;
-    std::set<std::string> compilers;
-    for (size_t i : group) {
-      cmds.push_back(command::parse_compile_command(entries[i].argv));
-      if (scannable(cmds.back())) compilers.insert(cmds.back().compiler);
-    }
+    for (size_t i : group) cmds.push_back(command::parse_compile_command(entries[i].argv));
+    ask_identities(cmds, dir);
     std::vector<std::function<void()>> tasks;
-    for (const std::string& c : compilers)
-      tasks.push_back([this, &c, &dir] { identity_of(c, dir); });
-    run_all(&tasks);
     // First the base questions (the search arguments without -I) the lists
     // can be derived from: commands of different targets usually share one.
     const bool derive = !compiler::search_path_environment_set();
@@ -157,6 +151,50 @@ class Scanner {
     run_all(&tasks);
   }
 
+  // The identity of every compiler `cmds` name, asked at once.
+  void ask_identities(const std::vector<command::CompileCommand>& cmds, const std::string& dir) {
+    std::set<std::string> compilers;
+    for (const command::CompileCommand& cmd : cmds) {
+      if (scannable(cmd)) compilers.insert(cmd.compiler);
+    }
+    std::vector<std::function<void()>> tasks;
+    for (const std::string& c : compilers)
+      tasks.push_back([this, &c, &dir] { identity_of(c, dir); });
+    run_all(&tasks);
+  }
+
+  // The key of the group memo of the entries `group` names (all of directory
+  // `dir`): every entry's translation unit key (its compiler's identity, its
+  // arguments, its directory), source and output, in order. Each entry's key
+  // goes to `tu_keys`. nullopt when an entry has no memo of its own (not a
+  // compile, or no known compiler).
+  std::optional<std::string> group_key(const std::vector<CompdbEntry>& entries,
+                                       const std::vector<size_t>& group, const std::string& dir,
+                                       std::vector<std::string>* tu_keys) {
+    std::vector<command::CompileCommand> cmds;
+    cmds.reserve(group.size());
+    for (size_t i : group) cmds.push_back(command::parse_compile_command(entries[i].argv));
+    ask_identities(cmds, dir);
+    cache::Hasher h;
+    h.field(kGroupKeyFormat);
+    h.field(dir);
+    h.field(group.size());
+    for (size_t k = 0; k < group.size(); ++k) {
+      const CompdbEntry& e = entries[group[k]];
+      const command::CompileCommand& cmd = cmds[k];
+      if (!scannable(cmd)) return std::nullopt;
+      base::Result<compiler::CompilerIdentity> id = identity_of(cmd.compiler, e.directory);
+      if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown) return std::nullopt;
+      cache::Hash128 tu_key = closure::translation_unit_key(*id, cmd, e.directory);
+      h.field(tu_key.lo);
+      h.field(tu_key.hi);
+      h.field(e.file);
+      h.field(e.output.empty() ? cmd.output : e.output);
+      tu_keys->push_back(tu_key.hex());
+    }
+    return h.digest().hex();
+  }
+
   // Runs the tasks, up to kMaxQuestionsAtOnce at a time, this thread being
   // one of the runners: when the store already holds the answers (a warm
   // scan), one question takes no new thread.
@@ -183,6 +221,7 @@ class Scanner {
     tu.deps = std::move(known.deps);
     for (size_t i = 0; i < tu.deps.size(); ++i) note_size(sizes, tu.deps[i], known.sizes[i]);
     tu.from_memo = true;
+    tu.remembered = true;
     return tu;
   }
 
@@ -228,6 +267,7 @@ class Scanner {
         tu = std::move(remembered);
         tu.deps = std::move(deps);
         tu.from_memo = true;
+        tu.remembered = true;
         return tu;
       }
     }
@@ -376,6 +416,7 @@ class Scanner {
         }
         store_->put_memo(kScanMemoTable, tu_key.hex(), encode_scan_memo(*closure_memo, deps));
         store_->put_memo(kExactMemoTable, tu_key.hex(), encode_exact(tu));
+        tu.remembered = true;
       }
     }
     return tu;
@@ -438,6 +479,7 @@ class Scanner {
   }
 
   static constexpr size_t kMaxQuestionsAtOnce = 16;
+  static constexpr std::string_view kGroupKeyFormat = "lexpack-scan-group-1";
   cache::Store* store_;
   const lexer::Kernel* kernel_;
   closure::EvaluationShare share_;
@@ -445,6 +487,56 @@ class Scanner {
   base::OnceMap<base::Result<compiler::SearchList>> search_lists_;
   base::OnceMap<base::Result<compiler::SearchList>> bases_;
 };
+
+// Answers every entry of `group` from its group memo when nothing any of
+// them rests on changed; false (the report untouched) otherwise.
+bool answer_group(cache::Store* store, const std::string& key,
+                  const std::vector<CompdbEntry>& entries, const std::vector<size_t>& group,
+                  closure::ScanFileCache* shared, ScanReport* report, FileSizes* sizes) {
+  KnownScans known;
+  bool held = false;
+  DirStatCache dirs;
+  store->visit_memo(kGroupMemoTable, key, [&](std::string_view bytes) {
+    held = check_encoded_group_memo(bytes, entries[group[0]].directory, shared, &dirs, &known);
+  });
+  if (!held || known.answers.size() != group.size()) return false;
+  std::vector<TuScan> answered;
+  answered.reserve(group.size());
+  FileSizes group_sizes;
+  for (size_t k = 0; k < group.size(); ++k) {
+    std::optional<TuScan> tu =
+        Scanner::from_known(entries[group[k]], known.answers[k], known.paths, &group_sizes);
+    if (!tu) return false;
+    answered.push_back(std::move(*tu));
+  }
+  for (size_t k = 0; k < group.size(); ++k) report->tus[group[k]] = std::move(answered[k]);
+  sizes->merge(group_sizes);
+  return true;
+}
+
+// Stores the group memo of `group` (the entries' order, each with its key in
+// `tu_keys`) when every entry was scanned and has its memo.
+void remember_group(cache::Store* store, const std::string& key, const std::vector<size_t>& group,
+                    const std::vector<std::string>& tu_keys, const ScanReport& report) {
+  std::vector<std::string> memos, exacts;
+  memos.reserve(group.size());
+  exacts.reserve(group.size());
+  for (size_t k = 0; k < group.size(); ++k) {
+    const TuScan& tu = report.tus[group[k]];
+    if (!tu.skipped.empty() || !tu.remembered) return;
+    std::optional<std::string> memo = store->get_memo(kScanMemoTable, tu_keys[k]);
+    std::optional<std::string> exact = store->get_memo(kExactMemoTable, tu_keys[k]);
+    if (!memo || !exact) return;
+    memos.push_back(std::move(*memo));
+    exacts.push_back(std::move(*exact));
+  }
+  std::vector<GroupMemoPart> parts;
+  parts.reserve(group.size());
+  for (size_t k = 0; k < group.size(); ++k) parts.push_back({memos[k], exacts[k]});
+  if (std::optional<std::string> bytes = encode_group_memo(parts)) {
+    store->put_memo(kGroupMemoTable, key, *bytes);
+  }
+}
 
 }  // namespace
 
@@ -498,7 +590,18 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
       continue;
     }
+    // A warm scan of an unchanged group: one memo for all its TUs.
+    std::vector<std::string> tu_keys;
+    std::optional<std::string> group_key;
+    if (locked && kernel) group_key = scanner.group_key(entries, group, dir, &tu_keys);
+    if (group_key && answer_group(locked.get(), *group_key, entries, group, &shared_files, &report,
+                                  &all_sizes)) {
+      report.from_group += group.size();
+      if (progress) progress->tus_done += group.size();
+      continue;
+    }
     if (kernel) scanner.ask_ahead(entries, group, dir);
+    const std::vector<size_t> in_order = group;
     group = scan_order(entries, group);
     // Two passes: first each TU's memo, else its walk over every branch
     // (the shared graph: each file read and lexed once); then the walked
@@ -548,6 +651,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       if (walked[i]) rest.push_back(i);
     }
     if (!rest.empty()) run_pass(rest, Scanner::Pass::kEvaluate);
+    if (group_key) remember_group(locked.get(), *group_key, in_order, tu_keys, report);
   }
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.

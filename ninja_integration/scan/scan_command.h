@@ -25,6 +25,9 @@ struct TuScan {
   std::vector<std::string> deps;  // absolute, normalized, sorted; the source first
   std::string skipped;            // non-empty: not scanned, and why
   bool from_memo = false;         // nothing it rests on changed since its last scan
+  // The store's memo of this TU holds this answer (from_memo, or stored by
+  // this scan): a group memo may be made of it.
+  bool remembered = false;
   // Exact: `deps` are the files the compiler reads (only taken branches),
   // from the evaluation of the TU's conditionals and computed includes, or
   // from the compiler itself (`from_compiler`). Else `inexact` says why, and
@@ -47,6 +50,7 @@ struct ScanReport {
   std::vector<TuScan> tus;     // in compile-database order
   uint64_t scanned = 0;        // TUs with a closure
   uint64_t from_memo = 0;      // of those, answered by their scan memo
+  uint64_t from_group = 0;     // of those, answered by their directory's group memo
   uint64_t exact = 0;          // of those, exact (TuScan::exact)
   uint64_t from_compiler = 0;  // of the exact ones, asked of the compiler
   uint64_t unique_files = 0;

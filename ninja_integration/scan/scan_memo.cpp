@@ -3,6 +3,8 @@
 // fast hit path), through the scan's shared stat answers.
 #include "ninja_integration/scan/scan_memo.h"
 
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "base/byte_codec.h"
@@ -122,13 +124,45 @@ bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& p
   return r.str(&known->exact) && r.done();
 }
 
+namespace {
+
+// The deps and sizes that follow the closure memo in a scan memo, closure
+// paths named by their place in `closure_deps`.
+bool read_memo_deps(base::VarintReader* r, size_t limit,
+                    const std::vector<std::string_view>& closure_deps,
+                    std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
+  uint64_t n = 0;
+  if (!r->u64(&n) || n > limit) return false;
+  deps->resize(n);
+  sizes->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t place = 0;
+    if (!r->u64(&place) || place > closure_deps.size()) return false;
+    if (place > 0) {
+      (*deps)[i] = std::string(closure_deps[place - 1]);
+    } else if (!r->str(&(*deps)[i])) {
+      return false;
+    }
+    if (!r->u64(&(*sizes)[i])) return false;
+  }
+  return r->done();
+}
+
+// A reader past the closure memo of scan memo `bytes`, and that memo.
+bool open_scan_memo(std::string_view bytes, base::VarintReader* r, std::string_view* closure) {
+  if (!scan_memo_closure(bytes, closure)) return false;
+  r->skip(size_t(closure->data() + closure->size() - bytes.data()));
+  return true;
+}
+
+}  // namespace
+
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
                              std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
-  std::string_view closure;
-  if (!scan_memo_closure(bytes, &closure)) return false;
   base::VarintReader r(bytes);
-  r.skip(size_t(closure.data() + closure.size() - bytes.data()));
+  std::string_view closure;
+  if (!open_scan_memo(bytes, &r, &closure)) return false;
   ScanStats stats(cwd, shared, dirs);
   cache::Hash128 action_key;
   bool uses_date = false;
@@ -139,19 +173,140 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
       !changed.empty()) {
     return false;
   }
+  return read_memo_deps(&r, bytes.size(), closure_deps, deps, sizes);
+}
+
+namespace {
+
+constexpr std::string_view kGroupMemoFormat = "lexpack-scan-group-1";
+
+// The union of closure memos: each recorded fact once. Entries that agree
+// on what a check compares (a directory's existence and signature) are
+// merged; any that disagree are kept side by side, and the check of the
+// union fails on the stale one, as the check of its own memo would.
+class ClosureUnion {
+ public:
+  void add(closure::ClosureMemo memo) {
+    for (auto& d : memo.dependencies) {
+      if (deps_.insert(key(d.path, d.stat, d.content.lo, d.content.hi)).second) {
+        all_.dependencies.push_back(std::move(d));
+      }
+    }
+    for (auto& p : memo.probed_dirs) {
+      auto [it, added] =
+          probed_.emplace(key(p.dir, p.stat, p.exists, p.check_each), all_.probed_dirs.size());
+      if (added) {
+        all_.probed_dirs.push_back({p.dir, p.exists, p.check_each, p.stat, {}});
+        probes_.emplace_back();
+      }
+      for (auto& probe : p.probes) {
+        if (probes_[it->second].insert(probe).second) {
+          all_.probed_dirs[it->second].probes.push_back(std::move(probe));
+        }
+      }
+    }
+    for (auto& v : memo.vouched) {
+      auto [it, added] = vouched_.emplace(key(v.ancestor, v.stat, 0, 0), all_.vouched.size());
+      if (added) {
+        all_.vouched.push_back({v.ancestor, v.stat, {}});
+        vouched_dirs_.emplace_back();
+      }
+      for (auto& d : v.dirs) {
+        if (vouched_dirs_[it->second].insert(d).second) {
+          all_.vouched[it->second].dirs.push_back(std::move(d));
+        }
+      }
+    }
+    for (auto& d : memo.absent_dirs) {
+      if (absent_.insert(d).second) all_.absent_dirs.push_back(std::move(d));
+    }
+  }
+  const closure::ClosureMemo& memo() const { return all_; }
+
+ private:
+  static std::string key(std::string_view name, const base::StatSignature& sig, uint64_t a,
+                         uint64_t b) {
+    base::VarintWriter w;
+    w.str(name);
+    base::write_signature(&w, sig);
+    w.u64(a);
+    w.u64(b);
+    return w.take();
+  }
+  closure::ClosureMemo all_;
+  std::set<std::string> deps_, absent_;
+  std::map<std::string, size_t> probed_, vouched_;
+  std::vector<std::set<std::string>> probes_, vouched_dirs_;
+};
+
+}  // namespace
+
+std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& parts) {
+  ClosureUnion all;
+  PathTable paths;
+  std::vector<std::string> answers;
+  answers.reserve(parts.size());
+  for (const GroupMemoPart& part : parts) {
+    base::VarintReader r(part.scan_memo);
+    std::string_view closure_bytes;
+    closure::ClosureMemo memo;
+    if (!open_scan_memo(part.scan_memo, &r, &closure_bytes) ||
+        !closure::decode_closure_memo(closure_bytes, &memo)) {
+      return std::nullopt;
+    }
+    std::vector<std::string_view> closure_deps;
+    closure_deps.reserve(memo.dependencies.size());
+    for (const auto& d : memo.dependencies) closure_deps.push_back(d.path);
+    KnownScan known;
+    if (!read_memo_deps(&r, part.scan_memo.size(), closure_deps, &known.deps, &known.sizes)) {
+      return std::nullopt;
+    }
+    known.exact.assign(part.exact);
+    answers.push_back(encode_known_scan(number_known_scan(std::move(known), &paths)));
+    all.add(std::move(memo));
+  }
+  base::VarintWriter w;
+  w.str(kGroupMemoFormat);
+  w.str(closure::encode_closure_memo(all.memo()));
+  w.u64(paths.paths().size());
+  for (const std::string& p : paths.paths()) w.str(p);
+  w.u64(answers.size());
+  for (const std::string& a : answers) w.str(a);
+  return w.take();
+}
+
+bool check_encoded_group_memo(std::string_view bytes, const std::string& cwd,
+                              closure::ScanFileCache* shared, DirStatCache* dirs,
+                              KnownScans* known) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  std::string_view closure;
+  uint64_t closure_size = 0;
+  if (!r.str(&tag) || tag != kGroupMemoFormat || !r.u64(&closure_size) ||
+      closure_size > bytes.size() - r.pos()) {
+    return false;
+  }
+  closure = bytes.substr(r.pos(), closure_size);
+  r.skip(closure_size);
+  ScanStats stats(cwd, shared, dirs);
+  cache::Hash128 action_key;
+  bool uses_date = false;
+  std::string changed;
+  if (!closure::check_encoded_closure_memo(closure, &stats, &action_key, &uses_date, &changed,
+                                           nullptr) ||
+      !changed.empty()) {
+    return false;
+  }
   uint64_t n = 0;
   if (!r.u64(&n) || n > bytes.size()) return false;
-  deps->resize(n);
-  sizes->resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t place = 0;
-    if (!r.u64(&place) || place > closure_deps.size()) return false;
-    if (place > 0) {
-      (*deps)[i] = std::string(closure_deps[place - 1]);
-    } else if (!r.str(&(*deps)[i])) {
-      return false;
-    }
-    if (!r.u64(&(*sizes)[i])) return false;
+  known->paths.resize(n);
+  for (std::string& p : known->paths) {
+    if (!r.str(&p)) return false;
+  }
+  if (!r.u64(&n) || n > bytes.size()) return false;
+  known->answers.resize(n);
+  for (std::string& a : known->answers) {
+    if (!r.str(&a)) return false;
   }
   return r.done();
 }

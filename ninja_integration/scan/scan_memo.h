@@ -82,4 +82,27 @@ struct KnownScans {
   std::vector<std::string> paths;
 };
 
+// The memo of one directory's TUs taken together (by a key of all their
+// translation unit keys, scan_command.cpp): the union of their closure
+// memos and each TU's answer. A warm scan of an unchanged build checks it
+// instead of one memo per TU, so each file is checked once, not once per TU
+// that reads it.
+constexpr std::string_view kGroupMemoTable = "scan_group";
+
+// One TU of a group memo: its scan memo and the exact record beside it.
+struct GroupMemoPart {
+  std::string_view scan_memo;
+  std::string_view exact;
+};
+// The group memo of `parts`, in their order; nullopt when one is not a scan
+// memo.
+std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& parts);
+// The check of check_encoded_scan_memo() on the union: true when every
+// signature recorded still holds, with each TU's answer (encode_known_scan)
+// in `known`, in the order the memo was made; false when something changed
+// or `bytes` is not a group memo.
+bool check_encoded_group_memo(std::string_view bytes, const std::string& cwd,
+                              closure::ScanFileCache* shared, DirStatCache* dirs,
+                              KnownScans* known);
+
 }  // namespace lexpack::scan

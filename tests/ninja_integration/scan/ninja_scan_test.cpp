@@ -336,6 +336,7 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   EXPECT_TRUE(has_dep(cold.tus[0], dir.at("inc2/x.h")));
   scan::ScanReport warm = scan();
   EXPECT_EQ(warm.from_memo, 3u);
+  EXPECT_EQ(warm.from_group, 3u);  // the directory's TUs checked together
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(warm.tus[i].deps, cold.tus[i].deps) << i;
   EXPECT_EQ(warm.unique_files, cold.unique_files);
   EXPECT_EQ(warm.unique_bytes, cold.unique_bytes);
@@ -361,6 +362,19 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   EXPECT_TRUE(has_dep(after.tus[1], dir.at("z.h")));
   EXPECT_TRUE(after.tus[2].from_memo);
   EXPECT_EQ(after.tus[2].deps, cold.tus[2].deps);
+  EXPECT_EQ(after.from_group, 0u);
+
+  // Once the new files are settled, their TUs' memos and then the group's
+  // are made again, with the new answers.
+  sleep(2);
+  scan::ScanReport settled = scan();
+  EXPECT_EQ(settled.from_memo, 1u);
+  EXPECT_EQ(settled.from_group, 0u);
+  scan::ScanReport again = scan();
+  EXPECT_EQ(again.from_group, 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(again.tus[i].deps, settled.tus[i].deps) << i;
+  EXPECT_TRUE(has_dep(again.tus[0], dir.at("inc1/x.h")));
+  EXPECT_TRUE(has_dep(again.tus[1], dir.at("z.h")));
 }
 
 // Headers' include answers are shared by the TUs of one scan: a TU that reaches

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/file_stat.h"
 #include "lexer/kernel.h"
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/dependency_closure.h"
@@ -275,6 +277,78 @@ TEST(SharedWalk, LexedFilesAreKeptForTheEvaluation) {
   EXPECT_EQ(x->scan.text(x->scan.directives[0]), "x.h");
   sig.mtime_ns += 1;
   EXPECT_EQ(kept.find_lexed(sig), nullptr);
+}
+
+// A group memo is the union of its TUs' memos: it holds while every one of
+// them would, and fails as soon as one would, a name probed by a single TU
+// included; each TU's answer comes back in order.
+TEST(GroupMemo, HoldsExactlyWhileEveryTusMemoHolds) {
+  testing::TestDir d;
+  d.write("inc/.keep", "");
+  d.write("sys/x.h", "int x;\n");
+  d.write("sys/y.h", "int y;\n");
+  d.write("a.cpp", "#include <x.h>\n");
+  d.write("b.cpp", "#include <y.h>\n");
+  auto dep = [&](const std::string& name) {
+    closure::ClosureMemo::Dependency dep;
+    dep.path = d.at(name);
+    EXPECT_TRUE(base::stat_file(dep.path, &dep.stat)) << name;
+    return dep;
+  };
+  auto probed = [&](std::vector<std::string> names) {
+    closure::ClosureMemo::ProbedDir p;
+    p.dir = d.at("inc");
+    p.exists = base::stat_dir(p.dir, &p.stat);
+    for (const std::string& n : names) p.probes.push_back(d.at("inc/" + n));
+    return p;
+  };
+  // Each TU probed the shared directory inc/ for its own header.
+  closure::ClosureMemo a, b;
+  a.dependencies = {dep("a.cpp"), dep("sys/x.h")};
+  a.probed_dirs = {probed({"x.h"})};
+  b.dependencies = {dep("b.cpp"), dep("sys/y.h"), dep("sys/x.h")};
+  b.probed_dirs = {probed({"y.h"})};
+  const std::string memo_a = encode_scan_memo(closure::encode_closure_memo(a),
+                                              {{d.at("a.cpp"), 15, 1}, {d.at("sys/x.h"), 7, 2}});
+  const std::string memo_b = encode_scan_memo(closure::encode_closure_memo(b),
+                                              {{d.at("b.cpp"), 15, 1}, {d.at("sys/y.h"), 7, 2}});
+  std::optional<std::string> group = encode_group_memo({{memo_a, "10\n"}, {memo_b, "00\nwhy"}});
+  ASSERT_TRUE(group);
+
+  auto check = [&](std::string_view bytes, KnownScans* known) {
+    closure::ScanFileCache next_scan;
+    DirStatCache dirs;
+    return check_encoded_group_memo(bytes, d.path(), &next_scan, &dirs, known);
+  };
+  KnownScans known;
+  ASSERT_TRUE(check(*group, &known));
+  ASSERT_EQ(known.answers.size(), 2u);
+  KnownScan tu_a, tu_b;
+  ASSERT_TRUE(decode_known_scan(known.answers[0], known.paths, &tu_a));
+  ASSERT_TRUE(decode_known_scan(known.answers[1], known.paths, &tu_b));
+  EXPECT_EQ(tu_a.deps, (std::vector<std::string>{d.at("a.cpp"), d.at("sys/x.h")}));
+  EXPECT_EQ(tu_a.exact, "10\n");
+  EXPECT_EQ(tu_b.deps, (std::vector<std::string>{d.at("b.cpp"), d.at("sys/y.h")}));
+  EXPECT_EQ(tu_b.sizes, (std::vector<uint64_t>{15, 7}));
+  EXPECT_EQ(tu_b.exact, "00\nwhy");
+  for (size_t cut : {size_t(0), size_t(12), group->size() / 2, group->size() - 1}) {
+    EXPECT_FALSE(check(std::string_view(*group).substr(0, cut), &known)) << cut;
+  }
+
+  // A name nobody probed: inc/ changed, but every probe is still missing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  d.write("inc/other.h", "\n");
+  EXPECT_TRUE(check(*group, &known));
+  // A name only b probed now shadows its header.
+  d.write("inc/y.h", "int shadow;\n");
+  EXPECT_FALSE(check(*group, &known)) << "inc/y.h shadows sys/y.h for b";
+  std::filesystem::remove(d.at("inc/y.h"));
+  EXPECT_TRUE(check(*group, &known));
+  // A header only one TU read changes.
+  d.write("sys/y.h", "int y, z;\n");
+  EXPECT_FALSE(check(*group, &known));
+  // A memo that is not a scan memo makes no group memo.
+  EXPECT_FALSE(encode_group_memo({{memo_a, "10\n"}, {"not a memo", "10\n"}}));
 }
 
 }  // namespace
