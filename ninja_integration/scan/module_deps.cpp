@@ -79,8 +79,8 @@ base::Result<std::string> format_p1689(const ScanReport& report, const lexer::Ke
   bool first = true;
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
-    const std::string& path =
-        tu.deps.empty() ? base::absolute_path(tu.source, tu.directory) : tu.deps[0];
+    const std::string path =
+        tu.deps.empty() ? base::absolute_path(tu.source, tu.directory) : std::string(tu.deps[0]);
     base::Result<std::string> bytes = base::read_file(path);
     if (!bytes.ok()) return base::Status::error(path + ": " + bytes.message());
     out += first ? "\n" : ",\n";

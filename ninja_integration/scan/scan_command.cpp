@@ -208,17 +208,21 @@ class Scanner {
   }
 
   // An entry as the server's answer gives it (nullopt: not an answer).
-  static std::optional<TuScan> from_known(const CompdbEntry& e, std::string_view bytes,
-                                          const std::vector<std::string>& paths, FileSizes* sizes) {
-    KnownScan known;
+  // Its deps are views into `paths`, which it keeps.
+  static std::optional<TuScan> from_known(
+      const CompdbEntry& e, std::string_view bytes,
+      const std::shared_ptr<const std::vector<std::string>>& paths, FileSizes* sizes) {
+    NumberedScan known;
     TuScan tu;
-    if (!decode_known_scan(bytes, paths, &known) || !decode_exact(known.exact, &tu)) {
+    if (!decode_numbered_scan(bytes, paths->size(), &known) || !decode_exact(known.exact, &tu)) {
       return std::nullopt;
     }
     tu.directory = e.directory;
     tu.source = e.file;
     tu.output = e.output.empty() ? command::parse_compile_command(e.argv).output : e.output;
-    tu.deps = std::move(known.deps);
+    tu.deps.reserve(known.deps.size());
+    for (uint32_t number : known.deps) tu.deps.push_back((*paths)[number]);
+    tu.deps_owner = paths;
     for (size_t i = 0; i < tu.deps.size(); ++i) note_size(sizes, tu.deps[i], known.sizes[i]);
     tu.from_memo = true;
     tu.remembered = true;
@@ -265,7 +269,7 @@ class Scanner {
       if (held) {
         for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
         tu = std::move(remembered);
-        tu.deps = std::move(deps);
+        own_deps(&tu, std::move(deps));
         tu.from_memo = true;
         tu.remembered = true;
         return tu;
@@ -309,6 +313,7 @@ class Scanner {
     // What the evaluation entered, by the walk's file numbers; a file it
     // reached that the walk did not (a computed include's) is added.
     bool remember = true;
+    std::vector<std::string> dep_paths;                        // the answer, owned by tu once made
     std::unordered_map<std::string_view, uint32_t> by_normal;  // walk file number
     std::unordered_map<std::string_view, uint64_t> outside;    // size of the others
     if (evaluated.ran && !evaluated.result.needs_compiler()) {
@@ -359,12 +364,13 @@ class Scanner {
         std::sort(kept.begin() + (kept.empty() ? 0 : 1), kept.end(), by_path);
         order = std::move(kept);
       }
-      tu.deps.reserve(order.size() + entered_normal.size());
-      for (uint32_t i : order) tu.deps.emplace_back(normal[i]);
+      dep_paths.reserve(order.size() + entered_normal.size());
+      for (uint32_t i : order) dep_paths.emplace_back(normal[i]);
       for (std::string_view n : entered_normal) {
-        if (std::find(tu.deps.begin(), tu.deps.end(), n) == tu.deps.end()) tu.deps.emplace_back(n);
+        if (std::find(dep_paths.begin(), dep_paths.end(), n) == dep_paths.end())
+          dep_paths.emplace_back(n);
       }
-      if (!tu.deps.empty()) std::sort(tu.deps.begin() + 1, tu.deps.end());
+      if (!dep_paths.empty()) std::sort(dep_paths.begin() + 1, dep_paths.end());
     } else if (evaluated.ran || closure->has_computed_include) {
       // A computed include the evaluation could not expand: only the
       // compiler can say which files this TU reads.
@@ -373,28 +379,29 @@ class Scanner {
       if (!asked.ok()) {
         return skip(tu, "cannot tell its dependencies (" + why + "): " + asked.message());
       }
-      tu.deps = std::move(asked.value());
-      if (tu.deps.size() > 1) std::sort(tu.deps.begin() + 1, tu.deps.end());
+      dep_paths = std::move(asked.value());
+      if (dep_paths.size() > 1) std::sort(dep_paths.begin() + 1, dep_paths.end());
       tu.exact = true;
       tu.from_compiler = true;
       tu.inexact = why;
       remember = false;
     } else {
       tu.inexact = "not evaluated: " + evaluated.error;
-      tu.deps.reserve(order.size());
-      for (uint32_t i : order) tu.deps.emplace_back(normal[i]);
+      dep_paths.reserve(order.size());
+      for (uint32_t i : order) dep_paths.emplace_back(normal[i]);
     }
+    own_deps(&tu, std::move(dep_paths));
     // The sizes of the files this TU reads, for the scan's totals.
     if (by_normal.empty()) {
       for (uint32_t i : order) by_normal.emplace(normal[i], i);
     }
-    for (const std::string& d : tu.deps) {
+    for (std::string_view d : tu.deps) {
       uint64_t size = 0;
       if (auto it = by_normal.find(d); it != by_normal.end()) {
         size = reached[it->second].stat.size;
       } else if (auto o = outside.find(d); o != outside.end()) {
         size = o->second;
-      } else if (base::StatSignature sig; base::stat_file(d, &sig)) {
+      } else if (base::StatSignature sig; base::stat_file(std::string(d), &sig)) {
         size = sig.size;
       }
       note_size(sizes, d, size);
@@ -405,7 +412,7 @@ class Scanner {
       if (closure_memo) {
         std::vector<ScanMemoDep> deps;
         deps.reserve(tu.deps.size());
-        for (const std::string& d : tu.deps) {
+        for (std::string_view d : tu.deps) {
           if (auto it = by_normal.find(d); it != by_normal.end()) {
             uint32_t i = it->second;
             deps.push_back(
@@ -500,12 +507,14 @@ bool answer_group(cache::Store* store, const std::string& key,
     held = check_encoded_group_memo(bytes, entries[group[0]].directory, shared, &dirs, &known);
   });
   if (!held || known.answers.size() != group.size()) return false;
+  // Every TU's deps are views into this one table.
+  auto paths = std::make_shared<const std::vector<std::string>>(std::move(known.paths));
   std::vector<TuScan> answered;
   answered.reserve(group.size());
   FileSizes group_sizes;
   for (size_t k = 0; k < group.size(); ++k) {
     std::optional<TuScan> tu =
-        Scanner::from_known(entries[group[k]], known.answers[k], known.paths, &group_sizes);
+        Scanner::from_known(entries[group[k]], known.answers[k], paths, &group_sizes);
     if (!tu) return false;
     answered.push_back(std::move(*tu));
   }
@@ -539,6 +548,12 @@ void remember_group(cache::Store* store, const std::string& key, const std::vect
 }
 
 }  // namespace
+
+void own_deps(TuScan* tu, std::vector<std::string> paths) {
+  auto owned = std::make_shared<const std::vector<std::string>>(std::move(paths));
+  tu->deps.assign(owned->begin(), owned->end());
+  tu->deps_owner = std::move(owned);
+}
 
 std::vector<size_t> scan_order(const std::vector<CompdbEntry>& entries,
                                const std::vector<size_t>& group) {
@@ -583,6 +598,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   for (size_t i = 0; i < entries.size(); ++i) by_dir[entries[i].directory].push_back(i);
   std::mutex merge_mu;
   FileSizes all_sizes;
+  // The server's answers name their paths in one table, shared by their TUs.
+  std::shared_ptr<const std::vector<std::string>> known_paths;
+  if (known) known_paths = std::make_shared<const std::vector<std::string>>(known->paths);
   char old_cwd[4096];
   bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
   for (auto& [dir, group] : by_dir) {
@@ -622,7 +640,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
           std::optional<TuScan> answered;
           if (pass == Scanner::Pass::kWalk && known && i < known->answers.size() &&
               !known->answers[i].empty()) {
-            answered = Scanner::from_known(entries[i], known->answers[i], known->paths, &sizes);
+            answered = Scanner::from_known(entries[i], known->answers[i], known_paths, &sizes);
           }
           if (answered) {
             report.tus[i] = std::move(*answered);
@@ -695,7 +713,7 @@ bool write_make(const ScanReport& report, const std::function<bool(std::string_v
     if (!tu.skipped.empty()) continue;
     append_make_escaped(&out, tu.output);
     out += ':';
-    for (const std::string& d : tu.deps) {
+    for (std::string_view d : tu.deps) {
       out += " \\\n  ";
       append_make_escaped(&out, d);
       if (!pass_on(kPiece)) return false;

@@ -20,11 +20,15 @@ namespace lexpack::scan {
 
 struct TuScan {
   std::string directory;
-  std::string source;             // as in the entry
-  std::string output;             // as in the entry (or the command's -o)
-  std::vector<std::string> deps;  // absolute, normalized, sorted; the source first
-  std::string skipped;            // non-empty: not scanned, and why
-  bool from_memo = false;         // nothing it rests on changed since its last scan
+  std::string source;  // as in the entry
+  std::string output;  // as in the entry (or the command's -o)
+  // Absolute, normalized, sorted; the source first. Views into strings
+  // `deps_owner` keeps alive (own_deps()): the TUs answered by one memo
+  // share one table of paths instead of a string per dependency each.
+  std::vector<std::string_view> deps;
+  std::shared_ptr<const void> deps_owner;
+  std::string skipped;     // non-empty: not scanned, and why
+  bool from_memo = false;  // nothing it rests on changed since its last scan
   // The store's memo of this TU holds this answer (from_memo, or stored by
   // this scan): a group memo may be made of it.
   bool remembered = false;
@@ -40,6 +44,9 @@ struct TuScan {
   bool modules_exact = false;
   std::vector<uint32_t> module_lines;
 };
+
+// Makes `paths` the deps of `tu`, kept alive by it.
+void own_deps(TuScan* tu, std::vector<std::string> paths);
 
 struct ScanProgress {
   std::atomic<uint64_t> tus_done{0};

@@ -109,8 +109,7 @@ std::string encode_known_scan(const NumberedScan& known) {
   return w.take();
 }
 
-bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& paths,
-                       KnownScan* known) {
+bool decode_numbered_scan(std::string_view bytes, size_t paths, NumberedScan* known) {
   base::VarintReader r(bytes);
   uint64_t n = 0;
   if (!r.u64(&n) || n > bytes.size()) return false;
@@ -118,10 +117,22 @@ bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& p
   known->sizes.resize(n);
   for (size_t i = 0; i < n; ++i) {
     uint64_t number = 0;
-    if (!r.u64(&number) || number >= paths.size() || !r.u64(&known->sizes[i])) return false;
-    known->deps[i] = paths[number];
+    if (!r.u64(&number) || number >= paths || !r.u64(&known->sizes[i])) return false;
+    known->deps[i] = uint32_t(number);
   }
   return r.str(&known->exact) && r.done();
+}
+
+bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& paths,
+                       KnownScan* known) {
+  NumberedScan numbered;
+  if (!decode_numbered_scan(bytes, paths.size(), &numbered)) return false;
+  known->deps.clear();
+  known->deps.reserve(numbered.deps.size());
+  for (uint32_t number : numbered.deps) known->deps.push_back(paths[number]);
+  known->sizes = std::move(numbered.sizes);
+  known->exact = std::move(numbered.exact);
+  return true;
 }
 
 namespace {

@@ -73,6 +73,9 @@ struct NumberedScan {
 };
 NumberedScan number_known_scan(KnownScan known, PathTable* paths);
 std::string encode_known_scan(const NumberedScan& known);
+// The numbers encode_known_scan() wrote, each below `paths` (the size of the
+// table they name).
+bool decode_numbered_scan(std::string_view bytes, size_t paths, NumberedScan* known);
 bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& paths,
                        KnownScan* known);
 // What a server answered for the entries of a scan: per entry, its encoded

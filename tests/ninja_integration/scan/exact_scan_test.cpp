@@ -174,7 +174,7 @@ std::string logging_gxx(const testing::TestDir& d, const std::string& log) {
 void expect_exact_like_gcc(const ScanReport& report, const std::vector<CompdbEntry>& entries) {
   ASSERT_EQ(report.tus.size(), entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
-    const std::vector<std::string>& deps = report.tus[i].deps;
+    const std::vector<std::string_view>& deps = report.tus[i].deps;
     EXPECT_TRUE(report.tus[i].exact) << entries[i].file << ": " << report.tus[i].inexact;
     EXPECT_EQ(std::set<std::string>(deps.begin(), deps.end()), gcc_deps(entries[i]))
         << entries[i].file;

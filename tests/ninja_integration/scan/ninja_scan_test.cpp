@@ -193,9 +193,12 @@ TEST(NormalPath, MatchesLexicallyNormal) {
 
 TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
   scan::ScanReport report;
-  report.tus.push_back(
-      {"/b", "a b.cpp", "o$ 1.o", {"/b/a b.cpp", "/b/x#y.h", "/b/c\\d.h", "/b/e.h"}, ""});
-  report.tus.push_back({"/b", "skipped.cpp", "s.o", {}, "not a compile"});
+  scan::TuScan tu{"/b", "a b.cpp", "o$ 1.o"};
+  scan::own_deps(&tu, {"/b/a b.cpp", "/b/x#y.h", "/b/c\\d.h", "/b/e.h"});
+  report.tus.push_back(tu);
+  scan::TuScan skipped{"/b", "skipped.cpp", "s.o"};
+  skipped.skipped = "not a compile";
+  report.tus.push_back(skipped);
   EXPECT_EQ(scan::format_make(report),
             "o$$\\ 1.o: \\\n  /b/a\\ b.cpp \\\n  /b/x\\#y.h \\\n  /b/c\\\\d.h \\\n  /b/e.h\n");
 }
@@ -209,7 +212,9 @@ TEST(FormatMake, LargeRulesArriveInPiecesThatAddUp) {
     tu.directory = "/b";
     tu.source = "t" + std::to_string(t) + ".cpp";
     tu.output = "t" + std::to_string(t) + ".o";
-    for (int d = 0; d < 400; ++d) tu.deps.push_back("/usr/include/dir " + std::to_string(d) + ".h");
+    std::vector<std::string> deps;
+    for (int d = 0; d < 400; ++d) deps.push_back("/usr/include/dir " + std::to_string(d) + ".h");
+    scan::own_deps(&tu, std::move(deps));
     report.tus.push_back(std::move(tu));
   }
   const std::string whole = scan::format_make(report);
