@@ -499,12 +499,12 @@ class Scanner {
 // them rests on changed; false (the report untouched) otherwise.
 bool answer_group(cache::Store* store, const std::string& key,
                   const std::vector<CompdbEntry>& entries, const std::vector<size_t>& group,
-                  closure::ScanFileCache* shared, ScanReport* report, FileSizes* sizes) {
+                  ScanReport* report, FileSizes* sizes) {
   KnownScans known;
   bool held = false;
   DirStatCache dirs;
   store->visit_memo(kGroupMemoTable, key, [&](std::string_view bytes) {
-    held = check_encoded_group_memo(bytes, entries[group[0]].directory, shared, &dirs, &known);
+    held = check_encoded_group_memo(bytes, &dirs, &known);
   });
   if (!held || known.answers.size() != group.size()) return false;
   // Every TU's deps are views into this one table.
@@ -608,12 +608,13 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
       continue;
     }
-    // A warm scan of an unchanged group: one memo for all its TUs.
+    // A warm scan of an unchanged group: one memo for all its TUs. No
+    // worker runs yet, so the memo is read where the store holds it.
     std::vector<std::string> tu_keys;
     std::optional<std::string> group_key;
     if (locked && kernel) group_key = scanner.group_key(entries, group, dir, &tu_keys);
-    if (group_key && answer_group(locked.get(), *group_key, entries, group, &shared_files, &report,
-                                  &all_sizes)) {
+    if (group_key &&
+        answer_group(batching.get(), *group_key, entries, group, &report, &all_sizes)) {
       report.from_group += group.size();
       if (progress) progress->tus_done += group.size();
       continue;

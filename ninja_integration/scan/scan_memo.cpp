@@ -17,6 +17,19 @@ namespace {
 // 2: deps that are closure paths are written as their place in the closure.
 constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-3";
 
+// stat_dir() of `path`, asked once per `dirs`.
+bool stat_dir_once(DirStatCache* dirs, std::string_view path, base::StatSignature* sig) {
+  std::string dir(path);
+  auto it = dirs->find(dir);
+  if (it == dirs->end()) {
+    std::optional<base::StatSignature> found;
+    if (base::StatSignature s; base::stat_dir(dir, &s)) found = s;
+    it = dirs->emplace(std::move(dir), found).first;
+  }
+  if (it->second) *sig = *it->second;
+  return it->second.has_value();
+}
+
 // The scan's stat answers: files asked once per scan (shared by its
 // threads), directories once per worker.
 class ScanStats : public closure::MemoStatSource {
@@ -34,21 +47,34 @@ class ScanStats : public closure::MemoStatSource {
   }
 
   bool stat_dir(std::string_view path, base::StatSignature* sig) override {
-    std::string dir(path);
-    auto it = dirs_->find(dir);
-    if (it == dirs_->end()) {
-      std::optional<base::StatSignature> found;
-      if (base::StatSignature s; base::stat_dir(dir, &s)) found = s;
-      it = dirs_->emplace(std::move(dir), found).first;
-    }
-    if (it->second) *sig = *it->second;
-    return it->second.has_value();
+    return stat_dir_once(dirs_, path, sig);
   }
 
  private:
   const std::string& cwd_;
   closure::ScanFileCache* shared_;
   DirStatCache* dirs_;
+};
+
+// The stat answers of a group memo's check: it names each file once, so
+// each is stat'ed as given (relative to the working directory), without
+// the scan's shared table; directories once.
+class PlainStats : public closure::MemoStatSource {
+ public:
+  explicit PlainStats(DirStatCache* dirs) : dirs_(dirs) {}
+
+  bool stat_file(std::string_view path, base::StatSignature* sig) override {
+    path_.assign(path);
+    return base::stat_file(path_, sig);
+  }
+
+  bool stat_dir(std::string_view path, base::StatSignature* sig) override {
+    return stat_dir_once(dirs_, path, sig);
+  }
+
+ private:
+  DirStatCache* dirs_;
+  std::string path_;
 };
 
 }  // namespace
@@ -286,9 +312,7 @@ std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& p
   return w.take();
 }
 
-bool check_encoded_group_memo(std::string_view bytes, const std::string& cwd,
-                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                              KnownScans* known) {
+bool check_encoded_group_memo(std::string_view bytes, DirStatCache* dirs, KnownScans* known) {
   base::VarintReader r(bytes);
   std::string tag;
   std::string_view closure;
@@ -299,7 +323,7 @@ bool check_encoded_group_memo(std::string_view bytes, const std::string& cwd,
   }
   closure = bytes.substr(r.pos(), closure_size);
   r.skip(closure_size);
-  ScanStats stats(cwd, shared, dirs);
+  PlainStats stats(dirs);
   cache::Hash128 action_key;
   bool uses_date = false;
   std::string changed;

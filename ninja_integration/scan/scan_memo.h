@@ -100,12 +100,11 @@ struct GroupMemoPart {
 // The group memo of `parts`, in their order; nullopt when one is not a scan
 // memo.
 std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& parts);
-// The check of check_encoded_scan_memo() on the union: true when every
+// The check of check_encoded_scan_memo() on the union, from inside the
+// group's directory (relative paths are stat'ed as given): true when every
 // signature recorded still holds, with each TU's answer (encode_known_scan)
 // in `known`, in the order the memo was made; false when something changed
 // or `bytes` is not a group memo.
-bool check_encoded_group_memo(std::string_view bytes, const std::string& cwd,
-                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                              KnownScans* known);
+bool check_encoded_group_memo(std::string_view bytes, DirStatCache* dirs, KnownScans* known);
 
 }  // namespace lexpack::scan

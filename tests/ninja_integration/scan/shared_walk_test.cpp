@@ -316,9 +316,8 @@ TEST(GroupMemo, HoldsExactlyWhileEveryTusMemoHolds) {
   ASSERT_TRUE(group);
 
   auto check = [&](std::string_view bytes, KnownScans* known) {
-    closure::ScanFileCache next_scan;
     DirStatCache dirs;
-    return check_encoded_group_memo(bytes, d.path(), &next_scan, &dirs, known);
+    return check_encoded_group_memo(bytes, &dirs, known);
   };
   KnownScans known;
   ASSERT_TRUE(check(*group, &known));
