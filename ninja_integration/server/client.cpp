@@ -152,15 +152,21 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
 // server started a moment ago to listen.
 std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> compiles,
                                int wait_ms, bool starting) {
-  std::optional<Request> req = compile_request(kind, {}, true);
   std::string path = server_socket();
-  if (!req || path.empty() || compiles.empty()) return std::nullopt;
-  req->compiles = std::move(compiles);
+  if (path.empty() || compiles.empty()) return std::nullopt;
   int fd = -1;
   for (int tries = 0; (fd = connect_to(path, 1 + wait_ms / 1000)) < 0; ++tries) {
     if (!starting || tries >= 50) return std::nullopt;  // none listening
     ::usleep(20 * 1000);
   }
+  // Made once a server listens: with none (a plain scan), reading the
+  // process's umask and environment would be wasted.
+  std::optional<Request> req = compile_request(kind, {}, true);
+  if (!req) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  req->compiles = std::move(compiles);
   std::string bytes;
   Reply reply;
   bool ok = send_frame(fd, encode_request(*req)) && recv_frame(fd, &bytes) &&
