@@ -13,6 +13,14 @@ ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
   return shards_[cache::hash64(abs_path) % kShards];
 }
 
+std::string_view ScanFileCache::intern(std::string_view path) {
+  InternPart& p = interned_[cache::hash64(path) % kShards];
+  std::lock_guard lock(p.mu);
+  auto it = p.paths.find(path);
+  if (it == p.paths.end()) it = p.paths.emplace(path).first;
+  return *it;
+}
+
 std::optional<std::optional<base::StatSignature>> ScanFileCache::find_stat(
     const std::string& abs_path) {
   Shard& s = shard_of(abs_path);

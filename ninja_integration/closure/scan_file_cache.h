@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/file_stat.h"
@@ -55,6 +56,10 @@ class ScanFileCache {
   // Callers take the signature of its directory first (dir_stat_once), so
   // that signature is never newer than this answer.
   bool no_entry_once(const std::string& abs_path);
+
+  // `path`, kept once for the life of this cache: equal paths give views of
+  // the same string (a scan's answers name each file once, not once per TU).
+  std::string_view intern(std::string_view path);
 
   // Every stat this cache answers was taken after this time (its creation):
   // whether a signature was settled when taken is judged against it.
@@ -169,6 +174,11 @@ class ScanFileCache {
   template <class T, class Ask>
   T once(const std::string& abs_path, bool Entry::*known, T Entry::*value, Ask ask);
   std::array<Shard, kShards> shards_;
+  struct InternPart {
+    std::mutex mu;
+    std::unordered_set<std::string, cache::StringHash, std::equal_to<>> paths;
+  };
+  std::array<InternPart, kShards> interned_;
   struct LexedPart {
     std::mutex mu;
     std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LexedFile>> files;

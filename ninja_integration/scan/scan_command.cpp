@@ -104,9 +104,10 @@ class Scanner {
 
   // The files `walked` holds are read and lexed once for the walk and the
   // evaluation of every TU.
-  void share_files(closure::ScanFileCache* walked) {
+  void share_files(std::shared_ptr<closure::ScanFileCache> walked) {
     walked->keep_lexed();
-    share_.use_walked(walked);
+    share_.use_walked(walked.get());
+    walked_ = std::move(walked);
   }
 
   // Asks every compiler and every search list the entries will need, all at
@@ -251,8 +252,8 @@ class Scanner {
     // A warm scan: nothing the last closure of this TU rests on has changed.
     cache::Hash128 tu_key;
     if (store_) tu_key = closure::translation_unit_key(*identity, cmd, e.directory);
-    if (store_ && files->shared() && pass == Pass::kWalk) {
-      std::vector<std::string> deps;
+    if (store_ && walked_ && files->shared() == walked_.get() && pass == Pass::kWalk) {
+      std::vector<std::string_view> deps;  // kept by files->shared(), which is walked_
       std::vector<uint64_t> dep_sizes;
       const std::string key = tu_key.hex();
       std::optional<std::string> exact = store_->get_memo(kExactMemoTable, key);
@@ -269,7 +270,8 @@ class Scanner {
       if (held) {
         for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
         tu = std::move(remembered);
-        own_deps(&tu, std::move(deps));
+        tu.deps = std::move(deps);
+        tu.deps_owner = walked_;
         tu.from_memo = true;
         tu.remembered = true;
         return tu;
@@ -489,6 +491,7 @@ class Scanner {
   static constexpr std::string_view kGroupKeyFormat = "lexpack-scan-group-1";
   cache::Store* store_;
   const lexer::Kernel* kernel_;
+  std::shared_ptr<const closure::ScanFileCache> walked_;  // share_files()
   closure::EvaluationShare share_;
   base::OnceMap<base::Result<compiler::CompilerIdentity>> identities_;
   base::OnceMap<base::Result<compiler::SearchList>> search_lists_;
@@ -589,7 +592,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   Scanner scanner(locked.get(), kernel);
   auto graph = std::make_shared<closure::ScanFileCache>();
   closure::ScanFileCache& shared_files = *graph;
-  scanner.share_files(graph.get());
+  scanner.share_files(graph);
   report.graph = graph;
   if (jobs <= 0) jobs = int(std::max(1u, std::thread::hardware_concurrency()));
   // Paths in a command are relative to its directory, and the resolver stats

@@ -164,23 +164,27 @@ bool decode_known_scan(std::string_view bytes, const std::vector<std::string>& p
 namespace {
 
 // The deps and sizes that follow the closure memo in a scan memo, closure
-// paths named by their place in `closure_deps`.
-bool read_memo_deps(base::VarintReader* r, size_t limit,
-                    const std::vector<std::string_view>& closure_deps,
-                    std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
+// paths named by their place in `closure_deps`: `emit(path, size)` for each,
+// the path a view into the memo.
+template <class Emit>
+bool read_memo_deps(base::VarintReader* r, std::string_view bytes,
+                    const std::vector<std::string_view>& closure_deps, Emit emit) {
   uint64_t n = 0;
-  if (!r->u64(&n) || n > limit) return false;
-  deps->resize(n);
-  sizes->resize(n);
+  if (!r->u64(&n) || n > bytes.size()) return false;
   for (size_t i = 0; i < n; ++i) {
-    uint64_t place = 0;
+    uint64_t place = 0, size = 0, length = 0;
+    std::string_view path;
     if (!r->u64(&place) || place > closure_deps.size()) return false;
     if (place > 0) {
-      (*deps)[i] = std::string(closure_deps[place - 1]);
-    } else if (!r->str(&(*deps)[i])) {
+      path = closure_deps[place - 1];
+    } else if (r->u64(&length) && length <= bytes.size() - r->pos()) {
+      path = bytes.substr(r->pos(), length);
+      r->skip(length);
+    } else {
       return false;
     }
-    if (!r->u64(&(*sizes)[i])) return false;
+    if (!r->u64(&size)) return false;
+    emit(path, size);
   }
   return r->done();
 }
@@ -196,7 +200,7 @@ bool open_scan_memo(std::string_view bytes, base::VarintReader* r, std::string_v
 
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                             std::vector<std::string>* deps, std::vector<uint64_t>* sizes) {
+                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes) {
   base::VarintReader r(bytes);
   std::string_view closure;
   if (!open_scan_memo(bytes, &r, &closure)) return false;
@@ -210,7 +214,12 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
       !changed.empty()) {
     return false;
   }
-  return read_memo_deps(&r, bytes.size(), closure_deps, deps, sizes);
+  deps->clear();
+  sizes->clear();
+  return read_memo_deps(&r, bytes, closure_deps, [&](std::string_view path, uint64_t size) {
+    deps->push_back(shared->intern(path));
+    sizes->push_back(size);
+  });
 }
 
 namespace {
@@ -295,7 +304,11 @@ std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& p
     closure_deps.reserve(memo.dependencies.size());
     for (const auto& d : memo.dependencies) closure_deps.push_back(d.path);
     KnownScan known;
-    if (!read_memo_deps(&r, part.scan_memo.size(), closure_deps, &known.deps, &known.sizes)) {
+    if (!read_memo_deps(&r, part.scan_memo, closure_deps,
+                        [&](std::string_view path, uint64_t size) {
+                          known.deps.emplace_back(path);
+                          known.sizes.push_back(size);
+                        })) {
       return std::nullopt;
     }
     known.exact.assign(part.exact);

@@ -37,11 +37,11 @@ using DirStatCache = std::unordered_map<std::string, std::optional<base::StatSig
 
 // A warm scan's question on the encoded memo, checked where it lies (no
 // string built per dependency or probe): true when every signature recorded
-// still holds, with the memo's deps and sizes; false when something changed
-// or `bytes` is not a scan memo.
+// still holds, with the memo's deps (kept by `shared`, ScanFileCache::intern)
+// and sizes; false when something changed or `bytes` is not a scan memo.
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                             std::vector<std::string>* deps, std::vector<uint64_t>* sizes);
+                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes);
 
 // The encoded closure memo inside a scan memo (what `lexpack server` watches
 // for that TU); false when `bytes` is not a scan memo.

@@ -344,10 +344,12 @@ bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* 
     return false;
   }
   if (!watch_memo(id, memo, cwd, why)) return false;
-  if (!scan::check_encoded_scan_memo(bytes, cwd, files, dirs, &known.deps, &known.sizes)) {
+  std::vector<std::string_view> deps;  // kept by `files`
+  if (!scan::check_encoded_scan_memo(bytes, cwd, files, dirs, &deps, &known.sizes)) {
     *why = "scan memo out of date";
     return false;
   }
+  known.deps.assign(deps.begin(), deps.end());
   e.known = scan::number_known_scan(std::move(known), &scan_paths_);
   return trusted_after_check(id, why);
 }

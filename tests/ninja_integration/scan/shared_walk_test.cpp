@@ -106,7 +106,7 @@ TEST(SharedWalk, MemoDirectorySignaturePredatesItsMissingNames) {
   ASSERT_TRUE(memo);
   closure::ScanFileCache next_scan;
   DirStatCache dirs;
-  std::vector<std::string> deps;
+  std::vector<std::string_view> deps;
   std::vector<uint64_t> sizes;
   EXPECT_FALSE(check_encoded_scan_memo(encode_scan_memo(*memo, {{d.at("m.cpp"), 15, 1}}), d.path(),
                                        &next_scan, &dirs, &deps, &sizes))
@@ -138,9 +138,12 @@ TEST(SharedWalk, EncodedScanMemoIsCheckedInPlace) {
 
   auto check = [&](std::string_view b, std::vector<std::string>* deps,
                    std::vector<uint64_t>* sizes) {
-    closure::ScanFileCache next_scan;
+    closure::ScanFileCache next_scan;  // holds the paths the views name
     DirStatCache dirs;
-    return check_encoded_scan_memo(b, d.path(), &next_scan, &dirs, deps, sizes);
+    std::vector<std::string_view> views;
+    bool held = check_encoded_scan_memo(b, d.path(), &next_scan, &dirs, &views, sizes);
+    deps->assign(views.begin(), views.end());
+    return held;
   };
   std::vector<std::string> deps;
   std::vector<uint64_t> sizes;
