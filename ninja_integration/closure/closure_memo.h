@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,27 @@ std::string encode_explain_memo(const Closure& closure, const compiler::SearchLi
 // The same layout from a memo given field by field.
 std::string encode_closure_memo(const ClosureMemo& memo);
 bool decode_closure_memo(std::string_view bytes, ClosureMemo* memo);
+
+// One memo holding what each memo added holds, each fact once (a
+// directory's probes from every memo that probed it under the same
+// signature): its check fails exactly when one of theirs would. What it
+// keeps is copied, so each memo need only live through its add().
+class ClosureMemoUnion {
+ public:
+  ClosureMemoUnion();
+  ~ClosureMemoUnion();
+  // False when `memo` is not an encoded memo (nothing is added).
+  bool add(std::string_view memo);
+  // The union, encoded; its action key is zero.
+  std::string encode() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+// The dependencies' paths of encoded memo `bytes`, as views into it; false
+// when it is not a memo.
+bool closure_memo_dependencies(std::string_view bytes, std::vector<std::string_view>* paths);
 
 // Where a memo check gets its stat answers: by default handles on the
 // checked directories; a whole-build scan shares its answers across TUs.

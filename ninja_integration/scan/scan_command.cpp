@@ -527,27 +527,23 @@ bool answer_group(cache::Store* store, const std::string& key,
 }
 
 // Stores the group memo of `group` (the entries' order, each with its key in
-// `tu_keys`) when every entry was scanned and has its memo.
+// `tu_keys`) when every entry's memo holds this scan's answer. Each memo is
+// read where the store holds it; the group memo keeps what it needs.
 void remember_group(cache::Store* store, const std::string& key, const std::vector<size_t>& group,
                     const std::vector<std::string>& tu_keys, const ScanReport& report) {
-  std::vector<std::string> memos, exacts;
-  memos.reserve(group.size());
-  exacts.reserve(group.size());
+  GroupMemoBuilder builder;
   for (size_t k = 0; k < group.size(); ++k) {
     const TuScan& tu = report.tus[group[k]];
     if (!tu.skipped.empty() || !tu.remembered) return;
-    std::optional<std::string> memo = store->get_memo(kScanMemoTable, tu_keys[k]);
     std::optional<std::string> exact = store->get_memo(kExactMemoTable, tu_keys[k]);
-    if (!memo || !exact) return;
-    memos.push_back(std::move(*memo));
-    exacts.push_back(std::move(*exact));
+    bool added = false;
+    if (exact) {
+      store->visit_memo(kScanMemoTable, tu_keys[k],
+                        [&](std::string_view memo) { added = builder.add(memo, *exact); });
+    }
+    if (!added) return;
   }
-  std::vector<GroupMemoPart> parts;
-  parts.reserve(group.size());
-  for (size_t k = 0; k < group.size(); ++k) parts.push_back({memos[k], exacts[k]});
-  if (std::optional<std::string> bytes = encode_group_memo(parts)) {
-    store->put_memo(kGroupMemoTable, key, *bytes);
-  }
+  store->put_memo(kGroupMemoTable, key, builder.encode());
 }
 
 }  // namespace

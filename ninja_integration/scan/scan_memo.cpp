@@ -3,8 +3,6 @@
 // fast hit path), through the scan's shared stat answers.
 #include "ninja_integration/scan/scan_memo.h"
 
-#include <map>
-#include <set>
 #include <unordered_map>
 
 #include "base/byte_codec.h"
@@ -16,6 +14,7 @@ namespace {
 
 // 2: deps that are closure paths are written as their place in the closure.
 constexpr std::string_view kScanMemoFormat = "lexpack-scan-memo-3";
+constexpr std::string_view kGroupMemoFormat = "lexpack-scan-group-1";
 
 // stat_dir() of `path`, asked once per `dirs`.
 bool stat_dir_once(DirStatCache* dirs, std::string_view path, base::StatSignature* sig) {
@@ -108,10 +107,12 @@ bool scan_memo_closure(std::string_view bytes, std::string_view* closure) {
   return true;
 }
 
-uint32_t PathTable::number(const std::string& path) {
-  auto [it, added] = numbers_.emplace(path, uint32_t(paths_.size()));
-  if (added) paths_.push_back(path);
-  return it->second;
+uint32_t PathTable::number(std::string_view path) {
+  if (auto it = numbers_.find(path); it != numbers_.end()) return it->second;
+  uint32_t number = uint32_t(paths_.size());
+  numbers_.emplace(std::string(path), number);
+  paths_.emplace_back(path);
+  return number;
 }
 
 NumberedScan number_known_scan(KnownScan known, PathTable* paths) {
@@ -222,106 +223,38 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
   });
 }
 
-namespace {
-
-constexpr std::string_view kGroupMemoFormat = "lexpack-scan-group-1";
-
-// The union of closure memos: each recorded fact once. Entries that agree
-// on what a check compares (a directory's existence and signature) are
-// merged; any that disagree are kept side by side, and the check of the
-// union fails on the stale one, as the check of its own memo would.
-class ClosureUnion {
- public:
-  void add(closure::ClosureMemo memo) {
-    for (auto& d : memo.dependencies) {
-      if (deps_.insert(key(d.path, d.stat, d.content.lo, d.content.hi)).second) {
-        all_.dependencies.push_back(std::move(d));
-      }
-    }
-    for (auto& p : memo.probed_dirs) {
-      auto [it, added] =
-          probed_.emplace(key(p.dir, p.stat, p.exists, p.check_each), all_.probed_dirs.size());
-      if (added) {
-        all_.probed_dirs.push_back({p.dir, p.exists, p.check_each, p.stat, {}});
-        probes_.emplace_back();
-      }
-      for (auto& probe : p.probes) {
-        if (probes_[it->second].insert(probe).second) {
-          all_.probed_dirs[it->second].probes.push_back(std::move(probe));
-        }
-      }
-    }
-    for (auto& v : memo.vouched) {
-      auto [it, added] = vouched_.emplace(key(v.ancestor, v.stat, 0, 0), all_.vouched.size());
-      if (added) {
-        all_.vouched.push_back({v.ancestor, v.stat, {}});
-        vouched_dirs_.emplace_back();
-      }
-      for (auto& d : v.dirs) {
-        if (vouched_dirs_[it->second].insert(d).second) {
-          all_.vouched[it->second].dirs.push_back(std::move(d));
-        }
-      }
-    }
-    for (auto& d : memo.absent_dirs) {
-      if (absent_.insert(d).second) all_.absent_dirs.push_back(std::move(d));
-    }
+bool GroupMemoBuilder::add(std::string_view scan_memo, std::string_view exact) {
+  base::VarintReader r(scan_memo);
+  std::string_view closure_bytes;
+  thread_local std::vector<std::string_view> closure_deps;
+  if (!open_scan_memo(scan_memo, &r, &closure_bytes) ||
+      !closure::closure_memo_dependencies(closure_bytes, &closure_deps)) {
+    return false;
   }
-  const closure::ClosureMemo& memo() const { return all_; }
-
- private:
-  static std::string key(std::string_view name, const base::StatSignature& sig, uint64_t a,
-                         uint64_t b) {
-    base::VarintWriter w;
-    w.str(name);
-    base::write_signature(&w, sig);
-    w.u64(a);
-    w.u64(b);
-    return w.take();
+  NumberedScan known;
+  std::vector<std::string_view> deps;
+  if (!read_memo_deps(&r, scan_memo, closure_deps, [&](std::string_view path, uint64_t size) {
+        deps.push_back(path);
+        known.sizes.push_back(size);
+      })) {
+    return false;
   }
-  closure::ClosureMemo all_;
-  std::set<std::string> deps_, absent_;
-  std::map<std::string, size_t> probed_, vouched_;
-  std::vector<std::set<std::string>> probes_, vouched_dirs_;
-};
+  if (!closures_.add(closure_bytes)) return false;
+  known.deps.reserve(deps.size());
+  for (std::string_view d : deps) known.deps.push_back(paths_.number(d));
+  known.exact.assign(exact);
+  answers_.push_back(encode_known_scan(known));
+  return true;
+}
 
-}  // namespace
-
-std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& parts) {
-  ClosureUnion all;
-  PathTable paths;
-  std::vector<std::string> answers;
-  answers.reserve(parts.size());
-  for (const GroupMemoPart& part : parts) {
-    base::VarintReader r(part.scan_memo);
-    std::string_view closure_bytes;
-    closure::ClosureMemo memo;
-    if (!open_scan_memo(part.scan_memo, &r, &closure_bytes) ||
-        !closure::decode_closure_memo(closure_bytes, &memo)) {
-      return std::nullopt;
-    }
-    std::vector<std::string_view> closure_deps;
-    closure_deps.reserve(memo.dependencies.size());
-    for (const auto& d : memo.dependencies) closure_deps.push_back(d.path);
-    KnownScan known;
-    if (!read_memo_deps(&r, part.scan_memo, closure_deps,
-                        [&](std::string_view path, uint64_t size) {
-                          known.deps.emplace_back(path);
-                          known.sizes.push_back(size);
-                        })) {
-      return std::nullopt;
-    }
-    known.exact.assign(part.exact);
-    answers.push_back(encode_known_scan(number_known_scan(std::move(known), &paths)));
-    all.add(std::move(memo));
-  }
+std::string GroupMemoBuilder::encode() const {
   base::VarintWriter w;
   w.str(kGroupMemoFormat);
-  w.str(closure::encode_closure_memo(all.memo()));
-  w.u64(paths.paths().size());
-  for (const std::string& p : paths.paths()) w.str(p);
-  w.u64(answers.size());
-  for (const std::string& a : answers) w.str(a);
+  w.str(closures_.encode());
+  w.u64(paths_.paths().size());
+  for (const std::string& p : paths_.paths()) w.str(p);
+  w.u64(answers_.size());
+  for (const std::string& a : answers_) w.str(a);
   return w.take();
 }
 

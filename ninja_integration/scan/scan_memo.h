@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/view_map.h"
 #include "ninja_integration/closure/closure_memo.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 
@@ -58,12 +59,12 @@ struct KnownScan {
 // most of their files): answers name them by number.
 class PathTable {
  public:
-  uint32_t number(const std::string& path);
+  uint32_t number(std::string_view path);
   const std::vector<std::string>& paths() const { return paths_; }
 
  private:
   std::vector<std::string> paths_;
-  std::unordered_map<std::string, uint32_t> numbers_;
+  base::ViewMap<uint32_t> numbers_;
 };
 // A KnownScan whose deps are numbered in a PathTable already.
 struct NumberedScan {
@@ -92,14 +93,20 @@ struct KnownScans {
 // that reads it.
 constexpr std::string_view kGroupMemoTable = "scan_group";
 
-// One TU of a group memo: its scan memo and the exact record beside it.
-struct GroupMemoPart {
-  std::string_view scan_memo;
-  std::string_view exact;
+// Makes a group memo from its TUs' scan memos, added in the entries' order.
+class GroupMemoBuilder {
+ public:
+  // Adds one TU's scan memo and the exact record beside it; false (nothing
+  // added) when `scan_memo` is not a scan memo. Neither need outlive the call.
+  bool add(std::string_view scan_memo, std::string_view exact);
+  std::string encode() const;
+
+ private:
+  closure::ClosureMemoUnion closures_;
+  PathTable paths_;
+  std::vector<std::string> answers_;
 };
-// The group memo of `parts`, in their order; nullopt when one is not a scan
-// memo.
-std::optional<std::string> encode_group_memo(const std::vector<GroupMemoPart>& parts);
+
 // The check of check_encoded_scan_memo() on the union, from inside the
 // group's directory (relative paths are stat'ed as given): true when every
 // signature recorded still holds, with each TU's answer (encode_known_scan)

@@ -315,7 +315,14 @@ TEST(GroupMemo, HoldsExactlyWhileEveryTusMemoHolds) {
                                               {{d.at("a.cpp"), 15, 1}, {d.at("sys/x.h"), 7, 2}});
   const std::string memo_b = encode_scan_memo(closure::encode_closure_memo(b),
                                               {{d.at("b.cpp"), 15, 1}, {d.at("sys/y.h"), 7, 2}});
-  std::optional<std::string> group = encode_group_memo({{memo_a, "10\n"}, {memo_b, "00\nwhy"}});
+  auto group_of = [](std::vector<std::pair<std::string, std::string>> parts) {
+    GroupMemoBuilder builder;
+    for (const auto& [memo, exact] : parts) {
+      if (!builder.add(memo, exact)) return std::optional<std::string>();
+    }
+    return std::optional<std::string>(builder.encode());
+  };
+  std::optional<std::string> group = group_of({{memo_a, "10\n"}, {memo_b, "00\nwhy"}});
   ASSERT_TRUE(group);
 
   auto check = [&](std::string_view bytes, KnownScans* known) {
@@ -349,8 +356,17 @@ TEST(GroupMemo, HoldsExactlyWhileEveryTusMemoHolds) {
   // A header only one TU read changes.
   d.write("sys/y.h", "int y, z;\n");
   EXPECT_FALSE(check(*group, &known));
+  // Two memos that recorded one file at different signatures: the stale one
+  // fails the union, as it fails its own check.
+  closure::ClosureMemo stale = a;
+  stale.dependencies[1].stat.mtime_ns -= 1;
+  const std::string memo_stale =
+      encode_scan_memo(closure::encode_closure_memo(stale), {{d.at("a.cpp"), 15, 1}});
+  std::optional<std::string> with_stale = group_of({{memo_a, "10\n"}, {memo_stale, "10\n"}});
+  ASSERT_TRUE(with_stale);
+  EXPECT_FALSE(check(*with_stale, &known));
   // A memo that is not a scan memo makes no group memo.
-  EXPECT_FALSE(encode_group_memo({{memo_a, "10\n"}, {"not a memo", "10\n"}}));
+  EXPECT_FALSE(group_of({{memo_a, "10\n"}, {"not a memo", "10\n"}}));
 }
 
 }  // namespace
