@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/heap_pages.h"
 #include "base/process.h"
 #include "cache/store.h"
 #include "cli/commands.h"
@@ -72,6 +73,8 @@ class ProgressLine {
 };
 
 int run_scan(const ScanArgs& a) {
+  // Hundreds of megabytes of tables, built once and freed at exit.
+  base::use_huge_heap_pages(size_t(128) << 20);
   if (a.build_dir.empty() == a.compdb.empty()) {
     std::fprintf(stderr, "lexpack: error: scan needs exactly one of -C <builddir> or --compdb\n");
     return 2;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/heap_pages.h"
 #include "base/process.h"
 #include "base/run_on_threads.h"
 #include "cache/config.h"
@@ -107,6 +108,8 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
 }
 
 int run_warm(const WarmArgs& a) {
+  // Hundreds of megabytes of tables, built once and freed at exit.
+  base::use_huge_heap_pages(size_t(128) << 20);
   ninja::make_cache_dir_absolute();
   // The build that follows finds the server up (on unless LEXPACK_SERVER=0).
   if (server::server_enabled()) server::start_server();
