@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-build dependency scan, side by side in one run on the same compile
-# database: lexpack scan (index cold and warm), clang-scan-deps -format=make and
+# database: lexpack scan (index cold, warm, and right after one source is
+# touched), clang-scan-deps -format=make and
 # g++ -M per TU (both -j <cores>), for a generated project and lexpack's own build
 # (both built), and with no build history for examples/project and a generated
 # project using Boost's computed includes (configured, never built). For each:
@@ -93,6 +94,22 @@ scan_deps_run() {
 scan_deps_errors() { grep -c '^Error while scanning' "$work/scan-deps.err" || true; }
 gcc_m_run() { xargs -d '\n' -P "$jobs" -n 1 sh -c < "$1"; }
 
+# A scan right after an edit: one TU's source touched before each run, so
+# that TU is scanned again and the others come from their own memos. The
+# source's modification time is put back afterwards.
+after_edit_ms() {  # $1 = compile database; prints the median
+  local src times="" k=0
+  src=$(python3 -c 'import json,os,sys; e=json.load(open(sys.argv[1]))[0]; print(os.path.join(e["directory"], e["file"]))' "$1")
+  touch -r "$src" "$work/mtime.ref"
+  while [ "$k" -lt "$runs" ]; do
+    k=$((k + 1))
+    touch "$src"
+    times="$times $(time_ms lexpack_scan "$1")"
+  done
+  touch -r "$work/mtime.ref" "$src"
+  median_ms $times
+}
+
 bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   name=$1
   make_inputs "$2" "$work/$name"
@@ -109,6 +126,7 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
     gm="$gm $(time_ms gcc_m_run "$work/$name.gcc")"
   done
   cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd); gm=$(median_ms $gm)
+  edit=$(after_edit_ms "$db")
   stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
   files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
   mb=$(echo "$stats" | sed -n 's/.* files, \([0-9.]*\) MB.*/\1/p')
@@ -120,10 +138,12 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   echo "project=$name tus=$n_tus unique_files=$files unique_mb=$mb jobs=$jobs runs=$runs"
   echo "project=$name lexpack_cold_ms=$cold"
   echo "project=$name lexpack_warm_ms=$warm"
+  echo "project=$name lexpack_after_edit_ms=$edit (one source touched)"
   echo "project=$name clang_scan_deps_ms=$sd (TUs it could not scan: $(scan_deps_errors))"
   echo "project=$name gcc_m_ms=$gm"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_after_edit=$(ratio "$sd" "$edit")"
   echo "project=$name ratio_gcc_m_over_lexpack_cold=$(ratio "$gm" "$cold")"
   echo "project=$name ratio_gcc_m_over_lexpack_warm=$(ratio "$gm" "$warm")"
   echo "project=$name check_missed_files=$missed check_missed_tus=${missed_tus:-?} check_extra_tus=${extra_tus:-?} check_unrecorded_tus=${unrecorded:-?}"
@@ -164,14 +184,17 @@ bench_fresh() {  # $1 = name, $2 = compile database
     sd="$sd $(time_ms scan_deps_run "$db")"
   done
   cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd)
+  edit=$(after_edit_ms "$db")
   stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
   files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
   echo "project=$name tus=$n_tus unique_files=$files jobs=$jobs runs=$runs (no build history)"
   echo "project=$name lexpack_cold_ms=$cold"
   echo "project=$name lexpack_warm_ms=$warm"
+  echo "project=$name lexpack_after_edit_ms=$edit (one source touched)"
   echo "project=$name clang_scan_deps_ms=$sd (TUs it could not scan: $(scan_deps_errors))"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_after_edit=$(ratio "$sd" "$edit")"
   against_gcc_m "$name" "$db"
   cacheable_share "$name" "$(dirname "$db")"
 }
