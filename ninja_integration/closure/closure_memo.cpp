@@ -639,11 +639,15 @@ class ViewUnion {
     for (auto it = first; it != last; ++it) {
       if (same((*all)[it->second])) return it->second;
     }
-    by_dir->emplace(keep_(dir), all->size());
+    by_dir->emplace(keep(dir), all->size());
     return all->size();
   }
   // `s` copied once into this union.
-  std::string_view keep(std::string_view s) { return keep_(s); }
+  std::string_view keep(std::string_view s) {
+    auto it = kept_.find(s);
+    if (it == kept_.end()) it = kept_.emplace(s).first;
+    return *it;
+  }
   std::vector<MemoView::Dependency> deps_;
   std::unordered_map<std::string_view, size_t> dep_by_path_;
   std::vector<Probed> probed_;
@@ -653,11 +657,6 @@ class ViewUnion {
   Names absent_;
   Seen absent_seen_;
   std::unordered_set<std::string, base::ViewHash, std::equal_to<>> kept_;
-  std::string_view keep_(std::string_view s) {
-    auto it = kept_.find(s);
-    if (it == kept_.end()) it = kept_.emplace(s).first;
-    return *it;
-  }
 };
 
 }  // namespace
