@@ -4,15 +4,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
+// The end of the program's data, where the main heap starts.
+extern "C" char end;
+
 namespace lexpack::base {
+namespace {
+std::atomic<bool> huge_pages_asked{false};
+}  // namespace
 
 size_t use_huge_heap_pages(size_t reserve) {
   constexpr uintptr_t kHuge = uintptr_t(2) << 20;
   // Large blocks from the heap (freed ones are reused, not unmapped and
   // faulted in again), no trimming, and growth in steps of `reserve`.
+  huge_pages_asked = true;
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, int(reserve));
@@ -29,6 +37,24 @@ size_t use_huge_heap_pages(size_t reserve) {
   }
   std::free(grow);
   return advised;
+}
+
+size_t use_huge_thread_heap_pages() {
+  // glibc's heaps for threads other than the main one: mappings of
+  // HEAP_MAX_SIZE (64 MB on 64-bit machines), aligned to their size, that
+  // hold their own bookkeeping at the start and are used from the bottom up.
+  constexpr uintptr_t kThreadHeap = uintptr_t(64) << 20;
+  if (!huge_pages_asked) return 0;
+  void* probe = std::malloc(64);
+  if (!probe) return 0;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(probe);
+  std::free(probe);
+  // The main heap lies below the break and is use_huge_heap_pages's.
+  const uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));
+  if (at >= reinterpret_cast<uintptr_t>(&end) && at < brk) return 0;
+  const uintptr_t start = at & ~(kThreadHeap - 1);
+  if (madvise(reinterpret_cast<void*>(start), kThreadHeap, MADV_HUGEPAGE) != 0) return 0;
+  return kThreadHeap;
 }
 
 }  // namespace lexpack::base

@@ -17,4 +17,13 @@ namespace lexpack::base {
 // work, once.
 size_t use_huge_heap_pages(size_t reserve);
 
+// The same for the heap malloc gives the calling thread when that is not the
+// main heap (glibc gives other threads heaps of their own, mapped 64 MB at a
+// time): the whole heap is advised MADV_HUGEPAGE. Only in a process that
+// called use_huge_heap_pages (a library's workers follow the program's
+// choice). Returns the bytes advised (0 on the main heap, which
+// use_huge_heap_pages advises, or where not asked for or refused). Call at
+// the start of a worker thread's heavy work.
+size_t use_huge_thread_heap_pages();
+
 }  // namespace lexpack::base

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "base/file_util.h"
+#include "base/heap_pages.h"
 #include "base/run_on_threads.h"
 #include "cache/batching_store.h"
 #include "cache/config.h"
@@ -140,6 +141,7 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
       }
       std::atomic<size_t> next{0};
       auto work = [&, &group = group] {
+        base::use_huge_thread_heap_pages();
         closure::FileStates files(&locked, kernel);
         files.share(&graph);
         for (size_t k; (k = next.fetch_add(1)) < group.size();) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/file_util.h"
+#include "base/heap_pages.h"
 #include "base/json_string.h"
 #include "base/once_map.h"
 #include "base/run_on_threads.h"
@@ -630,6 +631,7 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     auto run_pass = [&](const std::vector<size_t>& order, Scanner::Pass pass) {
       std::atomic<size_t> next{0};
       auto work = [&] {
+        base::use_huge_thread_heap_pages();
         closure::FileStates files(locked.get(), kernel);
         files.share(&shared_files);
         DirStatCache dirs;
