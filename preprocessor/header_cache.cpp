@@ -92,8 +92,11 @@ void TraceRecorder::read(NameSeqs& seqs, std::string_view name, const Add& add) 
 void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) {
   if (stack_.empty()) return;
   read(macro_seqs_, name, [&](Active& a) {
-    a.trace->inputs.macros.emplace_back(std::string(name),
-                                        found ? *found : std::shared_ptr<const Macro>());
+    if (found) {
+      a.trace->inputs.macros.emplace_back((*found)->name, *found);
+    } else {
+      a.trace->inputs.macros.emplace_back(stable_macro_name(name), nullptr);
+    }
   });
 }
 

@@ -32,8 +32,11 @@ namespace lexpack::preprocessor {
 enum class OnceState : uint8_t { kNone, kCertain, kUncertain };
 
 struct HeaderInputs {
-  // Each macro read before the header wrote it; null: not defined.
-  std::vector<std::pair<std::string, std::shared_ptr<const Macro>>> macros;
+  // Each macro read before the header wrote it; null: not defined. The name
+  // is the definition's own, or stable_macro_name's when not defined: a
+  // scan records hundreds of thousands of inputs, most names longer than a
+  // string's inline buffer.
+  std::vector<std::pair<std::string_view, std::shared_ptr<const Macro>>> macros;
   std::vector<std::pair<uint32_t, OnceState>> once;  // by file number (HeaderCache::intern)
   struct Query {
     std::string op, argument;

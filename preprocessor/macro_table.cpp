@@ -126,18 +126,42 @@ std::optional<Macro> parse_command_definition(std::string_view arg, std::string*
   return parse_definition(text, err);
 }
 
-uint32_t intern_macro_name(std::string_view name) {
+namespace {
+
+// Every macro name interned in this process, never freed: a node's key stays
+// where it is when the table grows.
+struct InternedNames {
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  static std::mutex mu;
-  static auto* ids = new std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>>();
-  std::lock_guard lock(mu);
-  if (auto it = ids->find(name); it != ids->end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(ids->size() + 1);
-  ids->emplace(std::string(name), id);
-  return id;
+  std::mutex mu;
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> ids;
+
+  static InternedNames& get() {
+    static auto* names = new InternedNames();
+    return *names;
+  }
+  // The entry of `name`, made when new; under mu.
+  const std::pair<const std::string, uint32_t>& entry(std::string_view name) {
+    auto it = ids.find(name);
+    if (it == ids.end()) it = ids.emplace(std::string(name), uint32_t(ids.size() + 1)).first;
+    return *it;
+  }
+};
+
+}  // namespace
+
+uint32_t intern_macro_name(std::string_view name) {
+  InternedNames& names = InternedNames::get();
+  std::lock_guard lock(names.mu);
+  return names.entry(name).second;
+}
+
+std::string_view stable_macro_name(std::string_view name) {
+  InternedNames& names = InternedNames::get();
+  std::lock_guard lock(names.mu);
+  return names.entry(name).first;
 }
 
 const Macro* MacroTable::find(std::string_view name) const {

@@ -55,6 +55,10 @@ std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text
 // process (thread-safe), so that one parsed definition serves every table.
 uint32_t intern_macro_name(std::string_view name);
 
+// `name`'s bytes as interned by intern_macro_name: kept until the process
+// ends (thread-safe).
+std::string_view stable_macro_name(std::string_view name);
+
 // A file's #define directives by directive index, each parsed when first
 // asked for (thread-safe), for callers that give one file to many
 // translation units: each table shares the definition instead of a copy,

@@ -277,7 +277,7 @@ namespace {
 
 std::vector<std::string> input_names(const HeaderTrace& t) {
   std::vector<std::string> out;
-  for (const auto& [name, macro] : t.inputs.macros) out.push_back(name);
+  for (const auto& [name, macro] : t.inputs.macros) out.emplace_back(name);
   return out;
 }
 
