@@ -13,10 +13,12 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "base/file_util.h"
 #include "base/once_map.h"
 #include "base/process.h"
+#include "base/view_map.h"
 #include "lexer/scanner.h"
 #include "ninja_integration/closure/builtin_candidates.h"
 #include "ninja_integration/closure/scan_file_cache.h"
@@ -185,9 +187,18 @@ class ClosureHost : public preprocessor::Host {
   std::optional<preprocessor::FileHandle> resolve(std::string_view name, bool angled, bool is_next,
                                                   preprocessor::FileHandle includer) override {
     if (includer >= files_.size()) return std::nullopt;
+    // An angled #include's answer depends on the name alone (the search
+    // starts at the same place for every includer): asked once per TU, as
+    // a TU's headers ask for the same few names thousands of times.
+    const bool by_name = angled && !is_next;
+    if (by_name) {
+      if (auto it = angled_.find(name); it != angled_.end()) return it->second;
+    }
     const Resolution& r = ask_(name, angled, is_next, files_[includer].where);
-    if (!r.found) return std::nullopt;
-    return handle(r);
+    std::optional<preprocessor::FileHandle> answer;
+    if (r.found) answer = handle(r);
+    if (by_name) angled_.emplace(std::string(name), answer);
+    return answer;
   }
 
   std::optional<preprocessor::FileContent> content(preprocessor::FileHandle file) override {
@@ -277,6 +288,9 @@ class ClosureHost : public preprocessor::Host {
   EvaluationShare::Impl* share_;
   std::deque<File> files_;  // FileContent views point into it
   std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;
+  std::unordered_map<std::string, std::optional<preprocessor::FileHandle>, base::ViewHash,
+                     std::equal_to<>>
+      angled_;  // see resolve
   std::set<std::string> unknown_;
 };
 
