@@ -30,6 +30,7 @@ struct ScanArgs {
   std::string format = "make";
   std::string output;
   bool check = false;
+  bool timings = false;
   int jobs = 0;
 };
 
@@ -172,6 +173,17 @@ int run_scan(const ScanArgs& a) {
                (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
                double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo,
                (unsigned long long)report.exact, (unsigned long long)report.from_compiler);
+  if (a.timings) {
+    const scan::ScanReport::Phases& p = report.phases;
+    std::fprintf(
+        stderr,
+        "lexpack: scan took %.1f ms: %.1f compiler identities and group memos, %.1f search "
+        "lists asked ahead, %.1f walk, %.1f evaluation, %.1f making group memos, %.1f "
+        "writing the index\n",
+        double(report.elapsed_us) / 1e3, double(p.group_memo_us) / 1e3,
+        double(p.questions_us) / 1e3, double(p.walk_us) / 1e3, double(p.evaluate_us) / 1e3,
+        double(p.remember_us) / 1e3, double(p.write_us) / 1e3);
+  }
   if (!a.check) return 0;
   auto deps = ninja::read_ninja_deps(a.build_dir + "/.ninja_deps");
   if (!deps.ok()) {
@@ -214,6 +226,8 @@ void add_scan_command(CLI::App& app, int* exit_code) {
       "--check", args->check,
       "Compare with the dependencies ninja recorded (.ninja_deps); fail on a missed file");
   sub->add_option("-j,--jobs", args->jobs, "Threads (default: one per core)");
+  sub->add_flag("--timings", args->timings,
+                "Print where the scan's time went, by phase, after the summary line");
   sub->callback([args, exit_code] { *exit_code = run_scan(*args); });
 }
 

@@ -603,7 +603,16 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
   if (known) known_paths = std::make_shared<const std::vector<std::string>>(known->paths);
   char old_cwd[4096];
   bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+  // Adds the time since the last call to `phase`.
+  auto mark = std::chrono::steady_clock::now();
+  auto took = [&mark](uint64_t* phase) {
+    auto now = std::chrono::steady_clock::now();
+    *phase += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(now - mark).count());
+    mark = now;
+  };
+  ScanReport::Phases& phases = report.phases;
   for (auto& [dir, group] : by_dir) {
+    took(&phases.group_memo_us);
     if (::chdir(dir.c_str()) != 0) {
       for (size_t i : group) report.tus[i].skipped = "cannot enter directory " + dir;
       continue;
@@ -619,7 +628,9 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       if (progress) progress->tus_done += group.size();
       continue;
     }
+    took(&phases.group_memo_us);
     if (kernel) scanner.ask_ahead(entries, group, dir);
+    took(&phases.questions_us);
     const std::vector<size_t> in_order = group;
     group = scan_order(entries, group);
     // Two passes: first each TU's memo, else its walk over every branch
@@ -666,18 +677,23 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
       base::run_on_threads(std::min<int>(jobs, int(order.size())), work);
     };
     run_pass(group, Scanner::Pass::kWalk);
+    took(&phases.walk_us);
     std::vector<size_t> rest;
     for (size_t i : group) {
       if (walked[i]) rest.push_back(i);
     }
     if (!rest.empty()) run_pass(rest, Scanner::Pass::kEvaluate);
+    took(&phases.evaluate_us);
     if (group_key) remember_group(locked.get(), *group_key, in_order, tu_keys, report);
+    took(&phases.remember_us);
   }
+  took(&phases.group_memo_us);
   if (have_old_cwd && ::chdir(old_cwd) != 0) {
     // The scan is complete; only later relative paths would be affected.
   }
   // A failed write only costs the next scan some work; the report is whole.
   if (locked) locked->flush();
+  took(&phases.write_us);
   for (const TuScan& tu : report.tus) {
     report.scanned += tu.skipped.empty();
     report.from_memo += tu.from_memo;

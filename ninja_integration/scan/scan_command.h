@@ -63,6 +63,16 @@ struct ScanReport {
   uint64_t unique_files = 0;
   uint64_t unique_bytes = 0;  // size of the unique files
   uint64_t elapsed_us = 0;
+  // Where elapsed_us went, summed over the build's directories (wall
+  // time; the phases do not overlap).
+  struct Phases {
+    uint64_t group_memo_us = 0;  // compiler identities, TU keys and group memos checked
+    uint64_t questions_us = 0;   // search lists asked ahead
+    uint64_t walk_us = 0;        // memos, else every branch walked (files read and lexed)
+    uint64_t evaluate_us = 0;    // the walked TUs evaluated (and their builtin questions)
+    uint64_t remember_us = 0;    // the group memos made
+    uint64_t write_us = 0;       // what the scan learned written to the index
+  } phases;
   // What the scan learned about files (its include graph), freed with it.
   std::shared_ptr<const void> graph;
 };

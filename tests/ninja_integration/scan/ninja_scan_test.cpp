@@ -382,6 +382,34 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
   EXPECT_TRUE(has_dep(again.tus[1], dir.at("z.h")));
 }
 
+// The report says where the scan's time went: a cold scan walks and
+// evaluates, a warm one of an unchanged build only checks its group memos.
+TEST(ScanReport, PhasesTellWhereTheTimeWent) {
+  TestDir dir;
+  dir.write("x.h", "#pragma once\n#if __has_include(<y.h>)\n#endif\n");
+  dir.write("a.cpp", "#include \"x.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"x.h\"\nint b() { return 2; }\n");
+  sleep(2);  // memos are kept only for signatures at least a second old
+  const std::vector<scan::CompdbEntry> entries = two_dir_entries(dir, {"a", "b"});
+  auto sum = [](const scan::ScanReport::Phases& p) {
+    return p.group_memo_us + p.questions_us + p.walk_us + p.evaluate_us + p.remember_us +
+           p.write_us;
+  };
+  scan::ScanReport cold = scan_with_cache(dir, entries, 2);
+  ASSERT_EQ(cold.scanned, 2u) << cold.tus[0].skipped;
+  EXPECT_GT(cold.phases.walk_us, 0u);
+  EXPECT_GT(cold.phases.evaluate_us, 0u);
+  EXPECT_LE(sum(cold.phases), cold.elapsed_us);
+  scan::ScanReport warm = scan_with_cache(dir, entries, 2);
+  ASSERT_EQ(warm.from_group, 2u);
+  EXPECT_EQ(warm.phases.questions_us, 0u);
+  EXPECT_EQ(warm.phases.walk_us, 0u);
+  EXPECT_EQ(warm.phases.evaluate_us, 0u);
+  EXPECT_EQ(warm.phases.remember_us, 0u);
+  EXPECT_GT(warm.phases.group_memo_us, 0u);
+  EXPECT_LE(sum(warm.phases), warm.elapsed_us);
+}
+
 // Headers' include answers are shared by the TUs of one scan: a TU that reaches
 // a header only after another TU resolved the same include elsewhere must
 // still record that include's failed candidates, or a header added in an
