@@ -39,8 +39,10 @@ def gcc_deps(entry):
             skip = True
         elif w not in ("-c", "-MD", "-MMD"):
             args.append(w)
-    out = subprocess.run(args + ["-M"], cwd=entry["directory"], capture_output=True,
-                         text=True, check=True).stdout
+    run = subprocess.run(args + ["-M"], cwd=entry["directory"], capture_output=True, text=True)
+    if run.returncode != 0:
+        return None
+    out = run.stdout
     words = out.replace("\\\n", " ").split(":", 1)[1].split()
     return {os.path.normpath(os.path.join(entry["directory"], w)) for w in words}
 
@@ -52,9 +54,14 @@ def main():
     jobs = int(sys.argv[3]) if len(sys.argv) > 3 else os.cpu_count()
     with ThreadPoolExecutor(jobs) as pool:
         expected = list(pool.map(gcc_deps, db))
-    tus = exact = from_compiler = missed = extra = missed_tus = 0
+    tus = exact = from_compiler = missed = extra = missed_tus = compiler_failed = 0
     for entry, want in zip(db, expected):
         tu = scan.get((entry["directory"], entry["file"], output_of(entry)))
+        if want is None:
+            compiler_failed += 1
+            print("g++ -M failed: %s (scanned: %s)" % (entry["file"], tu is not None),
+                  file=sys.stderr)
+            continue
         if tu is None:
             print("not scanned: %s" % entry["file"], file=sys.stderr)
             missed += len(want)
@@ -70,7 +77,8 @@ def main():
         for f in sorted(m):
             print("missed %s (%s): %s" % (entry["file"], output_of(entry), f), file=sys.stderr)
     print("tus=%d tus_exact=%d tus_from_compiler=%d files_missed=%d tus_missing_files=%d "
-          "files_extra=%d" % (tus, exact, from_compiler, missed, missed_tus, extra))
+          "files_extra=%d tus_gcc_failed=%d"
+          % (tus, exact, from_compiler, missed, missed_tus, extra, compiler_failed))
 
 
 if __name__ == "__main__":
