@@ -79,8 +79,7 @@ void TraceRecorder::spoil() {
 }
 
 template <typename Add>
-void TraceRecorder::read(NameSeqs& seqs, std::string_view name, const Add& add) {
-  NameSeqs::Seqs& s = seqs.at(name);
+void TraceRecorder::read(NameSeqs::Seqs& s, const Add& add) {
   for (size_t i = stack_.size(); i-- > 0;) {
     Active& a = stack_[i];
     if (a.start <= s.written || a.start <= s.seen) break;
@@ -89,20 +88,20 @@ void TraceRecorder::read(NameSeqs& seqs, std::string_view name, const Add& add) 
   if (stack_.back().start > s.seen) s.seen = stack_.back().start;
 }
 
-void TraceRecorder::looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) {
+void TraceRecorder::looked_up(MacroName name, const std::shared_ptr<const Macro>* found) {
   if (stack_.empty()) return;
-  read(macro_seqs_, name, [&](Active& a) {
+  read(macro_seqs_.at(name.name, name.hash), [&](Active& a) {
     if (found) {
       a.trace->inputs.macros.emplace_back((*found)->name, *found);
     } else {
-      a.trace->inputs.macros.emplace_back(stable_macro_name(name), nullptr);
+      a.trace->inputs.macros.emplace_back(stable_macro_name(name.name), nullptr);
     }
   });
 }
 
-void TraceRecorder::wrote(std::string_view name) {
+void TraceRecorder::wrote(MacroName name) {
   if (stack_.empty()) return;
-  macro_seqs_.at(name).written = ++seq_;
+  macro_seqs_.at(name.name, name.hash).written = ++seq_;
 }
 
 namespace {
@@ -116,7 +115,7 @@ std::string_view number_name(const uint32_t& file) {
 
 void TraceRecorder::once_read(uint32_t file, OnceState state) {
   if (stack_.empty()) return;
-  read(once_seqs_, number_name(file),
+  read(once_seqs_.at(number_name(file)),
        [&](Active& a) { a.trace->inputs.once.emplace_back(file, state); });
 }
 

@@ -127,8 +127,8 @@ class TraceRecorder : public MacroObserver {
   // Every header being recorded read something a trace cannot hold.
   void spoil();
 
-  void looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) override;
-  void wrote(std::string_view name) override;
+  void looked_up(MacroName name, const std::shared_ptr<const Macro>* found) override;
+  void wrote(MacroName name) override;
   void once_read(uint32_t file, OnceState state);  // by HeaderCache::intern
   void once_wrote(uint32_t file);
   void query(std::string_view op, std::string_view argument, std::optional<intmax_t> answer);
@@ -142,13 +142,13 @@ class TraceRecorder : public MacroObserver {
     std::shared_ptr<HeaderTrace> trace;
     bool spoiled = false;
   };
-  // Notes a read of a name or file key in `seqs`: an input of every
+  // Notes a read of the name or file key whose numbers are `s`: an input of every
   // recording, innermost first, that started after its last write and has
   // not read it yet. The recordings that have read a name are always a
   // run of the stack ending at the innermost one that did (a later read
   // adds the ones pushed since), so one number per name tells which.
   template <typename Add>
-  void read(NameSeqs& seqs, std::string_view name, const Add& add);
+  void read(NameSeqs::Seqs& s, const Add& add);
 
   std::vector<Active> stack_;
   uint64_t seq_ = 0;

@@ -91,7 +91,10 @@ bool Preprocessor::same_answers(const HeaderTrace& trace, FileHandle file,
 void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
   if (!recorder_.active()) return;
   const HeaderInputs& in = trace.inputs;
-  for (const auto& [name, macro] : in.macros) recorder_.looked_up(name, table_.find_quiet(name));
+  for (const auto& [name, macro] : in.macros) {
+    const MacroName n(name);
+    recorder_.looked_up(n, table_.find_quiet(n));
+  }
   for (const auto& [id, state] : in.once) recorder_.once_read(id, state);
   for (const HeaderInputs::Query& q : in.queries) recorder_.query(q.op, q.argument, q.answer);
   if (in.reads_depth) recorder_.read_depth();

@@ -85,6 +85,7 @@ std::optional<Macro> parse_definition_tokens(Tokens ts, std::string* err) {
   Macro m;
   m.name = ts[0].text;
   m.id = intern_macro_name(m.name);
+  m.name_hash = macro_name_hash(m.name);
   if (m.name == "defined") {
     *err = "\"defined\" cannot be used as a macro name";
     return std::nullopt;
@@ -165,29 +166,36 @@ std::string_view stable_macro_name(std::string_view name) {
 }
 
 const Macro* MacroTable::find(std::string_view name) const {
-  const std::shared_ptr<const Macro>* found = find_quiet(name);
-  if (observer_) observer_->looked_up(name, found);
+  const MacroName n(name);
+  const std::shared_ptr<const Macro>* found = find_quiet(n);
+  if (observer_) observer_->looked_up(n, found);
   return found ? found->get() : nullptr;
 }
 
-const std::shared_ptr<const Macro>* MacroTable::find_quiet(std::string_view name) const {
+const std::shared_ptr<const Macro>* MacroTable::find_quiet(MacroName name) const {
   if (macros_.empty()) return nullptr;
   return macros_.find(name);
 }
 
 void MacroTable::define(Macro macro) {
   macro.id = intern(macro.name);
+  macro.name_hash = macro_name_hash(macro.name);
   define(std::make_shared<const Macro>(std::move(macro)));
 }
 
 void MacroTable::define(std::shared_ptr<const Macro> macro) {
-  if (observer_) observer_->wrote(macro->name);
-  macros_.put(std::move(macro));
+  // A definition made outside parse_definition and define(Macro) may carry
+  // no hash (id and name_hash are set together).
+  const MacroName n =
+      macro->id != 0 ? MacroName(macro->name, macro->name_hash) : MacroName(macro->name);
+  if (observer_) observer_->wrote(n);
+  macros_.put(std::move(macro), n.hash);
 }
 
 void MacroTable::undefine(std::string_view name) {
-  if (observer_) observer_->wrote(name);
-  macros_.erase(name);
+  const MacroName n(name);
+  if (observer_) observer_->wrote(n);
+  macros_.erase(n);
 }
 
 size_t MacroTable::Slots::probe(std::string_view name, size_t hash) const {
@@ -198,24 +206,23 @@ size_t MacroTable::Slots::probe(std::string_view name, size_t hash) const {
   }
 }
 
-const std::shared_ptr<const Macro>* MacroTable::Slots::find(std::string_view name) const {
-  const Slot& s = slots_[probe(name, NameHash{}(name))];
+const std::shared_ptr<const Macro>* MacroTable::Slots::find(MacroName name) const {
+  const Slot& s = slots_[probe(name.name, name.hash)];
   return s.macro ? &s.macro : nullptr;
 }
 
-void MacroTable::Slots::put(std::shared_ptr<const Macro> macro) {
+void MacroTable::Slots::put(std::shared_ptr<const Macro> macro, size_t hash) {
   if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-  const size_t hash = NameHash{}(macro->name);
   Slot& s = slots_[probe(macro->name, hash)];
   if (!s.macro) ++size_;
   s.hash = hash;
   s.macro = std::move(macro);
 }
 
-void MacroTable::Slots::erase(std::string_view name) {
+void MacroTable::Slots::erase(MacroName name) {
   if (size_ == 0) return;
   const size_t mask = slots_.size() - 1;
-  size_t hole = probe(name, NameHash{}(name));
+  size_t hole = probe(name.name, name.hash);
   if (!slots_[hole].macro) return;
   slots_[hole].macro.reset();
   --size_;

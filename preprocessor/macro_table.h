@@ -19,9 +19,25 @@
 
 namespace lexpack::preprocessor {
 
+// The hash every table of macro names uses, so that one computed for a
+// lookup serves the others.
+inline size_t macro_name_hash(std::string_view name) {
+  return std::hash<std::string_view>{}(name);
+}
+
+// A macro name and its macro_name_hash, computed once per lookup or write.
+struct MacroName {
+  MacroName(std::string_view n) : name(n), hash(macro_name_hash(n)) {}
+  MacroName(const char* n) : MacroName(std::string_view(n)) {}
+  MacroName(std::string_view n, size_t h) : name(n), hash(h) {}
+  std::string_view name;
+  size_t hash;
+};
+
 struct Macro {
   std::string name;
-  uint32_t id = 0;  // intern_macro_name(name): what hide sets hold
+  uint32_t id = 0;       // intern_macro_name(name): what hide sets hold
+  size_t name_hash = 0;  // macro_name_hash(name), set with id
   bool function_like = false;
   bool variadic = false;            // the last parameter takes the variable arguments
   std::vector<std::string> params;  // "__VA_ARGS__" for a plain `...`
@@ -92,8 +108,8 @@ class ParsedDefines {
 class MacroObserver {
  public:
   virtual ~MacroObserver() = default;
-  virtual void looked_up(std::string_view name, const std::shared_ptr<const Macro>* found) = 0;
-  virtual void wrote(std::string_view name) = 0;
+  virtual void looked_up(MacroName name, const std::shared_ptr<const Macro>* found) = 0;
+  virtual void wrote(MacroName name) = 0;
 };
 
 class MacroTable {
@@ -103,7 +119,7 @@ class MacroTable {
 
   const Macro* find(std::string_view name) const;
   // The same without telling the observer.
-  const std::shared_ptr<const Macro>* find_quiet(std::string_view name) const;
+  const std::shared_ptr<const Macro>* find_quiet(MacroName name) const;
   void set_observer(MacroObserver* observer) { observer_ = observer; }
   void define(Macro macro);
   void define(std::shared_ptr<const Macro> macro);
@@ -137,9 +153,9 @@ class MacroTable {
   // defines thousands of names, most of them by copying a shared pointer.
   class Slots {
    public:
-    const std::shared_ptr<const Macro>* find(std::string_view name) const;
-    void put(std::shared_ptr<const Macro> macro);
-    void erase(std::string_view name);
+    const std::shared_ptr<const Macro>* find(MacroName name) const;
+    void put(std::shared_ptr<const Macro> macro, size_t hash);
+    void erase(MacroName name);
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
 

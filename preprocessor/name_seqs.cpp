@@ -25,9 +25,8 @@ NameSeqs::Seqs NameSeqs::get(std::string_view name) const {
   return s.name.data() ? s.seqs : Seqs{};
 }
 
-NameSeqs::Seqs& NameSeqs::at(std::string_view name) {
+NameSeqs::Seqs& NameSeqs::at(std::string_view name, size_t hash) {
   if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-  const size_t hash = std::hash<std::string_view>{}(name);
   Slot& s = slots_[probe(name, hash)];
   if (!s.name.data()) {
     s.hash = hash;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,9 @@ class NameSeqs {
   // The numbers of `name`, zero for a name not met yet.
   Seqs get(std::string_view name) const;
   // The numbers of `name`, added as zeros when new; valid until the next at().
-  Seqs& at(std::string_view name);
+  Seqs& at(std::string_view name) { return at(name, std::hash<std::string_view>{}(name)); }
+  // The same with the name's std::hash<std::string_view> given.
+  Seqs& at(std::string_view name, size_t hash);
   size_t size() const { return size_; }
 
  private:
