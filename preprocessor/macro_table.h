@@ -4,6 +4,7 @@
 // that was taken only as a fallback).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -92,8 +93,13 @@ class ParsedDefines {
   std::shared_ptr<const Macro> get(size_t index, std::string* err) const;
 
  private:
+  // Parsed once: the thread that moves `state` from kNotParsed to kParsing
+  // parses, another that asks meanwhile yields until kParsed (a parse takes
+  // microseconds). Not std::call_once: glibc's ends every first call with
+  // a futex wake, a system call per #define of a scan (tens of thousands).
+  enum State : uint8_t { kNotParsed, kParsing, kParsed };
   struct Slot {
-    std::once_flag once;
+    std::atomic<uint8_t> state{kNotParsed};
     std::shared_ptr<const Macro> macro;
     std::string error;
   };

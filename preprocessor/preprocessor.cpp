@@ -6,6 +6,7 @@
 #include "preprocessor/preprocessor.h"
 
 #include <algorithm>
+#include <thread>
 #include <unordered_set>
 
 #include "preprocessor/expression.h"
@@ -58,10 +59,16 @@ std::shared_ptr<const Macro> ParsedDefines::get(size_t index, std::string* err) 
     return nullptr;
   }
   Slot& slot = slots_[index];
-  std::call_once(slot.once, [&] {
-    std::optional<Macro> m = parse_one_define(bytes_, scan_->directives[index], &slot.error);
-    if (m) slot.macro = std::make_shared<const Macro>(std::move(*m));
-  });
+  if (slot.state.load(std::memory_order_acquire) != kParsed) {
+    uint8_t expected = kNotParsed;
+    if (slot.state.compare_exchange_strong(expected, kParsing, std::memory_order_acquire)) {
+      std::optional<Macro> m = parse_one_define(bytes_, scan_->directives[index], &slot.error);
+      if (m) slot.macro = std::make_shared<const Macro>(std::move(*m));
+      slot.state.store(kParsed, std::memory_order_release);
+    } else {
+      while (slot.state.load(std::memory_order_acquire) != kParsed) std::this_thread::yield();
+    }
+  }
   if (!slot.macro) *err = slot.error;
   return slot.macro;
 }

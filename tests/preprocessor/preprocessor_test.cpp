@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "lexer/scanner.h"
@@ -92,6 +93,52 @@ TEST(ParsedDefinesTest, EachDefinitionIsParsedOnceWhenAskedFor) {
   err.clear();
   EXPECT_EQ(defines.get(2, &err), nullptr);  // #if
   EXPECT_FALSE(err.empty());
+}
+
+// Many threads asking for the same definitions at once (the first ones of
+// each while another parses it): one object each, and a definition that does
+// not parse gives every thread its error.
+TEST(ParsedDefinesTest, ThreadsAskingAtOnceShareOneParse) {
+  std::string bytes;
+  constexpr size_t kDefines = 400;
+  for (size_t i = 0; i < kDefines; ++i) {
+    bytes += i % 7 == 3
+                 ? "#define BAD" + std::to_string(i) + "(\n"
+                 : "#define M" + std::to_string(i) + "(a, b) a ## b + " + std::to_string(i) + "\n";
+  }
+  const lexer::ScanResult scan = lexer::scan(bytes, lexer::scalar_kernel());
+  ASSERT_EQ(scan.directives.size(), kDefines);
+  ParsedDefines defines(bytes, scan);
+  constexpr size_t kThreads = 8;
+  std::vector<std::vector<std::shared_ptr<const Macro>>> got(kThreads);
+  std::vector<std::vector<std::string>> errors(kThreads);
+  std::atomic<size_t> ready{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (size_t i = 0; i < kDefines; ++i) {
+        std::string err;
+        got[t].push_back(defines.get(i, &err));
+        errors[t].push_back(err);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < kDefines; ++i) {
+    for (size_t t = 0; t < kThreads; ++t) {
+      EXPECT_EQ(got[t][i], got[0][i]) << i;
+      EXPECT_EQ(errors[t][i], errors[0][i]) << i;
+    }
+    if (i % 7 == 3) {
+      EXPECT_EQ(got[0][i], nullptr) << i;
+      EXPECT_FALSE(errors[0][i].empty()) << i;
+    } else {
+      ASSERT_NE(got[0][i], nullptr) << i << ": " << errors[0][i];
+      EXPECT_EQ(got[0][i]->name, "M" + std::to_string(i));
+    }
+  }
 }
 
 TEST_F(Pp, ElifAfterTakenBranchIsNotEvaluated) {
