@@ -90,11 +90,13 @@ void TraceRecorder::read(NameSeqs::Seqs& s, const Add& add) {
 
 void TraceRecorder::looked_up(MacroName name, const std::shared_ptr<const Macro>* found) {
   if (stack_.empty()) return;
-  read(macro_seqs_.at(name.name, name.hash), [&](Active& a) {
+  NameSeqs::Seqs& s = macro_seqs_.at(name.name, name.hash);
+  read(s, [&](Active& a) {
     if (found) {
       a.trace->inputs.macros.emplace_back((*found)->name, *found);
     } else {
-      a.trace->inputs.macros.emplace_back(stable_macro_name(name.name), nullptr);
+      if (s.kept.empty()) s.kept = stable_macro_name(name.name);
+      a.trace->inputs.macros.emplace_back(s.kept, nullptr);
     }
   });
 }

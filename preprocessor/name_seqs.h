@@ -18,6 +18,9 @@ class NameSeqs {
   struct Seqs {
     uint64_t written = 0;  // the last write's sequence number, 0: none
     uint64_t seen = 0;     // the start of the innermost recording that read it, 0: none
+    // The name as kept for the whole process when a caller needs it to
+    // outlive this table (empty until then).
+    std::string_view kept;
   };
 
   // The numbers of `name`, zero for a name not met yet.
