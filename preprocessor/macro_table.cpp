@@ -84,8 +84,7 @@ std::optional<Macro> parse_definition_tokens(Tokens ts, std::string* err) {
   }
   Macro m;
   m.name = ts[0].text;
-  m.id = intern_macro_name(m.name);
-  m.name_hash = macro_name_hash(m.name);
+  name_macro(&m);
   if (m.name == "defined") {
     *err = "\"defined\" cannot be used as a macro name";
     return std::nullopt;
@@ -159,6 +158,11 @@ uint32_t intern_macro_name(std::string_view name) {
   return names.entry(name).second;
 }
 
+void name_macro(Macro* m) {
+  m->id = intern_macro_name(m->name);
+  m->name_hash = macro_name_hash(m->name);
+}
+
 std::string_view stable_macro_name(std::string_view name) {
   InternedNames& names = InternedNames::get();
   std::lock_guard lock(names.mu);
@@ -178,14 +182,12 @@ const std::shared_ptr<const Macro>* MacroTable::find_quiet(MacroName name) const
 }
 
 void MacroTable::define(Macro macro) {
-  macro.id = intern(macro.name);
-  macro.name_hash = macro_name_hash(macro.name);
+  name_macro(&macro);
   define(std::make_shared<const Macro>(std::move(macro)));
 }
 
 void MacroTable::define(std::shared_ptr<const Macro> macro) {
-  // A definition made outside parse_definition and define(Macro) may carry
-  // no hash (id and name_hash are set together).
+  // A definition not named by name_macro carries no hash.
   const MacroName n =
       macro->id != 0 ? MacroName(macro->name, macro->name_hash) : MacroName(macro->name);
   if (observer_) observer_->wrote(n);

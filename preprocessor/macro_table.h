@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,7 +37,7 @@ struct MacroName {
 struct Macro {
   std::string name;
   uint32_t id = 0;       // intern_macro_name(name): what hide sets hold
-  size_t name_hash = 0;  // macro_name_hash(name), set with id
+  size_t name_hash = 0;  // macro_name_hash(name), set with id (name_macro)
   bool function_like = false;
   bool variadic = false;            // the last parameter takes the variable arguments
   std::vector<std::string> params;  // "__VA_ARGS__" for a plain `...`
@@ -71,6 +70,9 @@ std::vector<std::shared_ptr<const Macro>> parse_predefined(std::string_view text
 // The id of a macro name, the same for every call with that name in this
 // process (thread-safe), so that one parsed definition serves every table.
 uint32_t intern_macro_name(std::string_view name);
+
+// Sets `m`'s id and name_hash from its name.
+void name_macro(Macro* m);
 
 // `name`'s bytes as interned by intern_macro_name: kept until the process
 // ends (thread-safe).
@@ -149,7 +151,7 @@ class MacroTable {
   // than a string's inline buffer, and every identifier is looked up).
   struct NameHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const { return macro_name_hash(s); }
   };
 
   // The definitions by name, open addressing (linear probing, deletion by
