@@ -36,6 +36,21 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+bool word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// `word` occurs in `text` as a whole word (or is empty).
+bool has_word(std::string_view text, std::string_view word) {
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at == 0 || !word_char(text[at - 1])) && (end == text.size() || !word_char(text[end]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // What the compiler says before any file is read: its -dM output (the
 // answers' own macros taken out) and the answers to builtin questions.
 struct CompilerFacts {
@@ -56,6 +71,7 @@ std::string question_file(const std::vector<std::string>& questions) {
 
 base::Result<CompilerFacts> ask_compiler(const compiler::CompilerIdentity& identity,
                                          const command::CompileCommand& command,
+                                         const std::vector<std::string>& arguments,
                                          const std::vector<std::string>& questions) {
   const char* tmp = getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-questions-XXXXXX";
@@ -65,7 +81,7 @@ base::Result<CompilerFacts> ask_compiler(const compiler::CompilerIdentity& ident
   const bool written = base::write_all(fd, text);
   ::close(fd);
   std::vector<std::string> argv = {identity.program};
-  for (std::string& a : macro_arguments(command)) argv.push_back(std::move(a));
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
   argv.insert(argv.end(),
               {"-dM", "-E", "-x", std::string(command::language_name(command.language)), path});
   // Predefined macros and builtin answers do not depend on the working
@@ -332,6 +348,43 @@ std::vector<std::string> macro_arguments(const command::CompileCommand& command,
   return out;
 }
 
+MacroArguments split_macro_arguments(const command::CompileCommand& command, bool include_dirs,
+                                     bool defines_apart) {
+  MacroArguments out;
+  out.ask = macro_arguments(command, include_dirs);
+  // Flags that define or undefine a macro out of the command's sight, or
+  // take the next argument as their value, leave every argument in place.
+  for (const std::string& a : out.ask) {
+    if (starts_with(a, "-Wp,") || starts_with(a, "-X") || starts_with(a, "--define-macro") ||
+        starts_with(a, "--undefine-macro")) {
+      return out;
+    }
+  }
+  bool has_undef = false;
+  std::vector<std::string> defines;
+  for (const command::CompileCommand::MacroArg& m : command.macros) {
+    has_undef = has_undef || m.undef;
+    if (!m.undef) defines.push_back(m.text);
+  }
+  defines_apart = defines_apart && !has_undef;
+  std::vector<std::string> ask;
+  ask.reserve(out.ask.size());
+  for (size_t i = 0; i < out.ask.size(); ++i) {
+    const std::string& a = out.ask[i];
+    if (defines_apart && a == "-D" && i + 1 < out.ask.size()) {
+      out.defines.push_back(out.ask[++i]);
+    } else if (defines_apart && starts_with(a, "-D") && a.size() > 2) {
+      out.defines.push_back(a.substr(2));
+    } else if (!(starts_with(a, "-W") && a.size() > 2)) {
+      ask.push_back(a);
+    }
+  }
+  // Only when the defines found are the command's own, in its order.
+  if (defines_apart && out.defines != defines) return {macro_arguments(command, include_dirs), {}};
+  out.ask = std::move(ask);
+  return out;
+}
+
 const Resolution* stdc_predef(const std::vector<Resolution>& forced) {
   if (forced.empty()) return nullptr;
   const std::string& path = forced.front().path;
@@ -342,13 +395,16 @@ const Resolution* stdc_predef(const std::vector<Resolution>& forced) {
   return base == "stdc-predef.h" ? &forced.front() : nullptr;
 }
 
-bool CompilerPresenceEvaluator::predefines_read_no_file(
+CompilerPresenceEvaluator::Predef CompilerPresenceEvaluator::inspect_predef(
     const std::vector<Resolution>& forced) const {
+  Predef out;
   const Resolution* predef = stdc_predef(forced);
-  if (!predef) return true;
+  if (!predef) return out;
   base::Result<std::string> bytes = base::read_file(predef->path);
-  if (!bytes.ok()) return false;
-  const lexer::ScanResult scan = lexer::scan(bytes.value(), *kernel_);
+  out.reads_no_file = false;
+  if (!bytes.ok()) return out;
+  out.bytes = std::move(bytes.value());
+  const lexer::ScanResult scan = lexer::scan(out.bytes, *kernel_);
   for (const lexer::Directive& d : scan.directives) {
     switch (d.kind) {
       case lexer::DirectiveKind::kInclude:
@@ -357,12 +413,13 @@ bool CompilerPresenceEvaluator::predefines_read_no_file(
       case lexer::DirectiveKind::kHasInclude:
       case lexer::DirectiveKind::kHasIncludeNext:
       case lexer::DirectiveKind::kModuleImport:
-        return false;
+        return out;
       default:
         break;
     }
   }
-  return true;
+  out.reads_no_file = true;
+  return out;
 }
 
 CompilerPresenceEvaluator::CompilerPresenceEvaluator(cache::Store* store,
@@ -384,12 +441,24 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   cache::Hasher base;
   base.field(identity_.hash.hex());
   base.field(command::language_name(command_.language));
-  if (identity_.kind == compiler::CompilerKind::kGcc && predefines_read_no_file(forced)) {
+  // The -D values are applied here after the compiler's answers, unless the
+  // stdc-predef.h the compiler reads before every file (with them defined)
+  // names one: then they go to the compiler.
+  const Predef predef_file = inspect_predef(forced);
+  bool defines_apart = true;
+  for (const command::CompileCommand::MacroArg& m : command_.macros) {
+    const std::string_view name = std::string_view(m.text).substr(0, m.text.find_first_of("=("));
+    defines_apart = defines_apart && !has_word(predef_file.bytes, name);
+  }
+  const MacroArguments with_dirs = split_macro_arguments(command_, true, defines_apart);
+  if (identity_.kind == compiler::CompilerKind::kGcc && predef_file.reads_no_file) {
     // Include directories decide gcc's answers only through the
     // stdc-predef.h it finds with them (none of whose directives reads
     // another file): that file in their place lets every target of a build
     // share one question to the compiler.
-    for (const std::string& a : macro_arguments(command_, false)) base.field(a);
+    for (const std::string& a : split_macro_arguments(command_, false, defines_apart).ask) {
+      base.field(a);
+    }
     const Resolution* predef = stdc_predef(forced);
     base.field(predef ? predef->path : "no stdc-predef.h");
     if (predef) {
@@ -400,7 +469,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       }
     }
   } else {
-    for (const std::string& a : macro_arguments(command_)) base.field(a);
+    for (const std::string& a : with_dirs.ask) base.field(a);
   }
   const std::string base_key = base.digest().hex();
   EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
@@ -473,7 +542,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
     if (!known && (!memo || !decode_facts(*memo, &facts))) {
       facts = CompilerFacts();
-      auto ask = [&] { return ask_compiler(identity_, command_, asked); };
+      auto ask = [&] { return ask_compiler(identity_, command_, with_dirs.ask, asked); };
       base::Result<CompilerFacts> fresh = share ? share->asking.get(facts_key, ask) : ask();
       if (!fresh.ok() && !speculative.empty()) {
         // A question asked ahead that this compiler rejects: ask only those met.
@@ -526,6 +595,14 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
         parsed = share->predefined.emplace(facts.predefined, std::move(fresh)).first->second;
       }
       pp.predefine(*parsed);
+    }
+    for (const std::string& d : with_dirs.defines) {
+      if (!pp.define(d, &err)) {
+        if (out_) *out_ = EvaluatedTu{false, "-D" + d + ": " + err, {}, {}};
+        return "-D" + d + ": " + err;
+      }
+    }
+    if (share) {
       // The compiler, the working directory and the language; not the
       // search arguments: a replay first asks every include of the header
       // and of the headers it enters, and replays only where each finds the

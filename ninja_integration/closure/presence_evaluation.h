@@ -65,10 +65,15 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   std::vector<Resolution> computed_includes() const override { return computed_; }
 
  private:
-  // True when the stdc-predef.h among `forced` (if any) has no directive
-  // that reads another file: then it alone, not the include directories,
-  // is what they change in the compiler's answers.
-  bool predefines_read_no_file(const std::vector<Resolution>& forced) const;
+  // The stdc-predef.h among `forced` (if any): its bytes, and whether it
+  // has no directive that reads another file (then it alone, not the
+  // include directories, is what they change in the compiler's answers).
+  // A file that cannot be read reads one, for all this can tell.
+  struct Predef {
+    std::string bytes;
+    bool reads_no_file = true;
+  };
+  Predef inspect_predef(const std::vector<Resolution>& forced) const;
 
   cache::Store* store_;
   const compiler::CompilerIdentity& identity_;
@@ -86,6 +91,22 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
 // unless `include_dirs` is false, ...).
 std::vector<std::string> macro_arguments(const command::CompileCommand& command,
                                          bool include_dirs = true);
+
+// macro_arguments split for asking the compiler: `ask` goes to the
+// compiler's -dM run; `defines` (the command's -D values, in order) are
+// applied by the evaluation after the predefined macros, as the compiler
+// does, and warning flags are left out (they define nothing). Targets that
+// differ only in those then share one compiler run and one set of
+// predefined macros. The -D values stay in `ask` (`defines` empty) unless
+// `defines_apart`, or when the command has a -U. Nothing is left out when
+// a flag passes macros past the command's parse or takes the next argument
+// as its value (-Wp, -Xpreprocessor, -Xclang, -Xlinker, --define-macro).
+struct MacroArguments {
+  std::vector<std::string> ask;
+  std::vector<std::string> defines;
+};
+MacroArguments split_macro_arguments(const command::CompileCommand& command,
+                                     bool include_dirs = true, bool defines_apart = true);
 
 // gcc's implicit stdc-predef.h among the files read before the source (the
 // first, when found), or null.

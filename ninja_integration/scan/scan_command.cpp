@@ -564,7 +564,8 @@ std::vector<size_t> scan_order(const std::vector<CompdbEntry>& entries,
     std::string key = cmd.compiler;
     key.push_back('\0');
     key.append(command::language_name(cmd.language));
-    for (const std::string& a : closure::macro_arguments(cmd, false)) key.append(1, '\0').append(a);
+    for (const std::string& a : closure::split_macro_arguments(cmd, false).ask)
+      key.append(1, '\0').append(a);
     (seen.insert(std::move(key)).second ? firsts : rest).push_back(i);
   }
   firsts.insert(firsts.end(), rest.begin(), rest.end());

@@ -301,6 +301,65 @@ TEST(ExactScan, OneQuestionRunPerArgumentSet) {
   EXPECT_EQ(runs, 1u) << asked.value();
 }
 
+// The -D values are applied by the evaluation after the compiler's answers,
+// in the command's order, and warnings define nothing: targets that differ
+// only in those share one question run. A -U, or a -D of a name that
+// stdc-predef.h (read before every file, after the -D values) reads, goes to
+// the compiler with the rest, in a run of its own.
+TEST(ExactScan, DefinesAndWarningsShareTheCompilersAnswers) {
+  testing::TestDir d;
+  const std::string log = d.at("dm.log");
+  const std::string gxx = logging_gxx(d, log);
+  const std::string source =
+      "#if defined(X) && X == 1\n#include \"x1.h\"\n"
+      "#elif defined(X) && X == 2\n#include \"x2.h\"\n#endif\n"
+      "#ifdef F\n#if F(1) == 2\n#include \"f.h\"\n#endif\n#endif\n"
+      "#ifdef Y\n#include \"y.h\"\n#endif\n"
+      "#if defined(FOO) && FOO == 3\n#include \"foo3.h\"\n#endif\n"
+      "#if __OPTIMIZE__ == 7\n#include \"opt7.h\"\n"
+      "#elif defined(__OPTIMIZE__)\n#include \"opt.h\"\n#else\n#include \"noopt.h\"\n#endif\n"
+      "#ifndef __STDC_IEC_559__\n#include \"fallback.h\"\n#endif\n";
+  for (const char* h : {"x1", "x2", "f", "y", "foo3", "opt7", "opt", "noopt", "fallback"}) {
+    d.write(std::string("src/") + h + ".h", "");
+  }
+  const std::vector<std::vector<std::string>> flags = {
+      {"-O2", "-DX=1", "-Wall"},          {"-O2", "-Wextra", "-DY", "-Wno-unused"},
+      {"-O2", "-DF(a)=a+1", "-D", "X=2"}, {"-O2", "-DFOO", "-DFOO=3", "-D__OPTIMIZE__=7"},
+      {"-O2", "-DY", "-U__OPTIMIZE__"},   {"-O2", "-D__GCC_IEC_559=0"},
+  };
+  std::vector<CompdbEntry> entries;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const std::string name = "t" + std::to_string(i) + ".cc";
+    d.write("src/" + name, source);
+    CompdbEntry e = entry(d, name, flags[i]);
+    e.argv[0] = gxx;
+    e.directory = d.at("src");
+    entries.push_back(e);
+  }
+  expect_exact_like_gcc(scan_build(entries, nullptr, 2, nullptr), entries);
+  base::Result<std::string> asked = base::read_file(log);
+  ASSERT_TRUE(asked.ok());
+  std::vector<std::string> runs;
+  for (std::string_view rest = asked.value(); !rest.empty();) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    if (line.find("lexpack-questions") != std::string_view::npos) runs.emplace_back(line);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  }
+  ASSERT_EQ(runs.size(), 3u) << asked.value();
+  size_t plain = 0;
+  for (const std::string& r : runs) {
+    EXPECT_EQ(r.find("-W"), std::string::npos) << r;
+    if (r.find("-U__OPTIMIZE__") != std::string::npos) {
+      EXPECT_NE(r.find("-DY"), std::string::npos) << r;
+    } else if (r.find("-D__GCC_IEC_559=0") == std::string::npos) {
+      EXPECT_EQ(r.find("-D"), std::string::npos) << r;
+      ++plain;
+    }
+  }
+  EXPECT_EQ(plain, 1u) << asked.value();
+}
+
 // A computed include the evaluation cannot expand (__COUNTER__ in the name) is
 // asked of the compiler; the answer is remembered and checked by stat.
 TEST(ExactScan, UnexpandableComputedIncludeAsksTheCompiler) {

@@ -276,13 +276,17 @@ TEST(ScanOrder, FirstOneTuOfEachArgumentSet) {
       entry({"g++", "-Ia", "-Wall", "-c", "a.cpp", "-o", "a.o"}),
       entry({"g++", "-Ib", "-Wall", "-c", "b.cpp", "-o", "b.o"}),
       entry({"g++", "-Ic", "-Wall", "-c", "c.cpp", "-o", "c.o"}),
-      entry({"g++", "-Ia", "-DX=1", "-c", "d.cpp", "-o", "d.o"}),
+      entry({"g++", "-Ia", "-O2", "-c", "d.cpp", "-o", "d.o"}),
       entry({"gcc", "-Ia", "-Wall", "-c", "e.c", "-o", "e.o"}),
-      entry({"g++", "-Ic", "-DX=1", "-c", "f.cpp", "-o", "f.o"}),
+      entry({"g++", "-Ic", "-O2", "-c", "f.cpp", "-o", "f.o"}),
+      // -D values and warnings are not asked of the compiler: one set with a.
+      entry({"g++", "-Ib", "-DX=1", "-Wextra", "-c", "g.cpp", "-o", "g.o"}),
   };
-  EXPECT_EQ(scan::scan_order(entries, {0, 1, 2, 3, 4, 5}), (std::vector<size_t>{0, 3, 4, 1, 2, 5}));
+  EXPECT_EQ(scan::scan_order(entries, {0, 1, 2, 3, 4, 5, 6}),
+            (std::vector<size_t>{0, 3, 4, 1, 2, 5, 6}));
   EXPECT_EQ(scan::scan_order(entries, {1, 2, 5}), (std::vector<size_t>{1, 5, 2}));
   EXPECT_EQ(scan::scan_order(entries, {0, 1, 2}), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(scan::scan_order(entries, {6, 3}), (std::vector<size_t>{6, 3}));
 }
 
 TEST(ScanOrder, TheReportKeepsTheEntriesOrder) {
