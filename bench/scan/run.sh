@@ -10,7 +10,8 @@
 #
 # usage: bench/scan/run.sh [path/to/lexpack] [TUS]
 #   RUNS=N        timed runs per figure, median reported (default 3)
-#   PROJECTS=...  which projects (default "generated lexpack example boost")
+#   PROJECTS=...  which projects (default "generated lexpack example boost"; set
+#                 but empty: none, only SOURCES)
 #   BOOST_TUS=N   TUs of the Boost project (default 40)
 #   SELF_BUILD=D  an already built lexpack build directory to scan instead of
 #                 configuring and building lexpack into a temporary one
@@ -27,7 +28,7 @@ lexpack=$(realpath "${1:-$root/build/bin/lexpack}")
 tus=${2:-120}
 runs=${RUNS:-3}
 scan_deps=${SCAN_DEPS:-clang-scan-deps-14}
-projects=${PROJECTS:-generated lexpack example boost}
+projects=${PROJECTS-generated lexpack example boost}
 boost_tus=${BOOST_TUS:-40}
 jobs=$(nproc)
 for tool in cmake ninja python3 g++ xargs "$scan_deps"; do

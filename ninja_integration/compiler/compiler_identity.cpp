@@ -38,17 +38,9 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
                                             std::string driver_digest, IdentityFacts* facts) {
   CompilerIdentity id;
   id.program = program;
-  base::ProcessResult version = base::run_captured({program, "--version"}, true);
-  if (!version.started) return base::Status::error(version.error);
-  id.kind = version.exit_code == 0 ? kind_from_version_text(version.out) : CompilerKind::kUnknown;
-  id.version = first_line(version.out);
-  if (id.kind == CompilerKind::kUnknown) return id;
-
-  // Hashing the binaries (cc1plus is 35 MB) overlaps the questions, which
-  // each run the compiler: one thread per binary.
-  std::thread driver([&] {
-    if (driver_digest.empty()) driver_digest = file_digest(program);
-  });
+  // Every question at once, before the driver says what it is: each runs a
+  // process (cc1 and cc1plus tens of ms), and the answers of a driver that
+  // turns out not to be gcc or clang are dropped.
   // One run per language answers both its predefined macros (stdout) and
   // its search list (stderr); -I kProbeDir makes that list a base for
   // derived ones (derived_search_list.h) and does not change the macros.
@@ -59,16 +51,29 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   }
   std::vector<base::ProcessResult> answers;
   std::thread languages([&] { answers = base::run_captured_all(questions); });
+  // Hashing the binaries (cc1plus is 35 MB) overlaps the questions: one
+  // thread per binary.
+  std::thread driver([&] {
+    if (driver_digest.empty()) driver_digest = file_digest(program);
+  });
   // The gcc driver runs cc1/cc1plus: their bytes decide the object.
   constexpr const char* kPrograms[] = {"cc1", "cc1plus"};
   std::string prog_digests[2], prog_paths[2];
+  std::vector<base::ProcessResult> first =
+      base::run_captured_all({{program, "--version"},
+                              {program, "-print-prog-name=cc1"},
+                              {program, "-print-prog-name=cc1plus"}});
+  const base::ProcessResult& version = first[0];
+  if (version.started) {
+    id.kind = version.exit_code == 0 ? kind_from_version_text(version.out) : CompilerKind::kUnknown;
+    id.version = first_line(version.out);
+  }
   if (id.kind == CompilerKind::kGcc) {
-    std::vector<base::ProcessResult> paths = base::run_captured_all(
-        {{program, "-print-prog-name=cc1"}, {program, "-print-prog-name=cc1plus"}});
     std::vector<std::thread> hashers;
     for (size_t i = 0; i < 2; ++i) {
-      std::string path = first_line(paths[i].out);
-      if (paths[i].exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
+      const base::ProcessResult& where = first[i + 1];
+      std::string path = first_line(where.out);
+      if (where.exit_code == 0 && !path.empty() && path.find('/') != std::string::npos) {
         prog_paths[i] = path;
         hashers.emplace_back([&prog_digests, i, path] { prog_digests[i] = file_digest(path); });
       } else {
@@ -79,6 +84,8 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   }
   languages.join();
   driver.join();
+  if (!version.started) return base::Status::error(version.error);
+  if (id.kind == CompilerKind::kUnknown) return id;
 
   cache::Hasher h;
   h.field(kIdentityFormat);
