@@ -2,6 +2,8 @@
 // clang's HeaderSearch::LookupFile for the plain (non-framework) case.
 #include "ninja_integration/closure/include_resolver.h"
 
+#include <filesystem>
+
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "ninja_integration/closure/scan_file_cache.h"
@@ -66,6 +68,27 @@ bool IncludeResolver::dir_exists(std::string_view dir) {
   }
   dirs_.emplace(std::move(key), exists);
   return exists;
+}
+
+std::optional<base::StatSignature> IncludeResolver::dir_signature(const std::string& dir) {
+  const std::string d = dir.empty() ? std::string(".") : dir;
+  if (shared_) return shared_->dir_stat_once(d, base::absolute_path(d, cwd_));
+  base::StatSignature sig;
+  if (!base::stat_dir(d, &sig)) return std::nullopt;
+  return sig;
+}
+
+std::string IncludeResolver::fold_dot_dots(std::string path) {
+  const size_t up = path.find("/../");
+  if (up == std::string::npos) return path;
+  std::string folded = std::filesystem::path(path).lexically_normal().string();
+  if (folded == path || folded.empty()) return path;
+  // The kernel resolves "dir/.." through dir, which may be a symlink to
+  // elsewhere: keep the fold only where both name one directory.
+  const std::optional<base::StatSignature> was = dir_signature(std::string(base::dir_of(path)));
+  const std::optional<base::StatSignature> is = dir_signature(std::string(base::dir_of(folded)));
+  if (!was || !is || was->dev != is->dev || was->ino != is->ino) return path;
+  return folded;
 }
 
 Resolution IncludeResolver::resolve(std::string_view name, bool angled, bool next,
@@ -145,7 +168,7 @@ Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,
     std::string path = base::join_path(includer_dir, name);
     if (probe(path, &r.stat)) {
       r.found = true;
-      r.path = std::move(path);
+      r.path = fold_dot_dots(std::move(path));
       r.chain_index = kFoundInIncluderDir;
       return r;
     }
@@ -155,7 +178,7 @@ Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,
     std::string path = base::join_path(chain_[i], name);
     if (probe(path, &r.stat)) {
       r.found = true;
-      r.path = std::move(path);
+      r.path = fold_dot_dots(std::move(path));
       r.chain_index = int(i);
       return r;
     }

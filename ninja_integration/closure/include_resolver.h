@@ -52,6 +52,13 @@ class IncludeResolver {
  private:
   bool probe(const std::string& path, base::StatSignature* sig);
   bool dir_exists(std::string_view dir);
+  // `path` (found) with each "dir/.." taken out where that names the same
+  // directory, else `path` itself. A header that includes "../x.h" from a
+  // subdirectory of x.h's own then finds x.h by the name it had, so an
+  // include cycle through ".." ends where the walk met the file before
+  // instead of growing the path until the system refuses it.
+  std::string fold_dot_dots(std::string path);
+  std::optional<base::StatSignature> dir_signature(const std::string& dir);
   Resolution search(std::string_view name, bool use_includer_dir, std::string_view includer_dir,
                     size_t start, std::vector<std::string>* failed);
 

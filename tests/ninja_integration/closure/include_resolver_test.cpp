@@ -3,7 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <memory>
+
+#include "base/file_stat.h"
 #include "base/file_util.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::closure {
@@ -76,6 +81,38 @@ TEST_F(IncludeResolverTest, MissingEverywhereListsEveryCandidate) {
       r.resolve("nothere.h", false, false, dir_.at("src"), kFoundOutsideChain, &failed);
   EXPECT_FALSE(res.found);
   EXPECT_EQ(failed.size(), 5u);  // includer dir + q + i1 + i2 + sys
+}
+
+// "../x.h" from a subdirectory names x.h as it was named before (an include
+// cycle through ".." then meets the same node), but not where the
+// subdirectory is a symlink: the kernel climbs out of its target.
+TEST_F(IncludeResolverTest, ClimbingOutOfASubdirectoryNamesTheFileAsBefore) {
+  dir_.write("src/sub/plat.h", "");
+  dir_.write("elsewhere/deep/sub/plat.h", "");
+  dir_.write("elsewhere/deep/local.h", "");
+  std::filesystem::create_directory_symlink("../elsewhere/deep/sub", dir_.at("src/link"));
+  for (ScanFileCache* shared : {static_cast<ScanFileCache*>(nullptr), new ScanFileCache()}) {
+    std::unique_ptr<ScanFileCache> owned(shared);
+    IncludeResolver r(list_, compiler::CompilerKind::kGcc, shared, dir_.path());
+    std::vector<std::string> failed;
+    Resolution res =
+        r.resolve("../local.h", false, false, dir_.at("src/sub"), kFoundOutsideChain, &failed);
+    ASSERT_TRUE(res.found);
+    EXPECT_EQ(res.path, dir_.at("src/local.h"));
+    res = r.resolve("../local.h", false, false, dir_.at("src/link"), kFoundOutsideChain, &failed);
+    ASSERT_TRUE(res.found);
+    EXPECT_EQ(res.path, dir_.at("src/link/../local.h"));
+    base::StatSignature there;
+    ASSERT_TRUE(base::stat_file(dir_.at("elsewhere/deep/local.h"), &there));
+    EXPECT_EQ(res.stat.ino, there.ino);
+    // Through the chain as well: an -I dir written with "..".
+    compiler::SearchList up;
+    up.bracket_dirs = {dir_.at("src/sub/../sub")};
+    IncludeResolver chained(up, compiler::CompilerKind::kGcc, shared, dir_.path());
+    res = chained.resolve("plat.h", true, false, "", kFoundOutsideChain, &failed);
+    ASSERT_TRUE(res.found);
+    EXPECT_EQ(res.path, dir_.at("src/sub/plat.h"));
+  }
 }
 
 TEST(IncludePaths, JoinAndDir) {

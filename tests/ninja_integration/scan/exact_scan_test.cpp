@@ -16,6 +16,7 @@
 #include "base/process.h"
 #include "cache/store.h"
 #include "lexer/kernel.h"
+#include "ninja_integration/closure/scan_file_cache.h"
 #include "ninja_integration/scan/compdb.h"
 #include "ninja_integration/scan/compiler_deps.h"
 #include "ninja_integration/scan/module_deps.h"
@@ -160,6 +161,38 @@ TEST(ExactScan, AnIncludeDirWithItsOwnStdcPredefChangesThePredefinedMacros) {
   std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-O2"}),
                                       entry(d, "b.cc", {"-O2", "-isystem", "own"})};
   expect_like_gcc(d, entries);
+}
+
+// A header in a subdirectory that includes its parent's header back through
+// ".." (libgit2's win32/posix.h and posix.h): the walk, which takes every
+// branch, ends at the file it met before. Where the subdirectory is a
+// symlink, ".." climbs out of its target, as the compiler's does.
+TEST(ExactScan, AnIncludeCycleThroughDotDotEnds) {
+  testing::TestDir d;
+  d.write("src/inc/top.h",
+          "#ifndef TOP_H\n#define TOP_H\n#ifdef _WIN32\n#include \"sub/plat.h\"\n"
+          "#endif\n#include \"link/plat.h\"\n#endif\n");
+  d.write("src/inc/sub/plat.h", "#include \"../top.h\"\n#include \"../up.h\"\n");
+  d.write("src/inc/up.h", "");
+  d.write("src/real/deep/sub/plat.h", "#include \"../only.h\"\n");
+  d.write("src/real/deep/only.h", "#include \"deeper.h\"\n");
+  d.write("src/real/deep/deeper.h", "");
+  d.write("src/inc/only.h", "");
+  std::filesystem::create_directory_symlink("../real/deep/sub", d.at("src/inc/link"));
+  d.write("src/a.cc", "#include \"top.h\"\n");
+  d.write("src/b.cc", "#define _WIN32\n#include \"top.h\"\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"-Iinc"}), entry(d, "b.cc", {"-Iinc"})};
+  expect_like_gcc(d, entries);
+  // Each file once per way of reaching it, not once per longer path.
+  for (CompdbEntry& e : entries) e.directory = d.at("src");
+  ScanReport report = scan_build(entries, nullptr, 2, nullptr);
+  ASSERT_NE(report.graph, nullptr);
+  // The report keeps the scan's graph as a closure::ScanFileCache.
+  auto* graph = const_cast<closure::ScanFileCache*>(
+      static_cast<const closure::ScanFileCache*>(report.graph.get()));
+  size_t nodes = 0;
+  graph->for_each_expanded([&](const closure::ScanFileCache::Node&) { ++nodes; });
+  EXPECT_LE(nodes, 12u);
 }
 
 // A g++ in d/bin that logs each of its -dM runs to `log`, then runs g++.
