@@ -389,7 +389,11 @@ class Scanner {
       tu.inexact = why;
       remember = false;
     } else {
-      tu.inexact = "not evaluated: " + evaluated.error;
+      // The evaluation did not run (its error), or was not started because
+      // the walk could not be trusted (its reason: a forced include that is
+      // not there yet, say).
+      const std::string& why = evaluated.error.empty() ? closure->unsure : evaluated.error;
+      tu.inexact = why.empty() ? "not evaluated" : "not evaluated: " + why;
       dep_paths.reserve(order.size());
       for (uint32_t i : order) dep_paths.emplace_back(normal[i]);
     }

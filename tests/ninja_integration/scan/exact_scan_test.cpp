@@ -195,6 +195,19 @@ TEST(ExactScan, AnIncludeCycleThroughDotDotEnds) {
   EXPECT_LE(nodes, 12u);
 }
 
+// A forced include that is not made yet (a generated header of a build
+// never built): the TU is not evaluated, and the report says why.
+TEST(ExactScan, AMissingForcedIncludeIsNamedAsTheReason) {
+  testing::TestDir d;
+  d.write("src/a.cc", "int a;\n");
+  CompdbEntry e = entry(d, "a.cc", {"-include", "suite.h"});
+  e.directory = d.at("src");
+  ScanReport report = scan_build({e}, nullptr, 1, nullptr);
+  ASSERT_EQ(report.tus.size(), 1u);
+  EXPECT_FALSE(report.tus[0].exact);
+  EXPECT_EQ(report.tus[0].inexact, "not evaluated: forced include not found: suite.h");
+}
+
 // A g++ in d/bin that logs each of its -dM runs to `log`, then runs g++.
 std::string logging_gxx(const testing::TestDir& d, const std::string& log) {
   d.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -dM \"*) echo \"$*\" >> '" + log +
