@@ -4,11 +4,15 @@
 // with ninja's .ninja_deps.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/heap_pages.h"
 #include "base/process.h"
@@ -173,6 +177,31 @@ int run_scan(const ScanArgs& a) {
                (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
                double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo,
                (unsigned long long)report.exact, (unsigned long long)report.from_compiler);
+  // Compiles left out of the output, by reason (the most common first); a
+  // build's link steps are no news.
+  std::map<std::string, uint64_t> skipped;
+  for (const scan::TuScan& tu : report.tus) {
+    if (!tu.skipped.empty() && tu.skipped.rfind("not a compile", 0) != 0) ++skipped[tu.skipped];
+  }
+  if (!skipped.empty()) {
+    std::vector<std::pair<uint64_t, std::string>> by_count;
+    uint64_t total = 0;
+    for (const auto& [why, n] : skipped) {
+      by_count.emplace_back(n, why);
+      total += n;
+    }
+    std::sort(by_count.begin(), by_count.end(),
+              [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string line = "lexpack: " + std::to_string(total) + " compiles not scanned:";
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < by_count.size() && i < kShown; ++i) {
+      line += (i ? "; " : " ") + std::to_string(by_count[i].first) + " " + by_count[i].second;
+    }
+    if (by_count.size() > kShown) {
+      line += "; and " + std::to_string(by_count.size() - kShown) + " other reasons";
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
   if (a.timings) {
     const scan::ScanReport::Phases& p = report.phases;
     std::fprintf(

@@ -169,6 +169,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
   for (const std::string& name : command.forced_includes) {
     if (!root(name, false)) {
       closure.unsure = "forced include not found: " + name;
+      closure.forced_missing = true;
     } else {
       forced.push_back(storage->roots.back()->resolution);
     }

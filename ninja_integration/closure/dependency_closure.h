@@ -50,6 +50,9 @@ struct Closure {
   // candidates among the failed probes).
   bool computed_evaluated = false;
   std::string unsure;  // non-empty: the closure cannot be trusted (why)
+  // A -include/-imacros file is not there (a generated header not made
+  // yet): the compiler fails on this command until it is.
+  bool forced_missing = false;
 };
 
 // Answers the __has_include questions a TU asks only through macros (an

@@ -374,6 +374,10 @@ class Scanner {
           dep_paths.emplace_back(n);
       }
       if (!dep_paths.empty()) std::sort(dep_paths.begin() + 1, dep_paths.end());
+    } else if (closure->forced_missing && closure->has_computed_include) {
+      // Its files are not all known, and the compiler would fail on the
+      // command as well: nothing to ask until the file is made.
+      return skip(tu, "cannot tell its dependencies: " + closure->unsure);
     } else if (evaluated.ran || closure->has_computed_include) {
       // A computed include the evaluation could not expand: only the
       // compiler can say which files this TU reads.

@@ -135,6 +135,35 @@ TEST(ScanCheck, DifferencesGoToStderr) {
   EXPECT_NE(r.out.find("b.o: \\\n"), std::string::npos) << r.out;
 }
 
+// A compile whose forced include is not made yet, with a computed include
+// the walk cannot follow: its files cannot be told, and the compiler, which
+// would fail on it as well, is not asked. The scan says so on stderr, by
+// reason, and leaves link steps out of that count.
+TEST(ScanCli, CompilesNotScannedAreCountedByReason) {
+  TestDir dir;
+  dir.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -M \"*) echo \"$*\" >> " +
+                           shell_quote(dir.at("m.log")) + ";; esac\nexec g++ \"$@\"\n");
+  std::filesystem::permissions(dir.at("bin/g++"), std::filesystem::perms::owner_all);
+  dir.write("build.ninja",
+            "rule cc\n  command = ./bin/g++ -include gen.h -c $in -o $out\n"
+            "rule ok\n  command = ./bin/g++ -c $in -o $out\n"
+            "rule link\n  command = ./bin/g++ $in -o $out\n"
+            "build c.o: cc c.cpp\nbuild d.o: cc d.cpp\nbuild e.o: ok e.cpp\n"
+            "build app: link c.o d.o e.o\n");
+  dir.write("a.h", "");
+  for (const char* tu : {"c.cpp", "d.cpp", "e.cpp"}) {
+    dir.write(tu, "#define H \"a.h\"\n#include H\n");
+  }
+  base::ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C .");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("lexpack: 2 compiles not scanned: 2 cannot tell its dependencies: "
+                       "forced include not found: gen.h\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("e.o: "), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.at("m.log")));
+}
+
 TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   TestDir dir;
   write_ninja_project(dir);
