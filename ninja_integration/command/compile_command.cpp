@@ -374,6 +374,7 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
   }
   cmd.source = sources[0];
   cmd.language = source_languages[0];
+  cmd.compiles = compile_only;
   if (cmd.language == Language::kNone) refuse("unknown_language", cmd.source);
   for (size_t i = 0; i < cmd.search_args.size(); ++i) {
     if (cmd.search_args[i] == cmd.source) {

@@ -42,6 +42,9 @@ struct CompileCommand {
   // ("preprocess_only", "linking", ...), used as a counter name.
   std::string uncacheable;
   std::string uncacheable_detail;  // the argument that decided it
+  // -c and one source: a compile, cacheable or not (`uncacheable` keeps only
+  // the first reason found, which need not be that it links).
+  bool compiles = false;
 };
 
 // Parses `argv` (argv[0] is the compiler). Response files (@file) are

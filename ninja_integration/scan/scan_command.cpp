@@ -86,10 +86,34 @@ void append_make_escaped(std::string* out, std::string_view s) {
   out->append(s.substr(run));
 }
 
-// Module flags keep a compile out of the cache, but its includes and its
-// module directives can still be scanned.
+// What keeps a compile out of the cache but reads its files as any compile
+// does: its includes (and module directives) can still be scanned. A flag
+// that may change what the preprocessor reads (-Xclang, -Wp, -specs,
+// -include-pch, -ivfsoverlay, -B), or what the compiler's own -dM and -M
+// runs print or write (-###, -ftime-trace, ...), keeps it out of the scan.
 bool scannable(const command::CompileCommand& cmd) {
-  return cmd.uncacheable.empty() || cmd.uncacheable == "modules";
+  static constexpr std::string_view kScannable[] = {
+      "",
+      "modules",
+      "profile_or_coverage",
+      "save_temps",
+      "no_object_output",
+      "dependencies_only",
+      "preprocess_only",
+  };
+  if (!cmd.compiles || cmd.language == command::Language::kNone) return false;
+  for (std::string_view r : kScannable) {
+    if (cmd.uncacheable == r) return true;
+  }
+  return false;
+}
+
+// Why scannable() said no: a step that compiles nothing (a link) is no news.
+std::string not_scanned(const command::CompileCommand& cmd) {
+  if (!cmd.compiles) return "not a compile: " + cmd.uncacheable;
+  std::string why = "cannot scan: " + cmd.uncacheable;
+  if (!cmd.uncacheable_detail.empty()) why += " (" + cmd.uncacheable_detail + ")";
+  return why;
 }
 
 // Path -> size of each file a scan reached, looked up by view.
@@ -246,7 +270,7 @@ class Scanner {
     tu.source = e.file;
     command::CompileCommand cmd = command::parse_compile_command(e.argv);
     tu.output = e.output.empty() ? cmd.output : e.output;
-    if (!scannable(cmd)) return skip(tu, "not a compile: " + cmd.uncacheable);
+    if (!scannable(cmd)) return skip(tu, not_scanned(cmd));
     auto identity = identity_of(cmd.compiler, e.directory);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == compiler::CompilerKind::kUnknown) return skip(tu, "not gcc or clang");

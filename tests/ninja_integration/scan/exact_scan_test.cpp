@@ -195,6 +195,21 @@ TEST(ExactScan, AnIncludeCycleThroughDotDotEnds) {
   EXPECT_LE(nodes, 12u);
 }
 
+// Compiles the cache leaves out (coverage, -save-temps, assembly output)
+// read their files as any compile does: they are scanned like the others.
+TEST(ExactScan, UncacheableCompilesAreScannedToo) {
+  testing::TestDir d;
+  d.write("src/a.h", "");
+  d.write("src/b.h", "");
+  d.write("src/a.cc", "#include \"a.h\"\n#ifdef NEVER\n#include \"b.h\"\n#endif\n");
+  std::vector<CompdbEntry> entries = {entry(d, "a.cc", {"--coverage"}),
+                                      entry(d, "a.cc", {"-fprofile-generate", "-save-temps"}),
+                                      entry(d, "a.cc", {"-S"})};
+  entries[1].output = entries[1].argv.back() = "b.o";
+  entries[2].output = entries[2].argv.back() = "c.s";
+  expect_like_gcc(d, entries);
+}
+
 // A forced include that is not made yet (a generated header of a build
 // never built): the TU is not evaluated, and the report says why.
 TEST(ExactScan, AMissingForcedIncludeIsNamedAsTheReason) {

@@ -138,7 +138,8 @@ TEST(ScanCheck, DifferencesGoToStderr) {
 // A compile whose forced include is not made yet, with a computed include
 // the walk cannot follow: its files cannot be told, and the compiler, which
 // would fail on it as well, is not asked. The scan says so on stderr, by
-// reason, and leaves link steps out of that count.
+// reason (with a compile whose flags it cannot follow), and leaves link
+// steps out of that count.
 TEST(ScanCli, CompilesNotScannedAreCountedByReason) {
   TestDir dir;
   dir.write("bin/g++", "#!/bin/sh\ncase \" $* \" in *\" -M \"*) echo \"$*\" >> " +
@@ -148,16 +149,17 @@ TEST(ScanCli, CompilesNotScannedAreCountedByReason) {
             "rule cc\n  command = ./bin/g++ -include gen.h -c $in -o $out\n"
             "rule ok\n  command = ./bin/g++ -c $in -o $out\n"
             "rule link\n  command = ./bin/g++ $in -o $out\n"
+            "rule opaque\n  command = ./bin/g++ -Xclang -foo -c $in -o $out\n"
             "build c.o: cc c.cpp\nbuild d.o: cc d.cpp\nbuild e.o: ok e.cpp\n"
-            "build app: link c.o d.o e.o\n");
+            "build f.o: opaque e.cpp\nbuild app: link c.o d.o e.o\n");
   dir.write("a.h", "");
   for (const char* tu : {"c.cpp", "d.cpp", "e.cpp"}) {
     dir.write(tu, "#define H \"a.h\"\n#include H\n");
   }
   base::ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C .");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("lexpack: 2 compiles not scanned: 2 cannot tell its dependencies: "
-                       "forced include not found: gen.h\n"),
+  EXPECT_NE(r.err.find("lexpack: 3 compiles not scanned: 2 cannot tell its dependencies: "
+                       "forced include not found: gen.h; 1 cannot scan: opaque_flag (-Xclang)\n"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.out.find("e.o: "), std::string::npos) << r.out;
