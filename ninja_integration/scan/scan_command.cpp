@@ -381,7 +381,16 @@ class Scanner {
           entered.push_back(it->second);
         }
       }
-      if (tu.exact) {
+      // Where the evaluation only met conditions it could not decide, it
+      // took every branch of those (and of any condition their macros
+      // reach): what it entered is a superset still, narrower than the
+      // walk's, which takes every branch of every condition.
+      bool every_branch_of_the_unknown = !r.exact();
+      for (const preprocessor::InexactReason& why : r.inexact) {
+        every_branch_of_the_unknown =
+            every_branch_of_the_unknown && why.kind == preprocessor::Inexact::kUncertainCondition;
+      }
+      if (tu.exact || every_branch_of_the_unknown) {
         // The source first (the evaluation enters stdc-predef.h before it).
         std::vector<uint32_t> kept;
         if (!order.empty()) kept.push_back(order[0]);
