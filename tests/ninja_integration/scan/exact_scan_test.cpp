@@ -254,6 +254,18 @@ std::string logging_gxx(const testing::TestDir& d, const std::string& log) {
   return d.at("bin/g++");
 }
 
+// The lines of a logging_gxx log that are builtin-question runs.
+std::vector<std::string> question_runs(std::string_view log) {
+  std::vector<std::string> runs;
+  for (std::string_view rest = log; !rest.empty();) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    if (line.find("lexpack-questions") != std::string_view::npos) runs.emplace_back(line);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  }
+  return runs;
+}
+
 // Every TU of `report` exact, with the files g++ -M lists for its entry.
 void expect_exact_like_gcc(const ScanReport& report, const std::vector<CompdbEntry>& entries) {
   ASSERT_EQ(report.tus.size(), entries.size());
@@ -377,12 +389,7 @@ TEST(ExactScan, OneQuestionRunPerArgumentSet) {
   expect_exact_like_gcc(scan_build(entries, nullptr, 2, nullptr), entries);
   base::Result<std::string> asked = base::read_file(log);
   ASSERT_TRUE(asked.ok());
-  size_t runs = 0;
-  for (size_t at = 0; (at = asked.value().find("lexpack-questions", at)) != std::string::npos;
-       ++at) {
-    ++runs;
-  }
-  EXPECT_EQ(runs, 1u) << asked.value();
+  EXPECT_EQ(question_runs(asked.value()).size(), 1u) << asked.value();
 }
 
 // The -D values are applied by the evaluation after the compiler's answers,
@@ -423,13 +430,7 @@ TEST(ExactScan, DefinesAndWarningsShareTheCompilersAnswers) {
   expect_exact_like_gcc(scan_build(entries, nullptr, 2, nullptr), entries);
   base::Result<std::string> asked = base::read_file(log);
   ASSERT_TRUE(asked.ok());
-  std::vector<std::string> runs;
-  for (std::string_view rest = asked.value(); !rest.empty();) {
-    const size_t nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    if (line.find("lexpack-questions") != std::string_view::npos) runs.emplace_back(line);
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-  }
+  const std::vector<std::string> runs = question_runs(asked.value());
   ASSERT_EQ(runs.size(), 3u) << asked.value();
   size_t plain = 0;
   for (const std::string& r : runs) {
