@@ -12,6 +12,7 @@
 #include "base/file_util.h"
 #include "base/flat_set.h"
 #include "lexer/scanner.h"
+#include "ninja_integration/closure/absence.h"
 #include "ninja_integration/closure/include_resolver.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 
@@ -92,6 +93,35 @@ std::string has_include_in_macro_args(const command::CompileCommand& command) {
   return "";
 }
 
+// gcc takes a precompiled header, NAME.gch, in place of NAME wherever it
+// looks for a file while nothing but the source and its implicit
+// stdc-predef.h has been opened: the source itself, each place it looks for
+// stdc-predef.h, and the first -include or -imacros file, else the source's
+// first include. What a .gch holds is not what its header says (a stale one
+// is used as it is), so a closure that meets one is unsure; the places where
+// none is join the failed probes, so that one appearing there is seen.
+// Which include comes first depends on the conditions: every include the
+// source makes counts. clang's driver turns the first -include NAME into
+// -include-pch when NAME.pch or NAME.gch is there, relative to the working
+// directory.
+struct PrecompiledProbes {
+  std::vector<std::string> absent;  // in the order met
+  std::string present;              // the first one found, "" for none
+};
+
+PrecompiledProbes probe_precompiled(const std::vector<std::string>& places,
+                                    const std::string& cwd) {
+  PrecompiledProbes out;
+  for (const std::string& p : places) {
+    if (no_entry(p, cwd)) {
+      out.absent.push_back(p);
+    } else if (out.present.empty()) {
+      out.present = p;
+    }
+  }
+  return out;
+}
+
 bool claim(Node* n) {
   int expected = Node::kNew;
   return n->state.compare_exchange_strong(expected, Node::kClaimed, std::memory_order_acq_rel);
@@ -108,6 +138,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
   struct Storage {
     std::unique_ptr<ScanFileCache> own_graph;
     std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
+    std::vector<std::string> pch_probes;  // precompiled headers looked for, none there
   };
   auto storage = std::make_shared<Storage>();
   Closure closure;
@@ -162,12 +193,19 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     presence_reason = "__has_include through a macro of the command: " + arg;
   }
   std::vector<Resolution> forced;  // as the compiler reads them, stdc-predef.h first
-  if (kind == compiler::CompilerKind::kGcc && reads_stdc_predef(command) &&
-      root("stdc-predef.h", true)) {
-    forced.push_back(storage->roots.back()->resolution);
+  // The searches gcc makes while it may still take a precompiled header.
+  std::vector<const ScanFileCache::Answer*> first_searches;
+  if (kind == compiler::CompilerKind::kGcc && reads_stdc_predef(command)) {
+    const bool found = root("stdc-predef.h", true);
+    first_searches.push_back(storage->roots.back().get());
+    if (found) forced.push_back(storage->roots.back()->resolution);
   }
   for (const std::string& name : command.forced_includes) {
-    if (!root(name, false)) {
+    const bool found = root(name, false);
+    if (&name == &command.forced_includes.front()) {
+      first_searches.push_back(storage->roots.back().get());
+    }
+    if (!found) {
       closure.unsure = "forced include not found: " + name;
       closure.forced_missing = true;
     } else {
@@ -175,6 +213,8 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     }
   }
   bool met_computed = false;  // a computed include the walk did not follow
+  // What the source's computed includes and macro-reached questions found.
+  std::vector<const ScanFileCache::Answer*> source_searches;
   // Walks the queue from `next` on (again after an evaluation queued the
   // files computed includes name).
   auto walk = [&](size_t next) -> base::Status {
@@ -244,6 +284,9 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
         std::shared_ptr<const ScanFileCache::Answer> a =
             resolver.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
         if (!a->failed.empty()) answers.push_back(a.get());
+        if (includer.path == command.source && command.forced_includes.empty()) {
+          source_searches.push_back(a.get());
+        }
         storage->roots.push_back(a);
         if (a->resolution.found) {
           // The node of an answer is the same for every asker (see expand).
@@ -277,6 +320,28 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
   closure.has_computed_include = met_computed && !closure.computed_evaluated;
+  if (closure.unsure.empty()) {
+    std::vector<std::string> places;
+    if (kind == compiler::CompilerKind::kGcc) {
+      places.push_back(command.source + ".gch");
+      if (command.forced_includes.empty()) {
+        for (const Node::Edge& edge : queue[0]->edges) first_searches.push_back(edge.answer.get());
+        first_searches.insert(first_searches.end(), source_searches.begin(), source_searches.end());
+      }
+      for (const ScanFileCache::Answer* a : first_searches) {
+        for (const std::string& f : a->failed) places.push_back(f + ".gch");
+        if (a->resolution.found) places.push_back(a->resolution.path + ".gch");
+      }
+    } else if (kind == compiler::CompilerKind::kClang && !command.forced_includes.empty()) {
+      places.push_back(command.forced_includes[0] + ".pch");
+      places.push_back(command.forced_includes[0] + ".gch");
+    }
+    PrecompiledProbes pch = probe_precompiled(places, cwd);
+    if (!pch.present.empty()) {
+      closure.unsure = "a precompiled header may be used: " + pch.present;
+    }
+    storage->pch_probes = std::move(pch.absent);
+  }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).
   base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());
@@ -294,6 +359,14 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       closure.failed_probes.push_back(a->failed[i]);
       closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
     }
+  }
+  for (const std::string& p : storage->pch_probes) {
+    const ScanFileCache::CandidateIds id = graph->candidate_ids(p);
+    if (id.candidate >= seen.size()) seen.resize(id.candidate + 1 + seen.size() / 2, 0);
+    if (seen[id.candidate]) continue;
+    seen[id.candidate] = 1;
+    closure.failed_probes.push_back(p);
+    closure.failed_probe_dirs.push_back(id.dir);
   }
   for (Node* n : queue) n->in_a_closure.store(true, std::memory_order_relaxed);
   return closure;

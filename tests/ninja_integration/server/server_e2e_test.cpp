@@ -214,6 +214,11 @@ TEST_P(ServerTest, ServerKilledAndRestartedBetweenEditAndCompile) {
   long pid = status_value("pid");
   ASSERT_GT(pid, 0);
   ASSERT_EQ(::kill(pid_t(pid), SIGKILL), 0);
+  // The signal is delivered on its own time: a start before then finds the
+  // killed server still there.
+  for (int i = 0; i < 100 && lexpack("server --status", kServerEnv).exit_code == 0; ++i) {
+    ::usleep(20 * 1000);
+  }
   dir_.write("inc/a.h", "#define V 7\n");
   start();
   changed("-Iinc -c m.cpp");
@@ -571,6 +576,30 @@ TEST_F(ServerCaseTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
   ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
   EXPECT_EQ(last_decision(), "hit (server)");
   EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+}
+
+// A precompiled header that appears beside the first include is taken by
+// the compiler in place of the header: the server's memo must not answer.
+TEST_F(ServerCaseTest, APrecompiledHeaderThatAppearsIsNotServedOver) {
+  dir_.write("p.h", "inline int f() { return 1; }\n");
+  dir_.write("m.cpp", "#include \"p.h\"\nint g() { return f(); }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  const std::string command = "g++ -O2 -c m.cpp -o m.o";
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " " + command, kServerEnv))
+      << dir_.read("log.txt");
+  // Made from other text: the compiler uses it all the same.
+  dir_.write("other/p.h", "inline int f() { return 2; }\n");
+  ASSERT_EQ(sh("g++ -O2 -x c++-header other/p.h -o p.h.gch").exit_code, 0);
+  ASSERT_EQ(sh("g++ -O2 -c m.cpp -o ref.o").exit_code, 0);
+  ASSERT_EQ(sh("objdump -d ref.o | grep -c 'mov *\\$0x2,'").out, "1\n");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(lexpack(command, kServerEnv).exit_code, 0);
+    EXPECT_FALSE(last_was_hit()) << last_decision();
+    EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+    ::usleep(300 * 1000);
+  }
 }
 
 // The compiles and the server they start name the cache directory alike: a
