@@ -181,7 +181,7 @@ int run_scan(const ScanArgs& a) {
   // build's link steps are no news.
   std::map<std::string, uint64_t> skipped;
   for (const scan::TuScan& tu : report.tus) {
-    if (!tu.skipped.empty() && tu.skipped.rfind("not a compile", 0) != 0) ++skipped[tu.skipped];
+    if (!tu.skipped.empty() && tu.compiles) ++skipped[tu.skipped];
   }
   if (!skipped.empty()) {
     std::vector<std::pair<uint64_t, std::string>> by_count;

@@ -270,7 +270,10 @@ class Scanner {
     tu.source = e.file;
     command::CompileCommand cmd = command::parse_compile_command(e.argv);
     tu.output = e.output.empty() ? cmd.output : e.output;
-    if (!scannable(cmd)) return skip(tu, not_scanned(cmd));
+    if (!scannable(cmd)) {
+      tu.compiles = cmd.compiles;
+      return skip(tu, not_scanned(cmd));
+    }
     auto identity = identity_of(cmd.compiler, e.directory);
     if (!identity.ok()) return skip(tu, identity.message());
     if (identity->kind == compiler::CompilerKind::kUnknown) return skip(tu, "not gcc or clang");

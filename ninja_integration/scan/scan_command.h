@@ -28,6 +28,7 @@ struct TuScan {
   std::vector<std::string_view> deps;
   std::shared_ptr<const void> deps_owner;
   std::string skipped;     // non-empty: not scanned, and why
+  bool compiles = true;    // false: a step that compiles nothing (a link)
   bool from_memo = false;  // nothing it rests on changed since its last scan
   // The store's memo of this TU holds this answer (from_memo, or stored by
   // this scan): a group memo may be made of it.
