@@ -96,14 +96,15 @@ std::string has_include_in_macro_args(const command::CompileCommand& command) {
 // gcc takes a precompiled header, NAME.gch, in place of NAME wherever it
 // looks for a file while nothing but the source and its implicit
 // stdc-predef.h has been opened: the source itself, each place it looks for
-// stdc-predef.h, and the first -include or -imacros file, else the source's
-// first include. What a .gch holds is not what its header says (a stale one
-// is used as it is), so a closure that meets one is unsure; the places where
+// stdc-predef.h, and the first -imacros file, else the first -include file
+// (gcc reads every -imacros before any -include), else the source's first
+// include. What a .gch holds is not what its header says (a stale one is
+// used as it is), so a closure that meets one is unsure; the places where
 // none is join the failed probes, so that one appearing there is seen.
-// Which include comes first depends on the conditions: every include the
-// source makes counts. clang's driver turns the first -include NAME into
-// -include-pch when NAME.pch or NAME.gch is there, relative to the working
-// directory.
+// Every forced include counts, and as which include comes first depends on
+// the conditions, every include the source makes. clang's driver turns the
+// first -include NAME into -include-pch when NAME.pch or NAME.gch is there,
+// relative to the working directory.
 struct PrecompiledProbes {
   std::vector<std::string> absent;  // in the order met
   std::string present;              // the first one found, "" for none
@@ -202,9 +203,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
   }
   for (const std::string& name : command.forced_includes) {
     const bool found = root(name, false);
-    if (&name == &command.forced_includes.front()) {
-      first_searches.push_back(storage->roots.back().get());
-    }
+    first_searches.push_back(storage->roots.back().get());
     if (!found) {
       closure.unsure = "forced include not found: " + name;
       closure.forced_missing = true;
