@@ -331,9 +331,12 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
         for (const std::string& f : a->failed) places.push_back(f + ".gch");
         if (a->resolution.found) places.push_back(a->resolution.path + ".gch");
       }
-    } else if (kind == compiler::CompilerKind::kClang && !command.forced_includes.empty()) {
-      places.push_back(command.forced_includes[0] + ".pch");
-      places.push_back(command.forced_includes[0] + ".gch");
+    } else if (kind == compiler::CompilerKind::kClang) {
+      // Every one: forced_includes holds the -imacros files too.
+      for (const std::string& name : command.forced_includes) {
+        places.push_back(name + ".pch");
+        places.push_back(name + ".gch");
+      }
     }
     PrecompiledProbes pch = probe_precompiled(places, cwd);
     if (!pch.present.empty()) {

@@ -92,7 +92,9 @@ TEST_F(PrecompiledHeader, ClangsForcedIncludePch) {
   dir_.write("a.cpp", "int g() { return f(); }\n");
   dir_.write("p.h", "inline int f() { return 1; }\n");
   sleep(2);
-  const std::string command = "clang++-14 -O2 -include p.h -c a.cpp";
+  dir_.write("m.h", "#define M 1\n");
+  // The first -include, after an -imacros.
+  const std::string command = "clang++-14 -O2 -imacros m.h -include p.h -c a.cpp";
   expect_miss(command);
   expect_hit(command);
   ASSERT_EQ(sh("clang++-14 -O2 -x c++-header p.h -o p.h.pch").exit_code, 0);
