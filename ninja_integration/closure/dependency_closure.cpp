@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 
 #include "base/file_util.h"
@@ -99,26 +100,24 @@ std::string has_include_in_macro_args(const command::CompileCommand& command) {
 // stdc-predef.h, and the first -imacros file, else the first -include file
 // (gcc reads every -imacros before any -include), else the source's first
 // include. What a .gch holds is not what its header says (a stale one is
-// used as it is), so a closure that meets one is unsure; the places where
-// none is join the failed probes, so that one appearing there is seen.
-// Every forced include counts, and as which include comes first depends on
-// the conditions, every include the source makes. clang's driver turns the
-// first -include NAME into -include-pch when NAME.pch or NAME.gch is there,
-// relative to the working directory.
+// used as it is), so each one there joins the closure by its bytes (an
+// opaque file); the places where none is join the failed probes, so that one
+// appearing there is seen. Every forced include counts, and as which include
+// comes first depends on the conditions, every include the source makes.
+// clang's driver turns the first -include NAME into -include-pch when
+// NAME.pch or NAME.gch is there, relative to the working directory. None of
+// this while a precompiled header is being made: the compiler takes none.
 struct PrecompiledProbes {
-  std::vector<std::string> absent;  // in the order met
-  std::string present;              // the first one found, "" for none
+  std::vector<std::string> absent;   // in the order met
+  std::vector<std::string> present;  // in the order met
 };
 
 PrecompiledProbes probe_precompiled(const std::vector<std::string>& places,
                                     const std::string& cwd) {
   PrecompiledProbes out;
+  std::set<std::string_view> seen;
   for (const std::string& p : places) {
-    if (no_entry(p, cwd)) {
-      out.absent.push_back(p);
-    } else if (out.present.empty()) {
-      out.present = p;
-    }
+    if (seen.insert(p).second) (no_entry(p, cwd) ? out.absent : out.present).push_back(p);
   }
   return out;
 }
@@ -140,6 +139,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     std::unique_ptr<ScanFileCache> own_graph;
     std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
     std::vector<std::string> pch_probes;  // precompiled headers looked for, none there
+    std::vector<std::string> pch_files;   // and those there
   };
   auto storage = std::make_shared<Storage>();
   Closure closure;
@@ -319,7 +319,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
   closure.has_computed_include = met_computed && !closure.computed_evaluated;
-  if (closure.unsure.empty()) {
+  if (closure.unsure.empty() && !command.makes_pch) {
     std::vector<std::string> places;
     if (kind == compiler::CompilerKind::kGcc) {
       places.push_back(command.source + ".gch");
@@ -339,10 +339,24 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       }
     }
     PrecompiledProbes pch = probe_precompiled(places, cwd);
-    if (!pch.present.empty()) {
-      closure.unsure = "a precompiled header may be used: " + pch.present;
-    }
     storage->pch_probes = std::move(pch.absent);
+    storage->pch_files = std::move(pch.present);
+    for (const std::string& p : storage->pch_files) {
+      const std::string absolute = base::absolute_path(p, cwd);
+      ClosureFile f{p, {}, {}, false, {}, true};
+      if (!base::stat_file(absolute, &f.stat)) {
+        // A directory of them, or one that went away: not modelled.
+        closure.unsure = "a precompiled header that is not one file: " + p;
+        break;
+      }
+      base::Result<cache::Hash128> content = files->content_hash(absolute, absolute, f.stat);
+      if (!content.ok()) {
+        closure.unsure = "a precompiled header that cannot be read: " + content.message();
+        break;
+      }
+      f.content = content.value();
+      closure.files.push_back(f);
+    }
   }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).

@@ -29,6 +29,10 @@ struct ClosureFile {
   // In a whole-build scan: the path made absolute and lexically normal (it
   // lives in the scan's shared graph); empty otherwise.
   std::string_view normal;
+  // A precompiled header the compiler may read in place of its header: in
+  // the key by its bytes, never lexed, never served from the packs (the
+  // compiler maps it).
+  bool opaque = false;
 };
 
 struct Closure {

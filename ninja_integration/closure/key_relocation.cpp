@@ -116,6 +116,9 @@ KeyRelocation decide_relocation(const command::CompileCommand& command, const st
   if (base_dir.empty()) return r;
   std::string why =
       visit_args(command, base_dir, [](size_t, std::string_view, std::string_view) {});
+  if (why.empty() && command.makes_pch) {
+    why = "a precompiled header records the paths of the headers it holds";
+  }
   if (why.empty() && command.split_dwarf && base::path_is_under(command.output, base_dir)) {
     why = "-gsplit-dwarf records the .dwo path " + command.output;
   }

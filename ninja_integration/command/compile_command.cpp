@@ -103,10 +103,11 @@ std::string_view basename_of(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-Language language_from_x(std::string_view x, bool* known) {
+Language language_from_x(std::string_view x, bool* known, bool* header) {
   *known = true;
-  if (x == "c") return Language::kC;
-  if (x == "c++") return Language::kCxx;
+  *header = x == "c-header" || x == "c++-header";
+  if (x == "c" || x == "c-header") return Language::kC;
+  if (x == "c++" || x == "c++-header") return Language::kCxx;
   if (x == "none") return Language::kNone;
   *known = false;
   return Language::kNone;
@@ -246,10 +247,12 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
   bool have_output = false;
   bool depfile_given = false;
   bool x_known = true;
+  bool x_header = false;
   Language x_language = Language::kNone;
   std::string x_value;
   std::vector<std::string> sources;
   std::vector<Language> source_languages;
+  std::vector<bool> source_headers;  // compiled to a precompiled header
   const std::vector<std::string>& a = cmd.args;
 
   for (size_t i = 0; i < a.size(); ++i) {
@@ -290,6 +293,7 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
       }
       sources.push_back(arg);
       source_languages.push_back(lang);
+      source_headers.push_back(x_header);
       cmd.search_args.push_back(arg);  // removed again below once known as the source
       continue;
     }
@@ -304,7 +308,7 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
       continue;
     } else if (value_of("-x", &value)) {
       x_value = value;
-      x_language = language_from_x(value, &x_known);
+      x_language = language_from_x(value, &x_known, &x_header);
       continue;
     } else if (value_of("-MF", &value)) {
       cmd.depfile = value;
@@ -374,6 +378,7 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
   }
   cmd.source = sources[0];
   cmd.language = source_languages[0];
+  cmd.makes_pch = source_headers[0];
   cmd.compiles = compile_only;
   if (cmd.language == Language::kNone) refuse("unknown_language", cmd.source);
   for (size_t i = 0; i < cmd.search_args.size(); ++i) {
@@ -382,7 +387,11 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
       break;
     }
   }
-  if (!have_output) cmd.output = replace_suffix(basename_of(cmd.source), ".o");
+  // A precompiled header goes beside its header by default.
+  if (!have_output) {
+    cmd.output =
+        cmd.makes_pch ? cmd.source + ".gch" : replace_suffix(basename_of(cmd.source), ".o");
+  }
   if (cmd.output == "-") refuse("output_to_stdout", "-o -");
   if (cmd.wants_depfile && !depfile_given) cmd.depfile = replace_suffix(cmd.output, ".d");
   if (!cmd.wants_depfile && depfile_given) cmd.depfile.clear();  // -MF alone writes nothing

@@ -42,6 +42,8 @@ struct CompileCommand {
   // ("preprocess_only", "linking", ...), used as a counter name.
   std::string uncacheable;
   std::string uncacheable_detail;  // the argument that decided it
+  // -x c-header / -x c++-header: the output is a precompiled header (.gch).
+  bool makes_pch = false;
   // -c and one source: a compile, cacheable or not (`uncacheable` keeps only
   // the first reason found, which need not be that it links).
   bool compiles = false;

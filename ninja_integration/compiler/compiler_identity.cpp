@@ -288,4 +288,13 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   return id;
 }
 
+std::string refused_by_compiler(const command::CompileCommand& command, CompilerKind kind,
+                                std::string* why) {
+  if (command.makes_pch && kind == CompilerKind::kClang) {
+    *why = "clang's precompiled header records the times of the headers it holds";
+    return "precompiled_header";
+  }
+  return "";
+}
+
 }  // namespace lexpack::compiler

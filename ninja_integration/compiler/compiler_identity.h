@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "cache/store.h"
+#include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/identity.h"
 #include "ninja_integration/compiler/remote_identity.h"
 
@@ -20,5 +21,13 @@ namespace lexpack::compiler {
 // here is stored there for others.
 base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler,
                                                  RemoteAnswers* remote = nullptr);
+
+// A command that is cacheable as written but not with this compiler: the
+// reason's counter name ("" when it is cacheable), and *why a sentence.
+// clang records the times and sizes of the headers in a precompiled header
+// it makes and refuses it when they differ: one made elsewhere, served from
+// the cache, would break the compiles that use it.
+std::string refused_by_compiler(const command::CompileCommand& command, CompilerKind kind,
+                                std::string* why);
 
 }  // namespace lexpack::compiler

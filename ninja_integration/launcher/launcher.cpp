@@ -79,6 +79,11 @@ LaunchResult Launcher::run() {
     count("uncacheable_unsupported_compiler");
     return passthrough("not gcc or clang: " + identity_.program);
   }
+  if (std::string why, reason = compiler::refused_by_compiler(cmd_, identity_.kind, &why);
+      !reason.empty()) {
+    count("uncacheable_" + reason);
+    return passthrough("uncacheable: " + why);
+  }
   if (explain_) note("compiler: " + identity_.program + " (" + identity_.version + ")");
   std::string err;
   kernel_ = lexer::default_kernel(&err);

@@ -160,6 +160,10 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
             r.why_not[i] = "not gcc or clang";
             continue;
           }
+          if (std::string why; !compiler::refused_by_compiler(cmd, id->kind, &why).empty()) {
+            r.why_not[i] = "uncacheable: " + why;
+            continue;
+          }
           Keyed keyed = key_of(&locked, &files, *id, cmd, cwd, config.base_dir, kernel);
           r.keys[i] = keyed.key;
           r.why_not[i] = std::move(keyed.why_not);

@@ -60,7 +60,9 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
   };
   std::vector<Candidate> candidates;
   for (const closure::ClosureFile& f : closure.files) {
-    if (f.presence_only || f.content.is_zero()) continue;
+    // A precompiled header is mapped by the compiler, not read: left to the
+    // filesystem.
+    if (f.presence_only || f.opaque || f.content.is_zero()) continue;
     Candidate c{&f, std::string(f.path), {}, false};
     if (::lstat(c.path.c_str(), &c.st) != 0) {
       ++skipped_;

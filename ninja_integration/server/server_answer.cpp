@@ -141,6 +141,11 @@ std::optional<uint32_t> Server::entry_of(const std::string& cwd, const command::
     *why = "compiler unknown";
     return std::nullopt;
   }
+  if (std::string sentence;
+      !compiler::refused_by_compiler(cmd, identity->kind, &sentence).empty()) {
+    *why = "uncacheable";
+    return std::nullopt;
+  }
   // Named as the launcher names its closure memo: the compiler found on the
   // client's PATH, the arguments, the working directory, every variable that
   // reaches a compile (CPATH, LANG, SOURCE_DATE_EPOCH, ...) and, for a

@@ -63,6 +63,24 @@ TEST(CompileCommand, LanguageFromX) {
   EXPECT_EQ(c.uncacheable, "unknown_language");
 }
 
+// CMake's precompiled header: its own compile, whose output is the .gch.
+TEST(CompileCommand, PrecompiledHeaderCompile) {
+  CompileCommand c = parse({"g++", "-x", "c++-header", "-include", "/b/cmake_pch.hxx", "-c",
+                            "/b/cmake_pch.hxx.cxx", "-o", "/b/cmake_pch.hxx.gch"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.language, Language::kCxx);
+  EXPECT_TRUE(c.makes_pch);
+  EXPECT_EQ(c.output, "/b/cmake_pch.hxx.gch");
+  c = parse({"gcc", "-xc-header", "-c", "inc/p.h"});
+  EXPECT_EQ(c.language, Language::kC);
+  EXPECT_TRUE(c.makes_pch);
+  EXPECT_EQ(c.output, "inc/p.h.gch");  // beside the header, as gcc puts it
+  c = parse({"g++", "-x", "c++-header", "-x", "none", "-c", "a.cpp"});
+  EXPECT_FALSE(c.makes_pch);
+  EXPECT_EQ(c.output, "a.o");
+  EXPECT_FALSE(parse({"g++", "-x", "c++", "-c", "a.cpp"}).makes_pch);
+}
+
 TEST(CompileCommand, Uncacheable) {
   EXPECT_EQ(parse({"g++", "-E", "a.cpp"}).uncacheable, "preprocess_only");
   EXPECT_EQ(parse({"g++", "-M", "a.cpp"}).uncacheable, "dependencies_only");
