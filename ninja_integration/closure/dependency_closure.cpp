@@ -107,19 +107,50 @@ std::string has_include_in_macro_args(const command::CompileCommand& command) {
 // clang's driver turns the first -include NAME into -include-pch when
 // NAME.pch or NAME.gch is there, relative to the working directory. None of
 // this while a precompiled header is being made: the compiler takes none.
-struct PrecompiledProbes {
-  std::vector<std::string> absent;   // in the order met
-  std::vector<std::string> present;  // in the order met
-};
-
-PrecompiledProbes probe_precompiled(const std::vector<std::string>& places,
-                                    const std::string& cwd) {
-  PrecompiledProbes out;
+//
+// Here: the precompiled headers the compiler may take instead of the files
+// `first_searches` found (or failed to find). Each one there joins the
+// closure as an opaque file, each place with none goes to *absent; the paths
+// the closure's files name live in *present.
+void add_precompiled_headers(FileStates* files, const command::CompileCommand& command,
+                             compiler::CompilerKind kind, const std::string& cwd,
+                             const std::vector<const ScanFileCache::Answer*>& first_searches,
+                             std::vector<std::string>* absent, std::vector<std::string>* present,
+                             Closure* closure) {
+  std::vector<std::string> places;
+  if (kind == compiler::CompilerKind::kGcc) {
+    places.push_back(command.source + ".gch");
+    for (const ScanFileCache::Answer* a : first_searches) {
+      for (const std::string& f : a->failed) places.push_back(f + ".gch");
+      if (a->resolution.found) places.push_back(a->resolution.path + ".gch");
+    }
+  } else if (kind == compiler::CompilerKind::kClang) {
+    // Every one: forced_includes holds the -imacros files too.
+    for (const std::string& name : command.forced_includes) {
+      places.push_back(name + ".pch");
+      places.push_back(name + ".gch");
+    }
+  }
   std::set<std::string_view> seen;
   for (const std::string& p : places) {
-    if (seen.insert(p).second) (no_entry(p, cwd) ? out.absent : out.present).push_back(p);
+    if (seen.insert(p).second) (no_entry(p, cwd) ? absent : present)->push_back(p);
   }
-  return out;
+  for (const std::string& p : *present) {
+    const std::string absolute = base::absolute_path(p, cwd);
+    ClosureFile f{p, {}, {}, false, {}, true};
+    if (!base::stat_file(absolute, &f.stat)) {
+      // A directory of them, or one that went away: not modelled.
+      closure->unsure = "a precompiled header that is not one file: " + p;
+      return;
+    }
+    base::Result<cache::Hash128> content = files->content_hash(absolute, absolute, f.stat);
+    if (!content.ok()) {
+      closure->unsure = "a precompiled header that cannot be read: " + content.message();
+      return;
+    }
+    f.content = content.value();
+    closure->files.push_back(f);
+  }
 }
 
 bool claim(Node* n) {
@@ -320,43 +351,12 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
   }
   closure.has_computed_include = met_computed && !closure.computed_evaluated;
   if (closure.unsure.empty() && !command.makes_pch) {
-    std::vector<std::string> places;
-    if (kind == compiler::CompilerKind::kGcc) {
-      places.push_back(command.source + ".gch");
-      if (command.forced_includes.empty()) {
-        for (const Node::Edge& edge : queue[0]->edges) first_searches.push_back(edge.answer.get());
-        first_searches.insert(first_searches.end(), source_searches.begin(), source_searches.end());
-      }
-      for (const ScanFileCache::Answer* a : first_searches) {
-        for (const std::string& f : a->failed) places.push_back(f + ".gch");
-        if (a->resolution.found) places.push_back(a->resolution.path + ".gch");
-      }
-    } else if (kind == compiler::CompilerKind::kClang) {
-      // Every one: forced_includes holds the -imacros files too.
-      for (const std::string& name : command.forced_includes) {
-        places.push_back(name + ".pch");
-        places.push_back(name + ".gch");
-      }
+    if (command.forced_includes.empty()) {
+      for (const Node::Edge& edge : queue[0]->edges) first_searches.push_back(edge.answer.get());
+      first_searches.insert(first_searches.end(), source_searches.begin(), source_searches.end());
     }
-    PrecompiledProbes pch = probe_precompiled(places, cwd);
-    storage->pch_probes = std::move(pch.absent);
-    storage->pch_files = std::move(pch.present);
-    for (const std::string& p : storage->pch_files) {
-      const std::string absolute = base::absolute_path(p, cwd);
-      ClosureFile f{p, {}, {}, false, {}, true};
-      if (!base::stat_file(absolute, &f.stat)) {
-        // A directory of them, or one that went away: not modelled.
-        closure.unsure = "a precompiled header that is not one file: " + p;
-        break;
-      }
-      base::Result<cache::Hash128> content = files->content_hash(absolute, absolute, f.stat);
-      if (!content.ok()) {
-        closure.unsure = "a precompiled header that cannot be read: " + content.message();
-        break;
-      }
-      f.content = content.value();
-      closure.files.push_back(f);
-    }
+    add_precompiled_headers(files, command, kind, cwd, first_searches, &storage->pch_probes,
+                            &storage->pch_files, &closure);
   }
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run).
