@@ -30,7 +30,7 @@ namespace {
 // is a change).
 // 6: dependencies keep their content hash; missing probed directories are
 // vouched for by their deepest existing ancestor.
-constexpr std::string_view kMemoFormat = "lexpack-closure-6";
+constexpr std::string_view kMemoFormat = "lexpack-closure-7";
 
 // A probe as stored: its name within `dir` (which base::dir_of(probe) returned).
 std::string_view probe_name(std::string_view dir, std::string_view probe) {
@@ -136,6 +136,8 @@ struct MemoView {
   std::vector<ProbedDir> probed_dirs;
   std::vector<std::string_view> probes;  // names within their ProbedDir's dir
   std::vector<std::string_view> absent_dirs;
+  // Pairs of search dirs, dropped then kept (SearchList::same_dirs).
+  std::vector<std::string_view> same_dirs;
   struct Vouched {
     std::string_view ancestor;
     base::StatSignature stat;
@@ -150,6 +152,7 @@ struct MemoView {
     probed_dirs.clear();
     probes.clear();
     absent_dirs.clear();
+    same_dirs.clear();
     vouched.clear();
     vouched_dirs.clear();
   }
@@ -204,6 +207,14 @@ std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLo
     base::StatSignature sig;
     if (dirs.stat_dir(d, &sig)) return "search directory appeared: " + std::string(d);
   }
+  for (size_t i = 0; i + 1 < m.same_dirs.size(); i += 2) {
+    base::StatSignature dropped, kept;
+    if (!dirs.stat_dir(m.same_dirs[i], &dropped) || !dirs.stat_dir(m.same_dirs[i + 1], &kept) ||
+        dropped.dev != kept.dev || dropped.ino != kept.ino) {
+      return "search directory no longer the same as " + std::string(m.same_dirs[i + 1]) + ": " +
+             std::string(m.same_dirs[i]);
+    }
+  }
   return {};
 }
 
@@ -228,6 +239,7 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
   for (const auto& d : m.probed_dirs) size += d.dir.size() + 71;
   for (std::string_view p : m.probes) size += p.size() + 10;
   for (std::string_view d : m.absent_dirs) size += d.size() + 10;
+  for (std::string_view d : m.same_dirs) size += d.size() + 10;
   for (const auto& v : m.vouched) size += v.ancestor.size() + 70;
   for (std::string_view d : m.vouched_dirs) size += d.size() + 10;
   base::VarintWriter w;
@@ -260,6 +272,8 @@ std::string encode_view(const MemoView& m, const cache::Hash128& action_key, boo
     w.u64(v.dir_count);
     for (size_t k = v.first_dir; k < v.first_dir + v.dir_count; ++k) w.str(m.vouched_dirs[k]);
   }
+  w.u64(m.same_dirs.size());
+  for (std::string_view d : m.same_dirs) w.str(d);
   return w.take();
 }
 
@@ -277,6 +291,7 @@ MemoView view_of(const ClosureMemo& m) {
     v.vouched.push_back({g.ancestor, g.stat, v.vouched_dirs.size(), g.dirs.size()});
     v.vouched_dirs.insert(v.vouched_dirs.end(), g.dirs.begin(), g.dirs.end());
   }
+  v.same_dirs.assign(m.same_dirs.begin(), m.same_dirs.end());
   return v;
 }
 
@@ -357,6 +372,10 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     m.vouched_dirs.insert(m.vouched_dirs.end(), g.dirs.begin(), g.dirs.end());
   }
   m.absent_dirs.assign(list.missing_dirs.begin(), list.missing_dirs.end());
+  for (const compiler::SearchList::SameDir& d : list.same_dirs) {
+    m.same_dirs.push_back(d.dropped);
+    m.same_dirs.push_back(d.kept);
+  }
   return encode_view(m, action_key, closure.uses_date);
 }
 
@@ -435,6 +454,11 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
     for (std::string& d : v.dirs) {
       if (!r.str(&d)) return false;
     }
+  }
+  if (!r.u64(&n) || n > bytes.size() || n % 2 != 0) return false;
+  m->same_dirs.resize(n);
+  for (std::string& d : m->same_dirs) {
+    if (!r.str(&d)) return false;
   }
   return r.done();
 }
@@ -540,6 +564,11 @@ bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_ke
       m.vouched_dirs.push_back(d);
     }
   }
+  if (!r.u64(&n) || n > bytes.size() || n % 2 != 0) return false;
+  m.same_dirs.resize(n);
+  for (std::string_view& d : m.same_dirs) {
+    if (!read_view(&r, bytes, &d)) return false;
+  }
   return r.done();
 }
 
@@ -596,6 +625,13 @@ class ViewUnion {
         absent_.push_back(dir);
       }
     }
+    for (size_t i = 0; i + 1 < m.same_dirs.size(); i += 2) {
+      std::string pair = std::string(m.same_dirs[i]) + '\0' + std::string(m.same_dirs[i + 1]);
+      if (same_seen_.insert(pair).second) {
+        same_.push_back(keep(m.same_dirs[i]));
+        same_.push_back(keep(m.same_dirs[i + 1]));
+      }
+    }
   }
 
   // The union as one view (into this union).
@@ -612,6 +648,7 @@ class ViewUnion {
       out->vouched_dirs.insert(out->vouched_dirs.end(), v.names.begin(), v.names.end());
     }
     out->absent_dirs = absent_;
+    out->same_dirs = same_;
   }
 
  private:
@@ -656,6 +693,8 @@ class ViewUnion {
   std::unordered_multimap<std::string_view, size_t> vouched_by_dir_;
   Names absent_;
   Seen absent_seen_;
+  Names same_;  // pairs
+  std::unordered_set<std::string> same_seen_;
   std::unordered_set<std::string, base::ViewHash, std::equal_to<>> kept_;
 };
 

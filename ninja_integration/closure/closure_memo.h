@@ -42,6 +42,9 @@ struct ClosureMemo {
   std::vector<Dependency> dependencies;
   std::vector<ProbedDir> probed_dirs;
   std::vector<std::string> absent_dirs;  // search dirs the compiler skipped as missing
+  // Pairs, dropped then kept: search dirs the compiler dropped as the same
+  // directory as a listed one, which must still be (SearchList::same_dirs).
+  std::vector<std::string> same_dirs;
   // Missing probed directories under one existing ancestor that held no entry
   // for the next component of any of them (the kernel resolves a path's
   // components in order): while the ancestor's signature is unchanged, every

@@ -146,6 +146,8 @@ std::optional<SearchList> memoized_search_list(cache::Store* store, const std::s
   for (const std::string& dir : list.missing_dirs) {
     if (base::is_directory(dir)) return std::nullopt;
   }
+  // A dropped dir that is no longer the same directory as its listed one.
+  if (!same_dirs_hold(list.same_dirs)) return std::nullopt;
   return list;
 }
 
@@ -187,8 +189,9 @@ base::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& identi
   if (probed && probe_dropped(r.err)) {
     return base::Status::error(std::string(kProbeDir) + " is already in the search list");
   }
-  list.memoizable = duplicates_only_by_spelling(list, r.err, args, identity.kind) &&
-                    gcc_installations_watched(identity, r.err);
+  list.memoizable =
+      duplicates_only_by_spelling(list, r.err, args, identity.kind, &list.same_dirs) &&
+      gcc_installations_watched(identity, r.err);
   if (store && list.memoizable) store->put_memo("search", key, encode_search_list(list));
   return list;
 }
@@ -332,6 +335,7 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
   derived->bracket_dirs.insert(derived->bracket_dirs.end(), base.bracket_dirs.begin(),
                                base.bracket_dirs.end());
   derived->missing_dirs = base.missing_dirs;
+  derived->same_dirs = base.same_dirs;
   derived->memoizable = base.memoizable;
   return true;
 }

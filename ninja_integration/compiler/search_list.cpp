@@ -3,6 +3,7 @@
 // (derived_search_list.cpp asks it, or derives where that is exact).
 #include "ninja_integration/compiler/search_list.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 namespace lexpack::compiler {
 namespace {
 
-constexpr std::string_view kSearchFormat = "lexpack-search-2";
+constexpr std::string_view kSearchFormat = "lexpack-search-3";
 
 constexpr const char* kRelevantEnv[] = {
     "CPATH",
@@ -146,10 +147,56 @@ bool clang_cc1_arguments(std::string_view verbose_output, std::vector<std::strin
   return false;
 }
 
+// The directory `path` names (following symlinks), when it is one.
+bool dir_identity(const std::string& path, std::pair<dev_t, ino_t>* id) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  *id = {st.st_dev, st.st_ino};
+  return true;
+}
+
+}  // namespace
+
+bool same_dirs_hold(const std::vector<SearchList::SameDir>& same_dirs) {
+  for (const SearchList::SameDir& s : same_dirs) {
+    std::pair<dev_t, ino_t> dropped, kept;
+    if (!dir_identity(s.dropped, &dropped) || !dir_identity(s.kept, &kept) || dropped != kept) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// For gcc, which names each dir it drops: each reported dir not listed by
+// spelling that is the same directory as a listed one, paired with it.
+// False when one is not.
+bool pair_dropped_dirs(const SearchList& list, const std::vector<std::string_view>& dropped,
+                       std::vector<SearchList::SameDir>* same_dirs) {
+  std::vector<std::pair<std::pair<dev_t, ino_t>, const std::string*>> listed;
+  for (const std::vector<std::string>* dirs : {&list.quote_dirs, &list.bracket_dirs}) {
+    for (const std::string& d : *dirs) {
+      std::pair<dev_t, ino_t> id;
+      if (dir_identity(d, &id)) listed.push_back({id, &d});
+    }
+  }
+  for (std::string_view d : dropped) {
+    std::pair<dev_t, ino_t> id;
+    if (!dir_identity(std::string(d), &id)) return false;
+    auto it =
+        std::find_if(listed.begin(), listed.end(), [&](const auto& l) { return l.first == id; });
+    if (it == listed.end()) return false;
+    same_dirs->push_back({std::string(d), *it->second});
+  }
+  return true;
+}
+
 }  // namespace
 
 bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
-                                 const std::vector<std::string>& args, CompilerKind kind) {
+                                 const std::vector<std::string>& args, CompilerKind kind,
+                                 std::vector<SearchList::SameDir>* same_dirs) {
   char cwd_buf[PATH_MAX];
   const std::string cwd = ::getcwd(cwd_buf, sizeof cwd_buf) ? cwd_buf : "";
   std::vector<std::string> known;
@@ -173,6 +220,18 @@ bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbos
   }
   // Both compilers report each dir they drop as a duplicate.
   if (reported.empty()) return true;
+  if (kind == CompilerKind::kGcc && same_dirs) {
+    // gcc names each dir it dropped: those listed by another spelling are
+    // harmless, the others are each paired with the directory they are.
+    std::vector<std::string_view> unlisted;
+    for (std::string_view d : reported) {
+      if (!listed(d)) unlisted.push_back(d);
+    }
+    std::vector<SearchList::SameDir> pairs;
+    if (!pair_dropped_dirs(list, unlisted, &pairs)) return false;
+    same_dirs->insert(same_dirs->end(), pairs.begin(), pairs.end());
+    return true;
+  }
   // A dir of the command's own that is not listed was dropped under a name
   // of its own.
   if (!all_listed(args) || !std::all_of(reported.begin(), reported.end(), listed)) return false;
@@ -269,14 +328,28 @@ std::string encode_search_list(const SearchList& list) {
   write_list(&w, list.quote_dirs);
   write_list(&w, list.bracket_dirs);
   write_list(&w, list.missing_dirs);
+  w.u64(list.same_dirs.size());
+  for (const SearchList::SameDir& d : list.same_dirs) {
+    w.str(d.dropped);
+    w.str(d.kept);
+  }
   return w.take();
 }
 
 bool decode_search_list(std::string_view bytes, SearchList* list) {
   base::VarintReader r(bytes);
   std::string tag;
-  return r.str(&tag) && tag == kSearchFormat && read_list(&r, &list->quote_dirs) &&
-         read_list(&r, &list->bracket_dirs) && read_list(&r, &list->missing_dirs) && r.done();
+  uint64_t n = 0;
+  if (!r.str(&tag) || tag != kSearchFormat || !read_list(&r, &list->quote_dirs) ||
+      !read_list(&r, &list->bracket_dirs) || !read_list(&r, &list->missing_dirs) || !r.u64(&n) ||
+      n > bytes.size()) {
+    return false;
+  }
+  list->same_dirs.resize(n);
+  for (SearchList::SameDir& d : list->same_dirs) {
+    if (!r.str(&d.dropped) || !r.str(&d.kept)) return false;
+  }
+  return r.done();
 }
 
 std::string relevant_environment() {

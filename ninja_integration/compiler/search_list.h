@@ -21,10 +21,21 @@ struct SearchList {
   // Dirs the compiler ignored because they did not exist: if one appears,
   // the list is asked again.
   std::vector<std::string> missing_dirs;
+  // Search dirs gcc dropped as the same directory as a listed one under
+  // another path, not only another spelling of it (`b/../inc` beside `inc`,
+  // a symlink): each was that directory when the list was made. If one ever
+  // becomes a directory of its own, the compiler searches it, so whatever
+  // reuses the list (its memo, a closure memo) checks each pair first.
+  struct SameDir {
+    std::string dropped;
+    std::string kept;
+    bool operator==(const SameDir&) const = default;
+  };
+  std::vector<SameDir> same_dirs;
   // False when the compiler dropped a search dir as the same directory as
-  // another one spelled differently (a symlink): if it ever becomes a
-  // directory of its own the compiler searches it, and nothing in the list
-  // would tell. Such a list, and closures found with it, are never memoized.
+  // another one and the pair cannot be told (clang, which may name the one
+  // it kept): nothing in the list would tell when it becomes a directory of
+  // its own. Such a list, and closures found with it, are never memoized.
   // (Not encoded: only memoizable lists are stored.)
   bool memoizable = true;
   bool operator==(const SearchList&) const = default;
@@ -49,8 +60,14 @@ bool parse_search_list(std::string_view verbose_output, SearchList* list);
 // a directory of its own. gcc names each dir it drops; clang may name the one
 // it kept, so with clang every dir of the cc1 command it prints (the
 // command's, CPATH-like variables', its builtin ones) must be listed.
+// With `same_dirs`, a dir gcc dropped that is the same directory as a listed
+// one under another path is harmless too: the pair is added there.
 bool duplicates_only_by_spelling(const SearchList& list, std::string_view verbose_output,
-                                 const std::vector<std::string>& args, CompilerKind kind);
+                                 const std::vector<std::string>& args, CompilerKind kind,
+                                 std::vector<SearchList::SameDir>* same_dirs = nullptr);
+
+// Whether each pair of `same_dirs` still names one directory.
+bool same_dirs_hold(const std::vector<SearchList::SameDir>& same_dirs);
 
 std::string encode_search_list(const SearchList& list);
 bool decode_search_list(std::string_view bytes, SearchList* list);

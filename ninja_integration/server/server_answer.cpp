@@ -268,6 +268,13 @@ bool Server::watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std
   ++validations_;
   e.generation++;
   e.trusted = false;
+  if (!memo.same_dirs.empty()) {
+    // Whether a dropped search dir is still its kept one shows in no event
+    // (a component of its path may turn into a symlink): the launcher stats
+    // both on each compile instead.
+    *why = "a search dir the compiler dropped as another one's duplicate is checked per compile";
+    return false;
+  }
   // Watches first, then the stat check: a change after a watch exists is an
   // event, one before it is seen by the check.
   watches_.begin_pass({id, e.generation});

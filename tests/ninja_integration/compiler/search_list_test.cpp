@@ -2,7 +2,10 @@
 #include "ninja_integration/compiler/search_list.h"
 
 #include <gtest/gtest.h>
+#include <stdio.h>
 #include <unistd.h>
+
+#include "tests/support/test_dir.h"
 
 namespace lexpack::compiler {
 namespace {
@@ -132,6 +135,52 @@ TEST(SearchList, DuplicatesOnlyBySpelling) {
 TEST(SearchList, RejectsTruncatedReport) {
   SearchList list;
   EXPECT_FALSE(parse_search_list("#include <...> search starts here:\n /usr/include\n", &list));
+}
+
+}  // namespace
+}  // namespace lexpack::compiler
+
+namespace lexpack::compiler {
+namespace {
+
+// gcc drops a dir that is a listed one under another path (through "..", a
+// symlink): with room for pairs, each such dir is paired with the listed
+// directory it is, checked to be the same directory, and kept in the memo.
+TEST(SearchList, GccDropsTheSameDirectoryUnderAnotherPath) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  d.write("other/.keep", "");
+  d.write("elsewhere/.keep", "");
+  SearchList list;
+  list.bracket_dirs = {d.at("inc"), "/usr/include"};
+  const std::string dropped = d.at("other/../inc");
+  const std::string report = "ignoring duplicate directory \"" + dropped + "\"\n";
+  std::vector<SearchList::SameDir> pairs;
+  EXPECT_TRUE(duplicates_only_by_spelling(list, report, {"-I" + d.at("inc"), "-I" + dropped},
+                                          CompilerKind::kGcc, &pairs));
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].dropped, dropped);
+  EXPECT_EQ(pairs[0].kept, d.at("inc"));
+  EXPECT_TRUE(same_dirs_hold(pairs));
+  // Without room for pairs, or with clang, as before: not memoizable.
+  EXPECT_FALSE(duplicates_only_by_spelling(list, report, {}, CompilerKind::kGcc));
+  EXPECT_FALSE(duplicates_only_by_spelling(list, report, {}, CompilerKind::kClang, &pairs));
+  // A dropped dir that is no listed directory is not harmless.
+  std::vector<SearchList::SameDir> none;
+  EXPECT_FALSE(duplicates_only_by_spelling(
+      list, "ignoring duplicate directory \"" + d.at("elsewhere") + "\"\n", {}, CompilerKind::kGcc,
+      &none));
+  // Kept in the encoding.
+  list.same_dirs = pairs;
+  SearchList back;
+  ASSERT_TRUE(decode_search_list(encode_search_list(list), &back));
+  EXPECT_EQ(back, list);
+  // Once "other" is a symlink elsewhere, other/../inc is another directory.
+  ASSERT_EQ(::rename(d.at("other").c_str(), d.at("gone").c_str()), 0);
+  ASSERT_EQ(::symlink(d.at("elsewhere/sub").c_str(), d.at("other").c_str()), 0);
+  d.write("elsewhere/sub/.keep", "");
+  d.write("elsewhere/inc/.keep", "");
+  EXPECT_FALSE(same_dirs_hold(pairs));
 }
 
 }  // namespace

@@ -267,6 +267,31 @@ TEST_F(NoFalseHit, DroppedDuplicateSearchDirBecomesItsOwnDirectory) {
   }
 }
 
+// A dir passed twice, once through "..": gcc drops the second as the same
+// directory. The list and the closure are memoized with the pair, so a hit
+// takes the memo (no search list asked, no walk); once "other" is a symlink
+// elsewhere, other/../a is a directory of its own whose header comes before
+// c's, and the memo must not answer.
+TEST_F(NoFalseHit, DroppedSearchDirSpelledThroughDotDotBecomesItsOwnDirectory) {
+  ASSERT_EQ(sh("mkdir -p a c other alt/sub alt/a").exit_code, 0);
+  dir_.write("c/x.h", "#define X 1\n");
+  dir_.write("alt/a/x.h", "#define X 2\n");
+  dir_.write("m.cpp", "#include <x.h>\nint v() { return X; }\n");
+  sleep(2);  // settled signatures: memos are written
+  const std::string command = "g++ -Ia -Iother/../a -Ic -c m.cpp";
+  expect_miss(command);
+  expect_hit(command);
+  base::ProcessResult why = lexpack("explain " + command + " -o out.o");
+  EXPECT_EQ(why.out.find("no closure memo"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("would hit"), std::string::npos) << why.out;
+  ASSERT_EQ(sh("rm -r other && ln -s alt/sub other").exit_code, 0);
+  why = lexpack("explain " + command + " -o out.o");
+  EXPECT_NE(why.out.find("search directory no longer the same as a: other/../a"), std::string::npos)
+      << why.out;
+  expect_miss(command);
+  expect_hit(command);
+}
+
 // __has_include reached through a macro (an alias, an alias of an alias,
 // pasted from pieces, or defined on the command line): the TU is cached once
 // its conditionals are evaluated, and a header appearing later must change
