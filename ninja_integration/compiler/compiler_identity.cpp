@@ -18,11 +18,17 @@
 namespace lexpack::compiler {
 namespace {
 
-constexpr std::string_view kIdentityFormat = "lexpack-compiler-2";
+constexpr std::string_view kIdentityFormat = "lexpack-compiler-3";
 
 std::string first_line(std::string_view text) {
   size_t nl = text.find('\n');
   return std::string(text.substr(0, nl));
+}
+
+// The file `answer` (what -print-prog-name=as said) runs here: itself when
+// it is a path, else the first match in PATH, as the driver runs it.
+std::string assembler_path(const std::string& answer) {
+  return base::find_program(answer);
 }
 
 std::string memo_key(const std::string& program, const base::StatSignature& sig) {
@@ -62,7 +68,8 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   std::vector<base::ProcessResult> first =
       base::run_captured_all({{program, "--version"},
                               {program, "-print-prog-name=cc1"},
-                              {program, "-print-prog-name=cc1plus"}});
+                              {program, "-print-prog-name=cc1plus"},
+                              {program, "-print-prog-name=as"}});
   const base::ProcessResult& version = first[0];
   if (version.started) {
     id.kind = version.exit_code == 0 ? kind_from_version_text(version.out) : CompilerKind::kUnknown;
@@ -82,6 +89,16 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
     }
     for (std::thread& t : hashers) t.join();
   }
+  std::string as_digest = "no assembler";
+  if (id.kind != CompilerKind::kUnknown && first[3].exit_code == 0) {
+    id.assembler.answer = first_line(first[3].out);
+    id.assembler.path = assembler_path(id.assembler.answer);
+    if (!id.assembler.path.empty() && base::stat_file(id.assembler.path, &id.assembler.sig)) {
+      as_digest = file_digest(id.assembler.path);
+    } else {
+      id.assembler.path.clear();
+    }
+  }
   languages.join();
   driver.join();
   if (!version.started) return base::Status::error(version.error);
@@ -92,6 +109,8 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   h.field(uint64_t(id.kind));
   h.field(version.out);
   h.field(driver_digest);
+  // The assembler by its bytes only: where it lies differs between machines.
+  h.field(as_digest);
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
     // A specs file changes what the driver does; gcc looks for it among its
@@ -170,7 +189,19 @@ std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const s
     }
     id.watched_dirs.emplace_back(dir, then);
   }
-  if (!r.done()) return std::nullopt;
+  // The assembler the driver would run now must be the file asked then,
+  // unchanged: PATH may name another, or binutils may have been updated.
+  if (!(r.str(&id.assembler.answer) && r.str(&id.assembler.path) &&
+        base::read_signature(&r, &id.assembler.sig) && r.done())) {
+    return std::nullopt;
+  }
+  if (assembler_path(id.assembler.answer) != id.assembler.path) return std::nullopt;
+  if (!id.assembler.path.empty()) {
+    base::StatSignature now;
+    if (!base::stat_file(id.assembler.path, &now) || !(now == id.assembler.sig)) {
+      return std::nullopt;
+    }
+  }
   id.kind = CompilerKind(kind);
   id.program = program;
   return id;
@@ -272,6 +303,9 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   for (const auto& [dir, dir_sig] : id->watched_dirs) {
     settled = settled && base::signature_is_settled(dir_sig, now);
   }
+  if (!id->assembler.path.empty()) {
+    settled = settled && base::signature_is_settled(id->assembler.sig, now);
+  }
   if (store && base::stat_file(program, &after) && after == sig && settled) {
     base::VarintWriter w;
     w.u8(uint8_t(id->kind));
@@ -283,6 +317,9 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
       w.str(dir);
       base::write_signature(&w, dir_sig);
     }
+    w.str(id->assembler.answer);
+    w.str(id->assembler.path);
+    base::write_signature(&w, id->assembler.sig);
     store->put_memo("compiler", key, w.bytes());
   }
   return id;

@@ -17,11 +17,12 @@
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
 #include "base/once_map.h"
+#include "base/process.h"
 
 namespace lexpack::compiler {
 namespace {
 
-constexpr std::string_view kAnswerDomain = "lexpack compiler identity answer v1";
+constexpr std::string_view kAnswerDomain = "lexpack compiler identity answer v2";
 
 // The sorted entry names of `dir`, one a line; "" when it cannot be read.
 std::string dir_listing(const std::string& dir) {
@@ -136,6 +137,9 @@ std::string encode_identity_answer(const CompilerIdentity& id, const IdentityFac
     w.u8(list ? 1 : 0);
     if (list) w.str(encode_search_list(*list));
   }
+  w.str(id.assembler.answer);
+  w.str(id.assembler.path);
+  w.str(id.assembler.path.empty() ? std::string() : file_digest(id.assembler.path));
   return w.take();
 }
 
@@ -217,8 +221,18 @@ bool accept_identity_answer(std::string_view bytes, const std::string& program,
     }
     list = std::move(decoded);
   }
-  if (!r.done()) {
+  std::string as_digest;
+  if (!(r.str(&id->assembler.answer) && r.str(&id->assembler.path) && r.str(&as_digest) &&
+        r.done())) {
     *why = "malformed compiler answer";
+    return false;
+  }
+  // The driver here runs the same assembler bytes (found the same way).
+  const std::string as_here = base::find_program(id->assembler.answer);
+  if (as_here != id->assembler.path ||
+      (!as_here.empty() &&
+       (file_digest(as_here) != as_digest || !base::stat_file(as_here, &id->assembler.sig)))) {
+    *why = "the assembler (" + id->assembler.answer + ") differs here";
     return false;
   }
   return true;

@@ -46,6 +46,7 @@ std::string encode_identity_answer(const CompilerIdentity& id, const IdentityFac
 
 // The identity in `bytes` for `program`, only when every fact it rests on
 // holds on this machine: the programs it names have the same bytes, the
+// driver's assembler is found at the same path with the same bytes, the
 // directories where clang looked for GCC installations hold the same names,
 // every dir of its search lists is a directory here and every dir it found
 // missing is still missing. The watched dirs get this machine's signatures.

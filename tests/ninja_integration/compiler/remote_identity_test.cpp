@@ -181,6 +181,35 @@ TEST_F(RemoteIdentity, AnswerForAnotherCc1plusIsNotUsed) {
   expect_taken(a);
 }
 
+// The same driver and cc1plus, but this machine's PATH finds another `as`:
+// the objects it makes may differ, so the answer is refused and the
+// compiler asked, and the identity differs from A's.
+TEST_F(RemoteIdentity, AnswerForAnotherAssemblerIsNotUsed) {
+  const CompilerIdentity a = fill();
+  dir_.write("asbin/as", "#!/bin/sh\nexec /usr/bin/as --defsym other_as=1 \"$@\"\n");
+  ASSERT_EQ(::chmod(dir_.at("asbin/as").c_str(), 0755), 0);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", (dir_.at("asbin") + ":" + old_path).c_str(), 1);
+  const size_t before = runs();
+  auto b = machine();
+  auto id = identity(b.get());
+  ::setenv("PATH", old_path.c_str(), 1);
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_GT(runs(), before) << "the compiler must be asked";
+  EXPECT_EQ(b->counts["remote_answers_refused"], 1) << b->answers.note;
+  EXPECT_NE(b->answers.note.find("the assembler (as) differs here"), std::string::npos)
+      << b->answers.note;
+  EXPECT_FALSE(id->hash == a.hash);
+  EXPECT_EQ(id->assembler.path, dir_.at("asbin/as"));
+  // B's answer replaced A's on the server; with PATH as A had it, a fresh
+  // machine refuses B's in turn and gets A's identity.
+  auto c = machine();
+  auto again = identity(c.get());
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(c->counts["remote_answers_refused"], 1) << c->answers.note;
+  EXPECT_EQ(again->hash, a.hash);
+}
+
 TEST_F(RemoteIdentity, AnotherDriverDoesNotFindTheAnswer) {
   const CompilerIdentity a = fill();
   expect_taken(a);

@@ -100,6 +100,31 @@ TEST_F(NoFalseHit, ArgumentsAndCompilerChange) {
   expect_hit("g++ -std=c++20 -DX=4 -O2 -c m.cpp");
 }
 
+// gcc runs `as` (found through PATH) to make the object; binutils is
+// updated apart from the compiler, and PATH may name another assembler. An
+// assembler that adds a symbol stands for one that writes other bytes.
+TEST_F(NoFalseHit, AssemblerUpdatedOrAnotherFoundInPath) {
+  auto write_as = [&](const std::string& path, const std::string& extra) {
+    dir_.write(path, "#!/bin/sh\nexec /usr/bin/as " + extra + " \"$@\"\n");
+    ASSERT_EQ(sh("chmod +x " + path).exit_code, 0);
+  };
+  write_as("bin/as", "");
+  dir_.write("m.cpp", "int v() { return 1; }\n");
+  sleep(2);  // settled signatures: the compiler's identity is remembered
+  const std::string command = "g++ -c m.cpp";
+  const std::string env = "PATH=\"$PWD/bin:$PATH\"";
+  expect_miss(command, env);
+  expect_hit(command, env);
+  write_as("bin/as", "--defsym lexpack_assembler_2=1");
+  expect_miss(command, env);
+  expect_hit(command, env);
+  write_as("other/as", "--defsym lexpack_assembler_3=1");
+  const std::string other = "PATH=\"$PWD/other:$PWD/bin:$PATH\"";
+  expect_miss(command, other);
+  expect_hit(command, other);
+  expect_hit(command, env);
+}
+
 TEST_F(NoFalseHit, ForcedIncludeChange) {
   dir_.write("pre.h", "#define P 1\n");
   dir_.write("pre2.h", "#define P 2\n");
