@@ -14,7 +14,7 @@
 namespace lexpack::link {
 namespace {
 
-constexpr uint64_t kToolchainFormat = 1;
+constexpr uint64_t kToolchainFormat = 2;
 
 void put_sig(base::VarintWriter* w, const base::StatSignature& s) {
   w->u64(s.dev);
@@ -105,10 +105,13 @@ base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileState
       Toolchain t;
       bool ok = r.u64(&format) && format == kToolchainFormat && get_sig(&r, &sig) &&
                 sig == driver_sig && r.u64(&n_tools) && n_tools < 8;
+      // Each tool is the file the driver's answer runs now (PATH may name
+      // another ld than when asked), unchanged.
       for (uint64_t i = 0; ok && i < n_tools; ++i) {
-        std::string tool;
+        std::string answer, tool;
         base::StatSignature was, now;
-        ok = r.str(&tool) && get_sig(&r, &was) && base::stat_file(tool, &now) && now == was;
+        ok = r.str(&answer) && r.str(&tool) && get_sig(&r, &was) &&
+             resolve_program(answer) == tool && base::stat_file(tool, &now) && now == was;
       }
       ok = ok && r.u64(&t.identity.lo) && r.u64(&t.identity.hi) && r.u64(&n_dirs) && n_dirs < 4096;
       for (uint64_t i = 0; ok && i < n_dirs; ++i) {
@@ -140,8 +143,15 @@ base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileState
   cache::Hasher h;
   h.field("toolchain");
   h.field(kToolchainFormat);
-  std::vector<std::pair<std::string, base::StatSignature>> tools;
-  for (const std::string& tool : {path, ld, collect2}) {
+  struct Tool {
+    std::string answer, path;
+    base::StatSignature sig;
+  };
+  std::vector<Tool> tools;
+  const std::string said[3] = {path, trim(answers[0].out), trim(answers[1].out)};
+  const std::string found[3] = {path, ld, collect2};
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string& tool = found[k];
     if (tool.empty()) {
       h.field("-");
       continue;
@@ -153,7 +163,7 @@ base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileState
     h.field(tool);
     h.field(content->lo);
     h.field(content->hi);
-    if (tool != path) tools.push_back({tool, sig});
+    if (k > 0) tools.push_back({said[k], tool, sig});
   }
   h.field(answers[2].out);
   // SEARCH_DIR("=/usr/lib"); ... in ld's default script; "=" is the sysroot.
@@ -174,9 +184,10 @@ base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileState
     w.u64(kToolchainFormat);
     put_sig(&w, driver_sig);
     w.u64(tools.size());
-    for (const auto& [tool, sig] : tools) {
-      w.str(tool);
-      put_sig(&w, sig);
+    for (const Tool& tool : tools) {
+      w.str(tool.answer);
+      w.str(tool.path);
+      put_sig(&w, tool.sig);
     }
     w.u64(t.identity.lo);
     w.u64(t.identity.hi);

@@ -351,6 +351,27 @@ TEST_P(LinkE2eTest, LinkerWithoutDependencyFileStillLinks) {
   EXPECT_EQ(run_app(), 10);
 }
 
+// gcc's collect2 runs the `ld` PATH finds: one installed in a directory
+// earlier in PATH (here one that adds a symbol) must make both links miss,
+// though PATH, the driver and the ld found before are unchanged.
+TEST_P(LinkE2eTest, LinkerInstalledEarlierInPathMisses) {
+  if (GetParam() != "g++") GTEST_SKIP() << "clang names its linker by the path it found";
+  dir_.write("bin/.keep", "");
+  const std::string path = "PATH=" + shell_quote(dir_.at("bin")) + ":\"$PATH\"";
+  std::map<std::string, int> first = lexpack_ninja(path);
+  EXPECT_EQ(first["misses"], 4) << last_err_;
+  remove_outputs();
+  EXPECT_EQ(lexpack_ninja(path)["hits"], 4) << last_err_;
+  dir_.write("bin/ld", "#!/bin/sh\nexec /usr/bin/ld --defsym=lexpack_other_ld=1 \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/ld").exit_code, 0);
+  remove_outputs();
+  std::map<std::string, int> other = lexpack_ninja(path);
+  EXPECT_EQ(other["misses"], 2) << last_err_;  // the shared library and the executable
+  EXPECT_EQ(other["hits"], 2) << last_err_;    // ar and ranlib
+  EXPECT_NE(sh("nm app").out.find("lexpack_other_ld"), std::string::npos);
+  EXPECT_EQ(run_app(), 10);
+}
+
 // CMake's linker launcher (no plugin, plain ninja): executables and shared
 // libraries linked through `lexpack` hit on a rebuild and equal a plain link.
 TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
