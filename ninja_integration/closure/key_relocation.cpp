@@ -36,8 +36,12 @@ bool covered(std::string_view path, const Maps& maps, std::string_view base_dir)
   return any;
 }
 
+// The map to add: the old prefix is the checkout's top directory (what
+// lies between it and the working directory is part of the key, and is the
+// same in every checkout of one project).
 std::string suggestion(std::string_view base_dir) {
-  return "; add -ffile-prefix-map=" + std::string(base_dir) + "=.";
+  return "; add -ffile-prefix-map=TOP=. with TOP the checkout's top directory (under " +
+         std::string(base_dir) + ")";
 }
 
 // Empty when `path` can be named relative; else why not.
@@ -146,6 +150,16 @@ std::vector<std::string> relocated_args(const command::CompileCommand& command,
                std::string_view whole = command.args[i];
                std::string_view after = whole.substr(prefix.size() + value.size());
                out[i] = std::string(prefix) + relocation.name(value) + std::string(after);
+               // A map whose old prefix is the working directory or above it
+               // writes the directories between them into the object (its
+               // `..` in the key does not name them): they are keyed too.
+               std::string_view from = value;
+               while (from.size() > 1 && from.back() == '/') from.remove_suffix(1);
+               const bool map = !prefix.empty() && prefix.back() == '=';
+               if (map && base::path_is_under(relocation.cwd, from)) {
+                 out[i] += '\0';
+                 out[i] += base::relative_to(relocation.cwd, from);
+               }
              });
   return out;
 }

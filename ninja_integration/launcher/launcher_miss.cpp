@@ -150,8 +150,11 @@ LaunchResult Launcher::compile_and_store() {
   if (!object_bytes.ok()) return finish("not stored: " + object_bytes.message());
   if (relocation_.relocated && names_dir(*object_bytes, base_dir_)) {
     count("not_relocatable");
+    // Every path the compiler records is mapped already: this one comes
+    // from the text (a string literal, a macro's value), which no map
+    // rewrites, and another checkout would get this checkout's path.
     return finish("not stored: the object names a path under " + base_dir_ +
-                  " (not relocatable; add -ffile-prefix-map=" + base_dir_ + "=.)");
+                  " that no prefix map rewrites (in a string of the source or a header)");
   }
   cache::ActionRecord::Output object{"object", {}};
   if (!put(*object_bytes, &object.blob, false) || object.blob.is_zero()) {

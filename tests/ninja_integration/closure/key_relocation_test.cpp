@@ -69,7 +69,10 @@ TEST(KeyRelocation, CoveredCheckoutsShareTheKey) {
   EXPECT_EQ(r.name(kA.source), "../src/x.cpp");
   EXPECT_EQ(r.name("/usr/include/stdio.h"), "/usr/include/stdio.h");
   std::vector<std::string> args = relocated_args(kA.parse(map_of(kA)), r);
-  EXPECT_NE(std::find(args.begin(), args.end(), "-ffile-prefix-map=..=."), args.end());
+  // The map's old prefix is named from the working directory, with the
+  // directories between them (what the map writes into the object).
+  EXPECT_NE(std::find(args.begin(), args.end(), std::string("-ffile-prefix-map=..=.\0build", 28)),
+            args.end());
   EXPECT_NE(std::find(args.begin(), args.end(), "-I../inc"), args.end());
   // With -g too, since -ffile-prefix-map covers debug info.
   EXPECT_EQ(key(kA, "-g " + map_of(kA), kA.top), key(kB, "-g " + map_of(kB), kB.top));
@@ -120,6 +123,40 @@ TEST(KeyRelocation, OffWithoutBaseDirAndDistinctFromAbsoluteKeys) {
   // base_dir above both checkouts relocates as well.
   Checkout a2("/home/ann/proj"), b2("/home/bob/proj");
   EXPECT_EQ(key(a2, map_of(a2), "/home"), key(b2, map_of(b2), "/home"));
+}
+
+// A map whose old prefix lies above the checkouts (base_dir itself) writes
+// each checkout's own directories into __FILE__ and debug info ("./ann/proj/
+// src/x.cpp"): the keys must differ, or one checkout gets the other's
+// object. The same checkout's path under another name of its build
+// directory differs as well; two checkouts named alike below the map share
+// the key.
+TEST(KeyRelocation, AMapAboveTheCheckoutKeysWhatLiesBelowIt) {
+  Checkout a("/home/ann/proj"), b("/home/bob/proj"), c("/srv/ann/proj");
+  const std::string above = "-ffile-prefix-map=/home=.";
+  KeyRelocation r;
+  const cache::Hash128 ka = key(a, above, "/home", &r);
+  EXPECT_TRUE(r.relocated) << r.not_relocatable;
+  EXPECT_NE(ka, key(b, above, "/home"));
+  EXPECT_NE(key(a, "-g " + above, "/home"), key(b, "-g " + above, "/home"));
+  // A trailing slash on the map changes nothing.
+  EXPECT_NE(key(a, "-ffile-prefix-map=/home/=.", "/home"),
+            key(b, "-ffile-prefix-map=/home/=.", "/home"));
+  // Below the map, /home/ann/proj and /srv/ann/proj are alike.
+  EXPECT_EQ(key(a, "-ffile-prefix-map=/home=.", "/home"),
+            key(c, "-ffile-prefix-map=/srv=.", "/srv"));
+  // Mapping the checkouts' tops still shares the key.
+  EXPECT_EQ(key(a, map_of(a), "/home"), key(b, map_of(b), "/home"));
+}
+
+// What explain suggests names no directory above the checkout.
+TEST(KeyRelocation, TheSuggestedMapIsTheCheckoutsTop) {
+  KeyRelocation r;
+  key(kA, "", "/home", &r);
+  EXPECT_FALSE(r.relocated);
+  EXPECT_NE(r.not_relocatable.find("add -ffile-prefix-map=TOP=. with TOP the checkout's top"),
+            std::string::npos)
+      << r.not_relocatable;
 }
 
 TEST(KeyRelocation, TranslationUnitKeyNamesTheBaseDir) {

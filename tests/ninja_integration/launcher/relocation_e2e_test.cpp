@@ -101,6 +101,31 @@ TEST_F(Relocation, DebugInfoWithPrefixMapsHits) {
   EXPECT_EQ(dir_.read(b_ + "/build/x.o").find(checkout(a_)), std::string::npos);
 }
 
+// A map whose old prefix is base_dir itself, above two checkouts at the
+// same depth, writes each checkout's directories into __FILE__ (the assert)
+// and, with -g, the debug info ("./one/proj/src/x.cpp"): the other checkout
+// must never get that object.
+TEST_F(Relocation, AMapAboveTheCheckoutsNeverServesTheOtherCheckoutsObject) {
+  const std::string two = "two/proj";
+  ASSERT_EQ(sh("mkdir -p two && cp -r " + a_ + " two/").exit_code, 0);
+  for (const std::string& g : {"", "-g "}) {
+    SCOPED_TRACE(g);
+    sh("rm -rf cache");
+    const std::string above = g + "-ffile-prefix-map=" + root_ + "=.";
+    Plain ref = plain(two, above);
+    ASSERT_NE(ref.object.find("./two/proj"), std::string::npos);
+    build(a_, above);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+    build(two, above);
+    EXPECT_TRUE(last_was_miss()) << last_decision();
+    EXPECT_TRUE(dir_.read(two + "/build/x.o") == ref.object);
+    sh("rm " + two + "/build/x.o");
+    build(two, above);
+    EXPECT_TRUE(last_was_hit()) << last_decision();
+    EXPECT_TRUE(dir_.read(two + "/build/x.o") == ref.object);
+  }
+}
+
 TEST_F(Relocation, DebugInfoWithoutPrefixMapsMissesAndSaysWhy) {
   // Only the macro map: __FILE__ is covered but -g records the paths.
   std::string flags_a = "-g -fmacro-prefix-map=" + checkout(a_) + "=.";
@@ -110,8 +135,8 @@ TEST_F(Relocation, DebugInfoWithoutPrefixMapsMissesAndSaysWhy) {
   EXPECT_TRUE(last_was_miss()) << last_decision();
   std::string why = explain(b_, flags_b);
   EXPECT_NE(why.find("not relocatable: -g records the working directory; add "
-                     "-ffile-prefix-map=" +
-                     root_ + "=."),
+                     "-ffile-prefix-map=TOP=. with TOP the checkout's top directory (under " +
+                     root_ + ")"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find("would miss"), std::string::npos) << why;
