@@ -268,12 +268,10 @@ bool Server::watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std
   ++validations_;
   e.generation++;
   e.trusted = false;
-  if (!memo.same_dirs.empty()) {
-    // Whether a dropped search dir is still its kept one shows in no event
-    // (a component of its path may turn into a symlink): the launcher stats
-    // both on each compile instead.
-    *why = "a search dir the compiler dropped as another one's duplicate is checked per compile";
-    return false;
+  e.same_dirs.clear();
+  for (size_t i = 0; i + 1 < memo.same_dirs.size(); i += 2) {
+    e.same_dirs.push_back({base::absolute_path(memo.same_dirs[i], cwd),
+                           base::absolute_path(memo.same_dirs[i + 1], cwd)});
   }
   // Watches first, then the stat check: a change after a watch exists is an
   // event, one before it is seen by the check.
@@ -407,6 +405,9 @@ Reply Server::scan_answers(const Request& req) {
       }
       build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
     }
+    if (entries_[id].trusted && !compiler::same_dirs_hold(entries_[id].same_dirs)) {
+      entries_[id].trusted = false;  // the scan checks its memo itself
+    }
     if (!entries_[id].trusted) continue;
     r.answers[i] = scan::encode_known_scan(entries_[id].known);
     ++known;
@@ -467,6 +468,10 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
       e.trusted = false;
       return missed("a file with several links changed: " + l.path);
     }
+  }
+  if (!compiler::same_dirs_hold(e.same_dirs)) {
+    e.trusted = false;
+    return missed("a search dir the compiler dropped is no longer the directory it kept");
   }
   cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
   std::optional<cache::ActionRecord> action = store_->get_action(key);

@@ -22,6 +22,7 @@
 #include "ninja_integration/closure/scan_file_cache.h"
 #include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/compiler/compiler_identity.h"
+#include "ninja_integration/compiler/search_list.h"
 #include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/spare_files.h"
@@ -112,6 +113,10 @@ class Server {
     bool queued = false;  // in to_trust_
     std::string cwd;      // of the request that queued it
     std::vector<WatchTable::Linked> linked;
+    // Search dirs the compiler dropped as the same directory as one it kept,
+    // by absolute path: no event tells of a component of the dropped path
+    // turned into a symlink, so each answer stats both.
+    std::vector<compiler::SearchList::SameDir> same_dirs;
     scan::NumberedScan known;  // a scan's entry: its answer (paths in scan_paths_)
   };
   void drain();

@@ -475,7 +475,7 @@ TEST_F(ServerCaseTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
   sleep(2);  // settled signatures: the memo is kept
   ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " g++ -c m.cpp -o m.o", env))
       << dir_.read("log.txt");
-  base::ProcessResult r = sh("strace -f -qq -e trace=execve -o trace.txt " +
+  base::ProcessResult r = sh("strace -f -qq -s 4096 -e trace=execve -o trace.txt " +
                                  std::string(kClientBin) + " g++ -c m.cpp -o m.o",
                              env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -599,6 +599,35 @@ TEST_F(ServerCaseTest, APrecompiledHeaderThatAppearsIsNotServedOver) {
   EXPECT_TRUE(last_was_miss()) << last_decision();
   EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
   // Then hits, with the .gch's object.
+  ASSERT_EQ(sh("rm m.o").exit_code, 0);
+  ASSERT_EQ(lexpack(command, kServerEnv).exit_code, 0);
+  EXPECT_TRUE(last_was_hit()) << last_decision();
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+}
+
+// A dir passed twice, once through "..": gcc drops the second, and the memo
+// keeps the pair. The server answers from it, and once "other" is a symlink
+// elsewhere (an event on no watched path), other/../a is a directory of its
+// own whose header comes first: the server must not answer.
+TEST_F(ServerCaseTest, ADroppedSearchDirThatBecomesItsOwnIsNotServedOver) {
+  ASSERT_EQ(sh("mkdir -p a c other alt/sub alt/a").exit_code, 0);
+  dir_.write("c/x.h", "#define X 1\n");
+  dir_.write("alt/a/x.h", "#define X 2\n");
+  dir_.write("m.cpp", "#include <x.h>\nint v() { return X; }\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  sleep(2);  // settled signatures: the memo is kept
+  const std::string command = "g++ -Ia -Iother/../a -Ic -c m.cpp -o m.o";
+  ASSERT_TRUE(compile_until_served(std::string(LEXPACK_BIN) + " " + command, kServerEnv))
+      << dir_.read("log.txt");
+  ASSERT_EQ(sh("rm -r other && ln -s alt/sub other").exit_code, 0);
+  ASSERT_EQ(sh("g++ -Ia -Iother/../a -Ic -c m.cpp -o ref.o").exit_code, 0);
+  ASSERT_EQ(lexpack(command, kServerEnv).exit_code, 0);
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+  EXPECT_NE(dir_.read("log.txt").find("server declined: a search dir the compiler dropped"),
+            std::string::npos)
+      << dir_.read("log.txt");
   ASSERT_EQ(sh("rm m.o").exit_code, 0);
   ASSERT_EQ(lexpack(command, kServerEnv).exit_code, 0);
   EXPECT_TRUE(last_was_hit()) << last_decision();
