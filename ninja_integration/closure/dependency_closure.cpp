@@ -384,8 +384,49 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     closure.failed_probes.push_back(p);
     closure.failed_probe_dirs.push_back(id.dir);
   }
-  for (Node* n : queue) n->in_a_closure.store(true, std::memory_order_relaxed);
   return closure;
+}
+
+void expand_reachable(FileStates* files, const command::CompileCommand& command,
+                      const compiler::SearchList& list, compiler::CompilerKind kind,
+                      const std::string& cwd) {
+  ScanFileCache* graph = files->shared();
+  if (!graph) return;
+  IncludeResolver resolver(list, kind, graph, cwd);
+  resolver.number_candidates_in(graph);
+  const std::string& context = resolver.context();
+  std::vector<Node*> queue;
+  auto reach = [&](Node* n) {
+    if (!n->reached.exchange(true, std::memory_order_acq_rel)) queue.push_back(n);
+  };
+  base::StatSignature source_sig;
+  if (!base::stat_file(command.source, &source_sig)) return;
+  reach(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
+  auto root = [&](std::string_view name, bool angled) {
+    std::shared_ptr<const ScanFileCache::Answer> a =
+        resolver.answer(name, angled, false, "", kFoundOutsideChain);
+    if (a->resolution.found) reach(graph->node(context, a->resolution));
+  };
+  if (kind == compiler::CompilerKind::kGcc && reads_stdc_predef(command))
+    root("stdc-predef.h", true);
+  for (const std::string& name : command.forced_includes) root(name, false);
+  // Each node is expanded by the call that reached it first, which then
+  // reaches its children: when every call has returned, every node any of
+  // them reached is expanded.
+  for (size_t next = 0; next < queue.size(); ++next) {
+    Node* n = queue[next];
+    if (claim(n)) {
+      expand(n, files, &resolver, graph, cwd);
+    } else if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
+      std::unique_lock lock(n->mu);
+      n->expanded.wait(lock,
+                       [n] { return n->state.load(std::memory_order_acquire) == Node::kExpanded; });
+    }
+    if (!n->status.ok()) continue;
+    for (const Node::Edge& edge : n->edges) {
+      if (edge.node && !edge.presence) reach(edge.node);
+    }
+  }
 }
 
 }  // namespace lexpack::closure

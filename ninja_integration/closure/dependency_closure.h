@@ -92,4 +92,14 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
                                       const std::string& cwd,
                                       PresenceEvaluator* presence = nullptr);
 
+// A scan's first pass: expands (reads, lexes, resolves the includes of) every
+// file `command`'s closure reaches through any branch of a directive, as
+// compute_closure would, into `files`' shared graph, skipping every node an
+// earlier call already reached, so that each is traversed once per scan
+// rather than once per TU. Computed includes are not followed; errors are
+// left for compute_closure to report. Does nothing without a shared graph.
+void expand_reachable(FileStates* files, const command::CompileCommand& command,
+                      const compiler::SearchList& list, compiler::CompilerKind kind,
+                      const std::string& cwd);
+
 }  // namespace lexpack::closure

@@ -138,9 +138,9 @@ class ScanFileCache {
     };
     std::vector<Edge> edges;  // one per plain directive, in order
     std::string normal;       // in a scan: where.path absolute and normal
-    // Set by every walk that reached this node and completed: the file is a
-    // dependency in some closure (not only in one that failed).
-    std::atomic<bool> in_a_closure{false};
+    // Set by the first expand_reachable (a scan's first pass) that reached
+    // this node: that one expands it and goes on to its children.
+    std::atomic<bool> reached{false};
     bool computed = false;           // a computed #include or __has_include
     bool computed_presence = false;  // a computed __has_include
   };

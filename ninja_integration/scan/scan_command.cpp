@@ -311,7 +311,7 @@ class Scanner {
     if (pass == Pass::kWalk) {
       // Every branch, without evaluating: the shared graph, each file read
       // and lexed once. Errors are the second pass's to report.
-      (void)closure::compute_closure(files, cmd, *list, identity->kind, e.directory);
+      closure::expand_reachable(files, cmd, *list, identity->kind, e.directory);
       return std::nullopt;
     }
     // The walk counts every branch; the evaluation of the TU's conditionals
