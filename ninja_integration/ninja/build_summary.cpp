@@ -48,6 +48,7 @@ BuildSummary summarize_build(const Counters& before, const Counters& after) {
   s.failed = delta("compile_failed");
   s.time_saved_us = delta("time_saved_us");
   s.link_hits = delta("link_hits");
+  s.link_time_saved_us = delta("link_time_saved_us");
   s.link_misses = delta("link_misses");
   for (const auto& [name, v] : after) {
     if (std::string_view(name).starts_with("uncacheable_"))
@@ -62,7 +63,8 @@ std::string format_link_summary(const BuildSummary& s) {
   if (s.link_steps() == 0) return {};
   return "lexpack: " + plural(s.link_steps(), "archive/link step", "archive/link steps") + ", " +
          plural(s.link_hits, "hit", "hits") + ", " + plural(s.link_misses, "miss", "misses") +
-         ", " + std::to_string(s.link_uncacheable) + " uncacheable";
+         ", " + std::to_string(s.link_uncacheable) + " uncacheable, " +
+         seconds(s.link_time_saved_us) + " of link time saved";
 }
 
 std::string format_summary(const BuildSummary& s, int64_t wall_us) {

@@ -19,6 +19,7 @@ struct BuildSummary {
   int64_t time_saved_us = 0;  // compiler CPU time (and link time) the hits did not spend
   // Archive and link steps (ar, ranlib, driver links).
   int64_t link_hits = 0;
+  int64_t link_time_saved_us = 0;  // the hits' link time when stored (wall)
   int64_t link_misses = 0;
   int64_t link_uncacheable = 0;  // every "link_uncacheable_*" counter
   int64_t link_steps() const { return link_hits + link_misses + link_uncacheable; }

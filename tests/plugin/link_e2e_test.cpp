@@ -145,6 +145,12 @@ TEST_P(LinkE2eTest, OutputsEqualPlainBuildAndRebuildHitsEveryStep) {
   EXPECT_EQ(outputs(), want);
   EXPECT_EQ(run_app(), 10);
   EXPECT_EQ(sh("test -x app").exit_code, 0);
+  // The links' time saved is on their own line, not counted as compiler CPU.
+  EXPECT_NE(last_err_.find(" s of link time saved"), std::string::npos) << last_err_;
+  EXPECT_NE(last_err_.find("0 compiles, 0 hits, 0 misses, 0 uncacheable, 0 failed, 0.0 s of "
+                           "compiler CPU saved"),
+            std::string::npos)
+      << last_err_;
 
   // Off by request: every step runs as it is.
   remove_outputs();
