@@ -90,4 +90,13 @@ cache::Hash128 dated_key(const cache::Hash128& key) {
   return h.digest();
 }
 
+cache::Hash128 pinned_key(const cache::Hash128& key, const std::string& cwd) {
+  cache::Hasher h;
+  h.field("compile-pinned");
+  h.field(key.lo);
+  h.field(key.hi);
+  h.field(cwd);
+  return h.digest();
+}
+
 }  // namespace lexpack::closure

@@ -34,4 +34,9 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
 // `key` with today's date mixed in (for sources that expand __DATE__).
 cache::Hash128 dated_key(const cache::Hash128& key);
 
+// Where a result whose key is relocated but whose outputs name this
+// checkout is stored (a path under base_dir in the object's own text): a key
+// of `cwd` only, tried after the relocated one.
+cache::Hash128 pinned_key(const cache::Hash128& key, const std::string& cwd);
+
 }  // namespace lexpack::closure

@@ -190,6 +190,12 @@ LaunchResult Launcher::run() {
 
   std::string why_miss = "no cached result for this key";
   std::optional<cache::ActionRecord> action = store_->get_action(key);
+  if (!action && !base_dir_.empty()) {
+    // A relocated result that names this checkout was kept for it alone.
+    const cache::Hash128 pinned = closure::pinned_key(key, cwd_);
+    action = store_->get_action(pinned);
+    if (action) key = pinned;
+  }
   if (!action && remote_ && !explain_ && !read_only_) action = fetch_remote(key);
   if (action) {
     std::string changed;

@@ -110,8 +110,11 @@ LaunchResult Launcher::compile_and_store() {
   }
 
   // A relocated key is shared by other checkouts: nothing stored under it may
-  // name this one, except text written back relocated.
+  // name this one, except text written back relocated. A result that does
+  // (`pinned` says why) is stored under a key of this working directory
+  // only, its text as written, and found there after the relocated key.
   std::string stored_depfile = *depfile_bytes, stored_out = r.out, stored_err = r.err;
+  std::string pinned;
   if (relocation_.relocated) {
     if (!check.payload.extra_files.empty() || !check.payload.present_probes.empty() ||
         !check.payload.absent_probes.empty()) {
@@ -121,12 +124,9 @@ LaunchResult Launcher::compile_and_store() {
     if (!relocate_depfile(*depfile_bytes, base_dir_, cwd_, &stored_depfile) ||
         !base::relocate_text(r.out, base_dir_, cwd_, &stored_out) ||
         !base::relocate_text(r.err, base_dir_, cwd_, &stored_err)) {
-      count("not_relocatable");
-      return finish("not stored: the depfile or messages name " + base_dir_ +
-                    " in a form that cannot be relocated");
+      pinned = "the depfile or messages name " + base_dir_ + " in a form that cannot be relocated";
     }
   }
-
   cache::ActionRecord action;
   action.exit_code = 0;
   // CPU time, not wall time: with every core busy the wall time of one
@@ -148,25 +148,36 @@ LaunchResult Launcher::compile_and_store() {
   };
   base::Result<std::string> object_bytes = base::read_file(cmd_.output);
   if (!object_bytes.ok()) return finish("not stored: " + object_bytes.message());
-  if (relocation_.relocated && names_dir(*object_bytes, base_dir_)) {
-    count("not_relocatable");
+  base::Result<std::string> dwo_bytes =
+      cmd_.split_dwarf ? base::read_file(cmd_.dwo_output) : base::Status::error("no .dwo");
+  if (relocation_.relocated && pinned.empty() && names_dir(*object_bytes, base_dir_)) {
     // Every path the compiler records is mapped already: this one comes
     // from the text (a string literal, a macro's value), which no map
-    // rewrites, and another checkout would get this checkout's path.
-    return finish("not stored: the object names a path under " + base_dir_ +
-                  " that no prefix map rewrites (in a string of the source or a header)");
+    // rewrites.
+    pinned = "the object names a path under " + base_dir_ +
+             " that no prefix map rewrites (in a string of the source or a header)";
+  }
+  if (relocation_.relocated && pinned.empty() && dwo_bytes.ok() &&
+      names_dir(*dwo_bytes, base_dir_)) {
+    pinned = "the .dwo names a path under " + base_dir_;
+  }
+  if (!pinned.empty()) {
+    count("not_relocatable");
+    note("not relocatable: " + pinned + "; stored for this working directory only");
+    stored_depfile = *depfile_bytes;
+    stored_out = r.out;
+    stored_err = r.err;
+    for (const std::string* text : {&stored_depfile, &stored_out, &stored_err}) {
+      if (text->find(base::kRelocationMarker) != std::string::npos) {
+        return finish("not stored: the compiler's text holds lexpack's relocation marker");
+      }
+    }
   }
   cache::ActionRecord::Output object{"object", {}};
   if (!put(*object_bytes, &object.blob, false) || object.blob.is_zero()) {
     return finish("not stored: " + err);
   }
   action.outputs.push_back(object);
-  base::Result<std::string> dwo_bytes =
-      cmd_.split_dwarf ? base::read_file(cmd_.dwo_output) : base::Status::error("no .dwo");
-  if (dwo_bytes.ok() && relocation_.relocated && names_dir(*dwo_bytes, base_dir_)) {
-    count("not_relocatable");
-    return finish("not stored: the .dwo names a path under " + base_dir_);
-  }
   if (dwo_bytes.ok()) {
     cache::ActionRecord::Output dwo{"dwo", {}};
     if (!put(*dwo_bytes, &dwo.blob, false)) return finish("not stored: " + err);
@@ -184,6 +195,7 @@ LaunchResult Launcher::compile_and_store() {
     return finish("not stored: " + err);
   }
   cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
+  if (!pinned.empty()) key = closure::pinned_key(key, cwd_);
   base::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return finish("not stored: " + stored.message());
   note_build_use(key);

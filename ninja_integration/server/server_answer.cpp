@@ -475,6 +475,11 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   }
   cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
   std::optional<cache::ActionRecord> action = store_->get_action(key);
+  if (!action && !client_base_dir().empty()) {
+    const cache::Hash128 pinned = closure::pinned_key(key, req.cwd);  // see pinned_key
+    action = store_->get_action(pinned);
+    if (action) key = pinned;
+  }
   if (!action) return missed("no cached result for this key");
   std::string changed;
   if (action->exit_code != 0 ||

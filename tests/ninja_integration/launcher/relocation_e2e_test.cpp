@@ -126,6 +126,33 @@ TEST_F(Relocation, AMapAboveTheCheckoutsNeverServesTheOtherCheckoutsObject) {
   }
 }
 
+// A generated header that names its checkout in a string (CMake's
+// configure_file of a source dir): no map rewrites it, so the result must not
+// be shared, but it is kept for this working directory, and hits there.
+TEST_F(Relocation, AResultNamingItsCheckoutInItsTextHitsInThatCheckout) {
+  for (const std::string& c : {a_, b_}) {
+    dir_.write(c + "/inc/where.h", "#define DATA_DIR \"" + checkout(c) + "/data\"\n");
+    dir_.write(c + "/src/x.cpp", "#include \"where.h\"\nconst char* data_dir = DATA_DIR;\n");
+  }
+  Plain ref = plain(a_, map(a_));
+  ASSERT_NE(ref.object.find(checkout(a_) + "/data"), std::string::npos);
+  build(a_, map(a_));
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+  EXPECT_NE(dir_.read("log.txt").find("stored for this working directory only"), std::string::npos)
+      << dir_.read("log.txt");
+  sh("rm " + a_ + "/build/x.o " + a_ + "/build/x.o.d");
+  EXPECT_NE(explain(a_, map(a_)).find("would hit"), std::string::npos);
+  build(a_, map(a_));
+  EXPECT_TRUE(last_was_hit()) << last_decision();
+  EXPECT_TRUE(dir_.read(a_ + "/build/x.o") == ref.object);
+  EXPECT_EQ(dir_.read(a_ + "/build/x.o.d"), ref.depfile);
+  // The other checkout gets its own object.
+  Plain other = plain(b_, map(b_));
+  build(b_, map(b_));
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+  EXPECT_TRUE(dir_.read(b_ + "/build/x.o") == other.object);
+}
+
 TEST_F(Relocation, DebugInfoWithoutPrefixMapsMissesAndSaysWhy) {
   // Only the macro map: __FILE__ is covered but -g records the paths.
   std::string flags_a = "-g -fmacro-prefix-map=" + checkout(a_) + "=.";
