@@ -25,12 +25,6 @@ std::string first_line(std::string_view text) {
   return std::string(text.substr(0, nl));
 }
 
-// The file `answer` (what -print-prog-name=as said) runs here: itself when
-// it is a path, else the first match in PATH, as the driver runs it.
-std::string assembler_path(const std::string& answer) {
-  return base::find_program(answer);
-}
-
 std::string memo_key(const std::string& program, const base::StatSignature& sig) {
   base::VarintWriter w;
   w.str(program);
@@ -92,7 +86,7 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   std::string as_digest = "no assembler";
   if (id.kind != CompilerKind::kUnknown && first[3].exit_code == 0) {
     id.assembler.answer = first_line(first[3].out);
-    id.assembler.path = assembler_path(id.assembler.answer);
+    id.assembler.path = base::find_program(id.assembler.answer);  // as the driver runs it
     if (!id.assembler.path.empty() && base::stat_file(id.assembler.path, &id.assembler.sig)) {
       as_digest = file_digest(id.assembler.path);
     } else {
@@ -195,7 +189,7 @@ std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const s
         base::read_signature(&r, &id.assembler.sig) && r.done())) {
     return std::nullopt;
   }
-  if (assembler_path(id.assembler.answer) != id.assembler.path) return std::nullopt;
+  if (base::find_program(id.assembler.answer) != id.assembler.path) return std::nullopt;
   if (!id.assembler.path.empty()) {
     base::StatSignature now;
     if (!base::stat_file(id.assembler.path, &now) || !(now == id.assembler.sig)) {
