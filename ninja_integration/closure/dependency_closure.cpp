@@ -20,6 +20,41 @@
 namespace lexpack::closure {
 namespace {
 
+// `bytes` hold `.include` or `.incbin` (in any case, as gas reads them)
+// anywhere, comments and C code included: a conservative test.
+bool names_assembler_include(std::string_view bytes) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  auto at = [&](size_t pos, std::string_view word) {
+    if (bytes.size() - pos < word.size()) return false;
+    for (size_t k = 0; k < word.size(); ++k) {
+      if (lower(bytes[pos + k]) != word[k]) return false;
+    }
+    return true;
+  };
+  for (size_t dot = bytes.find('.'); dot != std::string_view::npos;
+       dot = bytes.find('.', dot + 1)) {
+    if (at(dot + 1, "include") || at(dot + 1, "incbin")) return true;
+  }
+  return false;
+}
+
+// The assembler reads files the preprocessor never sees: gas's .include and
+// .incbin, written in the source or in a file it includes. Neither the walk
+// nor the compiler's depfile names them, so such a compile has no key: why,
+// or "" when no file of the closure holds either directive.
+std::string assembler_reads_unseen_files(const Closure& closure) {
+  for (const ClosureFile& f : closure.files) {
+    if (f.presence_only || f.opaque) continue;
+    base::Result<std::string> bytes = base::read_file(std::string(f.path));
+    if (!bytes.ok()) return "cannot read " + std::string(f.path) + ": " + bytes.message();
+    if (names_assembler_include(bytes.value())) {
+      return "the assembler's .include or .incbin in " + std::string(f.path) +
+             " reads files the preprocessor does not see";
+    }
+  }
+  return "";
+}
+
 using Node = ScanFileCache::Node;
 
 // Whether gcc reads its implicit stdc-predef.h: not without the standard
@@ -350,6 +385,10 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
   closure.has_computed_include = met_computed && !closure.computed_evaluated;
+  if (command.language == command::Language::kAsm && closure.unsure.empty()) {
+    closure.unsure = assembler_reads_unseen_files(closure);
+    closure.assembler_include = !closure.unsure.empty();
+  }
   if (closure.unsure.empty() && !command.makes_pch) {
     if (command.forced_includes.empty()) {
       for (const Node::Edge& edge : queue[0]->edges) first_searches.push_back(edge.answer.get());

@@ -54,6 +54,9 @@ struct Closure {
   // candidates among the failed probes).
   bool computed_evaluated = false;
   std::string unsure;  // non-empty: the closure cannot be trusted (why)
+  // Unsure because assembly reaches gas's .include or .incbin (files that
+  // only the assembler reads, named neither by the walk nor the depfile).
+  bool assembler_include = false;
   // A -include/-imacros file is not there (a generated header not made
   // yet): the compiler fails on this command until it is.
   bool forced_missing = false;

@@ -103,11 +103,30 @@ std::string_view basename_of(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// Why an option passed on to the assembler (-Wa,A,B or -Xassembler A) makes
+// a compile uncacheable, or null: a listing file (-a...=file) and a
+// dependency file (--MD) are outputs a hit would not write, and @file reads
+// options from a file the key does not hold.
+const char* assembler_option_refusal(std::string_view options) {
+  while (!options.empty()) {
+    const size_t comma = options.find(',');
+    const std::string_view o = options.substr(0, comma);
+    options = comma == std::string_view::npos ? std::string_view() : options.substr(comma + 1);
+    if (starts_with(o, "@")) return "reads_unhashed_file";
+    if ((starts_with(o, "-a") && o.find('=') != std::string_view::npos) || o == "--MD" ||
+        starts_with(o, "--MD=")) {
+      return "side_outputs";
+    }
+  }
+  return nullptr;
+}
+
 Language language_from_x(std::string_view x, bool* known, bool* header) {
   *known = true;
   *header = x == "c-header" || x == "c++-header";
   if (x == "c" || x == "c-header") return Language::kC;
   if (x == "c++" || x == "c++-header") return Language::kCxx;
+  if (x == "assembler-with-cpp") return Language::kAsm;
   if (x == "none") return Language::kNone;
   *known = false;
   return Language::kNone;
@@ -202,6 +221,8 @@ std::string_view language_name(Language language) {
       return "c";
     case Language::kCxx:
       return "c++";
+    case Language::kAsm:
+      return "assembler-with-cpp";
     case Language::kNone:
       break;
   }
@@ -218,6 +239,7 @@ Language language_from_path(std::string_view path) {
       ext == "C") {
     return Language::kCxx;
   }
+  if (ext == "S" || ext == "sx") return Language::kAsm;
   return Language::kNone;
 }
 
@@ -298,6 +320,11 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
       continue;
     }
     if (const Refusal* r = find_refusal(arg)) refuse(r->reason, arg);
+    if (starts_with(arg, "-Wa,")) {
+      if (const char* r = assembler_option_refusal(std::string_view(arg).substr(4))) refuse(r, arg);
+    } else if (arg == "-Xassembler" && i + 1 < a.size()) {
+      if (const char* r = assembler_option_refusal(a[i + 1])) refuse(r, arg + " " + a[i + 1]);
+    }
 
     std::string value;
     if (arg == "-c") {

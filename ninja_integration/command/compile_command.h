@@ -11,7 +11,9 @@
 
 namespace lexpack::command {
 
-enum class Language { kNone, kC, kCxx };
+// kAsm: assembly run through the C preprocessor first (.S, .sx,
+// -x assembler-with-cpp); plain assembly (.s) is not cached.
+enum class Language { kNone, kC, kCxx, kAsm };
 
 struct CompileCommand {
   std::string compiler;           // argv[0] as given

@@ -168,7 +168,8 @@ LaunchResult Launcher::run() {
       return passthrough("uncacheable: __TIME__ or __TIMESTAMP__ in the closure");
     }
     if (!closure_.unsure.empty()) {
-      count("uncacheable_unsure_closure");
+      count(closure_.assembler_include ? "uncacheable_assembler_include"
+                                       : "uncacheable_unsure_closure");
       return passthrough("uncacheable: " + closure_.unsure);
     }
     if (!read_only_ && !explain_) {

@@ -437,6 +437,14 @@ class Scanner {
       dep_paths.reserve(order.size());
       for (uint32_t i : order) dep_paths.emplace_back(normal[i]);
     }
+    if (closure->assembler_include) {
+      // What the preprocessor reads, as `gcc -M` lists it; the assembler
+      // reads more.
+      tu.exact = false;
+      tu.from_compiler = false;
+      tu.inexact = closure->unsure;
+      remember = false;
+    }
     own_deps(&tu, std::move(dep_paths));
     // The sizes of the files this TU reads, for the scan's totals.
     if (by_normal.empty()) {

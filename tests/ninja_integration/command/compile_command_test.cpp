@@ -63,6 +63,38 @@ TEST(CompileCommand, LanguageFromX) {
   EXPECT_EQ(c.uncacheable, "unknown_language");
 }
 
+// Assembly through the preprocessor is compiled (and cached) like C; plain
+// assembly is not.
+TEST(CompileCommand, AssemblyWithThePreprocessor) {
+  for (const char* driver : {"gcc", "g++", "clang++-14"}) {
+    CompileCommand c = parse({driver, "-c", "src/f.S", "-o", "f.o"});
+    EXPECT_EQ(c.uncacheable, "") << driver;
+    EXPECT_EQ(c.language, Language::kAsm) << driver;
+  }
+  EXPECT_EQ(parse({"gcc", "-c", "f.sx"}).language, Language::kAsm);
+  CompileCommand c = parse({"gcc", "-x", "assembler-with-cpp", "-c", "f.asm"});
+  EXPECT_EQ(c.uncacheable, "");
+  EXPECT_EQ(c.language, Language::kAsm);
+  EXPECT_EQ(language_name(c.language), "assembler-with-cpp");
+  EXPECT_EQ(parse({"gcc", "-c", "f.s"}).uncacheable, "unknown_language");
+}
+
+// Options for the assembler are part of the key, except those that write a
+// file or read one.
+TEST(CompileCommand, AssemblerOptions) {
+  EXPECT_EQ(parse({"gcc", "-Wa,--noexecstack", "-c", "f.S"}).uncacheable, "");
+  EXPECT_EQ(parse({"gcc", "-Wa,-mx86-used-note=yes,--gdwarf-5", "-c", "f.c"}).uncacheable, "");
+  EXPECT_EQ(parse({"gcc", "-Xassembler", "--noexecstack", "-c", "f.S"}).uncacheable, "");
+  CompileCommand c = parse({"gcc", "-Wa,--noexecstack,-adhln=f.lst", "-c", "f.c"});
+  EXPECT_EQ(c.uncacheable, "side_outputs");
+  EXPECT_EQ(c.uncacheable_detail, "-Wa,--noexecstack,-adhln=f.lst");
+  EXPECT_EQ(parse({"gcc", "-Wa,--MD,f.d", "-c", "f.S"}).uncacheable, "side_outputs");
+  EXPECT_EQ(parse({"gcc", "-Xassembler", "-al=f.lst", "-c", "f.S"}).uncacheable, "side_outputs");
+  EXPECT_EQ(parse({"gcc", "-Wa,@opts", "-c", "f.S"}).uncacheable, "reads_unhashed_file");
+  // A listing to stdout writes no file.
+  EXPECT_EQ(parse({"gcc", "-Wa,-adhln", "-c", "f.S"}).uncacheable, "");
+}
+
 // CMake's precompiled header: its own compile, whose output is the .gch.
 TEST(CompileCommand, PrecompiledHeaderCompile) {
   CompileCommand c = parse({"g++", "-x", "c++-header", "-include", "/b/cmake_pch.hxx", "-c",

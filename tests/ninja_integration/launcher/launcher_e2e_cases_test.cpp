@@ -396,4 +396,47 @@ TEST_F(NoFalseHit, DebugInfoRecordsTheWorkingDirectoryAsTheShellNamesIt) {
   }
 }
 
+// Assembly through the preprocessor (.S) is keyed like C: its headers are
+// in the key, and editing one misses.
+TEST_F(NoFalseHit, AssemblyHeaderEdited) {
+  dir_.write("inc/defs.h", "#define VALUE 41\n");
+  dir_.write("f.S",
+             "#include <defs.h>\n"
+             "# a comment in gas's own syntax, isn't it\n"
+             ".text\n.globl f\nf:\n  mov $VALUE, %eax\n  ret\n");
+  for (const char* compiler : {"gcc", "clang-14"}) {
+    SCOPED_TRACE(compiler);
+    const std::string command = std::string(compiler) + " -g -Iinc -Wa,--noexecstack -c f.S";
+    dir_.write("inc/defs.h", "#define VALUE 41\n");
+    compile_and_compare(command);
+    expect_hit(command);
+    dir_.write("inc/defs.h", "#define VALUE 42\n");  // same size
+    expect_miss(command);
+    expect_hit(command);
+  }
+}
+
+// gas's .include and .incbin read files the preprocessor never sees (the
+// compiler's depfile does not name them either): such assembly is never
+// cached, wherever the directive is written.
+TEST_F(NoFalseHit, AssemblerIncludeIsNeverCached) {
+  dir_.write("data.bin", "AB");
+  dir_.write("x.inc", ".byte 1\n");
+  dir_.write("incbin.h", "#define DATA .INCBIN \"data.bin\"\n");
+  dir_.write("a.S", ".data\n.include \"x.inc\"\n");
+  dir_.write("b.S", "#include \"incbin.h\"\n.data\nDATA\n");
+  for (const char* source : {"a.S", "b.S"}) {
+    SCOPED_TRACE(source);
+    const std::string command = std::string("gcc -c ") + source;
+    for (const char* bytes : {"1", "2"}) {
+      dir_.write("x.inc", std::string(".byte ") + bytes + "\n");
+      dir_.write("data.bin", std::string("A") + bytes);
+      compile_and_compare(command);
+      EXPECT_NE(last_decision().find(".include or .incbin"), std::string::npos) << last_decision();
+    }
+  }
+  base::ProcessResult stats = lexpack("stats");
+  EXPECT_NE(stats.out.find("uncacheable_assembler_include"), std::string::npos) << stats.out;
+}
+
 }  // namespace lexpack::testing

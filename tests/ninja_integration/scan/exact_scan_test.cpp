@@ -233,6 +233,31 @@ TEST(ExactScan, UncacheableCompilesAreScannedToo) {
   expect_like_gcc(d, entries);
 }
 
+// Assembly through the preprocessor: its conditionals are evaluated with the
+// predefined macros of assembly (__ASSEMBLER__), as gcc -M reads it. One that
+// reaches gas's .include lists what the preprocessor reads, and is not exact:
+// the assembler reads more.
+TEST(ExactScan, AssemblyIsScannedAsThePreprocessorReadsIt) {
+  testing::TestDir d;
+  d.write("src/asm.h", "");
+  d.write("src/c.h", "");
+  d.write("src/x.inc", "");
+  d.write("src/defs.h",
+          "#ifdef __ASSEMBLER__\n#include \"asm.h\"\n#else\n#include \"c.h\"\n#endif\n");
+  d.write("src/f.S", "#include \"defs.h\"\n.text\nret\n");
+  d.write("src/g.S", "#include \"defs.h\"\n.include \"x.inc\"\n");
+  std::vector<CompdbEntry> entries = {entry(d, "f.S", {}), entry(d, "g.S", {})};
+  for (CompdbEntry& e : entries) e.argv[0] = "gcc";
+  expect_like_gcc(d, entries);
+  for (CompdbEntry& e : entries) e.directory = d.at("src");
+  ScanReport report = scan_build(entries, nullptr, 2, nullptr);
+  ASSERT_EQ(report.tus.size(), 2u);
+  EXPECT_TRUE(report.tus[0].exact) << report.tus[0].inexact;
+  EXPECT_FALSE(report.tus[1].exact);
+  EXPECT_NE(report.tus[1].inexact.find(".include or .incbin"), std::string::npos)
+      << report.tus[1].inexact;
+}
+
 // A forced include that is not made yet (a generated header of a build
 // never built): the TU is not evaluated, and the report says why.
 TEST(ExactScan, AMissingForcedIncludeIsNamedAsTheReason) {
