@@ -73,21 +73,29 @@ std::shared_ptr<const Macro> ParsedDefines::get(size_t index, std::string* err) 
   return slot.macro;
 }
 
-Options Options::gcc() {
+Options Options::gcc(Dialect dialect) {
+  // Assembly has none of the query operators (only __has_include).
+  if (dialect == Dialect::kAssembly) return with_builtins(kObjectBuiltins, {});
   return with_builtins(kObjectBuiltins, {"__has_builtin", "__has_attribute", "__has_cpp_attribute",
                                          "__has_c_attribute"});
 }
 
-Options Options::clang() {
-  return with_builtins(kObjectBuiltins,
-                       {"__has_builtin", "__has_attribute", "__has_cpp_attribute", "__has_feature",
-                        "__has_extension", "__has_warning", "__is_identifier",
-                        "__has_declspec_attribute", "__is_target_arch", "__is_target_os",
-                        "__is_target_vendor", "__is_target_environment", "__building_module"});
+Options Options::clang(Dialect dialect) {
+  // C++ has __has_cpp_attribute, C and assembly __has_c_attribute.
+  const char* attribute = dialect == Dialect::kCxx ? "__has_cpp_attribute" : "__has_c_attribute";
+  return with_builtins(
+      kObjectBuiltins,
+      {"__has_builtin", "__has_attribute", attribute, "__has_feature", "__has_extension",
+       "__has_warning", "__is_identifier", "__has_declspec_attribute", "__is_target_arch",
+       "__is_target_os", "__is_target_vendor", "__is_target_environment", "__building_module"});
 }
 
 Options Options::for_predefined(std::string_view text) {
-  return text.find("#define __clang__ ") != std::string_view::npos ? clang() : gcc();
+  const Dialect dialect =
+      text.find("#define __cplusplus ") != std::string_view::npos     ? Dialect::kCxx
+      : text.find("#define __ASSEMBLER__ ") != std::string_view::npos ? Dialect::kAssembly
+                                                                      : Dialect::kC;
+  return text.find("#define __clang__ ") != std::string_view::npos ? clang(dialect) : gcc(dialect);
 }
 
 void Preprocessor::Run::process() {

@@ -46,9 +46,12 @@ struct Options {
   std::unordered_map<std::string, BuiltinKind> builtins;
   uint32_t max_include_depth = 200;  // GCC's limit
 
-  static Options gcc();    // measured with GCC 12
-  static Options clang();  // measured with clang 14 (C++)
-  // clang() when the predefined macros define __clang__, else gcc().
+  // The language decides which query operators there are.
+  enum class Dialect { kC, kCxx, kAssembly };
+  static Options gcc(Dialect dialect = Dialect::kCxx);    // measured with GCC 12
+  static Options clang(Dialect dialect = Dialect::kCxx);  // measured with clang 14
+  // clang() when the predefined macros define __clang__, else gcc(), for the
+  // dialect they tell (__cplusplus, __ASSEMBLER__, else C).
   static Options for_predefined(std::string_view predefined_text);
 };
 

@@ -500,9 +500,13 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     // only to learn which it asks.
     std::set<std::pair<std::string, std::string>> written;
     share->walked->for_each_lexed([&](const LexedFile& f) { note_candidates(f.scan, &written); });
+    using Dialect = preprocessor::Options::Dialect;
+    const Dialect dialect = command_.language == command::Language::kCxx   ? Dialect::kCxx
+                            : command_.language == command::Language::kAsm ? Dialect::kAssembly
+                                                                           : Dialect::kC;
     const preprocessor::Options options = identity_.kind == compiler::CompilerKind::kClang
-                                              ? preprocessor::Options::clang()
-                                              : preprocessor::Options::gcc();
+                                              ? preprocessor::Options::clang(dialect)
+                                              : preprocessor::Options::gcc(dialect);
     for (const auto& [op, arg] : written) {
       auto it = options.builtins.find(op);
       if (it != options.builtins.end() && it->second == preprocessor::BuiltinKind::kQuery) {

@@ -289,6 +289,40 @@ TEST_F(Pp, UnknownBuiltinTakesEveryBranch) {
   EXPECT_EQ(result.inexact.at(0).kind, Inexact::kConditionError);
 }
 
+// Which query operators exist depends on the language, as measured with GCC
+// 12 and clang 14: `defined(op)` answers that, and the dialect is told by
+// the predefined macros.
+TEST_F(Pp, QueryOperatorsOfEachLanguage) {
+  using D = Options::Dialect;
+  auto has = [](const Options& o, const char* name) { return o.builtins.count(name) == 1; };
+  EXPECT_TRUE(has(Options::gcc(D::kC), "__has_attribute"));
+  EXPECT_TRUE(has(Options::gcc(D::kC), "__has_cpp_attribute"));
+  EXPECT_TRUE(has(Options::gcc(D::kCxx), "__has_c_attribute"));
+  EXPECT_FALSE(has(Options::gcc(D::kAssembly), "__has_attribute"));
+  EXPECT_FALSE(has(Options::gcc(D::kAssembly), "__has_builtin"));
+  EXPECT_TRUE(has(Options::gcc(D::kAssembly), "__has_include"));
+  EXPECT_TRUE(has(Options::clang(D::kCxx), "__has_cpp_attribute"));
+  EXPECT_FALSE(has(Options::clang(D::kCxx), "__has_c_attribute"));
+  EXPECT_TRUE(has(Options::clang(D::kC), "__has_c_attribute"));
+  EXPECT_FALSE(has(Options::clang(D::kC), "__has_cpp_attribute"));
+  EXPECT_TRUE(has(Options::clang(D::kAssembly), "__has_builtin"));
+  const std::string gcc_asm = "#define __GNUC__ 12\n#define __ASSEMBLER__ 1\n";
+  EXPECT_FALSE(has(Options::for_predefined(gcc_asm), "__has_attribute"));
+  EXPECT_TRUE(has(Options::for_predefined("#define __GNUC__ 12\n"), "__has_attribute"));
+  const std::string clang_c = "#define __clang__ 1\n#define __STDC__ 1\n";
+  EXPECT_TRUE(has(Options::for_predefined(clang_c), "__has_c_attribute"));
+  EXPECT_TRUE(has(Options::for_predefined(clang_c + "#define __cplusplus 201703L\n"),
+                  "__has_cpp_attribute"));
+  // In assembly gcc has no __has_attribute: the branch for its absence is
+  // taken, and no compiler question is needed.
+  host.add("inc/a.h", "");
+  host.add("inc/b.h", "");
+  options = Options::gcc(D::kAssembly);
+  EXPECT_EQ(run("#if defined(__has_attribute)\n#include <a.h>\n#else\n#include <b.h>\n#endif\n"),
+            "main.cc inc/b.h");
+  EXPECT_TRUE(result.exact());
+}
+
 TEST_F(Pp, IfErrorTakesEveryBranch) {
   host.add("inc/a.h", "");
   host.add("inc/b.h", "");

@@ -242,17 +242,26 @@ TEST(ExactScan, AssemblyIsScannedAsThePreprocessorReadsIt) {
   d.write("src/asm.h", "");
   d.write("src/c.h", "");
   d.write("src/x.inc", "");
+  d.write("src/attr.h", "");
+  d.write("src/no_attr.h", "");
   d.write("src/defs.h",
-          "#ifdef __ASSEMBLER__\n#include \"asm.h\"\n#else\n#include \"c.h\"\n#endif\n");
+          "#ifdef __ASSEMBLER__\n#include \"asm.h\"\n#else\n#include \"c.h\"\n#endif\n"
+          // gcc has no __has_attribute in assembly (a C TU of the same scan
+          // asks it, so it is among the questions asked ahead).
+          "#if defined(__has_attribute)\n#include \"attr.h\"\n#else\n#include \"no_attr.h\"\n"
+          "#endif\n");
+  d.write("src/c.c", "#if __has_attribute(unused)\n#include \"defs.h\"\n#endif\n");
   d.write("src/f.S", "#include \"defs.h\"\n.text\nret\n");
   d.write("src/g.S", "#include \"defs.h\"\n.include \"x.inc\"\n");
-  std::vector<CompdbEntry> entries = {entry(d, "f.S", {}), entry(d, "g.S", {})};
+  std::vector<CompdbEntry> entries = {entry(d, "f.S", {}), entry(d, "g.S", {}),
+                                      entry(d, "c.c", {})};
   for (CompdbEntry& e : entries) e.argv[0] = "gcc";
   expect_like_gcc(d, entries);
   for (CompdbEntry& e : entries) e.directory = d.at("src");
   ScanReport report = scan_build(entries, nullptr, 2, nullptr);
-  ASSERT_EQ(report.tus.size(), 2u);
+  ASSERT_EQ(report.tus.size(), 3u);
   EXPECT_TRUE(report.tus[0].exact) << report.tus[0].inexact;
+  EXPECT_TRUE(report.tus[2].exact) << report.tus[2].inexact;
   EXPECT_FALSE(report.tus[1].exact);
   EXPECT_NE(report.tus[1].inexact.find(".include or .incbin"), std::string::npos)
       << report.tus[1].inexact;
