@@ -67,7 +67,13 @@ void TraceRecorder::begin(uint32_t depth) {
 
 std::shared_ptr<HeaderTrace> TraceRecorder::end() {
   std::shared_ptr<HeaderTrace> t = std::move(stack_.back().trace);
-  if (stack_.back().spoiled) t.reset();
+  if (stack_.back().spoiled) {
+    t.reset();
+  } else {
+    // Kept for the rest of the scan: at their size, not their growth's.
+    t->ops.shrink_to_fit();
+    t->inputs.macros.shrink_to_fit();
+  }
   stack_.pop_back();
   // Writes before the next recording starts are older than it: their
   // numbers need no clearing.

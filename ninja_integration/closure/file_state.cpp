@@ -33,7 +33,11 @@ base::Result<FileSummary> FileStates::load(const std::string& path, const std::s
     auto lexed = std::make_shared<LexedFile>();
     lexed->stat = sig;
     lexed->bytes = std::move(read.value());
-    lexer::scan_into(lexed->bytes, *kernel_, &lexed->scan);
+    // Scanned into the thread's reused result, then copied at its size: the
+    // scanner reserves ahead, and a whole-build scan keeps every result.
+    thread_local lexer::ScanResult scanned;
+    lexer::scan_into(lexed->bytes, *kernel_, &scanned);
+    lexed->scan = scanned;
     s = summarize(lexed->scan, cache::hash_bytes(lexed->bytes));
     shared_->put_lexed(std::move(lexed));
   } else {
