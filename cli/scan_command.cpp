@@ -78,8 +78,6 @@ class ProgressLine {
 };
 
 int run_scan(const ScanArgs& a) {
-  // Hundreds of megabytes of tables, built once and freed at exit.
-  base::use_huge_heap_pages(size_t(128) << 20);
   if (a.build_dir.empty() == a.compdb.empty()) {
     std::fprintf(stderr, "lexpack: error: scan needs exactly one of -C <builddir> or --compdb\n");
     return 2;
@@ -100,6 +98,11 @@ int run_scan(const ScanArgs& a) {
     options.read_only = true;
     store = cache::Store::open(options);
   }
+  // Hundreds of megabytes of tables, built once and freed at exit. Asked
+  // after the index is open: its 2 MB write buffer, mapped on its own
+  // below the threshold this raises, costs nothing until a write touches it
+  // (from the heap, calloc would clear it on every scan, warm ones too).
+  base::use_huge_heap_pages(size_t(128) << 20);
   scan::ScanProgress progress;
   scan::ScanReport report;
   // Whichever way this returns, the report is not freed piece by piece.
