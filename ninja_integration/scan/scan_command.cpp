@@ -86,28 +86,6 @@ void append_make_escaped(std::string* out, std::string_view s) {
   out->append(s.substr(run));
 }
 
-// What keeps a compile out of the cache but reads its files as any compile
-// does: its includes (and module directives) can still be scanned. A flag
-// that may change what the preprocessor reads (-Xclang, -Wp, -specs,
-// -include-pch, -ivfsoverlay, -B), or what the compiler's own -dM and -M
-// runs print or write (-###, -ftime-trace, ...), keeps it out of the scan.
-bool scannable(const command::CompileCommand& cmd) {
-  static constexpr std::string_view kScannable[] = {
-      "",
-      "modules",
-      "profile_or_coverage",
-      "save_temps",
-      "no_object_output",
-      "dependencies_only",
-      "preprocess_only",
-  };
-  if (!cmd.compiles || cmd.language == command::Language::kNone) return false;
-  for (std::string_view r : kScannable) {
-    if (cmd.uncacheable == r) return true;
-  }
-  return false;
-}
-
 // Why scannable() said no: a step that compiles nothing (a link) is no news.
 std::string not_scanned(const command::CompileCommand& cmd) {
   if (!cmd.compiles) return "not a compile: " + cmd.uncacheable;
@@ -600,6 +578,23 @@ void remember_group(cache::Store* store, const std::string& key, const std::vect
 }
 
 }  // namespace
+
+bool scannable(const command::CompileCommand& cmd) {
+  static constexpr std::string_view kScannable[] = {
+      "",
+      "modules",
+      "profile_or_coverage",
+      "save_temps",
+      "no_object_output",
+      "dependencies_only",
+      "preprocess_only",
+  };
+  if (!cmd.compiles || cmd.language == command::Language::kNone) return false;
+  for (std::string_view r : kScannable) {
+    if (cmd.uncacheable == r) return true;
+  }
+  return false;
+}
 
 void own_deps(TuScan* tu, std::vector<std::string> paths) {
   auto owned = std::make_shared<const std::vector<std::string>>(std::move(paths));

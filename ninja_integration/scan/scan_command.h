@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/store.h"
+#include "ninja_integration/command/compile_command.h"
 #include "ninja_integration/ninja/ninja_deps_reader.h"
 #include "ninja_integration/scan/compdb.h"
 #include "ninja_integration/scan/scan_memo.h"
@@ -47,6 +48,16 @@ struct TuScan {
 };
 
 // Makes `paths` the deps of `tu`, kept alive by it.
+// Whether `cmd` reads its files as a compile does, so that its includes can
+// be scanned: a compile the cache leaves out may (coverage and profiles,
+// -save-temps, -S, -E, -M, modules). A flag that may change what the
+// preprocessor reads (-Xclang, -Wp, -specs, -include-pch, -ivfsoverlay, -B),
+// or what the compiler's own -dM and -M runs print or write (-###,
+// -ftime-trace, ...), keeps it out, as does anything that is not a compile
+// of a known language: a link, a packaging step, a custom command (whose
+// program is then never run to ask who it is).
+bool scannable(const command::CompileCommand& cmd);
+
 void own_deps(TuScan* tu, std::vector<std::string> paths);
 
 struct ScanProgress {

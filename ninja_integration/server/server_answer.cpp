@@ -21,6 +21,7 @@
 #include "ninja_integration/launcher/build_record.h"
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/relocated_text.h"
+#include "ninja_integration/scan/scan_command.h"
 #include "ninja_integration/server/server_state.h"
 
 namespace lexpack::server {
@@ -382,6 +383,10 @@ Reply Server::scan_answers(const Request& req) {
     const Request::Compile& c = req.compiles[i];
     if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
     command::CompileCommand cmd = command::parse_compile_command(c.argv);
+    // A build's other steps (links, packaging, custom commands) are not
+    // compiles: their program is never asked who it is (it would run with
+    // the compiler's questions for arguments).
+    if (!scan::scannable(cmd)) continue;
     auto identity = identities.get(store_.get(), cmd.compiler, c.cwd);
     if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) continue;
     // Named as `lexpack scan` names its memos (no base_dir: a scan's

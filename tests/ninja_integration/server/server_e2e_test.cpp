@@ -781,6 +781,29 @@ TEST_F(ServerCaseTest, ScanIsAnsweredFromMemoryUntilAChange) {
   EXPECT_EQ(answered(), before_change);  // a changed header: neither answered from memory
 }
 
+// A build's other steps (packaging, custom commands) come with the compiles
+// in `ninja -t compdb`: the server never runs their program to ask who it
+// is (cpack, for one, ignores the compiler's questions and packages).
+TEST_F(ServerCaseTest, AScanNeverRunsAStepThatIsNotACompile) {
+  dir_.write("m.cpp", "int v() { return 1; }\n");
+  dir_.write("tool.sh", "#!/bin/sh\necho \"$@\" >> ran.txt\n");
+  ASSERT_EQ(sh("chmod +x tool.sh").exit_code, 0);
+  const std::string d = dir_.path();
+  dir_.write("compile_commands.json",
+             "[{\"directory\": \"" + d + "\", \"command\": \"g++ -c m.cpp -o m.o\", " +
+                 "\"file\": \"m.cpp\", \"output\": \"m.o\"},\n" + "{\"directory\": \"" + d +
+                 "\", \"command\": \"" + d + "/tool.sh --config pack.cmake\", " +
+                 "\"file\": \"pack.cmake\", \"output\": \"package\"}]\n");
+  std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
+  ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+  for (int i = 0; i < 2; ++i) {
+    base::ProcessResult r = lexpack("scan --compdb compile_commands.json -o deps.d", kServerEnv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_FALSE(dir_.exists("ran.txt")) << dir_.read("ran.txt");
+  EXPECT_NE(dir_.read("deps.d").find("m.cpp"), std::string::npos);
+}
+
 // A cache directory two users share has a server for each: the second user
 // is answered from memory by their own server, not left without one because
 // the first user's server holds the cache directory.
