@@ -75,7 +75,10 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
   std::vector<launcher::PrefetchCompile> compiles;
   compiles.reserve(entries.size());
   for (const scan::CompdbEntry* e : entries) compiles.push_back({e->directory, e->argv});
-  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, {a.jobs, a.fetch});
+  launcher::PrefetchOptions options;
+  options.jobs = a.jobs;
+  options.fetch = a.fetch;
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   // The server (started above) checks the compiles that would hit now, so
   // that the build finds them answered from memory.
   if (server::server_enabled()) {
