@@ -12,8 +12,7 @@ namespace lexpack::closure {
 namespace {
 
 void hash_command(cache::Hasher* h, const compiler::CompilerIdentity& identity,
-                  const command::CompileCommand& command, const std::vector<std::string>& args,
-                  const std::string& source) {
+                  const std::vector<std::string>& args, const std::string& source) {
   h->field(identity.hash.lo);
   h->field(identity.hash.hi);
   h->field(args.size());
@@ -29,7 +28,7 @@ cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
                                     std::string_view base_dir) {
   cache::Hasher h;
   h.field("lexpack-tu-1");
-  hash_command(&h, identity, command, command.args, command.source);
+  hash_command(&h, identity, command.args, command.source);
   h.field(cwd);
   // A memo written under another base_dir holds a key named differently.
   if (!base_dir.empty()) h.field(base_dir);
@@ -44,10 +43,10 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   if (relocation.relocated) {
     // Never equal to a key whose stored text holds absolute paths.
     h.field("relocated");
-    hash_command(&h, identity, command, relocated_args(command, relocation),
+    hash_command(&h, identity, relocated_args(command, relocation),
                  relocation.name(command.source));
   } else {
-    hash_command(&h, identity, command, command.args, command.source);
+    hash_command(&h, identity, command.args, command.source);
   }
   bool records_cwd = command.debug_info && !command::cwd_is_mapped(command, cwd);
   h.field(records_cwd ? cwd : std::string("-"));

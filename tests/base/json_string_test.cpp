@@ -46,7 +46,7 @@ TEST(JsonString, OutputIsAlwaysAsciiOrWellFormedUtf8) {
       std::string rest = out.substr(1, out.size() - 2);
       for (size_t i = 0; i < rest.size(); ++i) {
         uint8_t c = uint8_t(rest[i]);
-        ASSERT_TRUE(c >= 0x20 && c < 0x7f || c >= 0xc2) << a << " " << b;
+        ASSERT_TRUE((c >= 0x20 && c < 0x7f) || c >= 0xc2) << a << " " << b;
         if (c >= 0x80) {
           ASSERT_EQ(rest.substr(i), in) << "only a whole well-formed pair passes through";
           ASSERT_TRUE(c >= 0xc2 && c <= 0xdf && (uint8_t(in[1]) & 0xc0) == 0x80);
