@@ -190,7 +190,9 @@ TEST(Config, UmaskAndSecretSettings) {
   EXPECT_EQ(c.umask, 02u);
   EXPECT_EQ(c.remote_secret, "sixteen or more chars");
   for (const auto& e : c.entries) {
-    if (e.key == "remote_secret") EXPECT_EQ(e.value, "(set)");  // never shown
+    if (e.key == "remote_secret") {
+      EXPECT_EQ(e.value, "(set)");  // never shown
+    }
   }
 }
 

@@ -185,7 +185,9 @@ class SharedGroupCache : public ::testing::Test {
       ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
       EXPECT_EQ(st.st_gid, kGroup) << e.path();
       EXPECT_TRUE(st.st_mode & S_IWGRP) << e.path() << " mode " << std::oct << st.st_mode;
-      if (S_ISDIR(st.st_mode)) EXPECT_TRUE(st.st_mode & S_ISGID) << e.path();
+      if (S_ISDIR(st.st_mode)) {
+        EXPECT_TRUE(st.st_mode & S_ISGID) << e.path();
+      }
     }
   }
   lexpack::testing::TestDir tmp_;

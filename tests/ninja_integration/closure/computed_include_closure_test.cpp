@@ -112,7 +112,9 @@ TEST(ComputedIncludeClosure, InexactEvaluationLeavesThemToTheDepfile) {
   EXPECT_TRUE(c.unsure.empty()) << c.unsure;  // cached, with the self-check's payload
   EXPECT_EQ(find(c, p.d.at("inc/impl/nested.h")), nullptr);
   const ClosureFile* a = find(c, p.d.at("inc/impl/a.h"));
-  if (a) EXPECT_TRUE(a->presence_only);
+  if (a) {
+    EXPECT_TRUE(a->presence_only);
+  }
 
   Closure plain = p.closure(nullptr);
   EXPECT_TRUE(plain.has_computed_include);

@@ -54,7 +54,7 @@ class Prefetch : public LauncherTest {
     dir_.write("inc/probe.h",
                "#pragma once\n#define HAS(x) __has_include(x)\n#if HAS(<optional>)\n"
                "#include <optional>\n#endif\n");
-    for (const std::string& tu : {"x", "y", "z"}) {
+    for (const std::string tu : {"x", "y", "z"}) {
       dir_.write("src/" + tu + ".cpp",
                  "#include \"util.h\"\n#include \"probe.h\"\n#include <string>\nint " + tu +
                      "(int v) { return twice(v) + int(std::to_string(v).size()); }\n");
@@ -78,7 +78,7 @@ class Prefetch : public LauncherTest {
   }
   std::vector<launcher::PrefetchCompile> compiles() const {
     std::vector<launcher::PrefetchCompile> out;
-    for (const std::string& tu : {"x", "y", "z"}) out.push_back({root_ + "/build", argv(tu)});
+    for (const std::string tu : {"x", "y", "z"}) out.push_back({root_ + "/build", argv(tu)});
     return out;
   }
   // The key `lexpack explain` (the launcher) gives `tu`, in the cache `cache`.
@@ -109,7 +109,7 @@ TEST_F(Prefetch, KeysAreTheLaunchersKeys) {
   }
   // The launcher, in the prefetch's cache, finds its key in the memo the
   // prefetch left, and stores its result under it.
-  for (const std::string& tu : {"x", "y", "z"}) {
+  for (const std::string tu : {"x", "y", "z"}) {
     std::string cmd = "cd build && " + std::string(LEXPACK_BIN);
     for (const std::string& a : argv(tu)) cmd += " " + shell_quote(a);
     ASSERT_EQ(sh(cmd, "LEXPACK_DIR=" + shell_quote(dir_.at("cache-p"))).exit_code, 0);

@@ -108,7 +108,7 @@ TEST_F(Relocation, DebugInfoWithPrefixMapsHits) {
 TEST_F(Relocation, AMapAboveTheCheckoutsNeverServesTheOtherCheckoutsObject) {
   const std::string two = "two/proj";
   ASSERT_EQ(sh("mkdir -p two && cp -r " + a_ + " two/").exit_code, 0);
-  for (const std::string& g : {"", "-g "}) {
+  for (const std::string g : {"", "-g "}) {
     SCOPED_TRACE(g);
     sh("rm -rf cache");
     const std::string above = g + "-ffile-prefix-map=" + root_ + "=.";

@@ -26,7 +26,7 @@ class RemoteBuild : public LauncherTest {
     ::free(real);
     for (const std::string& c : {a_, b_}) {
       dir_.write(c + "/inc/util.h", "#pragma once\ninline int twice(int x) { return 2 * x; }\n");
-      for (const std::string& tu : {"x", "y"}) {
+      for (const std::string tu : {"x", "y"}) {
         dir_.write(c + "/src/" + tu + ".cpp",
                    "#include \"util.h\"\n#include <string>\nint " + tu +
                        "(int v) { return twice(v) + int(std::to_string(v).size()); }\n");
@@ -60,11 +60,11 @@ class RemoteBuild : public LauncherTest {
   void two_machines(const std::string& remote) {
     std::string dep_x, dep_y;
     std::string obj_x = plain(b_, "x", &dep_x), obj_y = plain(b_, "y", &dep_y);
-    for (const std::string& tu : {"x", "y"}) {
+    for (const std::string tu : {"x", "y"}) {
       ASSERT_EQ(compile("cache-a", a_, tu, remote).exit_code, 0);
       EXPECT_TRUE(last_was_miss()) << last_decision();
     }
-    for (const std::string& tu : {"x", "y"}) {
+    for (const std::string tu : {"x", "y"}) {
       base::ProcessResult p = compile("cache-b", b_, tu, remote);
       ASSERT_EQ(p.exit_code, 0) << p.err;
       EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");
@@ -194,13 +194,13 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
                   command(c, tu),
               env);
   };
-  for (const std::string& tu : {"x", "y"}) {
+  for (const std::string tu : {"x", "y"}) {
     ASSERT_EQ(with_wrapper("cache-a", a_, tu).exit_code, 0);
     EXPECT_TRUE(last_was_miss()) << last_decision();
   }
   ASSERT_TRUE(dir_.exists("runs.log"));
   dir_.remove("runs.log");
-  for (const std::string& tu : {"x", "y"}) {
+  for (const std::string tu : {"x", "y"}) {
     base::ProcessResult p = with_wrapper("cache-b", b_, tu);
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");

@@ -224,10 +224,16 @@ TEST(NormalPath, MatchesLexicallyNormal) {
 
 TEST(FormatMake, EscapesSpacesHashesBackslashesAndDollars) {
   scan::ScanReport report;
-  scan::TuScan tu{"/b", "a b.cpp", "o$ 1.o"};
+  scan::TuScan tu;
+  tu.directory = "/b";
+  tu.source = "a b.cpp";
+  tu.output = "o$ 1.o";
   scan::own_deps(&tu, {"/b/a b.cpp", "/b/x#y.h", "/b/c\\d.h", "/b/e.h"});
   report.tus.push_back(tu);
-  scan::TuScan skipped{"/b", "skipped.cpp", "s.o"};
+  scan::TuScan skipped;
+  skipped.directory = "/b";
+  skipped.source = "skipped.cpp";
+  skipped.output = "s.o";
   skipped.skipped = "not a compile";
   report.tus.push_back(skipped);
   EXPECT_EQ(scan::format_make(report),

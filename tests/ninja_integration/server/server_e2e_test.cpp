@@ -870,13 +870,17 @@ TEST_F(ServerCaseTest, HitsWrittenIntoSpareFilesAreTheCompilersOutput) {
   for (const std::string tamper : {"", "ln -sf victim.txt ", "ln -f victim.txt "}) {
     std::string name = spare();
     ASSERT_FALSE(name.empty()) << "no spare made";
-    if (!tamper.empty()) ASSERT_EQ(sh(tamper + name).exit_code, 0);
+    if (!tamper.empty()) {
+      ASSERT_EQ(sh(tamper + name).exit_code, 0);
+    }
     ASSERT_EQ(sh(compile, kServerEnv).exit_code, 0);
     EXPECT_EQ(last_decision(), "hit (server)") << tamper;
     EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o")) << tamper;
     EXPECT_EQ(sh("stat -c %a m.o").out, sh("stat -c %a ref.o").out) << tamper;
     EXPECT_EQ(dir_.read("victim.txt"), "keep\n") << tamper;
-    if (tamper.empty()) EXPECT_NE(sh("test -e " + name).exit_code, 0) << "the spare was not used";
+    if (tamper.empty()) {
+      EXPECT_NE(sh("test -e " + name).exit_code, 0) << "the spare was not used";
+    }
     if (!tamper.empty()) sh("rm -f " + name);
   }
 }
