@@ -74,7 +74,7 @@ bool leaves_next_alone(std::string_view arg) {
 // A path gcc and clang both print exactly as given: no sysroot prefix, no
 // empty, "." or ".." component, no trailing slash, nothing that would break
 // the line-based -E -v report.
-bool plain_path(std::string_view dir) {
+bool plain_path(std::string_view dir, bool dot_parts_allowed = false) {
   if (dir.empty() || dir == "-" || dir[0] == '=' || starts_with(dir, "$SYSROOT")) return false;
   if (dir.back() == '/' || dir.find("//") != std::string_view::npos) return false;
   for (char c : dir) {
@@ -85,7 +85,7 @@ bool plain_path(std::string_view dir) {
     size_t end = dir.find('/', start);
     if (end == std::string_view::npos) end = dir.size();
     std::string_view part = dir.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
+    if (part.empty() || (part == "." && !dot_parts_allowed) || part == "..") return false;
     start = end + 1;
   }
   return true;
@@ -198,8 +198,32 @@ base::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& identi
 
 }  // namespace
 
+// The directory of an -isystem argument at search_args[*i] (the joined or
+// the separate form) that derivation can place, moving *i past its value;
+// nullopt when the argument is no such -isystem (clang's -isystem-after
+// among them).
+std::optional<std::string> system_dir_at(const std::vector<std::string>& search_args, size_t* i) {
+  const std::string& arg = search_args[*i];
+  std::string dir;
+  size_t next = *i;
+  if (arg == "-isystem") {
+    if (*i + 1 >= search_args.size()) return std::nullopt;
+    dir = search_args[++next];
+  } else if (starts_with(arg, "-isystem/")) {
+    dir = arg.substr(std::string_view("-isystem").size());
+  } else {
+    return std::nullopt;
+  }
+  // CMake writes a target's own directory as `/path/.`; both compilers
+  // print such a dir as given.
+  if (dir.empty() || dir[0] != '/' || !plain_path(dir, true)) return std::nullopt;
+  *i = next;
+  return dir;
+}
+
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split) {
   split->include_dirs.clear();
+  split->system_dirs.clear();
   split->rest.clear();
   bool next_is_free = true;  // the next argument is nobody's value
   for (size_t i = 0; i < search_args.size(); ++i) {
@@ -220,6 +244,12 @@ bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSpli
       split->include_dirs.push_back(std::move(dir));
       next_is_free = true;
       continue;
+    }
+    if (next_is_free) {
+      if (std::optional<std::string> dir = system_dir_at(search_args, &i)) {
+        split->system_dirs.push_back(std::move(*dir));
+        continue;
+      }
     }
     split->rest.push_back(arg);
     // The value of such an option is never read as an -I flag.
@@ -244,6 +274,12 @@ bool include_dirs_distinct(const std::vector<std::string>& include_dirs) {
     seen.push_back(id);
   }
   return true;
+}
+
+bool include_dirs_distinct(const IncludeSplit& split) {
+  std::vector<std::string> all = split.include_dirs;
+  all.insert(all.end(), split.system_dirs.begin(), split.system_dirs.end());
+  return include_dirs_distinct(all);
 }
 
 bool search_path_environment_set() {
@@ -297,7 +333,8 @@ bool strip_probe(const SearchList& probed, SearchList* base) {
 }
 
 bool derive_search_list(const SearchList& base, const std::vector<std::string>& include_dirs,
-                        SearchList* derived, std::string* why) {
+                        const std::vector<std::string>& system_dirs, SearchList* derived,
+                        std::string* why) {
   // Every dir of the result must be a directory no other one of them is: the
   // compiler would drop a duplicate.
   std::vector<DirId> seen;
@@ -330,8 +367,12 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
   for (const std::string& dir : include_dirs) {
     if (!distinct_dir(dir, "-I ")) return false;
   }
+  for (const std::string& dir : system_dirs) {
+    if (!distinct_dir(dir, "-isystem ")) return false;
+  }
   derived->quote_dirs = base.quote_dirs;
   derived->bracket_dirs = include_dirs;
+  derived->bracket_dirs.insert(derived->bracket_dirs.end(), system_dirs.begin(), system_dirs.end());
   derived->bracket_dirs.insert(derived->bracket_dirs.end(), base.bracket_dirs.begin(),
                                base.bracket_dirs.end());
   derived->missing_dirs = base.missing_dirs;
@@ -345,7 +386,7 @@ bool derived_search_list(cache::Store* store, const CompilerIdentity& identity,
                          SearchList* list, const BaseLookup* base_lookup) {
   IncludeSplit split;
   if (search_path_environment_set() || !split_include_dirs(command.search_args, &split) ||
-      !include_dirs_distinct(split.include_dirs)) {
+      !include_dirs_distinct(split)) {
     return false;
   }
   base::Result<SearchList> probed =
@@ -354,7 +395,7 @@ bool derived_search_list(cache::Store* store, const CompilerIdentity& identity,
   SearchList base;
   std::string why;
   return probed.ok() && strip_probe(*probed, &base) &&
-         derive_search_list(base, split.include_dirs, list, &why);
+         derive_search_list(base, split.include_dirs, split.system_dirs, list, &why);
 }
 
 base::Result<SearchList> search_list_for(cache::Store* store, const CompilerIdentity& identity,

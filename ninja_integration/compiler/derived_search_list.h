@@ -25,17 +25,22 @@ inline constexpr std::string_view kProbeDir = "/dev";
 
 struct IncludeSplit {
   std::vector<std::string> include_dirs;  // plain -I values, in order
-  std::vector<std::string> rest;          // every other search argument, in order
+  // Absolute plain -isystem values, in order: gcc and clang search them after
+  // every -I dir and before their own system dirs, wherever they stand.
+  std::vector<std::string> system_dirs;
+  std::vector<std::string> rest;  // every other search argument, in order
 };
 
-// Splits search arguments into -I dirs and the rest. False when an argument
-// adds to the -I chain in another way, changes how -I paths are read, or an
-// -I value is not a plain path the compilers print as given.
+// Splits search arguments into -I dirs, -isystem dirs and the rest. False
+// when an argument adds to the -I chain in another way, changes how -I paths
+// are read, or an -I value is not a plain path the compilers print as given.
+// An -isystem value that is not an absolute plain path stays in the rest.
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split);
 
 // True when every dir exists, is a directory and is no other one of them
 // (the part of derive_search_list's test that needs no base).
 bool include_dirs_distinct(const std::vector<std::string>& include_dirs);
+bool include_dirs_distinct(const IncludeSplit& split);
 
 // True when an environment variable adds directories to the search list.
 bool search_path_environment_set();
@@ -69,12 +74,14 @@ void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& iden
 // <...> list.
 bool strip_probe(const SearchList& probed, SearchList* base);
 
-// The list for `include_dirs` put in front of `base` (already stripped).
-// False, with the reason in *why, unless every dir exists, is a directory and
-// has a (st_dev, st_ino) of its own among the -I dirs and every dir of `base`,
-// so that neither compiler drops or reorders anything.
+// The list for `include_dirs`, then `system_dirs`, put in front of `base`
+// (already stripped). False, with the reason in *why, unless every dir
+// exists, is a directory and has a (st_dev, st_ino) of its own among the -I
+// and -isystem dirs and every dir of `base`, so that neither compiler drops
+// or reorders anything.
 bool derive_search_list(const SearchList& base, const std::vector<std::string>& include_dirs,
-                        SearchList* derived, std::string* why);
+                        const std::vector<std::string>& system_dirs, SearchList* derived,
+                        std::string* why);
 
 // Answers a base question for the rest of a command's search arguments (the
 // scan asks each distinct one once); when null, probed_base_search_list.

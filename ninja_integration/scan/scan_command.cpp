@@ -132,7 +132,7 @@ class Scanner {
       compiler::IncludeSplit split;
       if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown ||
           !compiler::split_include_dirs(cmd.search_args, &split) ||
-          !compiler::include_dirs_distinct(split.include_dirs)) {
+          !compiler::include_dirs_distinct(split)) {
         continue;
       }
       std::string key = base_key(*id, cmd.language, split.rest, dir);

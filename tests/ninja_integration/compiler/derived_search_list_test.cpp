@@ -27,8 +27,29 @@ TEST(DerivedSearchList, SplitsPlainIncludeDirsFromTheRest) {
   ASSERT_TRUE(split_include_dirs(
       {"-Ia", "-fPIC", "-I", "/x/b", "-isystem", "-Inot-an-include", "-iquote", "q"}, &split));
   EXPECT_EQ(split.include_dirs, (std::vector<std::string>{"a", "/x/b"}));
+  EXPECT_TRUE(split.system_dirs.empty());
   EXPECT_EQ(split.rest,
             (std::vector<std::string>{"-fPIC", "-isystem", "-Inot-an-include", "-iquote", "q"}));
+  // Absolute plain -isystem dirs, joined or not, are split out in order;
+  // relative ones, clang's -isystem-after and an -isystem that is another
+  // option's value stay in the rest.
+  ASSERT_TRUE(
+      split_include_dirs({"-isystem", "/s/one", "-Ia", "-isystem/s/two/.", "-isystem", "rel",
+                          "-isystem-after", "/s/after", "-Xanalyzer", "-isystem", "/s/x"},
+                         &split));
+  EXPECT_EQ(split.include_dirs, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(split.system_dirs, (std::vector<std::string>{"/s/one", "/s/two/."}));
+  EXPECT_EQ(split.rest, (std::vector<std::string>{"-isystem", "rel", "-isystem-after", "/s/after",
+                                                  "-Xanalyzer", "-isystem", "/s/x"}));
+  for (std::vector<std::string> kept : std::vector<std::vector<std::string>>{
+           {"-isystem", "/s/../t"},
+           {"-isystem", "/s/t/.."},
+           {"-isystem", "/s/"},
+           {"-isystem/s//t"},
+       }) {
+    ASSERT_TRUE(split_include_dirs(kept, &split)) << kept[0];
+    EXPECT_TRUE(split.system_dirs.empty()) << kept[0];
+  }
   for (std::vector<std::string> refused : std::vector<std::vector<std::string>>{
            {"-I=a"},
            {"-I$SYSROOT/a"},
@@ -114,12 +135,12 @@ TEST(DerivedSearchList, RefusesABaseWhoseDirsBecameTheSame) {
   base.bracket_dirs = {dir.at("x"), dir.at("y")};
   SearchList derived;
   std::string why;
-  ASSERT_TRUE(derive_search_list(base, {dir.at("inc")}, &derived, &why)) << why;
+  ASSERT_TRUE(derive_search_list(base, {dir.at("inc")}, {}, &derived, &why)) << why;
   EXPECT_EQ(derived.bracket_dirs,
             (std::vector<std::string>{dir.at("inc"), dir.at("x"), dir.at("y")}));
   std::filesystem::remove(dir.at("y"));
   std::filesystem::create_directory_symlink(dir.at("x"), dir.at("y"));
-  EXPECT_FALSE(derive_search_list(base, {dir.at("inc")}, &derived, &why));
+  EXPECT_FALSE(derive_search_list(base, {dir.at("inc")}, {}, &derived, &why));
 }
 
 // One compiler, one language, one temp tree of directories to name.
@@ -193,6 +214,13 @@ TEST_P(DerivedAgainstCompiler, AcceptedListsAreTheCompilersOwn) {
   expect_accepted({"-iquote", "q", "-Ia", "-isystem", "s", "-Ib", "-idirafter", "after"});
   expect_accepted({"-isystem", dir_.at("s"), "-I" + dir_.at("b"), "-iquote", dir_.at("q")});
   expect_accepted({"-nostdinc", "-Ia", "-Ib"});
+  // -isystem dirs go after every -I dir, wherever they stand.
+  expect_accepted({"-isystem", dir_.at("s"), "-Ia", "-isystem" + dir_.at("c"), "-Ib"});
+  expect_accepted({"-isystem", dir_.at("c"), "-isystem", dir_.at("s")});
+  expect_accepted({"-isystem", dir_.at("s"), "-idirafter", "after", "-nostdinc", "-Ia"});
+  expect_accepted({"-isystem", "/dev", "-Ia"});  // the base question's probe dir
+  expect_accepted(
+      {"-Ia", "-isystem", dir_.at("s") + "/.", "-isystem", dir_.at("sub") + "/./inner"});
 }
 
 TEST_P(DerivedAgainstCompiler, RefusesWhatTheCompilerDropsOrRewrites) {
@@ -209,7 +237,16 @@ TEST_P(DerivedAgainstCompiler, RefusesWhatTheCompilerDropsOrRewrites) {
   expect_refused({"-Ia", "-isystem", "a"});
   expect_refused({"-iquote", "b", "-Ib"});
   expect_refused({"-idirafter", "c", "-Ic"});
-  expect_refused({"-isystem", "/dev", "-Ia"});
+  // An -isystem dir that is an -I dir, another -isystem dir or a system dir,
+  // or that is not a directory.
+  expect_refused({"-isystem", dir_.at("a"), "-Ia"});
+  expect_refused({"-isystem", dir_.at("s"), "-isystem", dir_.at("s")});
+  expect_refused({"-isystem", dir_.at("a"), "-isystem", dir_.at("a_link")});
+  expect_refused({"-isystem", "/usr/include"});
+  expect_refused({"-isystem", dir_.at("sys_link")});
+  expect_refused({"-isystem", dir_.at("nonexistent")});
+  expect_refused({"-isystem", dir_.at("plain_file")});
+  expect_refused({"-isystem", dir_.at("a") + "/.", "-Ia"});
 }
 
 // The refusals above matter: putting the -I dirs first without the checks
