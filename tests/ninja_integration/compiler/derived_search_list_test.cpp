@@ -313,15 +313,18 @@ TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
   mute.program = dir_.at("no-such-compiler");
   for (const char* source : {"x.c", "x.cpp"}) {
     command::CompileCommand cmd = command::parse_compile_command(
-        {GetParam(), "-Ib", "-I" + dir_.at("a"), "-Ic", "-c", source});
+        {GetParam(), "-Ib", "-isystem", dir_.at("s"), "-I" + dir_.at("a"), "-Ic", "-c", source});
     EXPECT_TRUE(probed_base_search_list(store->get(), mute, cmd.language, {}, dir_.path()).ok());
     auto list = search_list_for(store->get(), mute, cmd, dir_.path());
     ASSERT_TRUE(list.ok()) << list.message();
     auto truth = asked_search_list(nullptr, *id, cmd.language, cmd.search_args, dir_.path());
     ASSERT_TRUE(truth.ok()) << truth.message();
     EXPECT_EQ(*list, *truth) << source;
-    ASSERT_FALSE(list->bracket_dirs.empty());
+    ASSERT_GE(list->bracket_dirs.size(), 4u);
     EXPECT_EQ(list->bracket_dirs[0], "b");
+    // The -isystem dir after every -I dir: derived, not asked (the mute
+    // compiler cannot answer).
+    EXPECT_EQ(list->bracket_dirs[3], dir_.at("s"));
     // Memoized like an asked list: found again with no base to derive from.
     BaseLookup no_base = [](const std::vector<std::string>&) -> base::Result<SearchList> {
       return base::Status::error("no base");
