@@ -72,8 +72,8 @@ bool leaves_next_alone(std::string_view arg) {
 }
 
 // A path gcc and clang both print exactly as given: no sysroot prefix, no
-// empty, "." or ".." component, no trailing slash, nothing that would break
-// the line-based -E -v report.
+// empty, "." (unless `dot_parts_allowed`) or ".." component, no trailing
+// slash, nothing that would break the line-based -E -v report.
 bool plain_path(std::string_view dir, bool dot_parts_allowed = false) {
   if (dir.empty() || dir == "-" || dir[0] == '=' || starts_with(dir, "$SYSROOT")) return false;
   if (dir.back() == '/' || dir.find("//") != std::string_view::npos) return false;
@@ -198,6 +198,8 @@ base::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& identi
 
 }  // namespace
 
+namespace {
+
 // The directory of an -isystem argument at search_args[*i] (the joined or
 // the separate form) that derivation can place, moving *i past its value;
 // nullopt when the argument is no such -isystem (clang's -isystem-after
@@ -220,6 +222,8 @@ std::optional<std::string> system_dir_at(const std::vector<std::string>& search_
   *i = next;
   return dir;
 }
+
+}  // namespace
 
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split) {
   split->include_dirs.clear();
