@@ -622,7 +622,6 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
-    if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     if (host.unknown().empty()) {
       if (store_ && questions.size() > questions_remembered) {
         // Questions asked ahead on the first round: the next scan, whose
@@ -631,15 +630,22 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
         for (const std::string& q : questions) list += q + "\n";
         store_->put_memo(kQuestionsTable, base_key, list);
       }
-      if (!result.exact()) return result.reason();
-      const std::vector<Resolution> files = host.resolutions();
-      for (const preprocessor::IncludeQuestion& q : result.includes) {
-        if (q.computed && q.answer && *q.answer < files.size()) {
-          computed_.push_back(files[*q.answer]);
+      std::vector<Resolution> files = host.resolutions();
+      const bool exact = result.exact();
+      const std::string reason = exact ? std::string() : result.reason();
+      if (exact) {
+        for (const preprocessor::IncludeQuestion& q : result.includes) {
+          if (q.computed && q.answer && *q.answer < files.size()) {
+            computed_.push_back(files[*q.answer]);
+          }
         }
       }
-      return "";
+      // The last use of the result here: moved, not copied (thousands of
+      // entries in a TU of a big project).
+      if (out_) *out_ = EvaluatedTu{true, "", pp.take_result(), std::move(files)};
+      return reason;
     }
+    if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
     if (share) {
