@@ -314,21 +314,31 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
   // the few directories sorted. (A closure without the numbers gets no memo.)
   const std::vector<uint32_t>& dir_ids = closure.failed_probe_dirs;
   if (dir_ids.size() != closure.failed_probes.size()) return std::nullopt;
+  // The probes' candidate numbers, when the scan's graph gave them: a probe
+  // with an absolute path is then checked for an entry once per scan by
+  // number (a relative one names another file in another directory).
+  const bool numbered = shared && closure.failed_probe_ids.size() == closure.failed_probes.size();
   std::vector<int32_t> group_of;  // by directory number, -1 for none yet
-  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> groups;
+  struct Group {
+    std::string_view dir;
+    std::vector<std::string_view> names;
+    std::vector<uint32_t> candidates;  // per name when `numbered`
+  };
+  std::vector<Group> groups;
   for (size_t i = 0; i < closure.failed_probes.size(); ++i) {
     std::string_view p = closure.failed_probes[i];
     uint32_t id = dir_ids[i];
     if (id >= group_of.size()) group_of.resize(id + 1 + group_of.size() / 2, -1);
     if (group_of[id] < 0) {
       group_of[id] = int32_t(groups.size());
-      groups.emplace_back(base::dir_of(p), std::vector<std::string_view>());
+      groups.push_back({base::dir_of(p), {}, {}});
     }
-    auto& [dir, names] = groups[size_t(group_of[id])];
-    names.push_back(probe_name(dir, p));
+    Group& g = groups[size_t(group_of[id])];
+    g.names.push_back(probe_name(g.dir, p));
+    if (numbered) g.candidates.push_back(closure.failed_probe_ids[i]);
   }
   std::sort(groups.begin(), groups.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const Group& a, const Group& b) { return a.dir < b.dir; });
   m.probes.reserve(closure.failed_probes.size());
   // Directory signatures, each taken once: a scan's shared answers, else now.
   DirSignatures dir_sig([&](const std::string& dir) -> std::optional<base::StatSignature> {
@@ -342,9 +352,10 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     return s;
   });
   VouchedGroups vouched(shared ? cwd : std::string());
-  for (const auto& [dir_view, names] : groups) {
+  for (const Group& group : groups) {
+    const std::vector<std::string_view>& names = group.names;
     MemoView::ProbedDir d;
-    d.dir = dir_view;
+    d.dir = group.dir;
     std::string dir(d.dir);
     const std::optional<base::StatSignature>& sig = dir_sig(dir);
     d.exists = sig.has_value();
@@ -358,9 +369,14 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
       for (size_t k = 0; k < names.size() && !d.check_each; ++k) {
         // Once per scan for the scan's probes (dir_sig took the directory's
         // signature first).
-        const std::string probe = base::join_path(dir, names[k]);
-        d.check_each =
-            shared ? !shared->no_entry_once(base::absolute_path(probe, cwd)) : !no_entry(probe);
+        if (!shared) {
+          d.check_each = !no_entry(base::join_path(dir, names[k]));
+        } else if (numbered && !dir.empty() && dir[0] == '/') {
+          d.check_each = !shared->candidate_no_entry_once(group.candidates[k], dir, names[k]);
+        } else {
+          const std::string probe = base::join_path(dir, names[k]);
+          d.check_each = !shared->no_entry_once(base::absolute_path(probe, cwd));
+        }
       }
       d.probe_count = names.size();
       m.probes.insert(m.probes.end(), names.begin(), names.end());

@@ -413,6 +413,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       seen[id] = 1;
       closure.failed_probes.push_back(a->failed[i]);
       closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
+      closure.failed_probe_ids.push_back(id);
     }
   }
   for (const std::string& p : storage->pch_probes) {
@@ -422,6 +423,7 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     seen[id.candidate] = 1;
     closure.failed_probes.push_back(p);
     closure.failed_probe_dirs.push_back(id.dir);
+    closure.failed_probe_ids.push_back(id.candidate);
   }
   return closure;
 }

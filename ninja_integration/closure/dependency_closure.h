@@ -42,6 +42,9 @@ struct Closure {
   // Per failed probe, a number for its directory: equal numbers, equal
   // directories (the memo groups probes by it).
   std::vector<uint32_t> failed_probe_dirs;
+  // Per failed probe, its candidate number in the scan's graph
+  // (ScanFileCache::candidate_ids); empty without a graph.
+  std::vector<uint32_t> failed_probe_ids;
   std::shared_ptr<const void> storage;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__

@@ -106,6 +106,30 @@ bool ScanFileCache::no_entry_once(const std::string& abs_path) {
   return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] { return no_entry(abs_path); });
 }
 
+bool ScanFileCache::candidate_no_entry_once(uint32_t candidate, std::string_view dir,
+                                            std::string_view name) {
+  const uint32_t chunk = candidate >> kAnswerChunkBits;
+  if (chunk >= kAnswerChunks) return no_entry_once(base::join_path(dir, name));
+  std::atomic<uint8_t>* answers = no_entry_by_candidate_[chunk].load(std::memory_order_acquire);
+  if (!answers) {
+    std::lock_guard lock(no_entry_chunks_mu_);
+    answers = no_entry_by_candidate_[chunk].load(std::memory_order_acquire);
+    if (!answers) {
+      no_entry_chunks_.emplace_back(new std::atomic<uint8_t>[size_t(1) << kAnswerChunkBits]());
+      answers = no_entry_chunks_.back().get();
+      no_entry_by_candidate_[chunk].store(answers, std::memory_order_release);
+    }
+  }
+  std::atomic<uint8_t>& known = answers[candidate & ((1u << kAnswerChunkBits) - 1)];
+  const uint8_t was = known.load(std::memory_order_relaxed);
+  if (was != 0) return was == 1;
+  // Asked through the path's own entry: one answer per path for the scan,
+  // whichever way it is asked.
+  const bool none = no_entry_once(base::join_path(dir, name));
+  known.store(none ? 1 : 2, std::memory_order_relaxed);
+  return none;
+}
+
 std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
                                                                const base::StatSignature& sig) {
   Shard& s = shard_of(abs_path);

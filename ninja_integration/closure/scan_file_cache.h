@@ -56,6 +56,11 @@ class ScanFileCache {
   // Callers take the signature of its directory first (dir_stat_once), so
   // that signature is never newer than this answer.
   bool no_entry_once(const std::string& abs_path);
+  // The same for the failed candidate numbered `candidate` (candidate_ids)
+  // named `name` in the absolute directory `dir`: after the first time,
+  // answered by the number alone, no path made (every TU's memo checks the
+  // probes of the headers it shares with others).
+  bool candidate_no_entry_once(uint32_t candidate, std::string_view dir, std::string_view name);
 
   // `path`, kept once for the life of this cache: equal paths give views of
   // the same string (a scan's answers name each file once, not once per TU).
@@ -152,6 +157,13 @@ class ScanFileCache {
 
  private:
   const int64_t created_ns_ = base::now_ns();
+  // candidate_no_entry_once's answers by candidate number, in chunks made
+  // on first use: 0 not asked yet, 1 no entry, 2 some entry.
+  static constexpr uint32_t kAnswerChunkBits = 12;
+  static constexpr uint32_t kAnswerChunks = 4096;
+  std::array<std::atomic<std::atomic<uint8_t>*>, kAnswerChunks> no_entry_by_candidate_{};
+  std::mutex no_entry_chunks_mu_;
+  std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> no_entry_chunks_;
   bool keep_lexed_ = false;
   struct Entry {
     bool stat_known = false;

@@ -222,5 +222,32 @@ TEST(ScanFileCache, NoEntryIsAskedOncePerScan) {
   EXPECT_FALSE(next.no_entry_once(probe));
 }
 
+// By candidate number the answer is the path's own: the same for an absent
+// probe and a dangling symlink (some entry), asked once per scan whichever
+// way it is asked first, and asked again by a new scan.
+TEST(ScanFileCache, NoEntryByCandidateNumberIsThePathsAnswer) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  ASSERT_EQ(::symlink(d.at("target/b.h").c_str(), d.at("inc/b.h").c_str()), 0);
+  const std::string inc = d.at("inc");
+  ScanFileCache scan;
+  const uint32_t a = scan.candidate_ids(d.at("inc/a.h")).candidate;
+  const uint32_t b = scan.candidate_ids(d.at("inc/b.h")).candidate;
+  const uint32_t c = scan.candidate_ids(d.at("inc/c.h")).candidate;
+  ASSERT_NE(a, b);
+  EXPECT_TRUE(scan.candidate_no_entry_once(a, inc, "a.h"));
+  EXPECT_FALSE(scan.candidate_no_entry_once(b, inc, "b.h"));
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/c.h")));
+  d.write("inc/a.h", "");
+  d.write("inc/c.h", "");
+  EXPECT_TRUE(scan.candidate_no_entry_once(a, inc, "a.h"));
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/a.h")));
+  EXPECT_TRUE(scan.candidate_no_entry_once(c, inc, "c.h"));
+  EXPECT_FALSE(scan.candidate_no_entry_once(b, inc, "b.h"));
+  ScanFileCache next;
+  EXPECT_FALSE(
+      next.candidate_no_entry_once(next.candidate_ids(d.at("inc/a.h")).candidate, inc, "a.h"));
+}
+
 }  // namespace
 }  // namespace lexpack::closure
