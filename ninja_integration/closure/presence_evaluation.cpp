@@ -146,6 +146,15 @@ bool decode_facts(std::string_view bytes, CompilerFacts* f) {
   return true;
 }
 
+// A file by device and inode: looked up for every file a TU enters.
+struct InodeHash {
+  size_t operator()(const std::pair<uint64_t, uint64_t>& id) const {
+    return size_t(id.second * 0x9E3779B97F4A7C15ull ^ id.first);
+  }
+};
+template <typename V>
+using ByInode = std::unordered_map<std::pair<uint64_t, uint64_t>, V, InodeHash>;
+
 // One file's bytes and their lexer scan, as several TUs' evaluations share it.
 struct LoadedFile {
   base::StatSignature stat;
@@ -157,7 +166,7 @@ struct LoadedFile {
 
 struct EvaluationShare::Impl {
   std::mutex mu;
-  std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const LoadedFile>> files;
+  ByInode<std::shared_ptr<const LoadedFile>> files;
   std::map<std::string, CompilerFacts> facts;              // by facts key
   std::map<std::string, CompilerFacts> latest;             // by base key: the most answers
   std::map<std::string, std::set<std::string>> questions;  // by base key
@@ -303,7 +312,7 @@ class ClosureHost : public preprocessor::Host {
   const CompilerFacts& facts_;
   EvaluationShare::Impl* share_;
   std::deque<File> files_;  // FileContent views point into it
-  std::map<std::pair<uint64_t, uint64_t>, size_t> by_inode_;
+  ByInode<size_t> by_inode_;
   std::unordered_map<std::string, std::optional<preprocessor::FileHandle>, base::ViewHash,
                      std::equal_to<>>
       angled_;  // see resolve
