@@ -119,8 +119,11 @@ std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string
     // includer) #include_next behaves as #include.
   }
   const bool absolute = !name.empty() && name[0] == '/';
-  std::string memo_key;
-  memo_key.reserve(name.size() + (use_includer_dir ? includer_dir.size() : 0) + 12);
+  // With a scan's cache, its answers are the only ones kept (one key made
+  // per question: each TU's resolver is new, and asks most questions once).
+  std::string memo_key = shared_ ? shared_prefix_ : std::string();
+  memo_key.reserve(memo_key.size() + name.size() + (use_includer_dir ? includer_dir.size() : 0) +
+                   12);
   if (absolute) {
     memo_key.push_back('/');  // the search list plays no part
   } else {
@@ -128,13 +131,10 @@ std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string
     if (use_includer_dir) memo_key.append(includer_dir).push_back('\0');
   }
   memo_key.append(name);
-  if (auto it = answers_.find(memo_key); it != answers_.end()) return it->second;
-  std::string shared_key;
   if (shared_) {
-    shared_key = shared_prefix_ + memo_key;
-    if (std::shared_ptr<const ScanFileCache::Answer> a = shared_->find_answer(shared_key)) {
-      return answers_.emplace(std::move(memo_key), std::move(a)).first->second;
-    }
+    if (std::shared_ptr<const ScanFileCache::Answer> a = shared_->find_answer(memo_key)) return a;
+  } else if (auto it = answers_.find(memo_key); it != answers_.end()) {
+    return it->second;
   }
   auto a = std::make_shared<ScanFileCache::Answer>();
   if (name.empty()) {
@@ -155,9 +155,8 @@ std::shared_ptr<const ScanFileCache::Answer> IncludeResolver::answer(std::string
       a->failed_dir_ids.push_back(id.dir);
     }
   }
-  std::shared_ptr<const ScanFileCache::Answer> kept =
-      shared_ ? shared_->put_answer(shared_key, std::move(a)) : std::move(a);
-  return answers_.emplace(std::move(memo_key), std::move(kept)).first->second;
+  if (shared_) return shared_->put_answer(memo_key, std::move(a));
+  return answers_.emplace(std::move(memo_key), std::move(a)).first->second;
 }
 
 Resolution IncludeResolver::search(std::string_view name, bool use_includer_dir,

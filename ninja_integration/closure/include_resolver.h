@@ -72,7 +72,8 @@ class IncludeResolver {
   std::unordered_map<std::string, std::optional<base::StatSignature>> probes_;
   std::unordered_map<std::string, bool> dirs_;  // directory -> exists
   // Earlier answers by (includer dir if searched, start, name): the same
-  // <vector> is asked for by hundreds of headers.
+  // <vector> is asked for by hundreds of headers. Without a scan's cache
+  // only: with one, its answers are asked directly.
   std::unordered_map<std::string, std::shared_ptr<const ScanFileCache::Answer>> answers_;
 };
 
