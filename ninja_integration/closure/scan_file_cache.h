@@ -158,9 +158,10 @@ class ScanFileCache {
  private:
   const int64_t created_ns_ = base::now_ns();
   // candidate_no_entry_once's answers by candidate number, in chunks made
-  // on first use: 0 not asked yet, 1 no entry, 2 some entry.
-  static constexpr uint32_t kAnswerChunkBits = 12;
-  static constexpr uint32_t kAnswerChunks = 4096;
+  // on first use: 0 not asked yet, 1 no entry, 2 some entry. Few pointers:
+  // a compile outside a scan makes a cache of its own and never asks.
+  static constexpr uint32_t kAnswerChunkBits = 16;
+  static constexpr uint32_t kAnswerChunks = 256;
   std::array<std::atomic<std::atomic<uint8_t>*>, kAnswerChunks> no_entry_by_candidate_{};
   std::mutex no_entry_chunks_mu_;
   std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> no_entry_chunks_;
