@@ -202,6 +202,13 @@ bench_fresh() {  # $1 = name, $2 = compile database
 
 wants() { case " $projects " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# What the timer itself costs: a program that does nothing, timed the same
+# way (bash's fork, exec and wait). Every time below includes it, the
+# small ones (a warm scan) most.
+timer_floor=""
+for _ in $(seq "$runs"); do timer_floor="$timer_floor $(time_ms /bin/true)"; done
+echo "timer_floor_ms=$(median_ms $timer_floor) (/bin/true timed like every figure below; each includes it)"
+
 # --- projects with no build history -------------------------------------
 if wants example; then
   cmake -S "$root/examples/project" -B "$work/example-build" -G Ninja \
