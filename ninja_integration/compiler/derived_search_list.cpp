@@ -196,10 +196,6 @@ base::Result<SearchList> ask(cache::Store* store, const CompilerIdentity& identi
   return list;
 }
 
-}  // namespace
-
-namespace {
-
 // The directory of an -isystem argument at search_args[*i] (the joined or
 // the separate form) that derivation can place, moving *i past its value;
 // nullopt when the argument is no such -isystem (clang's -isystem-after
