@@ -76,10 +76,10 @@ std::string_view base_of(std::string_view p) {
   return slash == std::string_view::npos ? p : p.substr(slash + 1);
 }
 
-// "libX.so" <-> "libX.a"; empty for other names.
+// "libX.so" <-> "libX.a" (X one letter or more); empty for other names.
 std::string sibling_of(std::string_view name) {
-  if (name.size() > 6 && name.substr(0, 3) == "lib") {
-    if (name.substr(name.size() - 3) == ".so") {
+  if (name.size() > 5 && name.substr(0, 3) == "lib") {
+    if (name.size() > 6 && name.substr(name.size() - 3) == ".so") {
       return std::string(name.substr(0, name.size() - 3)) + ".a";
     }
     if (name.substr(name.size() - 2) == ".a") {

@@ -26,6 +26,11 @@ TEST(LinkInputsTest, CandidatesBeforeASearchedLibraryAreRecorded) {
   EXPECT_TRUE(has(got, "libs/libfoo.so"));      // the .so would win in the same directory
   EXPECT_FALSE(has(got, "/usr/lib/libfoo.a"));  // searched after
   EXPECT_FALSE(has(got, "first/x.o"));          // named directly, not searched
+  // A one-letter library (-lz, -lm): a libz.so beside libz.a would win.
+  std::vector<std::string> z = recorded_paths({"libs/libz.a"}, dirs);
+  EXPECT_TRUE(has(z, "libs/libz.so"));
+  EXPECT_TRUE(has(z, "first/libz.a"));
+  EXPECT_TRUE(has(z, "first/libz.so"));
   // A file found through a linker script's bare name (libgcc_s.so.1).
   std::vector<std::string> so1 = recorded_paths({"/usr/lib/libgcc_s.so.1"}, dirs);
   EXPECT_TRUE(has(so1, "first/libgcc_s.so.1"));
