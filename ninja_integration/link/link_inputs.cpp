@@ -237,29 +237,38 @@ base::Result<std::vector<std::string>> driver_link_dirs(const std::string& drive
 }
 
 std::vector<std::string> recorded_paths(const std::vector<std::string>& read,
-                                        const std::vector<std::string>& dirs) {
+                                        const std::vector<std::string>& dirs, bool script) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   auto add = [&](std::string p) {
     if (seen.insert(p).second) out.push_back(std::move(p));
   };
   for (const std::string& r : read) add(r);
-  for (const std::string& r : read) {
-    std::string_view dir = base::dir_of(r);
-    std::string name(base_of(r));
-    size_t found = dirs.size();
-    for (size_t i = 0; i < dirs.size(); ++i) {
-      if (dirs[i] == dir || (dirs[i].size() > 1 && dirs[i].back() == '/' &&
-                             std::string_view(dirs[i]).substr(0, dirs[i].size() - 1) == dir)) {
-        found = i;
-        break;
-      }
-    }
-    if (found == dirs.size()) continue;  // named directly, not searched
-    std::string sibling = sibling_of(name);
+  // `r` found as `name` in dirs[found]: the same name in each directory
+  // searched before, and the .so/.a sibling up to its own.
+  auto searched = [&](size_t found, const std::string& name) {
+    if (script) add(name);  // the working directory comes first
+    std::string sibling = sibling_of(base_of(name));
+    std::string sibling_path = sibling.empty() ? "" : base::join_path(base::dir_of(name), sibling);
     for (size_t i = 0; i <= found; ++i) {
       if (i < found) add(base::join_path(dirs[i], name));
-      if (!sibling.empty()) add(base::join_path(dirs[i], sibling));
+      if (!sibling.empty()) add(base::join_path(dirs[i], sibling_path));
+    }
+  };
+  for (const std::string& r : read) {
+    std::string_view dir = base::dir_of(r);
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      std::string_view d = dirs[i];
+      if (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
+      if (d == dir) {
+        searched(i, std::string(base_of(r)));
+        break;
+      }
+      // With a script, "dir/sub/x.ld" may have been found as sub/x.ld.
+      if (script && !d.empty() && r.size() > d.size() + 1 &&
+          std::string_view(r).substr(0, d.size()) == d && r[d.size()] == '/') {
+        searched(i, r.substr(d.size() + 1));
+      }
     }
   }
   return out;

@@ -40,8 +40,12 @@ base::Result<std::vector<std::string>> driver_link_dirs(const std::string& drive
 // order) while searching `dirs`: every file read, and for each one found in
 // a search directory, the same name (and its .so/.a sibling) in every
 // directory searched before it and the sibling in its own directory.
+// With `script`, a linker script may have named what was read (INCLUDE,
+// INPUT, -T), which ld looks for in the working directory first and by a
+// name with directories: the name under every directory before the one it
+// was found in, and as it is, are recorded too.
 std::vector<std::string> recorded_paths(const std::vector<std::string>& read,
-                                        const std::vector<std::string>& dirs);
+                                        const std::vector<std::string>& dirs, bool script = false);
 
 // Hashes into `h` each path's state: its content, or that it is absent.
 // `*newest_ns` takes the latest mtime or ctime seen (to tell a file changed

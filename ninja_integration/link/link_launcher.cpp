@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <cstdlib>
@@ -30,7 +31,7 @@
 namespace lexpack::link {
 namespace {
 
-constexpr uint64_t kLinkKeyFormat = 1;
+constexpr uint64_t kLinkKeyFormat = 2;
 // The clock the kernel stamps files with (coarse: one scheduler tick). A file
 // stamped at or after the step's start on this clock may have changed during
 // the step; one stamped before cannot have.
@@ -78,6 +79,11 @@ std::string reason_code(std::string_view why) {
   if (why.find("-fuse-ld") != std::string_view::npos) return "fuse_ld";
   if (why.find("plugin") != std::string_view::npos) return "plugin";
   if (why.starts_with("response file")) return "response_file";
+  if (why.starts_with("linker response file") || why.find("linker @files") != why.npos) {
+    return "linker_response_file";
+  }
+  if (why.starts_with("linker option") || why.starts_with("linker search")) return "linker_option";
+  if (why.starts_with("driver option")) return "driver_option";
   if (why.starts_with("ar ")) return "ar_shape";
   if (why.starts_with("ranlib")) return "ranlib_shape";
   return "unrecognised";
@@ -399,9 +405,18 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     }
     base::Result<std::vector<std::string>> dirs = driver_link_dirs(step_.tool, step_.args);
     if (!dirs.ok()) return finish("not stored: " + dirs.message());
-    std::vector<std::string> search = dirs.value();
+    // The directories the linker words name (-rpath-link, -rpath, -L in a
+    // linker @file) first: a candidate too many is keyed, never one too few.
+    std::vector<std::string> search = step_.linker.search_dirs;
+    search.insert(search.end(), dirs->begin(), dirs->end());
     search.insert(search.end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());
-    std::vector<std::string> paths = relocated_paths(recorded_paths(read, search), relocation_);
+    std::vector<std::string> recorded = recorded_paths(read, search, step_.linker.has_script);
+    // Files the options make the linker read that its dependency file
+    // leaves out (its @files, --retain-symbols-file).
+    for (const std::string& f : step_.linker.files) {
+      if (std::find(recorded.begin(), recorded.end(), f) == recorded.end()) recorded.push_back(f);
+    }
+    std::vector<std::string> paths = relocated_paths(recorded, relocation_);
     if (!predicted.empty()) {
       int64_t unpredicted = 0;
       for (const std::string& path : paths) {

@@ -91,22 +91,15 @@ LinkStep parse_ranlib(LinkStep step) {
   return step;
 }
 
-// The reason a linker option (after -Wl, or -Xlinker) makes the link
-// uncacheable, or empty. Words not starting with '-' are option arguments
-// (an rpath, a soname) and are not options themselves.
-std::string linker_option_problem(std::string_view opt) {
-  if (opt.empty() || opt[0] != '-') return {};
-  std::string_view name = opt;
-  while (!name.empty() && name[0] == '-') name.remove_prefix(1);
-  name = name.substr(0, name.find('='));
-  static constexpr std::array<std::string_view, 15> kBad = {
-      "plugin",     "plugin-opt",   "Map",    "dependency-file", "trace", "t",
-      "out-implib", "print-map",    "M",      "verbose",         "r",     "relocatable",
-      "y",          "trace-symbol", "version"};
-  for (std::string_view bad : kBad) {
-    if (name == bad) return "linker option " + std::string(opt);
+// An input the linker takes by its name for an object, an archive or a
+// shared library. Any other input may be a linker script (GNU ld reads a
+// file it does not recognise as one).
+bool is_binary_input_name(std::string_view path) {
+  std::string_view base = base_name(path);
+  for (std::string_view ext : {".o", ".obj", ".lo", ".a", ".so"}) {
+    if (base.size() > ext.size() && base.substr(base.size() - ext.size()) == ext) return true;
   }
-  return {};
+  return base.find(".so.") != std::string_view::npos;
 }
 
 // A file the driver would compile before linking (by its extension).
@@ -137,6 +130,7 @@ LinkStep parse_cmake_remove(LinkStep step) {
 LinkStep parse_link(LinkStep step) {
   step.kind = StepKind::kLink;
   const std::vector<std::string>& a = step.args;
+  LinkerOptionReader linker;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& s = a[i];
     if (s == "-c" || s == "-S" || s == "-E" || starts_with(s, "-M") || s == "-v" || s == "-###" ||
@@ -164,31 +158,29 @@ LinkStep parse_link(LinkStep step) {
       step.uncacheable = "response file " + s;
       return step;
     }
-    if (starts_with(s, "-Wl,")) {
-      std::string_view rest = std::string_view(s).substr(4);
-      while (!rest.empty()) {
-        size_t comma = rest.find(',');
-        std::string problem = linker_option_problem(rest.substr(0, comma));
-        if (!problem.empty()) {
-          step.uncacheable = problem;
+    if (starts_with(s, "-Wl,") || s == "-Xlinker") {
+      if (s == "-Xlinker") {
+        if (i + 1 >= a.size()) {
+          step.uncacheable = "-Xlinker without argument";
           return step;
         }
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
+        linker.add(a[++i]);
+      } else {
+        std::string_view rest = std::string_view(s).substr(4);
+        for (size_t comma = 0; comma != std::string_view::npos; rest.remove_prefix(comma + 1)) {
+          comma = rest.find(',');
+          linker.add(rest.substr(0, comma));
+        }
+      }
+      if (!linker.result().uncacheable.empty()) {
+        step.uncacheable = linker.result().uncacheable;
+        return step;
       }
       continue;
     }
-    if (s == "-Xlinker") {
-      if (i + 1 >= a.size()) {
-        step.uncacheable = "-Xlinker without argument";
-        return step;
-      }
-      std::string problem = linker_option_problem(a[++i]);
-      if (!problem.empty()) {
-        step.uncacheable = problem;
-        return step;
-      }
-      continue;
+    if (linker.pending()) {
+      step.uncacheable = "linker option without its argument before " + s;
+      return step;
     }
     if (s == "-o") {
       if (i + 1 >= a.size() || !step.output.empty()) {
@@ -202,6 +194,7 @@ LinkStep parse_link(LinkStep step) {
       step.uncacheable = "joined -o";
       return step;
     }
+    if (starts_with(s, "-T")) linker.result().has_script = true;
     if (driver_option_takes_argument(s)) {
       ++i;
       continue;
@@ -211,9 +204,15 @@ LinkStep parse_link(LinkStep step) {
         step.uncacheable = "compiles a source on the way: " + s;
         return step;
       }
+      if (!is_binary_input_name(s)) linker.result().has_script = true;
       step.inputs.push_back(s);
     }
   }
+  if (linker.pending()) {
+    step.uncacheable = "linker option without its argument";
+    return step;
+  }
+  step.linker = std::move(linker.result());
   if (step.output.empty()) {
     step.uncacheable = "link without -o";
   } else if (step.inputs.empty()) {

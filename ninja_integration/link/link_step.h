@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ninja_integration/link/linker_options.h"
+
 namespace lexpack::link {
 
 // kRemove: CMake's `cmake -E rm -f FILE...` before an archive is made, done
@@ -21,6 +23,10 @@ struct LinkStep {
   // Files named on the command line that the step reads: archive members,
   // the archive of ranlib, the inputs of a link (objects, archives, scripts).
   std::vector<std::string> inputs;
+  // What the linker words (-Wl, -Xlinker, their @files) and the script
+  // arguments of a link say: files to key beyond the dependency file,
+  // directories searched, whether a linker script is given.
+  LinkerOptions linker;
   // ar: true when the step adds to an existing archive (op r, or q without c).
   std::string uncacheable;  // empty when cacheable: a short reason otherwise
 };

@@ -304,6 +304,64 @@ TEST_P(LinkE2eTest, ResponseFileLinkIsCachedByItsContent) {
   EXPECT_EQ(run_app(), 10);
 }
 
+// The linker's own @file (-Wl,@file, -Xlinker @file, nested @files in it)
+// is read by ld, not by the driver, and ld's dependency file does not list
+// it: what it says must still be keyed.
+TEST_P(LinkE2eTest, ChangedLinkerResponseFileMisses) {
+  dir_.write("main.cpp",
+             "extern \"C\" int pick_a() { return 1; }\n"
+             "extern \"C\" int pick_b() { return 2; }\n"
+             "extern \"C\" int pick();\n"
+             "int foo1(); int foo2(); int shared_value();\n"
+             "int main() { return foo1() + foo2() + shared_value() + pick(); }\n");
+  dir_.write("opts.txt", "--defsym=pick=pick_a\n");
+  write_ninja("-Wl,@opts.txt");
+  EXPECT_EQ(lexpack_ninja()["misses"], 4) << last_err_;
+  ASSERT_EQ(run_app(), 11);
+
+  dir_.write("opts.txt", "--defsym=pick=pick_b\n");
+  dir_.remove("app");  // ninja does not know the link reads opts.txt
+  std::map<std::string, int> changed = lexpack_ninja();
+  EXPECT_EQ(changed["misses"], 1) << last_err_;
+  EXPECT_EQ(changed["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 12);
+
+  // A nested @file, quoted and escaped as ld reads it.
+  dir_.write("opts.txt", "-z now \"@inner file.txt\"\n");
+  dir_.write("inner file.txt", "--defsym=pick\\=pick_a\n");
+  dir_.remove("app");
+  EXPECT_EQ(lexpack_ninja()["misses"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 11);
+  dir_.write("inner file.txt", "--defsym=pick=pick_b\n");
+  dir_.remove("app");
+  std::map<std::string, int> inner = lexpack_ninja();
+  EXPECT_EQ(inner["misses"], 1) << last_err_;
+  EXPECT_EQ(inner["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 12);
+
+  // Back to what an earlier run read: its stored program.
+  dir_.write("inner file.txt", "--defsym=pick\\=pick_a\n");
+  dir_.remove("app");
+  EXPECT_EQ(lexpack_ninja()["hits"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 11);
+}
+
+// --retain-symbols-file is read by ld outside its dependency file.
+TEST_P(LinkE2eTest, ChangedRetainSymbolsFileMisses) {
+  dir_.write("keep.txt", "main\n");
+  write_ninja("-Xlinker --retain-symbols-file -Xlinker keep.txt");
+  lexpack_ninja();
+  ASSERT_EQ(run_app(), 10);
+  ASSERT_EQ(sh("nm app | grep -c foo1").out, "0\n");
+  dir_.write("keep.txt", "main\n_Z4foo1v\n");
+  dir_.remove("app");
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["misses"], 1) << last_err_;
+  EXPECT_EQ(r["hits"], 0) << last_err_;
+  EXPECT_EQ(sh("nm app | grep -c foo1").out, "1\n");
+  EXPECT_EQ(run_app(), 10);
+}
+
 TEST_P(LinkE2eTest, LtoLinkIsNotCachedAndSaysWhy) {
   // clang's LTO link needs the LLVM gold plugin, which may not be installed.
   if (GetParam() != "g++") GTEST_SKIP() << "LTO checked with g++";

@@ -37,6 +37,24 @@ TEST(LinkInputsTest, CandidatesBeforeASearchedLibraryAreRecorded) {
   EXPECT_TRUE(has(so1, "libs/libgcc_s.so.1"));
 }
 
+// A linker script names files ld looks for in the working directory first,
+// then in the search directories, with directories in their names.
+TEST(LinkInputsTest, ScriptNamedFilesRecordTheWorkingDirectoryAndSubdirectories) {
+  std::vector<std::string> dirs = {"first", "libs"};
+  std::vector<std::string> plain = recorded_paths({"libs/inc.ld", "libs/sub/x.ld"}, dirs);
+  EXPECT_FALSE(has(plain, "inc.ld"));
+  EXPECT_TRUE(has(plain, "first/inc.ld"));
+  EXPECT_FALSE(has(plain, "first/sub/x.ld"));
+  std::vector<std::string> got = recorded_paths({"libs/inc.ld", "libs/sub/x.ld"}, dirs, true);
+  EXPECT_TRUE(has(got, "inc.ld"));
+  EXPECT_TRUE(has(got, "first/inc.ld"));
+  EXPECT_TRUE(has(got, "sub/x.ld"));
+  EXPECT_TRUE(has(got, "first/sub/x.ld"));
+  std::vector<std::string> lib = recorded_paths({"libs/sub/libzz.a"}, dirs, true);
+  EXPECT_TRUE(has(lib, "first/sub/libzz.so"));
+  EXPECT_TRUE(has(lib, "libs/sub/libzz.so"));
+}
+
 TEST(LinkInputsTest, RecordsRoundTrip) {
   std::vector<std::vector<std::string>> records = {{"a.o", "libs/libfoo.a"}, {}, {"b"}};
   std::vector<std::vector<std::string>> back;
