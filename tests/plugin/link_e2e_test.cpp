@@ -362,6 +362,78 @@ TEST_P(LinkE2eTest, ChangedRetainSymbolsFileMisses) {
   EXPECT_EQ(run_app(), 10);
 }
 
+// A script given as an input names an object by a name with a directory
+// (INPUT), which ld finds under a -L directory (libs/); one of that name in
+// the working directory, or under an earlier -L directory, is taken first.
+// (An INCLUDEd script is listed by ld under the name written: found
+// through -L, the link is not stored.)
+TEST_P(LinkE2eTest, ScriptInputFoundEarlierInTheSearchMisses) {
+  std::string cxx = GetParam();
+  dir_.write("main.cpp",
+             "extern \"C\" int pick();\n"
+             "int foo1(); int foo2(); int shared_value();\n"
+             "int main() { return foo1() + foo2() + shared_value() + pick(); }\n");
+  dir_.write("pick/a.cpp", "extern \"C\" int pick() { return 1; }\n");
+  dir_.write("pick/b.cpp", "extern \"C\" int pick() { return 2; }\n");
+  ASSERT_EQ(sh("mkdir -p libs/sub first/sub sub && " + cxx +
+               " -c pick/a.cpp -o libs/sub/pick.o && " + cxx + " -c pick/b.cpp -o pick/b.o")
+                .exit_code,
+            0);
+  dir_.write("top.ld", "INPUT(sub/pick.o)\n");
+  write_ninja("top.ld");
+  lexpack_ninja();
+  ASSERT_EQ(run_app(), 11);
+  ASSERT_EQ(sh("cp pick/b.o first/sub/pick.o").exit_code, 0);
+  dir_.remove("app");
+  std::map<std::string, int> r = lexpack_ninja();
+  EXPECT_EQ(r["misses"], 1) << last_err_;
+  EXPECT_EQ(r["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 12);
+
+  dir_.remove("first/sub/pick.o");
+  dir_.remove("app");
+  EXPECT_EQ(lexpack_ninja()["hits"], 1) << last_err_;
+  ASSERT_EQ(run_app(), 11);
+  ASSERT_EQ(sh("cp pick/b.o sub/pick.o").exit_code, 0);
+  dir_.remove("app");
+  std::map<std::string, int> cwd = lexpack_ninja();
+  EXPECT_EQ(cwd["misses"], 1) << last_err_;
+  EXPECT_EQ(cwd["hits"], 0) << last_err_;
+  EXPECT_EQ(run_app(), 12);
+}
+
+// A library a shared library needs is looked for along -rpath-link: one
+// that appears in an earlier directory there is the one ld checks against.
+TEST_P(LinkE2eTest, NeededLibraryEarlierInRpathLinkMisses) {
+  std::string cxx = GetParam();
+  dir_.write("dep/dep.cpp", "int dep_value() { return 1; }\n");
+  dir_.write("dep/other.cpp", "int other_value() { return 1; }\n");
+  ASSERT_EQ(sh("mkdir -p d1 d2 && " + cxx + " -shared -fPIC dep/dep.cpp -o d2/libdep.so").exit_code,
+            0);
+  dir_.write("shared.cpp", "int dep_value();\nint shared_value() { return dep_value() + 6; }\n");
+  // libshared.so needs libdep.so (found through -Ld2 when it is made).
+  dir_.write("build.ninja",
+             "cxx = " + cxx +
+                 "\n"
+                 "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
+                 "rule so\n  command = $cxx -shared $in -o $out -Ld2 -ldep\n"
+                 "rule exe\n  command = $cxx $in -o $out -L. -lshared -Wl,-rpath-link,d1:d2\n"
+                 "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
+                 "build libshared.so: so shared.o\n"
+                 "build app: exe main.o | libshared.so\n");
+  dir_.write("main.cpp", "int shared_value();\nint main() { return shared_value(); }\n");
+  lexpack_ninja();
+  ASSERT_EQ(sh("LD_LIBRARY_PATH=.:d2 ./app").exit_code, 7);
+  // A libdep.so without dep_value in d1: ld takes it and the link fails,
+  // as a plain build's does.
+  ASSERT_EQ(sh(cxx + " -shared -fPIC dep/other.cpp -o d1/libdep.so").exit_code, 0);
+  dir_.remove("app");
+  ASSERT_NE(sh("ninja").exit_code, 0);
+  base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " ninja");
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(dir_.exists("app"));
+}
+
 TEST_P(LinkE2eTest, LtoLinkIsNotCachedAndSaysWhy) {
   // clang's LTO link needs the LLVM gold plugin, which may not be installed.
   if (GetParam() != "g++") GTEST_SKIP() << "LTO checked with g++";
