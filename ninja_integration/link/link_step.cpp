@@ -148,9 +148,15 @@ LinkStep parse_link(LinkStep step) {
       step.uncacheable = "linker chosen with " + s;
       return step;
     }
+    // Options that choose another linker, GCC installation, target or
+    // emulation: the toolchain identity and ld's SEARCH_DIRs are asked
+    // without them.
     if (starts_with(s, "-fplugin") || starts_with(s, "-specs") || starts_with(s, "--specs") ||
         starts_with(s, "-fprofile-use") || starts_with(s, "-fauto-profile") ||
-        starts_with(s, "--sysroot") || s == "-B" || starts_with(s, "-B")) {
+        starts_with(s, "--sysroot") || s == "-B" || starts_with(s, "-B") ||
+        starts_with(s, "--ld-path") || starts_with(s, "--gcc-toolchain") ||
+        starts_with(s, "-gcc-toolchain") || starts_with(s, "--gcc-install-dir") || s == "-target" ||
+        starts_with(s, "--target") || s == "-m32" || s == "-mx32" || s == "-m16") {
       step.uncacheable = "driver option " + s;
       return step;
     }

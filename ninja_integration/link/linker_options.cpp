@@ -61,9 +61,11 @@ struct ShortOption {
   bool takes_argument;
 };
 
-// -M (map), -t (trace), -r (relocatable), -y (trace a symbol), -c (MRI
-// script), -Y (default search path), -o (another output) are refused.
-constexpr std::array<ShortOption, 10> kShortOptions = {{
+// -m (another emulation: other SEARCH_DIRs), -M (map), -t (trace), -r
+// (relocatable), -y (trace a symbol), -c (MRI script), -Y (default search
+// path), -o (another output) are refused.
+constexpr std::array<ShortOption, 11> kShortOptions = {{
+    {'m', Kind::kBad, true},
     {'M', Kind::kBad, false},
     {'t', Kind::kBad, false},
     {'r', Kind::kBad, false},

@@ -72,6 +72,12 @@ TEST(LinkStepTest, DriverLinksThatAreNotCached) {
   EXPECT_NE(why({"g++", "a.o"}), "");  // no -o
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "-B/opt/tools"}), "");
   EXPECT_NE(why({"g++", "a.o", "-o", "app", "--sysroot=/x"}), "");
+  // Another linker, GCC installation, target or emulation.
+  for (const char* opt : {"--ld-path=/opt/ld", "--gcc-toolchain=/opt/gcc", "--target=aarch64",
+                          "-m32", "-mx32", "-specs=my.specs", "--specs=my.specs", "-B", "-Bdir"}) {
+    EXPECT_NE(why({"g++", "a.o", "-o", "app", opt}), "") << opt;
+  }
+  EXPECT_NE(why({"clang++", "a.o", "-o", "app", "-target", "aarch64-linux-gnu"}), "");
   EXPECT_NE(why({"g++", "main.cpp", "-o", "app"}), "");  // compiles on the way
   EXPECT_NE(why({"gcc", "start.S", "a.o", "-o", "app"}), "");
 }

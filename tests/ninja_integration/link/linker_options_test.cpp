@@ -98,7 +98,7 @@ TEST(LinkerOptionsTest, RefusedOptionsEvenAbbreviated) {
   for (const char* opt :
        {"-Wl,--Map=x", "-Wl,-M", "-Wl,--print-map", "-Wl,--trace", "-Wl,-t", "-Wl,--verb",
         "-Wl,-o,other", "-Wl,--output=other", "-Wl,-Ur", "-Wl,--dep=x.d", "-Wl,-c,x.mri",
-        "-Wl,-Y,/lib", "-Wl,--plug=x.so", "-Wl,--out=x"}) {
+        "-Wl,-Y,/lib", "-Wl,--plug=x.so", "-Wl,--out=x", "-Wl,-m,elf_i386", "-Wl,-melf_i386"}) {
     EXPECT_NE(link_with({opt}).uncacheable, "") << opt;
   }
   for (const char* opt : {"-Wl,--version-script=v.map", "-Wl,--gc-sections", "-Wl,-O1",
