@@ -406,8 +406,19 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     base::Result<std::vector<std::string>> dirs = driver_link_dirs(step_.tool, step_.args);
     if (!dirs.ok()) return finish("not stored: " + dirs.message());
     // The directories the linker words name (-rpath-link, -rpath, -L in a
-    // linker @file) first: a candidate too many is keyed, never one too few.
+    // linker @file) and the environment's first: a candidate too many is
+    // keyed, never one too few.
     std::vector<std::string> search = step_.linker.search_dirs;
+    // A native ld looks for needed libraries along these too.
+    for (const char* name : {"LD_RUN_PATH", "LD_LIBRARY_PATH"}) {
+      const char* v = std::getenv(name);
+      for (std::string_view list = v ? v : ""; !list.empty();) {
+        size_t colon = list.find(':');
+        std::string_view d = list.substr(0, colon);
+        search.emplace_back(d.empty() ? "." : d);
+        list.remove_prefix(colon == std::string_view::npos ? list.size() : colon + 1);
+      }
+    }
     search.insert(search.end(), dirs->begin(), dirs->end());
     search.insert(search.end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());
     std::vector<std::string> recorded = recorded_paths(read, search, step_.linker.has_script);

@@ -402,36 +402,45 @@ TEST_P(LinkE2eTest, ScriptInputFoundEarlierInTheSearchMisses) {
   EXPECT_EQ(run_app(), 12);
 }
 
-// A library a shared library needs is looked for along -rpath-link: one
-// that appears in an earlier directory there is the one ld checks against.
-TEST_P(LinkE2eTest, NeededLibraryEarlierInRpathLinkMisses) {
+// A library a shared library needs is looked for along -rpath-link, then
+// LD_RUN_PATH and LD_LIBRARY_PATH: one that appears in an earlier directory
+// there is the one ld checks against.
+TEST_P(LinkE2eTest, NeededLibraryEarlierInItsSearchMisses) {
   std::string cxx = GetParam();
   dir_.write("dep/dep.cpp", "int dep_value() { return 1; }\n");
   dir_.write("dep/other.cpp", "int other_value() { return 1; }\n");
-  ASSERT_EQ(sh("mkdir -p d1 d2 && " + cxx + " -shared -fPIC dep/dep.cpp -o d2/libdep.so").exit_code,
-            0);
   dir_.write("shared.cpp", "int dep_value();\nint shared_value() { return dep_value() + 6; }\n");
-  // libshared.so needs libdep.so (found through -Ld2 when it is made).
-  dir_.write("build.ninja",
-             "cxx = " + cxx +
-                 "\n"
-                 "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
-                 "rule so\n  command = $cxx -shared $in -o $out -Ld2 -ldep\n"
-                 "rule exe\n  command = $cxx $in -o $out -L. -lshared -Wl,-rpath-link,d1:d2\n"
-                 "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
-                 "build libshared.so: so shared.o\n"
-                 "build app: exe main.o | libshared.so\n");
   dir_.write("main.cpp", "int shared_value();\nint main() { return shared_value(); }\n");
-  lexpack_ninja();
-  ASSERT_EQ(sh("LD_LIBRARY_PATH=.:d2 ./app").exit_code, 7);
-  // A libdep.so without dep_value in d1: ld takes it and the link fails,
-  // as a plain build's does.
-  ASSERT_EQ(sh(cxx + " -shared -fPIC dep/other.cpp -o d1/libdep.so").exit_code, 0);
-  dir_.remove("app");
-  ASSERT_NE(sh("ninja").exit_code, 0);
-  base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " ninja");
-  EXPECT_NE(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(dir_.exists("app"));
+  for (const char* how : {"-Wl,-rpath-link,d1:d2", "LD_LIBRARY_PATH=d1:d2", "LD_RUN_PATH=d1:d2"}) {
+    SCOPED_TRACE(how);
+    const bool env = how[0] == 'L';
+    ASSERT_EQ(sh("rm -rf d1 d2 app && mkdir -p d1 d2 && " + cxx +
+                 " -shared -fPIC dep/dep.cpp -o d2/libdep.so")
+                  .exit_code,
+              0);
+    // libshared.so needs libdep.so (found through -Ld2 when it is made).
+    dir_.write("build.ninja", "cxx = " + cxx +
+                                  "\n"
+                                  "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
+                                  "rule so\n  command = $cxx -shared $in -o $out -Ld2 -ldep\n"
+                                  "rule exe\n  command = $cxx $in -o $out -L. -lshared " +
+                                  (env ? "" : how) +
+                                  "\n"
+                                  "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
+                                  "build libshared.so: so shared.o\n"
+                                  "build app: exe main.o | libshared.so\n");
+    const std::string extra = env ? how : "";
+    lexpack_ninja(extra);
+    ASSERT_EQ(sh("LD_LIBRARY_PATH=.:d2 ./app").exit_code, 7);
+    // A libdep.so without dep_value in d1: ld takes it and the link fails,
+    // as a plain build's does.
+    ASSERT_EQ(sh(cxx + " -shared -fPIC dep/other.cpp -o d1/libdep.so").exit_code, 0);
+    dir_.remove("app");
+    ASSERT_NE(sh("ninja", extra).exit_code, 0);
+    base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " ninja", extra);
+    EXPECT_NE(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(dir_.exists("app"));
+  }
 }
 
 TEST_P(LinkE2eTest, LtoLinkIsNotCachedAndSaysWhy) {
