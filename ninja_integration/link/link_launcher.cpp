@@ -24,6 +24,7 @@
 #include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/launcher/depfile_reader.h"
 #include "ninja_integration/launcher/output_files.h"
+#include "ninja_integration/link/elf_runpath.h"
 #include "ninja_integration/link/link_inputs.h"
 #include "ninja_integration/link/link_relocation.h"
 #include "ninja_integration/ninja/build_counts.h"
@@ -418,6 +419,14 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
         search.emplace_back(d.empty() ? "." : d);
         list.remove_prefix(colon == std::string_view::npos ? list.size() : colon + 1);
       }
+    }
+    // And along the run paths of the shared libraries it read.
+    for (const std::string& path : read) {
+      std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
+      if (name.find(".so") == std::string_view::npos) continue;
+      std::optional<std::vector<std::string>> runpath = elf_runpath_dirs(path);
+      if (!runpath) return finish("not stored: the run path of " + path + " is too long");
+      search.insert(search.end(), runpath->begin(), runpath->end());
     }
     search.insert(search.end(), dirs->begin(), dirs->end());
     search.insert(search.end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());

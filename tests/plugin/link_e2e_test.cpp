@@ -403,17 +403,20 @@ TEST_P(LinkE2eTest, ScriptInputFoundEarlierInTheSearchMisses) {
 }
 
 // A library a shared library needs is looked for along -rpath-link, then
-// LD_RUN_PATH and LD_LIBRARY_PATH: one that appears in an earlier directory
-// there is the one ld checks against.
+// LD_RUN_PATH, LD_LIBRARY_PATH and the shared library's own run path: one
+// that appears in an earlier directory there is the one ld checks against.
 TEST_P(LinkE2eTest, NeededLibraryEarlierInItsSearchMisses) {
   std::string cxx = GetParam();
   dir_.write("dep/dep.cpp", "int dep_value() { return 1; }\n");
   dir_.write("dep/other.cpp", "int other_value() { return 1; }\n");
   dir_.write("shared.cpp", "int dep_value();\nint shared_value() { return dep_value() + 6; }\n");
   dir_.write("main.cpp", "int shared_value();\nint main() { return shared_value(); }\n");
-  for (const char* how : {"-Wl,-rpath-link,d1:d2", "LD_LIBRARY_PATH=d1:d2", "LD_RUN_PATH=d1:d2"}) {
+  for (const char* how :
+       {"-Wl,-rpath-link,d1:d2", "LD_LIBRARY_PATH=d1:d2", "LD_RUN_PATH=d1:d2", "runpath"}) {
     SCOPED_TRACE(how);
     const bool env = how[0] == 'L';
+    // "runpath": libshared.so's own DT_RUNPATH names d1 and d2.
+    const bool runpath = how[0] == 'r';
     ASSERT_EQ(sh("rm -rf d1 d2 app && mkdir -p d1 d2 && " + cxx +
                  " -shared -fPIC dep/dep.cpp -o d2/libdep.so")
                   .exit_code,
@@ -422,9 +425,10 @@ TEST_P(LinkE2eTest, NeededLibraryEarlierInItsSearchMisses) {
     dir_.write("build.ninja", "cxx = " + cxx +
                                   "\n"
                                   "rule cc\n  command = $cxx -O1 -fPIC -c $in -o $out\n"
-                                  "rule so\n  command = $cxx -shared $in -o $out -Ld2 -ldep\n"
-                                  "rule exe\n  command = $cxx $in -o $out -L. -lshared " +
-                                  (env ? "" : how) +
+                                  "rule so\n  command = $cxx -shared $in -o $out -Ld2 -ldep" +
+                                  (runpath ? " -Wl,-rpath,d1:d2" : "") +
+                                  "\nrule exe\n  command = $cxx $in -o $out -L. -lshared " +
+                                  (env || runpath ? "" : how) +
                                   "\n"
                                   "build shared.o: cc shared.cpp\nbuild main.o: cc main.cpp\n"
                                   "build libshared.so: so shared.o\n"
