@@ -344,6 +344,16 @@ TEST_P(LinkE2eTest, ChangedLinkerResponseFileMisses) {
   dir_.remove("app");
   EXPECT_EQ(lexpack_ninja()["hits"], 1) << last_err_;
   EXPECT_EQ(run_app(), 11);
+
+  // An option that is never cached, inside the linker's @file: the link
+  // runs as written, counted with its reason.
+  dir_.write("inner file.txt", "--defsym=pick=pick_b -Map=app.map\n");
+  dir_.remove("app");
+  std::map<std::string, int> map = lexpack_ninja();
+  EXPECT_EQ(map["uncacheable"], 1) << last_err_;
+  EXPECT_EQ(run_app(), 12);
+  EXPECT_TRUE(dir_.exists("app.map"));
+  EXPECT_EQ(counter("link_uncacheable_linker_option"), 1);
 }
 
 // --retain-symbols-file is read by ld outside its dependency file.
