@@ -161,6 +161,14 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The keys this build hits or stores, for `lexpack export --working-set`.
   cache::Config config = cache::load_config("");
   std::string cache_dir = config.dir, record;
+  if (before) {
+    for (const std::string& w : config.warnings) {
+      std::fprintf(stderr, "lexpack: warning: %s\n", w.c_str());
+    }
+    if (!config.remote_storage.empty() && !config.remote_secret_error.empty()) {
+      std::fprintf(stderr, "lexpack: error: %s\n", config.remote_secret_error.c_str());
+    }
+  }
   const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
     if (auto r = launcher::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));

@@ -21,6 +21,10 @@ std::string masked(const RemoteSpec& spec) {
 
 std::unique_ptr<RemoteTier> RemoteTier::open(const Config& config, std::string* error) {
   if (config.remote_storage.empty()) return nullptr;
+  if (!config.remote_secret_error.empty()) {
+    *error = config.remote_secret_error;
+    return nullptr;
+  }
   auto specs = parse_remote_storage(config.remote_storage);
   if (!specs.ok()) {
     *error = "remote_storage: " + specs.message();

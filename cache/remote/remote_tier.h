@@ -28,7 +28,7 @@ using CountFn = std::function<void(std::string_view name, int64_t delta)>;
 class RemoteTier {
  public:
   // Null when no remote is configured; also null with *error set (masked)
-  // when the setting does not parse.
+  // when the setting does not parse or the remote_secret is unusable.
   static std::unique_ptr<RemoteTier> open(const Config& config, std::string* error);
 
   // The first remote's valid entry for `key`. Misses, failures and invalid
