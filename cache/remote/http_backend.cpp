@@ -171,7 +171,8 @@ class HttpBackend final : public PerKeyBackend {
       pollfd p{fd_, POLLOUT, 0};
       int n = ::poll(&p, 1, ms_until(deadline, *pace));
       if (n == 0) {
-        *error = fail(Outcome::kTimeout, pace->too_slow() ? "send: " + pace->why() : "send: timed out");
+        *error =
+            fail(Outcome::kTimeout, pace->too_slow() ? "send: " + pace->why() : "send: timed out");
         return false;
       }
       ssize_t w = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -188,8 +189,7 @@ class HttpBackend final : public PerKeyBackend {
 
   // Reads until `buf` holds at least `want` bytes (or the header end when
   // want is 0). False with *error set on timeout, close or failure.
-  bool fill(std::string* buf, size_t want, Clock::time_point deadline, Pace* pace,
-            Reply* error) {
+  bool fill(std::string* buf, size_t want, Clock::time_point deadline, Pace* pace, Reply* error) {
     char chunk[65536];
     while (want ? buf->size() < want : buf->find("\r\n\r\n") == std::string::npos) {
       if (!want && buf->size() > 65536) {

@@ -84,8 +84,8 @@ class RedisBackend final : public Backend {
     }
     // hiredis bounds each read, not a whole reply: a server that sends no
     // byte within the first-byte timeout is sick; one that keeps sending is not.
-    redisSetTimeout(ctx_, to_timeval(std::min(spec_.operation_timeout_ms,
-                                              spec_.first_byte_timeout_ms)));
+    redisSetTimeout(ctx_,
+                    to_timeval(std::min(spec_.operation_timeout_ms, spec_.first_byte_timeout_ms)));
     if (!spec_.password.empty()) {
       std::vector<std::string> auth = {"AUTH"};
       if (!spec_.user.empty()) auth.push_back(spec_.user);

@@ -34,7 +34,7 @@ struct RemoteSpec {
   // and the request fails as a timeout, which marks the remote down.
   int first_byte_timeout_ms = 500;
   int64_t min_rate = 1 << 20;  // bytes per second; 0: no rate check
-  std::string ca_file;  // https: the CA certificates to trust instead of the system's
+  std::string ca_file;         // https: the CA certificates to trust instead of the system's
 };
 
 // One URL with its attributes.

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "tests/support/servers.h"
 #include "tests/support/test_dir.h"
@@ -374,8 +375,8 @@ TEST_F(Tier, NoFirstByteWithinTheDeadlineIsATimeout) {
     TestDir dir;
     Config cfg;
     cfg.dir = dir.path();
-    cfg.remote_storage = scheme + "127.0.0.1:" + std::to_string(hole.port()) +
-                         (scheme == "http://" ? "/c" : "");
+    cfg.remote_storage =
+        scheme + "127.0.0.1:" + std::to_string(hole.port()) + (scheme == "http://" ? "/c" : "");
     std::string error;
     auto tier = RemoteTier::open(cfg, &error);
     Counts c;
@@ -437,6 +438,43 @@ TEST_F(Tier, AShortSecretStopsTheRemoteTier) {
   auto tier = RemoteTier::open(cfg, &error);
   EXPECT_FALSE(tier);
   EXPECT_NE(error.find("remote_secret"), std::string::npos) << error;
+}
+
+// After its down time one process tries the remote again; the others keep
+// skipping it until that one has an answer, instead of every compile paying
+// the deadline at once. Why it was marked down is kept for the summary.
+TEST_F(Tier, AfterTheDownTimeOneProcessTriesAgain) {
+  BlackHole hole;
+  Config cfg;
+  cfg.dir = cache_.path();
+  cfg.remote_storage = "redis://127.0.0.1:" + std::to_string(hole.port());
+  std::string error;
+  auto first = RemoteTier::open(cfg, &error);
+  Counts c;
+  std::string note;
+  EXPECT_FALSE(first->fetch(Hash128{5, 1}, c.fn(), &note));
+  std::vector<std::string> down = RemoteTier::down_reports(cfg, 0);
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_NE(down[0].find("timed out"), std::string::npos) << down[0];
+  // The down time is over.
+  const std::string marker =
+      RemoteTier::marker_path(cfg.dir, *parse_remote_spec(cfg.remote_storage));
+  std::ofstream(marker) << "1 1\nan old failure\n";
+  auto prober = RemoteTier::open(cfg, &error);
+  auto other = RemoteTier::open(cfg, &error);
+  std::thread probing([&] {
+    Counts pc;
+    std::string pn;
+    prober->fetch(Hash128{5, 2}, pc.fn(), &pn);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto t = std::chrono::steady_clock::now();
+  note.clear();
+  EXPECT_FALSE(other->fetch(Hash128{5, 3}, c.fn(), &note));
+  EXPECT_LT(ms_since(t), 100);
+  EXPECT_NE(note.find("marked down"), std::string::npos) << note;
+  probing.join();
+  EXPECT_EQ(RemoteTier::down_reports(cfg, 2).size(), 1u);  // the prober marked it down again
 }
 
 }  // namespace
