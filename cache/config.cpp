@@ -97,8 +97,14 @@ std::string apply(Config* config, std::string_view key, std::string_view value) 
     return "";
   }
   if (key == "remote_secret") {
-    if (value.size() < 16) return "expected a secret of at least 16 characters";
+    if (value.size() < 16) {
+      config->remote_secret_error =
+          "remote_secret is shorter than 16 characters: the remote caches are off until it is "
+          "fixed";
+      return "expected a secret of at least 16 characters (the remote caches are off)";
+    }
     config->remote_secret = std::string(value);
+    config->remote_secret_error.clear();
     return "";
   }
   if (key == "server_idle") {

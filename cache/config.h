@@ -36,6 +36,10 @@ struct Config {
   std::optional<uint32_t> umask;
   // The secret that signs archives (and remote entries): empty for none.
   std::string remote_secret;
+  // A remote_secret that was set and is unusable: the remote tier stays off
+  // (a reader that believes it checks signatures must not take unsigned
+  // entries), and this says why.
+  std::string remote_secret_error;
   // LEXPACK_FOLLOW_SYMLINKS only (lexpack.conf lives in the directory it would
   // vouch for): use a cache directory or packs/ that is a symlink someone else owns.
   bool follow_symlinks = false;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "base/file_util.h"
 #include "cache/config.h"
+#include "cache/remote/remote_tier.h"
 #include "cache/remote/upload_queue.h"
 #include "cli/commands.h"
 #include "ninja_integration/command/compile_command.h"
@@ -161,6 +163,14 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // The keys this build hits or stores, for `lexpack export --working-set`.
   cache::Config config = cache::load_config("");
   std::string cache_dir = config.dir, record;
+  if (before) {
+    for (const std::string& w : config.warnings) {
+      std::fprintf(stderr, "lexpack: warning: %s\n", w.c_str());
+    }
+    if (!config.remote_storage.empty() && !config.remote_secret_error.empty()) {
+      std::fprintf(stderr, "lexpack: error: %s\n", config.remote_secret_error.c_str());
+    }
+  }
   const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
     if (auto r = launcher::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));
@@ -200,6 +210,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
     }
   }
   auto start = std::chrono::steady_clock::now();
+  const int64_t start_unix = static_cast<int64_t>(::time(nullptr));
   std::optional<PrefetchSummary> prefetched;
   std::string prepared;
   const bool prefetch = before && !config.remote_storage.empty() && !other_manifest(args) &&
@@ -264,12 +275,13 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (uploader) {
     cache::remote::Uploader::Summary up = uploader->finish(run.term_signal == 0);
     if (up.queued > 0) {
-      std::fprintf(
-          stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
-          static_cast<unsigned long long>(up.uploaded), static_cast<unsigned long long>(up.queued),
-          up.drain_us >= 100000
-              ? (" (" + std::to_string(up.drain_us / 1000) + " ms after the build)").c_str()
-              : "");
+      std::string after;
+      if (up.drain_us >= 100000)
+        after += " (" + std::to_string(up.drain_us / 1000) + " ms after the build)";
+      if (up.waiting > 0) after += "; " + std::to_string(up.waiting) + " wait for the next build";
+      std::fprintf(stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
+                   static_cast<unsigned long long>(up.uploaded),
+                   static_cast<unsigned long long>(up.queued), after.c_str());
     }
   }
   if (prefetched && prefetched->fetched > 0) {
@@ -283,6 +295,11 @@ int run_ninja_command(const std::vector<std::string>& args) {
   }
   if (prefetched && !prefetched->note.empty()) {
     std::fprintf(stderr, "lexpack: warning: prefetch: %s\n", prefetched->note.c_str());
+  }
+  if (before) {
+    for (const std::string& down : cache::remote::RemoteTier::down_reports(config, start_unix)) {
+      std::fprintf(stderr, "lexpack: warning: %s\n", down.c_str());
+    }
   }
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {

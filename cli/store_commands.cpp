@@ -11,6 +11,7 @@
 
 #include "base/json_string.h"
 #include "cache/config.h"
+#include "cache/remote/remote_tier.h"
 #include "cache/store.h"
 #include "cache/working_set.h"
 #include "cli/commands.h"
@@ -132,6 +133,12 @@ void add_store_commands(CLI::App& app, int* exit_code) {
       return;
     }
     print_stats(store->dir(), s.value(), *json);
+    if (!*json) {
+      for (const std::string& down :
+           cache::remote::RemoteTier::down_reports(cache::load_config(""), 0)) {
+        std::printf("%s\n", down.c_str());
+      }
+    }
   });
 
   auto* gc = app.add_subcommand("gc", "Evict least recently used packs down to the size limit");

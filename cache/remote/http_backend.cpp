@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -27,6 +28,48 @@ using Clock = std::chrono::steady_clock;
 int ms_left(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return left.count() < 0 ? 0 : int(left.count());
+}
+
+// How long one direction of a request may take, judged by its progress: the
+// first byte within the spec's first-byte timeout, then (after a short
+// grace) at least min_rate bytes per second on average.
+class Pace {
+ public:
+  Pace(const RemoteSpec& spec, bool started)
+      : first_byte_ms_(spec.first_byte_timeout_ms), rate_(spec.min_rate) {
+    if (started) first_ = start_;
+    got_ = started;
+  }
+  void add(size_t n) {
+    if (!got_) first_ = Clock::now();
+    got_ = true;
+    bytes_ += n;
+  }
+  // When the transfer is too slow unless more bytes come before it.
+  Clock::time_point give_up() const {
+    if (!got_) return start_ + std::chrono::milliseconds(first_byte_ms_);
+    if (rate_ <= 0) return Clock::time_point::max();
+    return first_ + kGrace + std::chrono::microseconds(bytes_ * 1'000'000 / uint64_t(rate_));
+  }
+  bool too_slow() const { return Clock::now() >= give_up(); }
+  std::string why() const {
+    if (!got_) return "no reply within " + std::to_string(first_byte_ms_) + " ms";
+    return "slower than " + std::to_string(rate_) + " bytes/s";
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kGrace{200};
+  int first_byte_ms_;
+  int64_t rate_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point first_;
+  bool got_ = false;
+  uint64_t bytes_ = 0;
+};
+
+// Rounded up for the pace, so that a poll that times out finds it passed.
+int ms_until(Clock::time_point deadline, const Pace& pace) {
+  return std::min(ms_left(deadline), ms_left(pace.give_up()) + 1);
 }
 
 std::string base64(std::string_view in) {
@@ -118,13 +161,18 @@ class HttpBackend final : public PerKeyBackend {
     return result;
   }
 
-  bool send_all(std::string_view bytes, Clock::time_point deadline, Reply* error) {
+  bool send_all(std::string_view bytes, Clock::time_point deadline, Pace* pace, Reply* error) {
     size_t sent = 0;
     while (sent < bytes.size()) {
+      if (pace->too_slow()) {
+        *error = fail(Outcome::kTimeout, "send: " + pace->why());
+        return false;
+      }
       pollfd p{fd_, POLLOUT, 0};
-      int n = ::poll(&p, 1, ms_left(deadline));
+      int n = ::poll(&p, 1, ms_until(deadline, *pace));
       if (n == 0) {
-        *error = fail(Outcome::kTimeout, "send: timed out");
+        *error =
+            fail(Outcome::kTimeout, pace->too_slow() ? "send: " + pace->why() : "send: timed out");
         return false;
       }
       ssize_t w = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -134,23 +182,29 @@ class HttpBackend final : public PerKeyBackend {
         return false;
       }
       sent += size_t(w);
+      pace->add(size_t(w));
     }
     return true;
   }
 
   // Reads until `buf` holds at least `want` bytes (or the header end when
   // want is 0). False with *error set on timeout, close or failure.
-  bool fill(std::string* buf, size_t want, Clock::time_point deadline, Reply* error) {
+  bool fill(std::string* buf, size_t want, Clock::time_point deadline, Pace* pace, Reply* error) {
     char chunk[65536];
     while (want ? buf->size() < want : buf->find("\r\n\r\n") == std::string::npos) {
       if (!want && buf->size() > 65536) {
         *error = fail(Outcome::kError, "reply header too large");
         return false;
       }
+      if (pace->too_slow()) {
+        *error = fail(Outcome::kTimeout, "reply: " + pace->why());
+        return false;
+      }
       pollfd p{fd_, POLLIN, 0};
-      int n = ::poll(&p, 1, ms_left(deadline));
+      int n = ::poll(&p, 1, ms_until(deadline, *pace));
       if (n == 0) {
-        *error = fail(Outcome::kTimeout, "reply: timed out");
+        *error = fail(Outcome::kTimeout,
+                      pace->too_slow() ? "reply: " + pace->why() : "reply: timed out");
         return false;
       }
       ssize_t r = ::recv(fd_, chunk, sizeof chunk, 0);
@@ -160,6 +214,7 @@ class HttpBackend final : public PerKeyBackend {
         return false;
       }
       buf->append(chunk, size_t(r));
+      pace->add(size_t(r));
     }
     return true;
   }
@@ -187,10 +242,12 @@ class HttpBackend final : public PerKeyBackend {
     if (body) head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
     head += "\r\n";
     Reply error;
-    if (!send_all(head, deadline, &error)) return error;
-    if (body && !send_all(*body, deadline, &error)) return error;
+    Pace sending(spec_, true);
+    if (!send_all(head, deadline, &sending, &error)) return error;
+    if (body && !send_all(*body, deadline, &sending, &error)) return error;
     std::string buf;
-    if (!fill(&buf, 0, deadline, &error)) return error;
+    Pace receiving(spec_, false);
+    if (!fill(&buf, 0, deadline, &receiving, &error)) return error;
     size_t header_end = buf.find("\r\n\r\n") + 4;
     std::string header = buf.substr(0, header_end);
     for (char& c : header) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -215,7 +272,7 @@ class HttpBackend final : public PerKeyBackend {
     if (length > kMaxEntrySize + kEntryHeaderSize + kEntrySignatureSize) {
       return fail(Outcome::kError, "oversized reply");
     }
-    if (!fill(&buf, header_end + length, deadline, &error)) return error;
+    if (!fill(&buf, header_end + length, deadline, &receiving, &error)) return error;
     std::string content = buf.substr(header_end, length);
     if (buf.size() != header_end + length ||
         header.find("connection: close") != std::string::npos) {

@@ -1,8 +1,9 @@
 // Redis through hiredis: GET/SET/EXISTS/MGET on "lexpack:<key>", one
 // connection per backend, opened on first use with the connect timeout and
-// read/written with the operation timeout.
+// read/written with the first-byte timeout per read.
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "cache/remote/backend.h"
@@ -81,7 +82,10 @@ class RedisBackend final : public Backend {
       ctx_ = nullptr;
       return false;
     }
-    redisSetTimeout(ctx_, to_timeval(spec_.operation_timeout_ms));
+    // hiredis bounds each read, not a whole reply: a server that sends no
+    // byte within the first-byte timeout is sick; one that keeps sending is not.
+    redisSetTimeout(ctx_,
+                    to_timeval(std::min(spec_.operation_timeout_ms, spec_.first_byte_timeout_ms)));
     if (!spec_.password.empty()) {
       std::vector<std::string> auth = {"AUTH"};
       if (!spec_.user.empty()) auth.push_back(spec_.user);

@@ -95,6 +95,13 @@ base::Result<RemoteSpec> parse_remote_spec(std::string_view text) {
     } else if (key == "operation-timeout") {
       if (!parse_int(value, &spec.operation_timeout_ms))
         return base::Status::error("bad " + std::string(key));
+    } else if (key == "first-byte-timeout") {
+      if (!parse_int(value, &spec.first_byte_timeout_ms) || spec.first_byte_timeout_ms <= 0)
+        return base::Status::error("bad " + std::string(key) + " (milliseconds, more than 0)");
+    } else if (key == "min-rate") {
+      int rate = 0;
+      if (!parse_int(value, &rate)) return base::Status::error("bad " + std::string(key));
+      spec.min_rate = rate;
     } else if (key == "layout") {
       if (value == "subdirs") {
         spec.layout = Layout::kSubdirs;

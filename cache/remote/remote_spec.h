@@ -1,8 +1,10 @@
 // The `remote_storage` setting in ccache's syntax: space-separated URLs, each
 // with `|key=value` attributes (read-only, connect-timeout, operation-timeout,
-// layout, ca-file). Credentials stay in the spec and are masked whenever it is shown.
+// first-byte-timeout, min-rate, layout, ca-file). Credentials stay in the
+// spec and are masked whenever it is shown.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +29,12 @@ struct RemoteSpec {
   bool read_only = false;
   int connect_timeout_ms = 100;
   int operation_timeout_ms = 10000;
-  std::string ca_file;  // https: the CA certificates to trust instead of the system's
+  // A remote is judged by its answers: no first byte of a reply within this
+  // long, or a transfer slower than min_rate bytes/s (after a short grace),
+  // and the request fails as a timeout, which marks the remote down.
+  int first_byte_timeout_ms = 500;
+  int64_t min_rate = 1 << 20;  // bytes per second; 0: no rate check
+  std::string ca_file;         // https: the CA certificates to trust instead of the system's
 };
 
 // One URL with its attributes.

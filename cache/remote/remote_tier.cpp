@@ -3,10 +3,14 @@
 #include "cache/remote/remote_tier.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
+#include <mutex>
+#include <thread>
 
 #include "base/file_util.h"
 
@@ -21,6 +25,10 @@ std::string masked(const RemoteSpec& spec) {
 
 std::unique_ptr<RemoteTier> RemoteTier::open(const Config& config, std::string* error) {
   if (config.remote_storage.empty()) return nullptr;
+  if (!config.remote_secret_error.empty()) {
+    *error = config.remote_secret_error;
+    return nullptr;
+  }
   auto specs = parse_remote_storage(config.remote_storage);
   if (!specs.ok()) {
     *error = "remote_storage: " + specs.message();
@@ -39,32 +47,118 @@ std::unique_ptr<RemoteTier> RemoteTier::open(const Config& config, std::string* 
   return tier;
 }
 
+RemoteTier::~RemoteTier() {
+  for (const Remote& r : remotes_) {
+    if (r.probing) ::unlink((r.marker + ".probe").c_str());
+  }
+}
+
 std::string RemoteTier::marker_path(const std::string& dir, const RemoteSpec& spec) {
   return dir + "/remote-down-" + hash_bytes(spec.url).hex().substr(0, 16);
 }
 
-bool RemoteTier::is_down(const Remote& r) const {
-  base::Result<std::string> text = base::read_file(r.marker);
-  if (!text.ok()) return false;
+namespace {
+
+// A marker holds "<until> <since>\n<why>\n": Unix times, then the reason.
+struct Marker {
+  long long until = 0, since = 0;
+  std::string why;
+};
+
+std::optional<Marker> read_marker(const std::string& path) {
+  base::Result<std::string> text = base::read_file(path);
+  if (!text.ok()) return std::nullopt;
+  Marker m;
   char* end = nullptr;
-  long long until = std::strtoll(text->c_str(), &end, 10);
-  return until > static_cast<long long>(time(nullptr));
+  m.until = std::strtoll(text->c_str(), &end, 10);
+  m.since = std::strtoll(end, &end, 10);
+  size_t nl = text->find('\n');
+  if (nl != std::string::npos) {
+    m.why = text->substr(nl + 1);
+    while (!m.why.empty() && m.why.back() == '\n') m.why.pop_back();
+  }
+  return m;
 }
 
-void RemoteTier::mark_down(const Remote& r) const {
-  std::string until = std::to_string(static_cast<long long>(time(nullptr)) + kDownSeconds);
+std::string clock_time(long long t) {
+  char buf[32];
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm_local;
+  localtime_r(&tt, &tm_local);
+  strftime(buf, sizeof buf, "%H:%M:%S", &tm_local);
+  return buf;
+}
+
+// A probe claim older than this is a prober that died: taken over.
+constexpr long long kStaleProbeSeconds = 30;
+
+}  // namespace
+
+bool RemoteTier::is_down(const Remote& r) const {
+  std::optional<Marker> m = read_marker(r.marker);
+  if (!m) return false;
+  const long long now = static_cast<long long>(time(nullptr));
+  if (m->until > now) return true;
+  if (r.probing) return false;
+  // Down time over: one process tries again, the others wait for its answer.
+  const std::string probe = r.marker + ".probe";
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::close(fd);
+      r.probing = true;
+      return false;
+    }
+    struct stat st;
+    if (errno != EEXIST || ::stat(probe.c_str(), &st) != 0) return false;
+    if (now - static_cast<long long>(st.st_mtime) < kStaleProbeSeconds) return true;
+    ::unlink(probe.c_str());
+  }
+  return true;
+}
+
+void RemoteTier::answered(const Remote& r) const {
+  if (!r.probing) return;
+  r.probing = false;
+  ::unlink(r.marker.c_str());
+  ::unlink((r.marker + ".probe").c_str());
+}
+
+void RemoteTier::mark_down(const Remote& r, const std::string& why) const {
+  const long long now = static_cast<long long>(time(nullptr));
+  std::string text =
+      std::to_string(now + kDownSeconds) + " " + std::to_string(now) + "\n" + why + "\n";
   std::string tmp = r.marker + "." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  bool ok = ::write(fd, until.data(), until.size()) == ssize_t(until.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), r.marker.c_str()) != 0) ::unlink(tmp.c_str());
+  if (fd >= 0) {
+    bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), r.marker.c_str()) != 0) ::unlink(tmp.c_str());
+  }
+  if (r.probing) {
+    r.probing = false;
+    ::unlink((r.marker + ".probe").c_str());
+  }
+}
+
+std::vector<std::string> RemoteTier::down_reports(const Config& config, int64_t since) {
+  std::vector<std::string> out;
+  auto specs = parse_remote_storage(config.remote_storage);
+  if (!specs.ok()) return out;
+  for (const RemoteSpec& spec : specs.value()) {
+    std::optional<Marker> m = read_marker(marker_path(config.dir, spec));
+    if (!m || m->since < since) continue;
+    out.push_back("remote " + masked(spec) + " marked down at " + clock_time(m->since) + " (" +
+                  (m->why.empty() ? "no reason recorded" : m->why) + "), skipped until " +
+                  clock_time(m->until));
+  }
+  return out;
 }
 
 void RemoteTier::failed(const Remote& r, const Reply& reply, const CountFn& count,
                         std::string* note) const {
   count(reply.outcome == Outcome::kTimeout ? "remote_timeouts" : "remote_errors", 1);
-  mark_down(r);
+  mark_down(r, (reply.outcome == Outcome::kTimeout ? "timed out: " : "failed: ") + reply.error);
   *note += "remote " + masked(r.spec) + " " +
            (reply.outcome == Outcome::kTimeout ? "timed out" : "failed") + " (" + reply.error +
            "), skipped for " + std::to_string(kDownSeconds) + " s; ";
@@ -82,6 +176,7 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
       failed(r, reply, count, note);
       continue;
     }
+    answered(r);
     if (reply.outcome != Outcome::kHit) {
       count("remote_misses", 1);
       *note += "remote " + masked(r.spec) + " miss; ";
@@ -101,47 +196,76 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
   return std::nullopt;
 }
 
+std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_from(const Remote& r,
+                                                               const std::vector<Hash128>& keys,
+                                                               const CountFn& count,
+                                                               std::string* note) const {
+  constexpr size_t kBatch = 64;
+  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  bool down = false;
+  for (size_t begin = 0; begin < keys.size() && !down; begin += kBatch) {
+    const size_t end = std::min(keys.size(), begin + kBatch);
+    std::vector<std::string> names;
+    for (size_t i = begin; i < end; ++i) names.push_back(keys[i].hex());
+    std::vector<Reply> replies = r.backend->get_many(names);
+    for (size_t i = begin; i < end && !down; ++i) {
+      Reply& reply = replies[i - begin];
+      if (reply.failed()) {
+        failed(r, reply, count, note);
+        down = true;
+        continue;
+      }
+      answered(r);
+      if (reply.outcome != Outcome::kHit) {
+        count("remote_misses", 1);
+        continue;
+      }
+      count("remote_bytes_in", int64_t(reply.bytes.size()));
+      base::Result<RemoteEntry> entry = decode_entry(reply.bytes, keys[i], secret_);
+      if (!entry.ok()) {
+        count("remote_bad_entries", 1);
+        *note += "remote " + masked(r.spec) + " entry " + keys[i].hex() + " refused (" +
+                 entry.message() + "); ";
+      } else {
+        count("remote_hits", 1);
+        found[i] = std::move(entry.value());
+      }
+    }
+  }
+  return found;
+}
+
 std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector<Hash128>& keys,
                                                                const CountFn& count,
                                                                std::string* note) {
-  constexpr size_t kBatch = 64;
-  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  std::vector<const Remote*> up;
   for (const Remote& r : remotes_) {
     if (is_down(r)) {
       *note += "remote " + masked(r.spec) + " marked down; ";
-      continue;
+    } else {
+      up.push_back(&r);
     }
-    std::vector<size_t> wanted;
+  }
+  if (up.size() == 1) return fetch_from(*up[0], keys, count, note);
+  // Every remote at once, so that a slow one costs its deadline once, not
+  // added to the others'; the first remote's valid entry wins, as in fetch().
+  std::mutex counting;
+  CountFn locked_count = [&](std::string_view name, int64_t delta) {
+    std::lock_guard<std::mutex> hold(counting);
+    count(name, delta);
+  };
+  std::vector<std::vector<std::optional<RemoteEntry>>> each(up.size());
+  std::vector<std::string> notes(up.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < up.size(); ++k) {
+    threads.emplace_back([&, k] { each[k] = fetch_from(*up[k], keys, locked_count, &notes[k]); });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  for (size_t k = 0; k < up.size(); ++k) {
+    *note += notes[k];
     for (size_t i = 0; i < keys.size(); ++i) {
-      if (!found[i]) wanted.push_back(i);
-    }
-    bool down = false;
-    for (size_t begin = 0; begin < wanted.size() && !down; begin += kBatch) {
-      const size_t end = std::min(wanted.size(), begin + kBatch);
-      std::vector<std::string> names;
-      for (size_t j = begin; j < end; ++j) names.push_back(keys[wanted[j]].hex());
-      std::vector<Reply> replies = r.backend->get_many(names);
-      for (size_t j = begin; j < end && !down; ++j) {
-        Reply& reply = replies[j - begin];
-        const Hash128& key = keys[wanted[j]];
-        if (reply.failed()) {
-          failed(r, reply, count, note);
-          down = true;
-        } else if (reply.outcome != Outcome::kHit) {
-          count("remote_misses", 1);
-        } else {
-          count("remote_bytes_in", int64_t(reply.bytes.size()));
-          base::Result<RemoteEntry> entry = decode_entry(reply.bytes, key, secret_);
-          if (!entry.ok()) {
-            count("remote_bad_entries", 1);
-            *note += "remote " + masked(r.spec) + " entry " + key.hex() + " refused (" +
-                     entry.message() + "); ";
-          } else {
-            count("remote_hits", 1);
-            found[wanted[j]] = std::move(entry.value());
-          }
-        }
-      }
+      if (!found[i] && each[k][i]) found[i] = std::move(each[k][i]);
     }
   }
   return found;
@@ -167,6 +291,7 @@ bool RemoteTier::put_each(const Hash128& key, FunctionRef<std::string()> encode,
       failed(r, reply, count, note);
       continue;
     }
+    answered(r);
     if (counter) count(counter, 1);
     count("remote_bytes_out", int64_t(bytes.size()));
     stored = true;
@@ -192,6 +317,7 @@ std::optional<std::string> RemoteTier::fetch_answer(const Hash128& key, const Co
       failed(r, reply, count, note);
       continue;
     }
+    answered(r);
     if (reply.outcome != Outcome::kHit) {
       count("remote_answer_misses", 1);
       continue;

@@ -28,8 +28,9 @@ using CountFn = std::function<void(std::string_view name, int64_t delta)>;
 class RemoteTier {
  public:
   // Null when no remote is configured; also null with *error set (masked)
-  // when the setting does not parse.
+  // when the setting does not parse or the remote_secret is unusable.
   static std::unique_ptr<RemoteTier> open(const Config& config, std::string* error);
+  ~RemoteTier();  // gives up a probe claim this process did not use
 
   // The first remote's valid entry for `key`. Misses, failures and invalid
   // entries are counted; `*note` says what happened, for the decision log.
@@ -57,14 +58,28 @@ class RemoteTier {
   // Where `spec`'s marker lives in cache directory `dir`.
   static std::string marker_path(const std::string& dir, const RemoteSpec& spec);
 
+  // One line per remote of `config` marked down at or after `since` (a Unix
+  // time; 0: every marker still present): when, why and until when, for the
+  // build summary and `lexpack stats`.
+  static std::vector<std::string> down_reports(const Config& config, int64_t since);
+
  private:
   struct Remote {
     RemoteSpec spec;
     std::unique_ptr<Backend> backend;
     std::string marker;
+    // This process holds the claim to try the remote again after its down
+    // time (marker + ".probe"): the others keep skipping it meanwhile.
+    mutable bool probing = false;
   };
   bool is_down(const Remote& r) const;
-  void mark_down(const Remote& r) const;
+  void mark_down(const Remote& r, const std::string& why) const;
+  // A reply came: a remote this process was probing is up again.
+  void answered(const Remote& r) const;
+  // fetch_many() from one remote, until it fails.
+  std::vector<std::optional<RemoteEntry>> fetch_from(const Remote& r,
+                                                     const std::vector<Hash128>& keys,
+                                                     const CountFn& count, std::string* note) const;
   void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
   // Puts what `encode` makes (once, when a writable remote is up; "" stores
   // nothing) under `key` on every writable remote, counting `counter` (if

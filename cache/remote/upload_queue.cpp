@@ -83,11 +83,42 @@ Uploader::Summary Uploader::finish(bool send_rest) {
   ::unsetenv(kUploadQueueEnv);
   const int64_t begin = now_us();
   abandon_ = !send_rest;
+  finish_by_us_ = begin + int64_t(kFinishBudgetMs) * 1000;
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   summary_.drain_us = now_us() - begin;
   ::unlink(queue_.c_str());
+  leave_waiting();
   return summary_;
+}
+
+std::string Uploader::take_waiting() {
+  const std::string waiting = config_.dir + "/" + kWaitingUploadsFile;
+  const std::string mine = queue_ + ".earlier";
+  if (::rename(waiting.c_str(), mine.c_str()) != 0) return "";
+  std::string lines = read_from(mine, 0);
+  ::unlink(mine.c_str());
+  return lines;
+}
+
+void Uploader::leave_waiting() {
+  summary_.waiting = later_.size();
+  if (later_.empty()) return;
+  const std::string waiting = config_.dir + "/" + kWaitingUploadsFile;
+  // Whatever another build left meanwhile is kept too, newest last.
+  std::string lines = read_from(waiting, 0);
+  for (const std::string& key : later_) lines += key + "\n";
+  size_t count = 0;
+  for (char c : lines) count += c == '\n';
+  size_t at = 0;
+  for (; count > kMaxWaitingUploads; --count) at = lines.find('\n', at) + 1;
+  lines.erase(0, at);
+  const std::string tmp = queue_ + ".waiting";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = ::write(fd, lines.data(), lines.size()) == ssize_t(lines.size());
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), waiting.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
 void Uploader::run() {
@@ -99,6 +130,17 @@ void Uploader::run() {
   std::string error;
   std::unique_ptr<RemoteTier> tier = RemoteTier::open(config_, &error);
   uint64_t offset = 0;
+  std::string earlier = take_waiting();
+  if (store.ok() && tier) {
+    send(*store.value(), *tier, earlier);
+  } else {
+    for (size_t pos = 0; pos < earlier.size();) {  // kept for a build that can send them
+      size_t nl = earlier.find('\n', pos);
+      if (nl == std::string::npos) break;
+      later_.push_back(earlier.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
   for (;;) {
     const bool last_round = stop_.load();  // read before draining: nothing is left behind
     if (store.ok() && tier) drain(*store.value(), *tier, &offset);
@@ -118,17 +160,22 @@ void Uploader::drain(Store& store, RemoteTier& tier, uint64_t* offset) {
   size_t end = bytes.rfind('\n');
   if (end == std::string::npos) return;
   *offset += end + 1;
+  bytes.resize(end + 1);
+  send(store, tier, bytes);
+}
+
+void Uploader::send(Store& store, RemoteTier& tier, const std::string& bytes) {
   auto count = [&store](std::string_view name, int64_t delta) { store.add_counter(name, delta); };
-  std::set<std::string> seen;
-  for (size_t pos = 0; pos <= end;) {
+  for (size_t pos = 0; pos < bytes.size();) {
     size_t nl = bytes.find('\n', pos);
+    if (nl == std::string::npos) break;
     std::string line = bytes.substr(pos, nl - pos);
     pos = nl + 1;
     Hash128 key;
-    if (!Hash128::from_hex(line, &key) || !seen.insert(line).second) continue;
+    if (!Hash128::from_hex(line, &key) || !seen_.insert(line).second) continue;
     ++summary_.queued;
-    if (abandon_) {
-      ++summary_.skipped;
+    if (abandon_ || now_us() > finish_by_us_.load()) {
+      later_.push_back(line);
       continue;
     }
     std::optional<ActionRecord> action = store.get_action(key);
@@ -142,7 +189,7 @@ void Uploader::drain(Store& store, RemoteTier& tier, uint64_t* offset) {
     if (tier.upload(key, *entry, count, &note)) {
       ++summary_.uploaded;
     } else {
-      ++summary_.skipped;
+      later_.push_back(line);  // no remote took it: the next build tries again
     }
   }
   store.flush();

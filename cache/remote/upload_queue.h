@@ -2,16 +2,20 @@
 // stored locally appends its key to the build's queue file and exits; one
 // uploader thread of `lexpack ninja` reads the queue as it grows, rebuilds
 // each entry from the local store and writes it to the remotes while the
-// build goes on, then sends what is left when ninja is done. A compile
-// outside `lexpack ninja` (a plain compiler launcher) uploads by itself.
+// build goes on, then sends what is left when ninja is done, for a short
+// while only: what has not gone up by then (or could not, the remotes being
+// down) waits in the cache directory for the next build's uploader. A
+// compile outside `lexpack ninja` (a plain compiler launcher) uploads by itself.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache/config.h"
 #include "cache/hash.h"
@@ -21,6 +25,12 @@
 namespace lexpack::cache::remote {
 
 inline constexpr const char* kUploadQueueEnv = "LEXPACK_UPLOAD_QUEUE";
+// The keys that wait for the next build, in the cache directory; at most
+// kMaxWaitingUploads of them (the oldest are dropped).
+inline constexpr const char* kWaitingUploadsFile = "uploads-waiting";
+inline constexpr size_t kMaxWaitingUploads = 20000;
+// How long the end of a build waits for uploads.
+inline constexpr int kFinishBudgetMs = 300;
 
 // Launcher side: appends `key` to the queue named by LEXPACK_UPLOAD_QUEUE.
 // False when there is no queue (or it cannot be written): upload directly.
@@ -31,7 +41,8 @@ class Uploader {
   struct Summary {
     uint64_t queued = 0;    // keys read from the queue
     uint64_t uploaded = 0;  // entries written to at least one remote
-    uint64_t skipped = 0;   // gone from the local store, or no remote up
+    uint64_t skipped = 0;   // gone from the local store
+    uint64_t waiting = 0;   // not sent: they wait for the next build
     int64_t drain_us = 0;   // time finish() waited after the build
   };
 
@@ -41,9 +52,10 @@ class Uploader {
   static std::unique_ptr<Uploader> start(const Config& config);
   ~Uploader();
 
-  // Sends what is still queued (unless `send_rest` is false: an interrupted
-  // build does not wait for uploads), stops the thread, removes the queue
-  // and unsets the variable.
+  // Sends what is still queued for at most kFinishBudgetMs (not at all when
+  // `send_rest` is false: an interrupted build does not wait for uploads),
+  // leaves the rest waiting for the next build, stops the thread, removes
+  // the queue and unsets the variable.
   Summary finish(bool send_rest = true);
 
  private:
@@ -51,12 +63,22 @@ class Uploader {
   void run();
   // Uploads the complete lines of the queue after *offset; advances it.
   void drain(Store& store, class RemoteTier& tier, uint64_t* offset);
+  // Uploads the keys of `lines` (hex, one per line) not sent yet; past the
+  // finish budget, or when no remote took one, they are kept for later.
+  void send(Store& store, class RemoteTier& tier, const std::string& lines);
+  // Takes the keys earlier builds left waiting (none when another build has them).
+  std::string take_waiting();
+  // Appends the keys kept for later to the waiting file, bounded.
+  void leave_waiting();
 
   Config config_;
   std::string queue_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> abandon_{false};
+  std::atomic<int64_t> finish_by_us_{INT64_MAX};
+  std::set<std::string> seen_;
+  std::vector<std::string> later_;
   Summary summary_;
   bool finished_ = false;
 };

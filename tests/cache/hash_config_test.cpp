@@ -182,6 +182,7 @@ TEST(Config, UmaskAndSecretSettings) {
   EXPECT_TRUE(c.remote_secret.empty());  // too short: a warning, not a secret
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("remote_secret"), std::string::npos);
+  EXPECT_NE(c.remote_secret_error.find("remote caches are off"), std::string::npos);
   ::setenv("LEXPACK_UMASK", "002", 1);
   ::setenv("LEXPACK_REMOTE_SECRET", "sixteen or more chars", 1);
   c = load_config(tmp.path());
@@ -189,6 +190,7 @@ TEST(Config, UmaskAndSecretSettings) {
   ::unsetenv("LEXPACK_REMOTE_SECRET");
   EXPECT_EQ(c.umask, 02u);
   EXPECT_EQ(c.remote_secret, "sixteen or more chars");
+  EXPECT_TRUE(c.remote_secret_error.empty());  // a good one from the environment wins
   for (const auto& e : c.entries) {
     if (e.key == "remote_secret") {
       EXPECT_EQ(e.value, "(set)");  // never shown

@@ -208,5 +208,43 @@ TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {
   EXPECT_NE(stats.out.find("remote_timeouts   1"), std::string::npos) << stats.out;
 }
 
+// What a build could not send (its remote was down) is not lost: it waits in
+// the cache directory, and the next build's uploader sends it first.
+TEST_F(RemoteNinja, WhatADeadRemoteDidNotTakeWaitsForTheNextBuild) {
+  BlackHole hole;
+  base::ProcessResult a =
+      build("cache-a", "redis://127.0.0.1:" + std::to_string(hole.port()), "-j1");
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.err.find("0 of 3 stored compiles uploaded to the remote; 3 wait for the next build"),
+            std::string::npos)
+      << a.err;
+  EXPECT_NE(a.err.find("marked down at"), std::string::npos) << a.err;  // said once, with why
+  EXPECT_EQ(count_of(a.err, "marked down at"), 1u) << a.err;
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult again = sh("cache-a", redis.url(), std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find("3 of 3 stored compiles uploaded"), std::string::npos) << again.err;
+  base::ProcessResult b = build("cache-b", redis.url());
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+}
+
+// A remote_secret too short to be one is an error the build shows, and the
+// remote tier stays off: the unsigned entries another machine left are not
+// taken by a reader that believes it checks signatures.
+TEST_F(RemoteNinja, AShortSecretStopsTheRemoteTierAndTheBuildSaysSo) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  base::ProcessResult b = build("cache-b", redis.url(), "", "LEXPACK_REMOTE_SECRET=short");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("lexpack: error: remote_secret is shorter than 16 characters"),
+            std::string::npos)
+      << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 0 hits"), std::string::npos) << b.err;
+}
+
 }  // namespace
 }  // namespace lexpack::testing

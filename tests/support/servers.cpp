@@ -172,7 +172,7 @@ BlackHole::~BlackHole() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-FixedReplyServer::FixedReplyServer(std::string reply) {
+FixedReplyServer::FixedReplyServer(std::string reply, int byte_gap_ms) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -183,7 +183,7 @@ FixedReplyServer::FixedReplyServer(std::string reply) {
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   const int listener = fd_;
-  thread_ = std::thread([listener, reply = std::move(reply)] {
+  thread_ = std::thread([listener, reply = std::move(reply), byte_gap_ms, stop = stop_] {
     for (;;) {
       int c = ::accept(listener, nullptr, nullptr);
       if (c < 0) return;  // the listener was shut down
@@ -194,14 +194,21 @@ FixedReplyServer::FixedReplyServer(std::string reply) {
         if (n <= 0) break;
         request.append(buf, static_cast<size_t>(n));
       }
-      ssize_t ignored = ::write(c, reply.data(), reply.size());
-      (void)ignored;
+      if (byte_gap_ms == 0) {
+        ssize_t ignored = ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+        (void)ignored;
+      }
+      for (size_t i = 0; byte_gap_ms > 0 && i < reply.size() && !stop->load(); ++i) {
+        if (::send(c, reply.data() + i, 1, MSG_NOSIGNAL) != 1) break;  // the client gave up
+        std::this_thread::sleep_for(std::chrono::milliseconds(byte_gap_ms));
+      }
       ::close(c);
     }
   });
 }
 
 FixedReplyServer::~FixedReplyServer() {
+  stop_->store(true);
   ::shutdown(fd_, SHUT_RDWR);
   if (thread_.joinable()) thread_.join();
   ::close(fd_);

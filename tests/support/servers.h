@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,10 +92,11 @@ class BlackHole {
 
 // A listener that answers every request on its connections with the same
 // bytes, whatever was asked: a server that lies (an oversized length, a
-// malformed reply) to check that the client refuses it.
+// malformed reply) to check that the client refuses it. With `byte_gap_ms`,
+// a sick one: the reply goes out one byte at a time, that long apart.
 class FixedReplyServer {
  public:
-  explicit FixedReplyServer(std::string reply);
+  explicit FixedReplyServer(std::string reply, int byte_gap_ms = 0);
   ~FixedReplyServer();
   int port() const { return port_; }
 
@@ -101,6 +104,7 @@ class FixedReplyServer {
   int fd_ = -1;
   int port_ = 0;
   std::thread thread_;
+  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 }  // namespace lexpack::testing

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "tests/support/servers.h"
 #include "tests/support/test_dir.h"
@@ -362,6 +364,117 @@ TEST_F(Tier, ServerThatNeverAnswersCostsOneTimeout) {
     EXPECT_FALSE(again->fetch(Hash128{3, 3}, c.fn(), &note));
     EXPECT_LT(ms_since(t), 100) << scheme;  // marked down: not tried
   }
+}
+
+// A remote is judged by its answers, not its connections: one that accepts
+// and never answers fails at the first-byte deadline (default 500 ms), long
+// before the operation timeout (10 s by default), and is marked down.
+TEST_F(Tier, NoFirstByteWithinTheDeadlineIsATimeout) {
+  BlackHole hole;
+  for (const std::string scheme : {"redis://", "http://"}) {
+    TestDir dir;
+    Config cfg;
+    cfg.dir = dir.path();
+    cfg.remote_storage =
+        scheme + "127.0.0.1:" + std::to_string(hole.port()) + (scheme == "http://" ? "/c" : "");
+    std::string error;
+    auto tier = RemoteTier::open(cfg, &error);
+    Counts c;
+    std::string note;
+    auto t = std::chrono::steady_clock::now();
+    EXPECT_FALSE(tier->fetch(Hash128{3, 4}, c.fn(), &note));
+    EXPECT_LT(ms_since(t), 3000) << scheme;
+    EXPECT_EQ(c.n["remote_timeouts"], 1) << scheme << note;
+    if (scheme == "http://") {
+      EXPECT_NE(note.find("no reply within 500 ms"), std::string::npos) << note;
+    }
+  }
+}
+
+// A server that answers a byte at a time, or ever so slowly, is as sick as
+// one that never answers: the transfer falls below the minimum rate and the
+// request fails within a fraction of a second, not after the operation timeout.
+TEST_F(Tier, AReplySlowerThanTheMinimumRateIsATimeout) {
+  const std::string reply =
+      "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + std::string(100000, 'x');
+  FixedReplyServer trickle(reply, 20);
+  Config cfg;
+  cfg.dir = cache_.path();
+  cfg.remote_storage = "http://127.0.0.1:" + std::to_string(trickle.port()) + "/c";
+  std::string error;
+  auto tier = RemoteTier::open(cfg, &error);
+  Counts c;
+  std::string note;
+  auto t = std::chrono::steady_clock::now();
+  EXPECT_FALSE(tier->fetch(Hash128{3, 5}, c.fn(), &note));
+  EXPECT_LT(ms_since(t), 3000);
+  EXPECT_EQ(c.n["remote_timeouts"], 1) << note;
+  EXPECT_NE(note.find("slower than"), std::string::npos) << note;
+  // Configurable per remote: without a rate check the same server is waited
+  // for until the operation timeout.
+  auto spec = parse_remote_spec("http://127.0.0.1:1/c|first-byte-timeout=250|min-rate=0");
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->first_byte_timeout_ms, 250);
+  EXPECT_EQ(spec->min_rate, 0);
+  EXPECT_FALSE(parse_remote_spec("http://127.0.0.1:1/c|first-byte-timeout=0").ok());
+}
+
+// A remote_secret too short to be one stops the remote tier, with a reason:
+// a reader that believes it checks signatures must never take unsigned entries.
+TEST_F(Tier, AShortSecretStopsTheRemoteTier) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  auto backend = make_backend(*parse_remote_spec(redis.url()));
+  Hash128 forged{9, 7};
+  ASSERT_EQ(backend->put(forged.hex(), encode_entry(forged, sample('f'))).outcome,
+            Outcome::kStored);
+  TestDir dir;
+  std::ofstream(dir.at(kConfigFileName)) << "remote_secret = short\n";
+  ::unsetenv("LEXPACK_REMOTE_SECRET");
+  ::unsetenv("LEXPACK_REMOTE_STORAGE");
+  Config cfg = load_config(dir.path());
+  cfg.remote_storage = redis.url();
+  std::string error;
+  auto tier = RemoteTier::open(cfg, &error);
+  EXPECT_FALSE(tier);
+  EXPECT_NE(error.find("remote_secret"), std::string::npos) << error;
+}
+
+// After its down time one process tries the remote again; the others keep
+// skipping it until that one has an answer, instead of every compile paying
+// the deadline at once. Why it was marked down is kept for the summary.
+TEST_F(Tier, AfterTheDownTimeOneProcessTriesAgain) {
+  BlackHole hole;
+  Config cfg;
+  cfg.dir = cache_.path();
+  cfg.remote_storage = "redis://127.0.0.1:" + std::to_string(hole.port());
+  std::string error;
+  auto first = RemoteTier::open(cfg, &error);
+  Counts c;
+  std::string note;
+  EXPECT_FALSE(first->fetch(Hash128{5, 1}, c.fn(), &note));
+  std::vector<std::string> down = RemoteTier::down_reports(cfg, 0);
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_NE(down[0].find("timed out"), std::string::npos) << down[0];
+  // The down time is over.
+  const std::string marker =
+      RemoteTier::marker_path(cfg.dir, *parse_remote_spec(cfg.remote_storage));
+  std::ofstream(marker) << "1 1\nan old failure\n";
+  auto prober = RemoteTier::open(cfg, &error);
+  auto other = RemoteTier::open(cfg, &error);
+  std::thread probing([&] {
+    Counts pc;
+    std::string pn;
+    prober->fetch(Hash128{5, 2}, pc.fn(), &pn);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto t = std::chrono::steady_clock::now();
+  note.clear();
+  EXPECT_FALSE(other->fetch(Hash128{5, 3}, c.fn(), &note));
+  EXPECT_LT(ms_since(t), 100);
+  EXPECT_NE(note.find("marked down"), std::string::npos) << note;
+  probing.join();
+  EXPECT_EQ(RemoteTier::down_reports(cfg, 2).size(), 1u);  // the prober marked it down again
 }
 
 }  // namespace
