@@ -159,6 +159,36 @@ TEST_P(ClosureEdge, PragmaOnceThroughSymlinkKeepsHitting) {
   EXPECT_EQ(last_decision().rfind("hit", 0), 0u) << last_decision();
 }
 
+// DEPENDENCIES_OUTPUT and SUNPRO_DEPENDENCIES make gcc, CC_PRINT_HEADERS
+// clang, write a list of the headers beside the object: a hit would not
+// write it. Each compile must leave what the compiler alone leaves.
+TEST_P(ClosureEdge, SideOutputVariablesAreNeverServed) {
+  dir_.write("a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  run("touch -d '2020-01-01 00:00:00' a.h m.cpp");
+  warm("-c m.cpp");
+  if (HasFatalFailure()) return;
+  for (const char* vars : {"DEPENDENCIES_OUTPUT=deps.txt", "SUNPRO_DEPENDENCIES=deps.txt",
+                           "CC_PRINT_HEADERS=1 CC_PRINT_HEADERS_FILE=deps.txt"}) {
+    SCOPED_TRACE(vars);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(sh(cxx() + " -c m.cpp -o ref.o", vars).exit_code, 0);
+      const bool written = dir_.exists("deps.txt");
+      const std::string plain = written ? dir_.read("deps.txt") : "";
+      if (written) dir_.remove("deps.txt");
+      base::ProcessResult r = lexpack(cxx() + " -c m.cpp -o out.o", env() + " " + vars);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      ASSERT_EQ(dir_.exists("deps.txt"), written) << last_decision();
+      if (written) EXPECT_EQ(dir_.read("deps.txt"), plain);
+      EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"));
+      EXPECT_NE(last_decision().find("uncacheable"), std::string::npos) << last_decision();
+      if (written) dir_.remove("deps.txt");
+    }
+  }
+  base::ProcessResult stats = lexpack("stats", env());
+  EXPECT_NE(stats.out.find("uncacheable_side_output_environment"), std::string::npos) << stats.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, ClosureEdge,
                          ::testing::Values(Mode{"g++", false}, Mode{"clang++-14", false},
                                            Mode{"g++", true}, Mode{"clang++-14", true}));
