@@ -159,6 +159,33 @@ TEST_P(ClosureEdge, PragmaOnceThroughSymlinkKeepsHitting) {
   EXPECT_EQ(last_decision().rfind("hit", 0), 0u) << last_decision();
 }
 
+// The evaluation of computed includes takes #pragma once by inode, as
+// clang does: for gcc, two equal copies of one mtime are one file, and the
+// branch the count decides is another. gcc's compile is then not cached;
+// clang's is, and follows the header its branch names.
+TEST_P(ClosureEdge, PragmaOnceCopiesDecideAComputedInclude) {
+  dir_.write("a/x.h", kCountingHeader);
+  dir_.write("b/x.h", kCountingHeader);
+  dir_.write("p.h", "#define V 1\n");
+  dir_.write("q.h", "#define V 2\n");
+  dir_.write("m.cpp", std::string(kIncludesBoth) +
+                          "#ifdef X_TWICE\n#define HDR \"p.h\"\n#else\n#define HDR \"q.h\"\n"
+                          "#endif\n#include HDR\nint v() { return V; }\n");
+  run("touch -d '2020-01-01 00:00:00' a/x.h b/x.h p.h q.h m.cpp");
+  const bool gcc = cxx() == "g++";
+  if (gcc) {
+    compile_and_compare("-c m.cpp");
+    if (HasFatalFailure()) return;
+    EXPECT_NE(last_decision().find("gcc takes as one"), std::string::npos) << last_decision();
+  } else {
+    warm("-c m.cpp");
+    if (HasFatalFailure()) return;
+  }
+  dir_.write(gcc ? "q.h" : "p.h", "#define V 3\n");
+  run("touch -d '2020-01-01 00:00:00' p.h q.h");
+  compile_and_compare("-c m.cpp");
+}
+
 // DEPENDENCIES_OUTPUT and SUNPRO_DEPENDENCIES make gcc, CC_PRINT_HEADERS
 // clang, write a list of the headers beside the object: a hit would not
 // write it. Each compile must leave what the compiler alone leaves.
