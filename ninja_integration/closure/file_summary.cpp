@@ -72,8 +72,17 @@ bool names_assembler_file_read(std::string_view bytes) {
     for (size_t k = 0; k < word.size(); ++k) {
       if (lower(bytes[pos + k]) != word[k]) return false;
     }
-    const size_t end = pos + word.size();
-    return end == bytes.size() || !name_char(bytes[end]);
+    size_t end = pos + word.size();
+    if (end < bytes.size() && name_char(bytes[end])) return false;  // another name
+    // What gas would read next: a string, a macro or stringized argument
+    // that becomes one, an escape or a line break inside a C string or
+    // macro. Not punctuation (`x.include(a)`, `s.include = 1`, a quote in a
+    // comment): no assembler line goes on that way.
+    while (end < bytes.size() && (bytes[end] == ' ' || bytes[end] == '\t')) ++end;
+    if (end == bytes.size()) return true;
+    const char c = bytes[end];
+    return c == '"' || c == '\\' || c == '#' || c == '/' || c == '\n' || c == '\r' ||
+           (name_char(c) && c != '.');
   };
   for (size_t dot = bytes.find('.'); dot != std::string_view::npos;
        dot = bytes.find('.', dot + 1)) {

@@ -45,9 +45,10 @@ FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& conte
 // them) as a whole directive name, anywhere: in a string literal of inline
 // asm (`asm(".incbin \"f\"")`, `".incbin" " \"f\""`), in assembly, in a
 // macro or a comment alike. The assembler reads that file; the preprocessor,
-// the depfile and so the closure never see it. Conservative: `x.include(...)`
-// counts, `x.includes` does not (gas names go on with letters, digits, `_`,
-// `.` and `$`).
+// the depfile and so the closure never see it. Conservative: whatever may
+// lead to a file name counts (a string, a macro name, an escape, a line
+// end); `x.includes` (gas names go on with letters, digits, `_`, `.` and
+// `$`) and `x.include(...)`, `s.include = 1` (punctuation next) do not.
 bool names_assembler_file_read(std::string_view bytes);
 
 }  // namespace lexpack::closure

@@ -20,6 +20,10 @@ TEST(AssemblerFileRead, FindsTheDirectiveWhereverItIsWritten) {
            "__asm__(\".incbin\\t\\\"x\\\"\");",   // escaped tab
            "asm(\".include\");",                  // name ends the string
            "x.incbin",                            // end of the file
+           "#define BLOB \"d\"\n.incbin BLOB\n",  // a macro in .S
+           "#define M .incbin\nM \"d\"\n",        // the name alone
+           "asm(STR(.incbin FILE));",             // stringized
+           ".incbin /* c */ \"d\"\n",             // a comment cpp takes out
        }) {
     EXPECT_TRUE(names_assembler_file_read(text)) << text;
   }
@@ -29,6 +33,10 @@ TEST(AssemblerFileRead, FindsTheDirectiveWhereverItIsWritten) {
            "x.included_dirs = 1;\n",
            "const char* p = \".incbinx\";\n",
            "a.inc$bin",
+           "if (policy.include(op)) {}\n",  // calls and fields
+           "g = group.include (first, last);\n",
+           "opts.include = true;\n",
+           "/// paths to search for `.include` directives\n",
            "",
            ".",
        }) {
