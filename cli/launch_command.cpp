@@ -49,6 +49,7 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
     r.explanation =
         "server: " + (said ? *said : "none running (a compile starts one)") + "\n" + r.explanation;
   }
+  if (!r.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", r.warning.c_str());
   return finish(argv, explain, r.exec_compiler, r.exit_code, r.out, r.err, r.error, r.explanation);
 }
 

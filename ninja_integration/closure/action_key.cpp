@@ -59,6 +59,8 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     }
     h.field(f.presence_only ? std::string("present") : f.content.hex());
   }
+  // Which identical #pragma once files the compiler takes as one.
+  if (!closure.once_twins.empty()) h.field(closure.once_twins);
   h.field(closure.failed_probes.size());
   for (std::string_view p : closure.failed_probes) {
     if (relocation.relocated) {

@@ -30,7 +30,9 @@ namespace {
 // is a change).
 // 6: dependencies keep their content hash; missing probed directories are
 // vouched for by their deepest existing ancestor.
-constexpr std::string_view kMemoFormat = "lexpack-closure-7";
+// 8: a #pragma once twin keeps no content hash (any change of its signature
+// is a change); a TU whose files name gas's .include/.incbin has none.
+constexpr std::string_view kMemoFormat = "lexpack-closure-8";
 
 // A probe as stored: its name within `dir` (which base::dir_of(probe) returned).
 std::string_view probe_name(std::string_view dir, std::string_view probe) {
@@ -307,7 +309,9 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
   m.dependencies.reserve(closure.files.size());
   for (const ClosureFile& f : closure.files) {
     if (!base::signature_is_settled(f.stat, now)) return std::nullopt;
-    m.dependencies.push_back({f.path, f.stat, f.content});
+    // A #pragma once twin whose signature moves may have joined or left its
+    // twin's mtime or inode: the key is made again (content zero).
+    m.dependencies.push_back({f.path, f.stat, f.once_twin ? cache::Hash128{} : f.content});
   }
   // Probes by directory, the directories in name order and each one's probes
   // in the order the walk met them: grouped by the directories' numbers, then

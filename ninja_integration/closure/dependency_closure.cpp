@@ -15,45 +15,11 @@
 #include "lexer/scanner.h"
 #include "ninja_integration/closure/absence.h"
 #include "ninja_integration/closure/include_resolver.h"
+#include "ninja_integration/closure/once_twins.h"
 #include "ninja_integration/closure/scan_file_cache.h"
 
 namespace lexpack::closure {
 namespace {
-
-// `bytes` hold `.include` or `.incbin` (in any case, as gas reads them)
-// anywhere, comments and C code included: a conservative test.
-bool names_assembler_include(std::string_view bytes) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-  auto at = [&](size_t pos, std::string_view word) {
-    if (bytes.size() - pos < word.size()) return false;
-    for (size_t k = 0; k < word.size(); ++k) {
-      if (lower(bytes[pos + k]) != word[k]) return false;
-    }
-    return true;
-  };
-  for (size_t dot = bytes.find('.'); dot != std::string_view::npos;
-       dot = bytes.find('.', dot + 1)) {
-    if (at(dot + 1, "include") || at(dot + 1, "incbin")) return true;
-  }
-  return false;
-}
-
-// The assembler reads files the preprocessor never sees: gas's .include and
-// .incbin, written in the source or in a file it includes. Neither the walk
-// nor the compiler's depfile names them, so such a compile has no key: why,
-// or "" when no file of the closure holds either directive.
-std::string assembler_reads_unseen_files(const Closure& closure) {
-  for (const ClosureFile& f : closure.files) {
-    if (f.presence_only || f.opaque) continue;
-    base::Result<std::string> bytes = base::read_file(std::string(f.path));
-    if (!bytes.ok()) return "cannot read " + std::string(f.path) + ": " + bytes.message();
-    if (names_assembler_include(bytes.value())) {
-      return "the assembler's .include or .incbin in " + std::string(f.path) +
-             " reads files the preprocessor does not see";
-    }
-  }
-  return "";
-}
 
 using Node = ScanFileCache::Node;
 
@@ -277,7 +243,9 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       forced.push_back(storage->roots.back()->resolution);
     }
   }
-  bool met_computed = false;  // a computed include the walk did not follow
+  bool met_computed = false;       // a computed include the walk did not follow
+  std::string assembler_file;      // the first file naming gas's .include or .incbin
+  std::vector<size_t> once_files;  // closure files holding #pragma once
   // What the source's computed includes and macro-reached questions found.
   std::vector<const ScanFileCache::Answer*> source_searches;
   // Walks the queue from `next` on (again after an evaluation queued the
@@ -311,6 +279,8 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
       file.normal = n->normal;
       closure.uses_date = closure.uses_date || summary.uses_date;
       closure.uses_time = closure.uses_time || summary.uses_time;
+      if (summary.assembler_reads && assembler_file.empty()) assembler_file = path;
+      if (summary.pragma_once) once_files.push_back(size_t(position[n->path_id]));
       if (n->computed_presence && presence_reason.empty()) {
         presence_reason = "computed __has_include in " + path;
       }
@@ -385,9 +355,24 @@ base::Result<Closure> compute_closure(FileStates* files, const command::CompileC
     if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
   }
   closure.has_computed_include = met_computed && !closure.computed_evaluated;
-  if (command.language == command::Language::kAsm && closure.unsure.empty()) {
-    closure.unsure = assembler_reads_unseen_files(closure);
-    closure.assembler_include = !closure.unsure.empty();
+  closure.once_twins = once_twin_partition(once_files, &closure);
+  // The evaluation takes #pragma once by inode, as clang does; gcc merges
+  // equal files of equal mtime too, and may then take other branches.
+  if (!closure.once_twins.empty() && kind == compiler::CompilerKind::kGcc &&
+      (closure.presence_evaluated || closure.computed_evaluated) && closure.unsure.empty() &&
+      once_twins_merged_by_time(closure)) {
+    closure.unsure =
+        "identical #pragma once files that gcc takes as one, and conditionals "
+        "evaluated as if they were two";
+  }
+  // The assembler reads files the preprocessor never sees: gas's .include
+  // and .incbin, in assembly or in inline asm of C and C++, written in the
+  // source or in a file it includes. Neither the walk nor the compiler's
+  // depfile names them, so such a compile has no key.
+  if (!assembler_file.empty() && closure.unsure.empty()) {
+    closure.unsure = "the assembler's .include or .incbin in " + assembler_file +
+                     " reads files the preprocessor does not see";
+    closure.assembler_include = true;
   }
   if (closure.unsure.empty() && !command.makes_pch) {
     if (command.forced_includes.empty()) {

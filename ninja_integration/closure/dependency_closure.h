@@ -33,6 +33,10 @@ struct ClosureFile {
   // the key by its bytes, never lexed, never served from the packs (the
   // compiler maps it).
   bool opaque = false;
+  // Holds #pragma once, and another file of the closure has its bytes: gcc
+  // may take the two as one by their mtimes, clang by their inodes
+  // (once_twins.h). A memo takes any change of its signature as a change.
+  bool once_twin = false;
 };
 
 struct Closure {
@@ -63,6 +67,9 @@ struct Closure {
   // A -include/-imacros file is not there (a generated header not made
   // yet): the compiler fails on this command until it is.
   bool forced_missing = false;
+  // How the #pragma once twins split by mtime second and by inode (for the
+  // key); empty without twins.
+  std::string once_twins;
 };
 
 // Answers the __has_include questions a TU asks only through macros (an

@@ -38,13 +38,13 @@ base::Result<FileSummary> FileStates::load(const std::string& path, const std::s
     thread_local lexer::ScanResult scanned;
     lexer::scan_into(lexed->bytes, *kernel_, &scanned);
     lexed->scan = scanned;
-    s = summarize(lexed->scan, cache::hash_bytes(lexed->bytes));
+    s = summarize(lexed->scan, cache::hash_bytes(lexed->bytes), lexed->bytes);
     shared_->put_lexed(std::move(lexed));
   } else {
     // Each thread scans into one result whose memory is reused file after file.
     thread_local lexer::ScanResult scanned;
     lexer::scan_into(*read, *kernel_, &scanned);
-    s = summarize(scanned, cache::hash_bytes(*read));
+    s = summarize(scanned, cache::hash_bytes(*read), *read);
   }
   const cache::Hash128 content = s.content;
   if (store_ && base::signature_is_settled(sig, base::now_ns())) {

@@ -25,6 +25,11 @@ struct FileSummary {
   std::vector<IncludeDirective> includes;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
+  // The bytes name an assembler directive that reads a file (gas's .include
+  // or .incbin), as inline asm or assembly source may: see
+  // names_assembler_file_read().
+  bool assembler_reads = false;
+  bool pragma_once = false;  // #pragma once or _Pragma("once")
   bool operator==(const FileSummary&) const = default;
 };
 
@@ -32,7 +37,18 @@ struct FileSummary {
 std::string encode_summary(const FileSummary& summary);
 bool decode_summary(std::string_view bytes, FileSummary* summary);
 
-// The summary of a scan result.
-FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content);
+// The summary of a scan result; `bytes` are the scanned file's.
+FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content,
+                      std::string_view bytes);
+
+// Whether `bytes` hold `.include` or `.incbin` (in any case, as gas reads
+// them) as a whole directive name, anywhere: in a string literal of inline
+// asm (`asm(".incbin \"f\"")`, `".incbin" " \"f\""`), in assembly, in a
+// macro or a comment alike. The assembler reads that file; the preprocessor,
+// the depfile and so the closure never see it. Conservative: whatever may
+// lead to a file name counts (a string, a macro name, an escape, a line
+// end); `x.includes` (gas names go on with letters, digits, `_`, `.` and
+// `$`) and `x.include(...)`, `s.include = 1` (punctuation next) do not.
+bool names_assembler_file_read(std::string_view bytes);
 
 }  // namespace lexpack::closure

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -324,6 +325,16 @@ std::string refused_by_compiler(const command::CompileCommand& command, Compiler
   if (command.makes_pch && kind == CompilerKind::kClang) {
     *why = "clang's precompiled header records the times of the headers it holds";
     return "precompiled_header";
+  }
+  // Variables that make the compiler write a file beside the object (a
+  // dependency list, clang's option, header and diagnostics logs), which a
+  // hit would not write.
+  for (const char* name : {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "CC_PRINT_OPTIONS",
+                           "CC_PRINT_HEADERS", "CC_LOG_DIAGNOSTICS"}) {
+    if (std::getenv(name)) {  // clang takes an empty value as set
+      *why = std::string(name) + " makes the compiler write a file a hit would not";
+      return "side_output_environment";
+    }
   }
   return "";
 }

@@ -33,6 +33,19 @@ constexpr const char* kRelevantEnv[] = {
     "LC_MESSAGES",
     "GCC_COLORS",
     "TERM",
+    // What the diagnostics (replayed on a hit) hold: URLs, fix-it hints.
+    "GCC_URLS",
+    "TERM_URLS",
+    "GCC_EXTRA_DIAGNOSTIC_OUTPUT",
+    // -fcompare-debug: the compile runs twice and fails on a difference.
+    "GCC_COMPARE_DEBUG",
+    // Side outputs (refused_by_compiler() makes such compiles uncacheable;
+    // kept here so that no memo made without them answers one with them).
+    "DEPENDENCIES_OUTPUT",
+    "SUNPRO_DEPENDENCIES",
+    "CC_PRINT_OPTIONS",
+    "CC_PRINT_HEADERS",
+    "CC_LOG_DIAGNOSTICS",
 };
 
 void write_list(base::VarintWriter* w, const std::vector<std::string>& v) {

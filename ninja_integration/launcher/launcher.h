@@ -17,6 +17,7 @@ struct LaunchResult {
   std::string err;          // bytes for stderr
   std::string error;        // non-empty: the compiler could not be run at all
   std::string explanation;  // explain mode: the report, one finding per line
+  std::string warning;      // non-empty: one line for stderr (a setting ignored)
 };
 
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is

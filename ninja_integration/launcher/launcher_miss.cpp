@@ -51,6 +51,16 @@ LaunchResult Launcher::compile_and_store() {
   run_argv.insert(run_argv.begin(), prefix_.begin(), prefix_.end());
   int64_t before_compile = elapsed_us();
   base::ProcessResult p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
+  std::string warning;
+  if (!p.started && !prefix_.empty()) {
+    // A bad setting is reported and ignored: a prefix that cannot run (not
+    // installed, not executable) must not fail the build.
+    warning = "prefix_command ignored: " + p.error;
+    note(warning + "; compiling without it");
+    count("prefix_command_failed");
+    run_argv.erase(run_argv.begin(), run_argv.begin() + std::ptrdiff_t(prefix_.size()));
+    p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
+  }
   if (serving && (!p.started || p.exit_code != 0)) {
     // Whatever went wrong, serving must not be why a compile fails: the
     // compiler runs again reading the filesystem, and that run is the answer.
@@ -66,6 +76,7 @@ LaunchResult Launcher::compile_and_store() {
   r.exit_code = p.exit_code;
   r.out = std::move(p.out);
   r.err = std::move(p.err);
+  r.warning = std::move(warning);
   auto finish = [&](std::string why) {
     if (!own_depfile.empty()) ::unlink(own_depfile.c_str());
     if (!why.empty()) note(why);

@@ -104,6 +104,26 @@ TEST(DerivedSearchList, OverrideOptionsStopDerivation) {
   }
 }
 
+// Variables that change what the compiler writes (diagnostics, side
+// outputs, a second compile) are part of keys.
+TEST(DerivedSearchList, OutputChangingVariablesCount) {
+  for (const char* name : {"GCC_COMPARE_DEBUG", "GCC_EXTRA_DIAGNOSTIC_OUTPUT", "GCC_URLS",
+                           "TERM_URLS", "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES",
+                           "CC_PRINT_HEADERS", "CC_PRINT_OPTIONS", "CC_LOG_DIAGNOSTICS"}) {
+    const char* old = std::getenv(name);
+    std::string saved = old ? old : "";
+    ::unsetenv(name);
+    const std::string without = relevant_environment();
+    ::setenv(name, "1", 1);
+    EXPECT_NE(relevant_environment(), without) << name;
+    if (old) {
+      ::setenv(name, saved.c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+}
+
 // Every variable that adds search dirs stops derivation and is part of keys:
 // the Objective-C++ one too.
 TEST(DerivedSearchList, EveryIncludePathVariableCounts) {
