@@ -80,6 +80,8 @@ bool Server::init(std::string* err) {
     return false;
   }
   mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  own_view_known_ = ::stat("/proc/self/ns/mnt", &own_mnt_) == 0 &&
+                    ::stat("/proc/self/root", &own_root_) == 0;
   return true;
 }
 
@@ -442,6 +444,16 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     return miss;
   };
   if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return missed("bad request");
+  if (!foreign_.empty()) {
+    apply_client(req);  // its LEXPACK_LOGFILE
+    if (!dry) {
+      ++foreign_declines_;
+      log.emplace();
+      command::CompileCommand cmd = command::parse_compile_command(req.argv);
+      log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+    }
+    return missed(foreign_);
+  }
   if (::chdir(req.cwd.c_str()) != 0) return missed("cannot enter the working directory");
   apply_client(req);
   drain();

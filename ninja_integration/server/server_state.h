@@ -2,6 +2,7 @@
 // (server.cpp) and the answering (server_answer.cpp). Internal to server/.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -100,6 +101,11 @@ class Server {
   bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
   void idle_work();
   void set_listener(int listener) { listener_ = listener; }
+  // Why the client `pid` (SO_PEERCRED's) must not be answered from this
+  // server's view of the files, or empty: another mount namespace or root
+  // names other files by the same paths (a container sharing the cache
+  // directory with its host).
+  std::string foreign_client(pid_t pid) const;
   // `dir`: the server's private directory (the spare files' journal).
   void use_dir(const std::string& dir) { spares_.use_journal(dir + "/spare-dirs"); }
 
@@ -169,6 +175,11 @@ class Server {
   // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
   // change of the mount table, without the file being read again.
   int mounts_fd_ = -1;
+  // The server's own mount namespace and root (/proc/self/ns/mnt, /proc/self/root).
+  struct stat own_mnt_ {}, own_root_ {};
+  bool own_view_known_ = false;
+  // Set by serve() for the request at hand: why its client is declined.
+  std::string foreign_;
   std::vector<Entry> entries_;
   std::deque<uint32_t> to_trust_;
   int listener_ = -1;
@@ -179,6 +190,7 @@ class Server {
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
+  uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
   uint64_t scan_answers_ = 0;  // TUs of `lexpack scan` answered from memory
   std::string last_miss_;
   struct BaseDirSource {

@@ -153,6 +153,45 @@ TEST_P(ServerEdgeTest, StoppedServerCostsTheBuildMoments) {
   EXPECT_NE(server_pid(), pid);
 }
 
+// A server started in another mount namespace sees other files under the
+// same paths: it must not answer the compiles of this one.
+TEST_P(ServerEdgeTest, ServerInAnotherMountNamespaceDeclines) {
+  if (sh("unshare -m true 2>/dev/null && command -v nsenter >/dev/null").exit_code != 0) {
+    GTEST_SKIP() << "unshare -m is not permitted here (needs root), or no nsenter";
+  }
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("other/a.h", "#define V 9\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  // The server starts in a namespace where inc/ is other/.
+  base::ProcessResult r = sh("unshare -m --propagation private sh -c 'mount --bind other inc && " +
+                                 std::string(LEXPACK_BIN) + " server --start'",
+                             kServerEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  wait_up();
+  pid_t pid = server_pid();
+  ASSERT_GT(pid, 0);
+  // Compiles in its namespace are answered by it...
+  const std::string inside =
+      "nsenter -t " + std::to_string(pid) + " -m sh -c 'cd " + shell_quote(dir_.path()) + " && ";
+  auto in_ns = [&](const std::string& command) { return sh(inside + command + "'", kServerEnv); };
+  bool served = false;
+  for (int i = 0; i < 15 && !served; ++i) {
+    ASSERT_EQ(in_ns(program() + " " + cxx() + " -Iinc -c m.cpp -o out.o").exit_code, 0);
+    served = last_was_server_hit();
+    if (!served && i >= 2) ::usleep(300 * 1000);
+  }
+  ASSERT_TRUE(served) << dir_.read("log.txt");
+  ASSERT_EQ(in_ns(cxx() + " -Iinc -c m.cpp -o nsref.o").exit_code, 0);
+  ASSERT_EQ(sh("mv out.o ns.o").exit_code, 0);
+  ASSERT_TRUE(dir_.read("ns.o") == dir_.read("nsref.o"));
+  // ... and those of this one are not: the object is this namespace's.
+  compile_and_compare("-Iinc -c m.cpp");
+  EXPECT_FALSE(last_was_server_hit());
+  EXPECT_NE(dir_.read("log.txt").find("server declined: the client is in another mount namespace"),
+            std::string::npos)
+      << dir_.read("log.txt");
+}
+
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEdgeTest,
                          ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
                                            Way{"g++", true}, Way{"clang++-14", true}),
