@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "base/file_util.h"
 #include "base/process.h"
@@ -490,6 +491,9 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     e.trusted = false;
     return missed("a search dir the compiler dropped is no longer the directory it kept");
   }
+  // __DATE__ is the date in the client's time zone (TZ, applied above):
+  // localtime_r() reads TZ only once per process unless told it changed.
+  if (e.uses_date) ::tzset();
   cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
   std::optional<cache::ActionRecord> action = store_->get_action(key);
   if (!action && !client_base_dir().empty()) {

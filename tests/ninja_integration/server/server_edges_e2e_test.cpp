@@ -192,6 +192,27 @@ TEST_P(ServerEdgeTest, ServerInAnotherMountNamespaceDeclines) {
       << dir_.read("log.txt");
 }
 
+// __DATE__ is the date in the compile's time zone, not the server's.
+TEST_P(ServerEdgeTest, DateUsersFollowTheClientsTimeZone) {
+  start("TZ=UTC");
+  std::time_t now = std::time(nullptr);
+  struct tm utc {};
+  gmtime_r(&now, &utc);
+  // A zone whose date differs from UTC's now: 14 hours ahead late in the
+  // UTC day, 12 hours behind early in it.
+  const std::string tz = utc.tm_hour >= 12 ? "TZ=Etc/GMT-14" : "TZ=Etc/GMT+12";
+  if (sh(tz + " date +%d > a.txt; TZ=UTC date +%d > b.txt; cmp -s a.txt b.txt").exit_code == 0) {
+    GTEST_SKIP() << "no zone with another date found (no time zone data?)";
+  }
+  dir_.write("m.cpp", "const char* built() { return __DATE__; }\n");
+  ASSERT_TRUE(warm("-c m.cpp", "TZ=UTC"));
+  compile_and_compare("-c m.cpp", tz);
+  EXPECT_FALSE(last_was_server_hit());
+  // Answered from memory in that zone too, with its own date.
+  ASSERT_TRUE(warm("-c m.cpp", tz));
+  compile_and_compare("-c m.cpp", "TZ=UTC");
+}
+
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEdgeTest,
                          ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
                                            Way{"g++", true}, Way{"clang++-14", true}),
