@@ -1,7 +1,7 @@
 // The server loop: one listener, the hits waiting for their client's
 // acknowledgement, idle work when nothing waits, and leaving when idle, told
-// to, or orphaned; and whose view of the files a client has (only its own
-// mount namespace and root are answered).
+// to, or orphaned; and the checks that bound what it believes (whose view of
+// the files a client has, how long inotify's word lasts without a stat).
 #include "ninja_integration/server/server.h"
 
 #include <fcntl.h>
@@ -62,6 +62,26 @@ std::string Server::foreign_client(pid_t pid) const {
     return "the client has another root directory";
   }
   return {};
+}
+
+void Server::note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd) {
+  // Each dependency's signature is the memo's: the check just found it so
+  // (one found otherwise with the same bytes is untrusted at its next look).
+  const auto now = StatRecheck::Clock::now();
+  e->rechecks.clear();
+  for (const auto& d : memo.dependencies) {
+    const std::string& path = d.path;
+    e->rechecks.push_back(rechecks_.note(
+        !path.empty() && path[0] == '/' ? path : base::absolute_path(path, cwd), d.stat, now));
+  }
+  e->recheck_due = now + StatRecheck::kInterval;
+}
+
+bool Server::rechecked(Entry* e) {
+  const auto now = StatRecheck::Clock::now();
+  if (now < e->recheck_due || rechecks_.still_same(e->rechecks, now, &e->recheck_due)) return true;
+  e->trusted = false;
+  return false;
 }
 
 std::string Server::status_text() const {

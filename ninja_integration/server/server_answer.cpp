@@ -336,6 +336,7 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   }
   e.action_key = key;
   e.uses_date = uses_date;
+  note_rechecks(&e, memo, cwd);
   return trusted_after_check(id, why);
 }
 
@@ -363,6 +364,7 @@ bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* 
     *why = "scan memo out of date";
     return false;
   }
+  note_rechecks(&e, memo, cwd);
   known.deps.assign(deps.begin(), deps.end());
   e.known = scan::number_known_scan(std::move(known), &scan_paths_);
   return trusted_after_check(id, why);
@@ -413,7 +415,8 @@ Reply Server::scan_answers(const Request& req) {
       }
       build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
     }
-    if (entries_[id].trusted && !compiler::same_dirs_hold(entries_[id].same_dirs)) {
+    if (entries_[id].trusted && (!compiler::same_dirs_hold(entries_[id].same_dirs) ||
+                                 !rechecked(&entries_[id]))) {
       entries_[id].trusted = false;  // the scan checks its memo itself
     }
     if (!entries_[id].trusted) continue;
@@ -490,6 +493,11 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   if (!compiler::same_dirs_hold(e.same_dirs)) {
     e.trusted = false;
     return missed("a search dir the compiler dropped is no longer the directory it kept");
+  }
+  // Not on inotify's word alone for long: a write through a shared mapping
+  // raises no event (only the mtime tells).
+  if (!rechecked(&e)) {
+    return missed("a file changed without an inotify event (written through a shared mapping?)");
   }
   // __DATE__ is the date in the client's time zone (TZ, applied above):
   // localtime_r() reads TZ only once per process unless told it changed.

@@ -27,6 +27,7 @@
 #include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/spare_files.h"
+#include "ninja_integration/server/stat_recheck.h"
 #include "ninja_integration/server/watch_table.h"
 
 namespace lexpack::server {
@@ -124,6 +125,10 @@ class Server {
     // turned into a symlink, so each answer stats both.
     std::vector<compiler::SearchList::SameDir> same_dirs;
     scan::NumberedScan known;  // a scan's entry: its answer (paths in scan_paths_)
+    // A compile's entry: the files it rests on, looked at again by a hit
+    // from `recheck_due` on (stat_recheck.h).
+    std::vector<StatRecheck::Ref> rechecks;
+    StatRecheck::Clock::time_point recheck_due{};
   };
   void drain();
   void drop_all_trust();
@@ -145,6 +150,10 @@ class Server {
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
+  // The files a trusted entry rests on, for its looks by stat (stat_recheck.h).
+  void note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd);
+  // False (and the entry untrusted) when such a look finds a file changed.
+  bool rechecked(Entry* e);
   // The answers of `lexpack scan` for its TUs (kScanAnswers): each one the
   // server trusts or can check now, empty for the others.
   Reply scan_answers(const Request& req);
@@ -171,6 +180,7 @@ class Server {
   const lexer::Kernel* kernel_ = nullptr;
   std::unique_ptr<closure::FileStates> files_;
   WatchTable watches_;
+  StatRecheck rechecks_;
   SpareFiles spares_;
   // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
   // change of the mount table, without the file being read again.

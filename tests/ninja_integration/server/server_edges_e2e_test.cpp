@@ -213,6 +213,43 @@ TEST_P(ServerEdgeTest, DateUsersFollowTheClientsTimeZone) {
   compile_and_compare("-c m.cpp", "TZ=UTC");
 }
 
+// A header written through a shared mapping changes its mtime but raises no
+// inotify event: trust without a stat lasts a bounded time.
+TEST_P(ServerEdgeTest, HeaderWrittenThroughASharedMapping) {
+  start();
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  ASSERT_TRUE(warm("-Iinc -c m.cpp"));
+  // Mapped and its descriptor closed, then answered from memory again before
+  // the write. The mapping stays (as a program that keeps one does): its
+  // unmapping is the file's last close, an event.
+  int fd = ::open(dir_.at("inc/a.h").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  struct stat before {};
+  ASSERT_EQ(::fstat(fd, &before), 0);
+  void* map = ::mmap(nullptr, size_t(before.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_TRUE(warm("-Iinc -c m.cpp"));
+  ::usleep(20 * 1000);  // a later mtime, whatever the clock's granularity
+  std::memcpy(map, "#define V 7\n", 12);
+  ASSERT_EQ(::msync(map, size_t(before.st_size), MS_SYNC), 0);
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{map, size_t(before.st_size)};
+  struct stat after {};
+  ASSERT_EQ(::stat(dir_.at("inc/a.h").c_str(), &after), 0);
+  if (after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+      after.st_mtim.tv_nsec == before.st_mtim.tv_nsec) {
+    GTEST_SKIP() << "this filesystem does not update mtime on a write through a mapping";
+  }
+  ::usleep(2500 * 1000);  // past the time trust lasts without a stat
+  compile_and_compare("-Iinc -c m.cpp");
+  EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
+}
+
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEdgeTest,
                          ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
                                            Way{"g++", true}, Way{"clang++-14", true}),
