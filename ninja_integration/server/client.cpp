@@ -189,8 +189,7 @@ std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> c
   pid_t stopped = 0;
   bool ok = send_frame(fd, encode_request(*req)) &&
             wait_for_reply(fd, wait_ms + 1000, dir, &stopped) == ReplyWait::kReady &&
-            recv_frame(fd, &bytes) &&
-            decode_reply(bytes, &reply) && reply.kind == ReplyKind::kInfo;
+            recv_frame(fd, &bytes) && decode_reply(bytes, &reply) && reply.kind == ReplyKind::kInfo;
   ::close(fd);
   if (!ok) return std::nullopt;
   return reply;

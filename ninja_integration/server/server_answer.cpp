@@ -81,8 +81,8 @@ bool Server::init(std::string* err) {
     return false;
   }
   mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  own_view_known_ = ::stat("/proc/self/ns/mnt", &own_mnt_) == 0 &&
-                    ::stat("/proc/self/root", &own_root_) == 0;
+  own_view_known_ =
+      ::stat("/proc/self/ns/mnt", &own_mnt_) == 0 && ::stat("/proc/self/root", &own_root_) == 0;
   return true;
 }
 
@@ -415,8 +415,8 @@ Reply Server::scan_answers(const Request& req) {
       }
       build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
     }
-    if (entries_[id].trusted && (!compiler::same_dirs_hold(entries_[id].same_dirs) ||
-                                 !rechecked(&entries_[id]))) {
+    if (entries_[id].trusted &&
+        (!compiler::same_dirs_hold(entries_[id].same_dirs) || !rechecked(&entries_[id]))) {
       entries_[id].trusted = false;  // the scan checks its memo itself
     }
     if (!entries_[id].trusted) continue;

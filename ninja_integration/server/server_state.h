@@ -186,7 +186,8 @@ class Server {
   // change of the mount table, without the file being read again.
   int mounts_fd_ = -1;
   // The server's own mount namespace and root (/proc/self/ns/mnt, /proc/self/root).
-  struct stat own_mnt_ {}, own_root_ {};
+  struct stat own_mnt_ {};
+  struct stat own_root_ {};
   bool own_view_known_ = false;
   // Set by serve() for the request at hand: why its client is declined.
   std::string foreign_;
@@ -201,7 +202,7 @@ class Server {
   uint64_t temp_counter_ = 0;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
   uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
-  uint64_t scan_answers_ = 0;  // TUs of `lexpack scan` answered from memory
+  uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
   std::string last_miss_;
   struct BaseDirSource {
     std::optional<std::string> variable;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -81,8 +82,8 @@ class ServerEdgeTest : public LauncherTest, public ::testing::WithParamInterface
                              const std::string& wrap = "") {
     EXPECT_EQ(sh(cxx() + " " + args + " -o ref.o", env).exit_code, 0) << args;
     auto t0 = std::chrono::steady_clock::now();
-    base::ProcessResult r =
-        sh(wrap + program() + " " + cxx() + " " + args + " -o out.o", std::string(kServerEnv) + " " + env);
+    base::ProcessResult r = sh(wrap + program() + " " + cxx() + " " + args + " -o out.o",
+                               std::string(kServerEnv) + " " + env);
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << args << ": " << last_decision();
@@ -128,10 +129,15 @@ TEST_P(ServerEdgeTest, StoppedServerCostsTheBuildMoments) {
     ASSERT_FALSE(HasFailure());
     EXPECT_FALSE(last_was_server_hit());
   }
-  std::printf("10 compiles with a stopped server: %.3f s\n", total);
+  // The same compiles without a server: what a loaded machine costs them.
+  double alone = 0;
+  for (int i = 0; i < 10; ++i) alone += compile_and_compare("-Iinc -c m.cpp", "LEXPACK_SERVER=0");
+  std::printf("10 compiles with a stopped server: %.3f s, without a server: %.3f s\n", total,
+              alone);
   // Each of these is a local hit (a few milliseconds); waiting for the
   // stopped server even once per compile would take seconds.
-  EXPECT_LT(total, 1.5) << "10 compiles with a stopped server took " << total << " s";
+  EXPECT_LT(total, std::max(1.5, 2 * alone + 0.5))
+      << "10 compiles with a stopped server took " << total << " s";
   EXPECT_NE(dir_.read("log.txt").find(" is stopped; not asked until it runs again"),
             std::string::npos)
       << dir_.read("log.txt");
