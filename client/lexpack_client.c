@@ -323,7 +323,14 @@ static int socket_address(char** envp, struct sockaddr_un* sa) {
       st.st_uid != (unsigned long)sys_geteuid() || (st.st_mode & 077) != 0) {
     return 0;
   }
+  // A server marked stopped (stopped_server.h) is left to `lexpack`, which
+  // asks it again once it runs.
   path.p[dir_len] = '/';
+  static const char kStopped[] = "/stopped";
+  char mark[128];
+  memcpy(mark, path.p, dir_len);
+  memcpy(mark + dir_len, kStopped, sizeof kStopped);
+  if (sys_stat(mark, &st, AT_SYMLINK_NOFOLLOW) == 0) return 0;
   memset(sa, 0, sizeof *sa);
   sa->sun_family = kAfUnix;
   memcpy(sa->sun_path, path.p, path.len);
@@ -342,6 +349,50 @@ static int connect_server(const struct sockaddr_un* sa) {
     return -1;
   }
   return fd;
+}
+
+// Whether the process at the other end of `fd` (the server) is stopped
+// (state T or t in /proc/<pid>/stat): then it will not answer.
+static int peer_stopped(int fd) {
+  struct {
+    int pid;
+    unsigned uid, gid;
+  } cred = {0, 0, 0};
+  unsigned len = sizeof cred;
+  if (sys_getsockopt(fd, kSolSocket, kSoPeercred, &cred, &len) != 0 || cred.pid <= 0) return 0;
+  struct Buf path = {0};
+  put_str0(&path, "/proc/");
+  put_decimal(&path, (unsigned long)cred.pid);
+  put_bytes(&path, "/stat", 6);
+  if (path.failed) return 0;
+  int f = (int)sys_open(path.p, O_RDONLY | O_CLOEXEC, 0);
+  if (f < 0) return 0;
+  char buf[512];
+  long n = sys_read(f, buf, sizeof buf);
+  sys_close(f);
+  long close_paren = -1;  // "pid (name) S ...": the name may hold anything
+  for (long i = 0; i < n; ++i) {
+    if (buf[i] == ')') close_paren = i;
+  }
+  if (close_paren < 0 || close_paren + 2 >= n) return 0;
+  char state = buf[close_paren + 2];
+  return state == 'T' || state == 't';
+}
+
+// Waits up to about 2 s for the server's reply, looking after 5 ms and then
+// every 50 ms whether its process is stopped (client.cpp's wait_for_reply):
+// a busy server is waited for, a stopped one is not. 1: readable.
+static int wait_reply(int fd) {
+  int waited = 0, slice = 5;
+  while (waited < 2000) {
+    long r = sys_poll_in(fd, slice);
+    if (r > 0) return 1;
+    if (r < 0 && r != -kEintr) return 1;  // the read says what went wrong
+    waited += slice;
+    if (peer_stopped(fd)) return 0;
+    slice = 50;
+  }
+  return 0;
 }
 
 // The hit's bookkeeping under `lexpack ninja` (ninja/build_counts.cpp).
@@ -453,7 +504,7 @@ static int run(struct Client* c) {
   int fd = connect_server(&sa);
   if (fd < 0) run_lexpack(c);
   size_t n = 0;
-  char* reply = send_frame(fd, req.p, req.len) ? recv_frame(fd, &n) : 0;
+  char* reply = send_frame(fd, req.p, req.len) && wait_reply(fd) ? recv_frame(fd, &n) : 0;
   int exit_code = 0;
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);

@@ -22,6 +22,7 @@ enum {
   kSolSocket = 1,
   kSoRcvTimeo = 20,
   kSoSndTimeo = 21,
+  kSoPeercred = 17,
   kMsgNoSignal = 0x4000,
   kProtRead = 1,
   kProtWrite = 2,
@@ -104,6 +105,19 @@ static inline long sys_connect(int fd, const void* addr, size_t len) {
 }
 static inline long sys_setsockopt(int fd, int level, int name, const void* value, size_t len) {
   return sys6(__NR_setsockopt, fd, level, name, (long)value, (long)len, 0);
+}
+static inline long sys_getsockopt(int fd, int level, int name, void* value, unsigned* len) {
+  return sys6(__NR_getsockopt, fd, level, name, (long)value, (long)len, 0);
+}
+// poll(2) of one descriptor for input, up to `ms` milliseconds (ppoll: ARM64
+// has no poll). 1 when readable (or hung up), 0 on timeout, -errno.
+static inline long sys_poll_in(int fd, int ms) {
+  struct {
+    int fd;
+    short events, revents;
+  } p = {fd, 1 /* POLLIN */, 0};
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  return sys6(__NR_ppoll, (long)&p, 1, (long)&ts, 0, 0, 0);
 }
 static inline long sys_send(int fd, const void* p, size_t n, int flags) {
   return sys6(__NR_sendto, fd, (long)p, (long)n, flags, 0, 0);

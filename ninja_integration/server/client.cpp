@@ -20,7 +20,10 @@
 
 #include "base/file_util.h"
 #include "cache/config.h"
+#include "ninja_integration/command/compile_command.h"
+#include "ninja_integration/launcher/decision_log.h"
 #include "ninja_integration/ninja/build_counts.h"
+#include "ninja_integration/server/stopped_server.h"
 
 extern char** environ;
 
@@ -59,7 +62,8 @@ std::string server_cache_dir() {
   return dir;
 }
 
-std::string server_socket() {
+// The server's private directory, when it is this user's alone; empty: none.
+std::string server_private_dir() {
   std::string dir = server_dir(server_cache_dir());
   if (dir.empty()) return {};
   // Only a socket in a directory no one else can enter is ours.
@@ -68,19 +72,31 @@ std::string server_socket() {
       (st.st_mode & 077) != 0) {
     return {};
   }
-  return socket_path(dir);
+  return dir;
 }
 
-std::optional<Reply> ask(const Request& req, int* fd_out) {
-  std::string path = server_socket();
-  if (path.empty()) return std::nullopt;
-  int fd = connect_to(path);
-  if (fd < 0) return std::nullopt;
+// How long a compile waits for the server's reply at most.
+constexpr int kReplyWaitMs = 2000;
+
+// The request sent and its reply read; nullopt on any failure. A server
+// whose process is stopped is not waited for (*stopped: its pid), nor asked
+// while its mark says it still is.
+std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullptr) {
+  std::string dir = server_private_dir();
+  if (dir.empty()) return std::nullopt;
+  pid_t stopped_pid = marked_stopped(dir);
+  int fd = stopped_pid ? -1 : connect_to(socket_path(dir));
+  if (fd < 0) {
+    if (stopped) *stopped = stopped_pid;
+    return std::nullopt;
+  }
   std::string bytes;
   Reply reply;
-  if (!send_frame(fd, encode_request(req)) || !recv_frame(fd, &bytes) ||
-      !decode_reply(bytes, &reply)) {
+  if (!send_frame(fd, encode_request(req)) ||
+      wait_for_reply(fd, kReplyWaitMs, dir, &stopped_pid) != ReplyWait::kReady ||
+      !recv_frame(fd, &bytes) || !decode_reply(bytes, &reply)) {
     ::close(fd);
+    if (stopped) *stopped = stopped_pid;
     return std::nullopt;
   }
   if (fd_out) {
@@ -152,8 +168,9 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
 // server started a moment ago to listen.
 std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> compiles,
                                int wait_ms, bool starting) {
-  std::string path = server_socket();
-  if (path.empty() || compiles.empty()) return std::nullopt;
+  std::string dir = server_private_dir();
+  if (dir.empty() || compiles.empty() || marked_stopped(dir)) return std::nullopt;
+  std::string path = socket_path(dir);
   int fd = -1;
   for (int tries = 0; (fd = connect_to(path, 1 + wait_ms / 1000)) < 0; ++tries) {
     if (!starting || tries >= 50) return std::nullopt;  // none listening
@@ -169,8 +186,10 @@ std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> c
   req->compiles = std::move(compiles);
   std::string bytes;
   Reply reply;
-  bool ok = send_frame(fd, encode_request(*req)) && recv_frame(fd, &bytes) &&
-            decode_reply(bytes, &reply) && reply.kind == ReplyKind::kInfo;
+  pid_t stopped = 0;
+  bool ok = send_frame(fd, encode_request(*req)) &&
+            wait_for_reply(fd, wait_ms + 1000, dir, &stopped) == ReplyWait::kReady &&
+            recv_frame(fd, &bytes) && decode_reply(bytes, &reply) && reply.kind == ReplyKind::kInfo;
   ::close(fd);
   if (!ok) return std::nullopt;
   return reply;
@@ -202,16 +221,21 @@ std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compi
 std::optional<std::string> explain_with_server(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kExplain, argv);
   if (!req) return std::nullopt;
-  std::optional<Reply> reply = ask(*req, nullptr);
+  pid_t stopped = 0;
+  std::optional<Reply> reply = ask(*req, nullptr, &stopped);
+  if (stopped) {
+    return "would decline: its process " + std::to_string(stopped) +
+           " is stopped (not asked until it runs again)";
+  }
   if (!reply || reply->kind != ReplyKind::kInfo) return std::nullopt;
   return reply->info;
 }
 
 void tell_server_done(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kLearn, argv);
-  std::string path = server_socket();
-  if (!req || path.empty()) return;
-  int fd = connect_to(path);
+  std::string dir = server_private_dir();
+  if (!req || dir.empty() || marked_stopped(dir)) return;
+  int fd = connect_to(socket_path(dir));
   if (fd < 0) return;
   send_frame(fd, encode_request(*req));
   ::close(fd);
@@ -224,7 +248,16 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   if (!made) return std::nullopt;
   const Request& req = *made;
   int fd = -1;
-  std::optional<Reply> reply = ask(req, &fd);
+  pid_t stopped = 0;
+  std::optional<Reply> reply = ask(req, &fd, &stopped);
+  if (!reply && stopped) {
+    // The in-process path is as correct, and as fast as without a server.
+    launcher::DecisionLog log;
+    log.set_subject(command::parse_compile_command(argv).source);
+    log.write("server declined: its process " + std::to_string(stopped) +
+              " is stopped; not asked until it runs again");
+    return std::nullopt;
+  }
   if (!reply) {
     if (start) start_server();
     return std::nullopt;

@@ -1,6 +1,7 @@
 // The server loop: one listener, the hits waiting for their client's
 // acknowledgement, idle work when nothing waits, and leaving when idle, told
-// to, or orphaned.
+// to, or orphaned; and the checks that bound what it believes (whose view of
+// the files a client has, how long inotify's word lasts without a stat).
 #include "ninja_integration/server/server.h"
 
 #include <fcntl.h>
@@ -42,7 +43,46 @@ void finish_pending(PendingHit& p) {
   ::close(p.fd);
 }
 
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 }  // namespace
+
+std::string Server::foreign_client(pid_t pid) const {
+  if (!own_view_known_) return "the server cannot tell its own mount namespace";
+  if (pid <= 0) return "the client's process is unknown (another pid namespace)";
+  const std::string proc = "/proc/" + std::to_string(pid);
+  struct stat st {};
+  if (::stat((proc + "/ns/mnt").c_str(), &st) != 0) {
+    return "the client's mount namespace cannot be told";
+  }
+  if (!same_file(st, own_mnt_)) return "the client is in another mount namespace";
+  if (::stat((proc + "/root").c_str(), &st) != 0 || !same_file(st, own_root_)) {
+    return "the client has another root directory";
+  }
+  return {};
+}
+
+void Server::note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd) {
+  // Each dependency's signature is the memo's: the check just found it so
+  // (one found otherwise with the same bytes is untrusted at its next look).
+  const auto now = StatRecheck::Clock::now();
+  e->rechecks.clear();
+  for (const auto& d : memo.dependencies) {
+    const std::string& path = d.path;
+    e->rechecks.push_back(rechecks_.note(
+        !path.empty() && path[0] == '/' ? path : base::absolute_path(path, cwd), d.stat, now));
+  }
+  e->recheck_due = now + StatRecheck::kInterval;
+}
+
+bool Server::rechecked(Entry* e) {
+  const auto now = StatRecheck::Clock::now();
+  if (now < e->recheck_due || rechecks_.still_same(e->rechecks, now, &e->recheck_due)) return true;
+  e->trusted = false;
+  return false;
+}
 
 std::string Server::status_text() const {
   size_t trusted = 0;
@@ -52,7 +92,8 @@ std::string Server::status_text() const {
          std::to_string(watches_.watch_count()) + "\nhits " + std::to_string(hits_) + "\nmisses " +
          std::to_string(misses_) + "\nvalidations " + std::to_string(validations_) +
          "\ntrust_drops " + std::to_string(drops_) + "\nbusy_declines " +
-         std::to_string(busy_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
+         std::to_string(busy_declines_) + "\nforeign_declines " +
+         std::to_string(foreign_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
          "\nlast_miss " + last_miss_ + "\n";
 }
 
@@ -67,11 +108,25 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   Request req;
   if (!recv_frame(fd, &bytes) || !decode_request(bytes, &req)) return true;
   Reply reply;
-  if (req.version != version_) {
+  // A client that sees other files under the same paths is answered
+  // nothing from this server's view of them (control requests still are).
+  foreign_ = foreign_client(cred.pid);
+  if (req.version != version_ && foreign_.empty()) {
     reply.kind = ReplyKind::kIncompatible;
     reply.info = version_;
     send_frame(fd, encode_reply(reply));
     return false;  // a newer (or older) lexpack is in use: make room for its server
+  }
+  // (Nor does one of another binary there make it leave: its own server
+  // would not serve this namespace either.)
+  if (!foreign_.empty() && (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
+                            req.kind == RequestKind::kPrepare)) {
+    ++foreign_declines_;
+    reply.kind = ReplyKind::kInfo;
+    reply.info = "declined: " + foreign_;
+    reply.answers.resize(req.compiles.size());  // none known
+    send_frame(fd, encode_reply(reply));
+    return true;
   }
   switch (req.kind) {
     case RequestKind::kStatus:
@@ -94,7 +149,10 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       send_frame(fd, encode_reply(reply));
       return true;
     case RequestKind::kLearn:
-      learn(req);  // no reply: the launcher does not wait
+      // No reply: the launcher does not wait (and may be gone, its
+      // namespace unknown). Any client's: it only queues a check made in
+      // this server's own view.
+      learn(req);
       return true;
     case RequestKind::kScanAnswers:
       reply = scan_answers(req);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "base/file_util.h"
 #include "base/process.h"
@@ -80,6 +81,8 @@ bool Server::init(std::string* err) {
     return false;
   }
   mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  own_view_known_ =
+      ::stat("/proc/self/ns/mnt", &own_mnt_) == 0 && ::stat("/proc/self/root", &own_root_) == 0;
   return true;
 }
 
@@ -333,6 +336,7 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   }
   e.action_key = key;
   e.uses_date = uses_date;
+  note_rechecks(&e, memo, cwd);
   return trusted_after_check(id, why);
 }
 
@@ -360,6 +364,7 @@ bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* 
     *why = "scan memo out of date";
     return false;
   }
+  note_rechecks(&e, memo, cwd);
   known.deps.assign(deps.begin(), deps.end());
   e.known = scan::number_known_scan(std::move(known), &scan_paths_);
   return trusted_after_check(id, why);
@@ -410,7 +415,8 @@ Reply Server::scan_answers(const Request& req) {
       }
       build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
     }
-    if (entries_[id].trusted && !compiler::same_dirs_hold(entries_[id].same_dirs)) {
+    if (entries_[id].trusted &&
+        (!compiler::same_dirs_hold(entries_[id].same_dirs) || !rechecked(&entries_[id]))) {
       entries_[id].trusted = false;  // the scan checks its memo itself
     }
     if (!entries_[id].trusted) continue;
@@ -442,6 +448,16 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     return miss;
   };
   if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return missed("bad request");
+  if (!foreign_.empty()) {
+    apply_client(req);  // its LEXPACK_LOGFILE
+    if (!dry) {
+      ++foreign_declines_;
+      log.emplace();
+      command::CompileCommand cmd = command::parse_compile_command(req.argv);
+      log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+    }
+    return missed(foreign_);
+  }
   if (::chdir(req.cwd.c_str()) != 0) return missed("cannot enter the working directory");
   apply_client(req);
   drain();
@@ -478,6 +494,14 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     e.trusted = false;
     return missed("a search dir the compiler dropped is no longer the directory it kept");
   }
+  // Not on inotify's word alone for long: a write through a shared mapping
+  // raises no event (only the mtime tells).
+  if (!rechecked(&e)) {
+    return missed("a file changed without an inotify event (written through a shared mapping?)");
+  }
+  // __DATE__ is the date in the client's time zone (TZ, applied above):
+  // localtime_r() reads TZ only once per process unless told it changed.
+  if (e.uses_date) ::tzset();
   cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
   std::optional<cache::ActionRecord> action = store_->get_action(key);
   if (!action && !client_base_dir().empty()) {

@@ -2,6 +2,7 @@
 // (server.cpp) and the answering (server_answer.cpp). Internal to server/.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -26,6 +27,7 @@
 #include "ninja_integration/scan/scan_memo.h"
 #include "ninja_integration/server/protocol.h"
 #include "ninja_integration/server/spare_files.h"
+#include "ninja_integration/server/stat_recheck.h"
 #include "ninja_integration/server/watch_table.h"
 
 namespace lexpack::server {
@@ -100,6 +102,11 @@ class Server {
   bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
   void idle_work();
   void set_listener(int listener) { listener_ = listener; }
+  // Why the client `pid` (SO_PEERCRED's) must not be answered from this
+  // server's view of the files, or empty: another mount namespace or root
+  // names other files by the same paths (a container sharing the cache
+  // directory with its host).
+  std::string foreign_client(pid_t pid) const;
   // `dir`: the server's private directory (the spare files' journal).
   void use_dir(const std::string& dir) { spares_.use_journal(dir + "/spare-dirs"); }
 
@@ -118,6 +125,10 @@ class Server {
     // turned into a symlink, so each answer stats both.
     std::vector<compiler::SearchList::SameDir> same_dirs;
     scan::NumberedScan known;  // a scan's entry: its answer (paths in scan_paths_)
+    // A compile's entry: the files it rests on, looked at again by a hit
+    // from `recheck_due` on (stat_recheck.h).
+    std::vector<StatRecheck::Ref> rechecks;
+    StatRecheck::Clock::time_point recheck_due{};
   };
   void drain();
   void drop_all_trust();
@@ -139,6 +150,10 @@ class Server {
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
+  // The files a trusted entry rests on, for its looks by stat (stat_recheck.h).
+  void note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd);
+  // False (and the entry untrusted) when such a look finds a file changed.
+  bool rechecked(Entry* e);
   // The answers of `lexpack scan` for its TUs (kScanAnswers): each one the
   // server trusts or can check now, empty for the others.
   Reply scan_answers(const Request& req);
@@ -165,10 +180,17 @@ class Server {
   const lexer::Kernel* kernel_ = nullptr;
   std::unique_ptr<closure::FileStates> files_;
   WatchTable watches_;
+  StatRecheck rechecks_;
   SpareFiles spares_;
   // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
   // change of the mount table, without the file being read again.
   int mounts_fd_ = -1;
+  // The server's own mount namespace and root (/proc/self/ns/mnt, /proc/self/root).
+  struct stat own_mnt_ {};
+  struct stat own_root_ {};
+  bool own_view_known_ = false;
+  // Set by serve() for the request at hand: why its client is declined.
+  std::string foreign_;
   std::vector<Entry> entries_;
   std::deque<uint32_t> to_trust_;
   int listener_ = -1;
@@ -179,7 +201,8 @@ class Server {
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
-  uint64_t scan_answers_ = 0;  // TUs of `lexpack scan` answered from memory
+  uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
+  uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
   std::string last_miss_;
   struct BaseDirSource {
     std::optional<std::string> variable;
