@@ -71,7 +71,11 @@ class HttpsBackend final : public PerKeyBackend {
         "--timeout-ms",
         std::to_string(spec_.operation_timeout_ms),
         "--max-bytes",
-        std::to_string(kMaxEntrySize + kEntryHeaderSize + kEntrySignatureSize)};
+        std::to_string(kMaxEntrySize + kEntryHeaderSize + kEntrySignatureSize),
+        "--first-byte-ms",
+        std::to_string(spec_.first_byte_timeout_ms),
+        "--min-rate",
+        std::to_string(spec_.min_rate)};
     if (!spec_.ca_file.empty()) {
       args.push_back("--ca-file");
       args.push_back(spec_.ca_file);

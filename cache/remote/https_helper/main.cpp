@@ -9,10 +9,14 @@
 //   reply:   "<status> <length>\n" <bytes>
 // where status is the HTTP status (the bytes are the body), or -1 for an
 // error and -2 for a timeout (the bytes say what happened).
-// Arguments: --connect-timeout-ms N --timeout-ms N --max-bytes N [--ca-file F];
+// Arguments: --connect-timeout-ms N --timeout-ms N --max-bytes N
+// [--first-byte-ms N] [--min-rate BYTES_PER_S] [--ca-file F] (a transfer with
+// no byte within the connect time plus N ms, or slower than the rate after a
+// 200 ms grace, is a timeout);
 // credentials, if any, come in LEXPACK_HTTPS_USERPWD ("user:password").
 #include <curl/curl.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,8 +28,45 @@ struct Options {
   long connect_timeout_ms = 100;
   long timeout_ms = 10000;
   unsigned long long max_bytes = 0;
+  long first_byte_ms = 0;  // 0: only the timeouts above
+  long long min_rate = 0;  // bytes per second; 0: no rate check
   std::string ca_file;
 };
+
+// A transfer judged by its progress (libcurl calls this as it goes).
+struct Pace {
+  using Clock = std::chrono::steady_clock;
+  const Options* o = nullptr;
+  Clock::time_point start = Clock::now(), first;
+  bool got = false;
+  std::string why;  // set when the transfer was stopped as too slow
+};
+
+int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  Pace* p = static_cast<Pace*>(user);
+  const auto now = Pace::Clock::now();
+  const long long bytes = static_cast<long long>(dlnow + ulnow);
+  if (bytes > 0 && !p->got) {
+    p->got = true;
+    p->first = now;
+  }
+  auto ms = [&](Pace::Clock::time_point since) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+  };
+  if (!p->got) {
+    if (p->o->first_byte_ms > 0 && ms(p->start) > p->o->connect_timeout_ms + p->o->first_byte_ms) {
+      p->why = "no reply within " + std::to_string(p->o->first_byte_ms) + " ms";
+      return 1;
+    }
+    return 0;
+  }
+  const long long after_grace = ms(p->first) - 200;
+  if (p->o->min_rate > 0 && after_grace > 0 && bytes * 1000 < p->o->min_rate * after_grace) {
+    p->why = "slower than " + std::to_string(p->o->min_rate) + " bytes/s";
+    return 1;
+  }
+  return 0;
+}
 
 struct Body {
   std::string bytes;
@@ -67,6 +108,10 @@ int main(int argc, char** argv) {
       o.timeout_ms = std::strtol(value.c_str(), nullptr, 10);
     } else if (key == "--max-bytes") {
       o.max_bytes = std::strtoull(value.c_str(), nullptr, 10);
+    } else if (key == "--first-byte-ms") {
+      o.first_byte_ms = std::strtol(value.c_str(), nullptr, 10);
+    } else if (key == "--min-rate") {
+      o.min_rate = std::strtoll(value.c_str(), nullptr, 10);
     } else if (key == "--ca-file") {
       o.ca_file = value;
     } else {
@@ -103,6 +148,11 @@ int main(int argc, char** argv) {
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+    Pace pace;
+    pace.o = &o;
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &pace);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     if (!o.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, o.ca_file.c_str());
     if (userpwd && *userpwd) curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
     curl_slist* headers = nullptr;
@@ -124,6 +174,8 @@ int main(int argc, char** argv) {
       reply(status, body.bytes);
     } else if (body.oversized) {
       reply(-1, "oversized reply");
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK && !pace.why.empty()) {
+      reply(-2, pace.why);
     } else {
       reply(rc == CURLE_OPERATION_TIMEDOUT ? -2 : -1,
             std::string(curl_easy_strerror(rc)) + (*error ? std::string(": ") + error : ""));
