@@ -246,5 +246,30 @@ TEST_F(RemoteNinja, AShortSecretStopsTheRemoteTierAndTheBuildSaysSo) {
   EXPECT_NE(b.err.find("3 compiles, 0 hits"), std::string::npos) << b.err;
 }
 
+// Two sick remotes at once, one that never answers and one that answers a
+// byte at a time: the build completes, each is marked down once (said once,
+// with why), and every object is the one a plain build makes.
+TEST_F(RemoteNinja, SickRemotesLeaveTheBuildWholeAndAreReportedOnce) {
+  BlackHole hole;
+  FixedReplyServer trickle(
+      "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + std::string(100000, 'x'), 20);
+  const std::string remotes = "redis://127.0.0.1:" + std::to_string(hole.port()) +
+                              " http://127.0.0.1:" + std::to_string(trickle.port()) + "/c";
+  base::ProcessResult a = build("cache-a", remotes);
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.err.find("3 compiles, 0 hits"), std::string::npos) << a.err;
+  EXPECT_EQ(count_of(a.err, "marked down at"), 2u) << a.err;
+  EXPECT_NE(a.err.find("(timed out: GET"), std::string::npos) << a.err;  // the Redis one
+  EXPECT_NE(a.err.find("slower than"), std::string::npos) << a.err;
+  base::ProcessResult plain = sh("cache-a", "",
+                                 "rm -rf p && cmake -S src -B p -G Ninja -DCMAKE_CXX_COMPILER=g++ "
+                                 ">/dev/null && ninja -C p >/dev/null");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (int i = 0; i < 3; ++i) {
+    const std::string o = "CMakeFiles/parts.dir/t" + std::to_string(i) + ".cpp.o";
+    EXPECT_EQ(dir_.read("b/" + o), dir_.read("p/" + o)) << o;
+  }
+}
+
 }  // namespace
 }  // namespace lexpack::testing
