@@ -67,7 +67,9 @@ build() {
   local build_pid=$!
   if [ -n "$redis_pid" ]; then sleep 1.5; kill -9 "$redis_pid" 2>/dev/null || true; fi
   wait $build_pid || rc=$?
-  T[$name]+="$(echo "$(now) - $t0" | bc -l) "
+  local took; took=$(echo "$(now) - $t0" | bc -l)
+  T[$name]+="$took "
+  printf "  %-14s %6.2f s (exit %d)\n" "$name" "$took" "$rc" >&2
   [ $rc = 0 ] || FAIL[$name]=$(( ${FAIL[$name]:-0} + 1 ))
   # Objects against the build with no remote.
   local diff=0
