@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include "base/process.h"
 
 namespace lexpack::base {
 
@@ -91,6 +94,21 @@ std::string normal_path(const std::string& path, const std::string& dir) {
     i = end + 1;
   }
   return out;
+}
+
+bool write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode) {
+  // Unique per process and per call: threads of one process may write the
+  // same file at once.
+  static std::atomic<unsigned> serial{0};
+  const std::string temp =
+      path + "." + std::to_string(::getpid()) + "." + std::to_string(serial++) + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode));
+  if (fd < 0) return false;
+  bool ok = write_all(fd, bytes);
+  if (::close(fd) != 0) ok = false;
+  if (ok && ::rename(temp.c_str(), path.c_str()) == 0) return true;
+  ::unlink(temp.c_str());
+  return false;
 }
 
 std::string join_path(std::string_view dir, std::string_view name) {

@@ -13,6 +13,11 @@ namespace lexpack::base {
 // The bytes of a whole file, or an error naming the path and errno.
 Result<std::string> read_file(const std::string& path);
 
+// Writes `bytes` to a file beside `path` and renames it over `path`, so that
+// a reader sees the whole old file or the whole new one; `mode` for a new
+// file. False (nothing left behind) on any error.
+bool write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
+
 // Exactly `size` bytes of `fd` from `offset` into *out, however many reads
 // that takes (retrying EINTR); false on an error or an early end of file.
 bool pread_all(int fd, uint64_t offset, uint64_t size, std::string* out);

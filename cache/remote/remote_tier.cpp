@@ -128,13 +128,7 @@ void RemoteTier::mark_down(const Remote& r, const std::string& why) const {
   const long long now = static_cast<long long>(time(nullptr));
   std::string text =
       std::to_string(now + kDownSeconds) + " " + std::to_string(now) + "\n" + why + "\n";
-  std::string tmp = r.marker + "." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), r.marker.c_str()) != 0) ::unlink(tmp.c_str());
-  }
+  base::write_file_atomically(r.marker, text);
   if (r.probing) {
     r.probing = false;
     ::unlink((r.marker + ".probe").c_str());

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "base/file_util.h"
 #include "cache/leftovers.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
@@ -113,12 +114,7 @@ void Uploader::leave_waiting() {
   size_t at = 0;
   for (; count > kMaxWaitingUploads; --count) at = lines.find('\n', at) + 1;
   lines.erase(0, at);
-  const std::string tmp = queue_ + ".waiting";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  bool ok = ::write(fd, lines.data(), lines.size()) == ssize_t(lines.size());
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), waiting.c_str()) != 0) ::unlink(tmp.c_str());
+  base::write_file_atomically(waiting, lines);
 }
 
 void Uploader::run() {
