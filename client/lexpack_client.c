@@ -201,22 +201,37 @@ struct Client {
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
   int declined;  // the server answered "miss": lexpack need not ask it again
+  int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
 
 // Becomes `lexpack` with the same arguments and environment.
 __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   c->argv[0] = c->lexpack;
   char** envp = c->envp;
-  if (c->declined) {
+  if (c->declined || c->unanswered > 0) {
     // LEXPACK_SERVER_DECLINED: lexpack takes it out of its environment
     // before anything else, and does not ask the server the same question.
-    static char kMark[] = "LEXPACK_SERVER_DECLINED=1";
+    // "unanswered:<pid>": lexpack marks that server (stopped_server.h), and
+    // the compiles that follow do not wait for it.
+    static char kDeclined[] = "LEXPACK_SERVER_DECLINED=1";
+    static char kUnanswered[64] = "LEXPACK_SERVER_DECLINED=unanswered:";
+    char* mark = kDeclined;
+    if (!c->declined) {
+      struct Buf pid = {0};
+      put_decimal(&pid, (unsigned long)c->unanswered);
+      size_t at = str_len(kUnanswered);
+      if (!pid.failed && at + pid.len < sizeof kUnanswered) {
+        memcpy(kUnanswered + at, pid.p, pid.len);
+        kUnanswered[at + pid.len] = '\0';
+        mark = kUnanswered;
+      }
+    }
     size_t n = 0;
     while (c->envp[n]) ++n;
     char** with = sys_mmap_anonymous((n + 2) * sizeof *with);
     if (with) {
       for (size_t i = 0; i < n; ++i) with[i] = c->envp[i];
-      with[n] = kMark;
+      with[n] = mark;
       with[n + 1] = 0;
       envp = with;
     }
@@ -351,18 +366,24 @@ static int connect_server(const struct sockaddr_un* sa) {
   return fd;
 }
 
-// Whether the process at the other end of `fd` (the server) is stopped
-// (state T or t in /proc/<pid>/stat): then it will not answer.
-static int peer_stopped(int fd) {
+// The pid of the process at the other end of `fd` (the server), or 0.
+static int peer_pid(int fd) {
   struct {
     int pid;
     unsigned uid, gid;
   } cred = {0, 0, 0};
   unsigned len = sizeof cred;
   if (sys_getsockopt(fd, kSolSocket, kSoPeercred, &cred, &len) != 0 || cred.pid <= 0) return 0;
+  return cred.pid;
+}
+
+// Whether process `pid` (the server) is stopped (state T or t in
+// /proc/<pid>/stat): then it will not answer.
+static int process_stopped(int pid) {
+  if (pid <= 0) return 0;
   struct Buf path = {0};
   put_str0(&path, "/proc/");
-  put_decimal(&path, (unsigned long)cred.pid);
+  put_decimal(&path, (unsigned long)pid);
   put_bytes(&path, "/stat", 6);
   if (path.failed) return 0;
   int f = (int)sys_open(path.p, O_RDONLY | O_CLOEXEC, 0);
@@ -381,17 +402,20 @@ static int peer_stopped(int fd) {
 
 // Waits up to about 2 s for the server's reply, looking after 5 ms and then
 // every 50 ms whether its process is stopped (client.cpp's wait_for_reply):
-// a busy server is waited for, a stopped one is not. 1: readable.
-static int wait_reply(int fd) {
+// a busy server is waited for, a stopped one is not. 1: readable. A running
+// server that let the whole bound pass: its pid in *unanswered.
+static int wait_reply(int fd, int* unanswered) {
   int waited = 0, slice = 5;
+  int pid = peer_pid(fd);
   while (waited < 2000) {
     long r = sys_poll_in(fd, slice);
     if (r > 0) return 1;
     if (r < 0 && r != -kEintr) return 1;  // the read says what went wrong
     waited += slice;
-    if (peer_stopped(fd)) return 0;
+    if (process_stopped(pid)) return 0;
     slice = 50;
   }
+  *unanswered = pid;
   return 0;
 }
 
@@ -504,7 +528,7 @@ static int run(struct Client* c) {
   int fd = connect_server(&sa);
   if (fd < 0) run_lexpack(c);
   size_t n = 0;
-  char* reply = send_frame(fd, req.p, req.len) && wait_reply(fd) ? recv_frame(fd, &n) : 0;
+  char* reply = send_frame(fd, req.p, req.len) && wait_reply(fd, &c->unanswered) ? recv_frame(fd, &n) : 0;
   int exit_code = 0;
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);
@@ -519,6 +543,7 @@ static int run(struct Client* c) {
 __attribute__((used, noreturn)) void lexpack_client_start(long* stack) {
   struct Client c;
   c.declined = 0;
+  c.unanswered = 0;
   c.argc = (int)stack[0];
   c.argv = (char**)(stack + 1);
   c.envp = c.argv + c.argc + 1;

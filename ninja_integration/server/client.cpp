@@ -79,12 +79,13 @@ std::string server_private_dir() {
 constexpr int kReplyWaitMs = 2000;
 
 // The request sent and its reply read; nullopt on any failure. A server
-// whose process is stopped is not waited for (*stopped: its pid), nor asked
-// while its mark says it still is.
+// whose process is stopped is not waited for, one that lets the request wait
+// the whole bound is marked (*stopped: its pid), and neither is asked while
+// its mark holds.
 std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullptr) {
   std::string dir = server_private_dir();
   if (dir.empty()) return std::nullopt;
-  pid_t stopped_pid = marked_stopped(dir);
+  pid_t stopped_pid = marked_unavailable(dir);
   int fd = stopped_pid ? -1 : connect_to(socket_path(dir));
   if (fd < 0) {
     if (stopped) *stopped = stopped_pid;
@@ -93,7 +94,7 @@ std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullp
   std::string bytes;
   Reply reply;
   if (!send_frame(fd, encode_request(req)) ||
-      wait_for_reply(fd, kReplyWaitMs, dir, &stopped_pid) != ReplyWait::kReady ||
+      wait_for_reply(fd, kReplyWaitMs, dir, &stopped_pid, true) != ReplyWait::kReady ||
       !recv_frame(fd, &bytes) || !decode_reply(bytes, &reply)) {
     ::close(fd);
     if (stopped) *stopped = stopped_pid;
@@ -105,6 +106,13 @@ std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullp
     ::close(fd);
   }
   return reply;
+}
+
+// Why the server's mark says it is not asked ("is stopped; ...").
+std::string marked_reason() {
+  Unavailable why = Unavailable::kStopped;
+  marked_unavailable(server_private_dir(), &why);
+  return unavailable_text(why);
 }
 
 }  // namespace
@@ -119,7 +127,15 @@ bool server_enabled() {
 
 bool take_declined_mark() {
   const char* v = std::getenv("LEXPACK_SERVER_DECLINED");
-  bool declined = v && *v && std::string_view(v) != "0";
+  std::string_view said = v ? v : "";
+  bool declined = !said.empty() && said != "0";
+  // "unanswered:<pid>": lexpack-client waited the whole bound for that
+  // server; marked, it is not asked by the compiles that follow.
+  if (said.starts_with("unanswered:")) {
+    std::string dir = server_private_dir();
+    long pid = std::strtol(v + sizeof "unanswered:" - 1, nullptr, 10);
+    if (!dir.empty() && pid > 0) mark_unanswered(dir, pid_t(pid));
+  }
   ::unsetenv("LEXPACK_SERVER_DECLINED");
   return declined;
 }
@@ -169,7 +185,7 @@ std::optional<Request> compile_request(RequestKind kind, const std::vector<std::
 std::optional<Reply> ask_about(RequestKind kind, std::vector<Request::Compile> compiles,
                                int wait_ms, bool starting) {
   std::string dir = server_private_dir();
-  if (dir.empty() || compiles.empty() || marked_stopped(dir)) return std::nullopt;
+  if (dir.empty() || compiles.empty() || marked_unavailable(dir)) return std::nullopt;
   std::string path = socket_path(dir);
   int fd = -1;
   for (int tries = 0; (fd = connect_to(path, 1 + wait_ms / 1000)) < 0; ++tries) {
@@ -224,8 +240,7 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
   pid_t stopped = 0;
   std::optional<Reply> reply = ask(*req, nullptr, &stopped);
   if (stopped) {
-    return "would decline: its process " + std::to_string(stopped) +
-           " is stopped (not asked until it runs again)";
+    return "would decline: its process " + std::to_string(stopped) + " " + marked_reason();
   }
   if (!reply || reply->kind != ReplyKind::kInfo) return std::nullopt;
   return reply->info;
@@ -234,7 +249,7 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
 void tell_server_done(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kLearn, argv);
   std::string dir = server_private_dir();
-  if (!req || dir.empty() || marked_stopped(dir)) return;
+  if (!req || dir.empty() || marked_unavailable(dir)) return;
   int fd = connect_to(socket_path(dir));
   if (fd < 0) return;
   send_frame(fd, encode_request(*req));
@@ -254,8 +269,7 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
     // The in-process path is as correct, and as fast as without a server.
     launcher::DecisionLog log;
     log.set_subject(command::parse_compile_command(argv).source);
-    log.write("server declined: its process " + std::to_string(stopped) +
-              " is stopped; not asked until it runs again");
+    log.write("server declined: its process " + std::to_string(stopped) + " " + marked_reason());
     return std::nullopt;
   }
   if (!reply) {

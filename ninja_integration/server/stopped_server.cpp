@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/file_util.h"
 #include "base/process.h"
 
 namespace lexpack::server {
@@ -46,7 +47,12 @@ bool process_state(pid_t pid, ProcessState* out) {
   return true;
 }
 
-pid_t marked_stopped(const std::string& dir) {
+const char* unavailable_text(Unavailable why) {
+  return why == Unavailable::kStopped ? "is stopped; not asked until it runs again"
+                                      : "did not answer in time; not asked for a while";
+}
+
+pid_t marked_unavailable(const std::string& dir, Unavailable* why) {
   const std::string path = stopped_mark_path(dir);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;  // the usual case: one failed open
@@ -55,30 +61,38 @@ pid_t marked_stopped(const std::string& dir) {
   ::close(fd);
   long pid = 0;
   unsigned long long start = 0;
+  long long at = 0;
+  char reason[16] = "stopped";  // a mark of before reasons were written
   ProcessState now;
   if (n > 0) {
     buf[n] = '\0';
-    if (std::sscanf(buf, "%ld %llu", &pid, &start) == 2 && process_state(pid_t(pid), &now) &&
-        now.stopped() && now.start_time == start) {
+    int fields = std::sscanf(buf, "%ld %llu %lld %15s", &pid, &start, &at, reason);
+    const bool unanswered = std::strcmp(reason, "unanswered") == 0;
+    const bool same = fields >= 2 && process_state(pid_t(pid), &now) && now.start_time == start;
+    const long long age = static_cast<long long>(std::time(nullptr)) - at;
+    if (same && (now.stopped() || (unanswered && age >= 0 && age < kUnansweredSeconds))) {
+      if (why) *why = unanswered && !now.stopped() ? Unavailable::kUnanswered : Unavailable::kStopped;
       return pid_t(pid);
     }
   }
-  ::unlink(path.c_str());  // continued, or gone
+  ::unlink(path.c_str());  // continued, gone, or given another chance
   return 0;
 }
 
-void mark_stopped(const std::string& dir, pid_t pid, const ProcessState& state) {
-  char text[96];
-  int n = std::snprintf(text, sizeof text, "%d %" PRIu64 " %lld\n", int(pid), state.start_time,
-                        static_cast<long long>(std::time(nullptr)));
-  // Written aside and renamed: a reader sees a whole mark or none.
-  const std::string mark = stopped_mark_path(dir);
-  const std::string temp = mark + "." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  bool ok = base::write_all(fd, std::string_view(text, size_t(n)));
-  if (::close(fd) != 0) ok = false;
-  if (!ok || ::rename(temp.c_str(), mark.c_str()) != 0) ::unlink(temp.c_str());
+void mark_unavailable(const std::string& dir, pid_t pid, const ProcessState& state,
+                      Unavailable why) {
+  char text[128];
+  int n = std::snprintf(text, sizeof text, "%d %" PRIu64 " %lld %s\n", int(pid), state.start_time,
+                        static_cast<long long>(std::time(nullptr)),
+                        why == Unavailable::kStopped ? "stopped" : "unanswered");
+  base::write_file_atomically(stopped_mark_path(dir), std::string_view(text, size_t(n)), 0600);
+}
+
+void mark_unanswered(const std::string& dir, pid_t pid) {
+  ProcessState st;
+  if (pid > 0 && process_state(pid, &st)) {
+    mark_unavailable(dir, pid, st, st.stopped() ? Unavailable::kStopped : Unavailable::kUnanswered);
+  }
 }
 
 pid_t peer_pid(int fd) {
@@ -88,7 +102,8 @@ pid_t peer_pid(int fd) {
   return cred.pid;
 }
 
-ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* stopped_pid) {
+ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* marked_pid,
+                         bool mark_if_unanswered) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(total_ms);
   // A hit is answered in about a millisecond: the first look comes soon.
@@ -103,11 +118,17 @@ ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* st
     int r = ::poll(&p, 1, wait_ms);
     if (r > 0) return ReplyWait::kReady;
     if (r < 0 && errno != EINTR) return ReplyWait::kReady;  // the read says what went wrong
-    if (Clock::now() >= deadline) return ReplyWait::kTimedOut;
     if (pid < 0) pid = peer_pid(fd);
+    if (Clock::now() >= deadline) {
+      if (mark_if_unanswered && pid > 0) {
+        mark_unanswered(dir, pid);
+        *marked_pid = pid;
+      }
+      return ReplyWait::kTimedOut;
+    }
     if (ProcessState st; pid > 0 && process_state(pid, &st) && st.stopped()) {
-      mark_stopped(dir, pid, st);
-      *stopped_pid = pid;
+      mark_unavailable(dir, pid, st, Unavailable::kStopped);
+      *marked_pid = pid;
       return ReplyWait::kStopped;
     }
     slice_ms = 50;

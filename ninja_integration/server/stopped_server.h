@@ -2,7 +2,10 @@
 // accepts connections but never answers: waiting for it would cost every
 // compile the whole wait. The first client to find it stopped leaves a mark
 // beside the socket, and later ones skip the server at the cost of reading
-// that mark, until the process runs again or is gone.
+// that mark, until the process runs again or is gone. A running server that
+// lets a compile wait the whole reply bound (deadlocked, or starved on a
+// machine far past its cores) is marked too, for kUnansweredSeconds: then
+// one compile asks it again.
 #pragma once
 
 #include <sys/types.h>
@@ -21,16 +24,29 @@ struct ProcessState {
 };
 bool process_state(pid_t pid, ProcessState* out);
 
-// The mark of a stopped server: "<pid> <start time> <unix time>\n".
+// Why a server is not asked.
+enum class Unavailable { kStopped, kUnanswered };
+constexpr long kUnansweredSeconds = 30;
+// What a client says of a marked server in its log ("is stopped; ...").
+const char* unavailable_text(Unavailable why);
+
+// The mark: "<pid> <start time> <unix time> <stopped|unanswered>\n". The
+// file keeps the name it had when stopped was its only reason: lexpack-client
+// skips the server while any mark exists.
 inline std::string stopped_mark_path(const std::string& dir) {
   return dir + "/stopped";
 }
-// The pid of the server `dir`'s mark names when that process is still
-// stopped; otherwise 0, and a mark left is removed (the server was continued
-// or is gone: it is asked again, or a new one started).
-pid_t marked_stopped(const std::string& dir);
-// Leaves the mark for the stopped server `pid` (replacing any).
-void mark_stopped(const std::string& dir, pid_t pid, const ProcessState& state);
+// The pid of the server `dir`'s mark names while the mark holds (a stopped
+// one still stopped; an unanswering one the same process, marked less than
+// kUnansweredSeconds ago), with *why; otherwise 0, and a mark left is
+// removed (the server was continued, is gone, or is given another chance).
+pid_t marked_unavailable(const std::string& dir, Unavailable* why = nullptr);
+// Leaves the mark for server `pid` (replacing any).
+void mark_unavailable(const std::string& dir, pid_t pid, const ProcessState& state,
+                      Unavailable why);
+// Marks the running server `pid` as unanswered, when it is still the process
+// it was (lexpack-client waited for it and passed its pid on).
+void mark_unanswered(const std::string& dir, pid_t pid);
 
 // The process at the other end of a connected Unix socket (the server), or 0.
 pid_t peer_pid(int fd);
@@ -38,8 +54,10 @@ pid_t peer_pid(int fd);
 // Waits up to `total_ms` for `fd` to have something to read. After a short
 // moment, and then every 50 ms, the server's process state is looked at: a
 // stopped one is marked and given up on at once; a running one (busy, on a
-// loaded machine) is waited for up to the bound.
+// loaded machine) is waited for up to the bound, and then, with
+// `mark_if_unanswered`, marked. *marked_pid: the server marked, or left.
 enum class ReplyWait { kReady, kTimedOut, kStopped };
-ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* stopped_pid);
+ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* marked_pid,
+                         bool mark_if_unanswered = false);
 
 }  // namespace lexpack::server

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@
 #include <ctime>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "tests/ninja_integration/launcher/launcher_fixture.h"
 
@@ -54,6 +58,10 @@ class ServerEdgeTest : public LauncherTest, public ::testing::WithParamInterface
   }
   void TearDown() override {
     if (stopped_ > 0) ::kill(stopped_, SIGCONT);
+    if (silent_ > 0) {
+      ::kill(silent_, SIGKILL);
+      ::waitpid(silent_, nullptr, 0);
+    }
     lexpack("server --stop", kServerEnv);
   }
 
@@ -107,6 +115,7 @@ class ServerEdgeTest : public LauncherTest, public ::testing::WithParamInterface
   }
 
   pid_t stopped_ = -1;  // continued by TearDown whatever happens
+  pid_t silent_ = -1;   // killed by TearDown
 };
 
 // A stopped server is found out once, in moments, and every later compile
@@ -157,6 +166,61 @@ TEST_P(ServerEdgeTest, StoppedServerCostsTheBuildMoments) {
   }
   ASSERT_TRUE(warm("-Iinc -c m.cpp"));
   EXPECT_NE(server_pid(), pid);
+}
+
+// A server that runs but never answers (deadlocked, or starved of CPU) is
+// waited for once: that compile marks it, and the ones that follow take
+// their own path without connecting, until the mark's time is up.
+TEST_P(ServerEdgeTest, UnansweringServerIsWaitedForOnce) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  const std::string server = dir_.at("cache") + "/server-" + std::to_string(::geteuid());
+  const std::string sock = server + "/sock";
+  if (sock.size() >= 100) GTEST_SKIP() << "the socket path is too long here: " << sock;
+  ::mkdir(dir_.at("cache").c_str(), 0755);
+  ASSERT_EQ(::mkdir(server.c_str(), 0700), 0) << server;
+  // The silent server: listens, accepts, counts, never answers. It listens
+  // itself, so that the clients see its pid (SO_PEERCRED).
+  const std::string count_file = dir_.at("accepted");
+  silent_ = ::fork();
+  ASSERT_GE(silent_, 0);
+  if (silent_ == 0) {
+    int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa {};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path, sock.c_str(), sock.size() + 1);
+    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+        ::listen(listener, 64) != 0) {
+      ::_exit(1);
+    }
+    std::vector<int> held;
+    for (;;) {
+      int c = ::accept(listener, nullptr, nullptr);
+      if (c < 0) continue;
+      held.push_back(c);
+      std::string n = std::to_string(held.size());
+      int f = ::open(count_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (f >= 0 && ::write(f, n.data(), n.size()) < 0) ::_exit(1);
+      if (f >= 0) ::close(f);
+    }
+  }
+  struct stat st {};
+  for (int i = 0; i < 200 && ::stat(sock.c_str(), &st) != 0; ++i) ::usleep(10 * 1000);
+  ASSERT_EQ(::stat(sock.c_str(), &st), 0) << "the silent server did not listen";
+  for (int i = 0; i < 6; ++i) {
+    compile_and_compare("-Iinc -c m.cpp");
+    ASSERT_FALSE(HasFailure());
+  }
+  // Six compiles asked it once (each would otherwise wait for it).
+  EXPECT_EQ(dir_.read("accepted"), "1");
+  std::string mark = dir_.read("cache/server-" + std::to_string(::geteuid()) + "/stopped");
+  EXPECT_NE(mark.find(std::to_string(silent_) + " "), std::string::npos) << mark;
+  EXPECT_NE(mark.find(" unanswered"), std::string::npos) << mark;
+  if (!GetParam().client) {
+    EXPECT_NE(dir_.read("log.txt").find("did not answer in time; not asked for a while"),
+              std::string::npos)
+        << dir_.read("log.txt");
+  }
 }
 
 // A server started in another mount namespace sees other files under the
