@@ -106,6 +106,10 @@ struct PrefetchSummary {
   int64_t us = 0;
   std::string note;
 };
+// Ninja starts no compile before the prefetch ends: past this long it begins
+// no other chunk, and the compiles left look their entries up themselves.
+constexpr int kPrefetchDeadlineMs = 10000;
+
 PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& compiles,
                                std::function<void()> memos_stored) {
   PrefetchSummary s;
@@ -113,6 +117,7 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
   auto start = std::chrono::steady_clock::now();
   launcher::PrefetchOptions options;
   options.stop_when_remote_lacks = true;  // machine A: the compiles will store them
+  options.deadline_ms = kPrefetchDeadlineMs;
   options.memos_stored = std::move(memos_stored);
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   s.compiles = compiles.size();

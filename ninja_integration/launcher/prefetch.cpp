@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,7 @@ Keyed key_of(cache::Store* store, closure::FileStates* files,
 
 PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
                                  const PrefetchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   PrefetchResult r;
   r.keys.resize(compiles.size());
   r.why_not.resize(compiles.size());
@@ -232,6 +234,14 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
   };
   const size_t step = std::max<size_t>(1, options.chunk);
   for (size_t begin = 0; begin < compiles.size(); begin += step) {
+    if (options.deadline_ms > 0 && begin > 0 &&
+        std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(options.deadline_ms)) {
+      for (size_t i = begin; i < compiles.size(); ++i) {
+        r.why_not[i] = "not prefetched: past the prefetch's deadline of " +
+                       std::to_string(options.deadline_ms) + " ms";
+      }
+      break;
+    }
     std::vector<size_t> chunk;
     for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
     compute_keys(chunk);

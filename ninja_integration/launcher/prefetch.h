@@ -27,6 +27,9 @@ struct PrefetchOptions {
   // whose entries are not there yet): the rest are left without a key.
   bool stop_when_remote_lacks = false;
   size_t chunk = 256;      // compiles keyed, then fetched, together
+  // No chunk is begun this long after the start (0: no bound): the build
+  // waits for the prefetch, and the compiles left fetch their own entries.
+  int deadline_ms = 0;
   size_t cold_chunk = 32;  // a chunk that asked this many keys and got none stops it
   // Called once, as soon as every closure memo the prefetch will write is in
   // the local store, and before the last batch is fetched: a server can

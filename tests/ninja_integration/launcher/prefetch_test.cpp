@@ -142,6 +142,28 @@ TEST_F(Prefetch, StopsAfterAChunkTheRemoteHasNoneOf) {
   for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(r.keys[i].has_value()) << r.why_not[i];
 }
 
+// Past its deadline the prefetch begins no other chunk: the build is not
+// held, and the compiles left are keyed by the launcher.
+TEST_F(Prefetch, BeginsNoChunkPastItsDeadline) {
+  ScopedEnv env;
+  env.set("LEXPACK_DIR", dir_.at("cache-p"));
+  launcher::PrefetchOptions options;
+  options.chunk = 1;
+  options.deadline_ms = 1;  // a chunk computes a closure: longer than this
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles(), options);
+  ASSERT_EQ(r.keys.size(), 3u);
+  EXPECT_TRUE(r.keys[0].has_value()) << r.why_not[0];
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_FALSE(r.keys[i].has_value());
+    EXPECT_NE(r.why_not[i].find("past the prefetch's deadline of 1 ms"), std::string::npos)
+        << r.why_not[i];
+  }
+  // Unbounded, all three are keyed.
+  options.deadline_ms = 0;
+  r = launcher::prefetch_compiles(compiles(), options);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(r.keys[i].has_value()) << r.why_not[i];
+}
+
 TEST_F(Prefetch, ARefusedRemoteLeavesTheKeysAndFetchesNothing) {
   ScopedEnv env;
   env.set("LEXPACK_DIR", dir_.at("cache-p"));
