@@ -105,7 +105,7 @@ struct GcReport {
   uint64_t packs_evicted = 0;
   uint64_t blobs_copied = 0;  // still in use, copied forward
   uint64_t blobs_dropped = 0;
-  uint64_t leftovers_removed = 0;  // temporaries of killed processes (cache/leftovers.h)
+  uint64_t leftovers_removed = 0;  // temporaries of killed processes (cache/orphan_files.h)
 };
 
 struct VerifyReport {

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "cache/leftovers.h"
+#include "cache/orphan_files.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {

@@ -11,9 +11,9 @@
 
 #include "base/process.h"
 #include "cli/commands.h"
-#include "ninja_integration/launcher/launcher.h"
-#include "ninja_integration/link/link_launcher.h"
-#include "ninja_integration/server/client.h"
+#include "launcher/launcher.h"
+#include "link/link_launcher.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 namespace {

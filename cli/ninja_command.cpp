@@ -17,19 +17,20 @@
 #include <vector>
 
 #include "base/file_util.h"
+#include "base/program_paths.h"
 #include "cache/config.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/remote/upload_queue.h"
 #include "cli/commands.h"
-#include "ninja_integration/command/compile_command.h"
-#include "ninja_integration/launcher/build_record.h"
-#include "ninja_integration/launcher/decision_log.h"
-#include "ninja_integration/launcher/prefetch.h"
-#include "ninja_integration/ninja/build_counts.h"
-#include "ninja_integration/ninja/build_summary.h"
-#include "ninja_integration/ninja/ninja_wrapper.h"
-#include "ninja_integration/scan/compdb.h"
-#include "ninja_integration/server/client.h"
+#include "compiler/compile_command.h"
+#include "launcher/decision_log.h"
+#include "launcher/prefetch.h"
+#include "ninja_integration/build_counts.h"
+#include "ninja_integration/build_record.h"
+#include "ninja_integration/build_summary.h"
+#include "ninja_integration/ninja_wrapper.h"
+#include "scan/compdb.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -90,7 +91,7 @@ std::vector<launcher::PrefetchCompile> compiles_to_run(const std::string& build_
   if (!entries.ok()) return compiles;
   for (const scan::CompdbEntry& e : *entries) {
     if (e.output.empty() || e.argv.empty()) continue;
-    if (!command::parse_compile_command(e.argv).uncacheable.empty()) continue;  // links too
+    if (!compiler::parse_compile_command(e.argv).uncacheable.empty()) continue;  // links too
     std::string output = base::absolute_path(e.output, e.directory);
     if (::access(output.c_str(), F_OK) == 0) continue;  // ninja may not run it
     compiles.push_back({e.directory, e.argv});
@@ -160,11 +161,11 @@ bool env_on(const char* name) {
 }
 
 int run_ninja_command(const std::vector<std::string>& args) {
-  ninja::make_cache_dir_absolute();
-  std::string self = ninja::self_executable();
-  std::string plugin = ninja::find_plugin(self);
-  std::optional<ninja::Counters> before;
-  if (builds(args) && !plugin.empty()) before = ninja::read_store_counters();
+  ninja_integration::make_cache_dir_absolute();
+  std::string self = base::self_executable();
+  std::string plugin = base::find_plugin(self);
+  std::optional<ninja_integration::Counters> before;
+  if (builds(args) && !plugin.empty()) before = ninja_integration::read_store_counters();
   // The keys this build hits or stores, for `lexpack export --working-set`.
   cache::Config config = cache::load_config("");
   std::string cache_dir = config.dir, record;
@@ -188,9 +189,9 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // builds move too and a read-only cache does not).
   std::string counts_file;
   if (before) {
-    if (auto c = ninja::start_build_counts(); c.ok()) {
+    if (auto c = ninja_integration::start_build_counts(); c.ok()) {
       counts_file = *c;
-      ::setenv(ninja::kBuildCountsEnv, counts_file.c_str(), 1);
+      ::setenv(ninja_integration::kBuildCountsEnv, counts_file.c_str(), 1);
     }
   }
   // The prefetch opens and closes its own store before the uploader opens
@@ -264,12 +265,12 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // while ninja runs, not by each compile (the build never waits on a PUT).
   std::unique_ptr<cache::remote::Uploader> uploader;
   if (before) uploader = cache::remote::Uploader::start(config);
-  std::string report = before ? ninja::start_launcher_report() : std::string();
-  ninja::NinjaRun run = ninja::run_ninja(args, plugin, self, client);
-  std::string hint = ninja::launcher_hint(ninja::finish_launcher_report(report));
-  std::optional<ninja::Counters> counts;
+  std::string report = before ? ninja_integration::start_launcher_report() : std::string();
+  ninja_integration::NinjaRun run = ninja_integration::run_ninja(args, plugin, self, client);
+  std::string hint = ninja_integration::launcher_hint(ninja_integration::finish_launcher_report(report));
+  std::optional<ninja_integration::Counters> counts;
   if (!counts_file.empty()) {
-    counts = ninja::read_build_counts(counts_file);
+    counts = ninja_integration::read_build_counts(counts_file);
     ::unlink(counts_file.c_str());
   }
   if (!record.empty()) {
@@ -313,12 +314,12 @@ int run_ninja_command(const std::vector<std::string>& args) {
   }
   if (before && run.term_signal == 0) {
     if (counts) {
-      ninja::BuildSummary s = ninja::summarize_build(ninja::Counters{}, *counts);
+      ninja_integration::BuildSummary s = ninja_integration::summarize_build(ninja_integration::Counters{}, *counts);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
       if (!hint.empty()) std::fprintf(stderr, "lexpack: note: %s\n", hint.c_str());
-      std::string links = ninja::format_link_summary(s);
+      std::string links = ninja_integration::format_link_summary(s);
       if (!links.empty()) std::fprintf(stderr, "%s\n", links.c_str());
-      std::fprintf(stderr, "%s\n", ninja::format_summary(s, wall_us).c_str());
+      std::fprintf(stderr, "%s\n", ninja_integration::format_summary(s, wall_us).c_str());
     }
   }
   if (run.term_signal != 0) {

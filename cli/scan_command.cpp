@@ -19,11 +19,11 @@
 #include "cache/store.h"
 #include "cli/commands.h"
 #include "lexer/kernel.h"
-#include "ninja_integration/ninja/ninja_deps_reader.h"
-#include "ninja_integration/scan/compdb.h"
-#include "ninja_integration/scan/module_deps.h"
-#include "ninja_integration/scan/scan_command.h"
-#include "ninja_integration/server/client.h"
+#include "ninja_integration/ninja_deps_reader.h"
+#include "scan/build_scan.h"
+#include "scan/compdb.h"
+#include "scan/module_deps.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -217,7 +217,7 @@ int run_scan(const ScanArgs& a) {
         double(p.remember_us) / 1e3, double(p.write_us) / 1e3);
   }
   if (!a.check) return 0;
-  auto deps = ninja::read_ninja_deps(a.build_dir + "/.ninja_deps");
+  auto deps = ninja_integration::read_ninja_deps(a.build_dir + "/.ninja_deps");
   if (!deps.ok()) {
     std::fprintf(stderr, "lexpack: error: %s\n", deps.message().c_str());
     return 1;

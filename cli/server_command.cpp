@@ -5,8 +5,8 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "ninja_integration/server/client.h"
-#include "ninja_integration/server/server.h"
+#include "server/server.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 namespace {

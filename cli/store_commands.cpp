@@ -15,8 +15,8 @@
 #include "cache/store.h"
 #include "cache/working_set.h"
 #include "cli/commands.h"
-#include "ninja_integration/launcher/build_record.h"
-#include "ninja_integration/server/client.h"
+#include "ninja_integration/build_record.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 

@@ -12,17 +12,18 @@
 
 #include "base/heap_pages.h"
 #include "base/process.h"
+#include "base/program_paths.h"
 #include "base/run_on_threads.h"
 #include "cache/config.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/store.h"
 #include "cli/commands.h"
-#include "ninja_integration/command/compile_command.h"
-#include "ninja_integration/launcher/prefetch.h"
-#include "ninja_integration/ninja/ninja_wrapper.h"
-#include "ninja_integration/scan/compdb.h"
-#include "ninja_integration/server/client.h"
+#include "compiler/compile_command.h"
+#include "launcher/prefetch.h"
+#include "ninja_integration/ninja_wrapper.h"
+#include "scan/compdb.h"
+#include "server/server_client.h"
 
 namespace lexpack::cli {
 namespace {
@@ -113,7 +114,7 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
 int run_warm(const WarmArgs& a) {
   // Hundreds of megabytes of tables, built once and freed at exit.
   base::use_huge_heap_pages(size_t(128) << 20);
-  ninja::make_cache_dir_absolute();
+  ninja_integration::make_cache_dir_absolute();
   // The build that follows finds the server up (on unless LEXPACK_SERVER=0).
   if (server::server_enabled()) server::start_server();
   auto entries = scan::compdb_from_ninja(a.build_dir);
@@ -123,10 +124,10 @@ int run_warm(const WarmArgs& a) {
   }
   std::vector<const scan::CompdbEntry*> compiles;
   for (const scan::CompdbEntry& e : *entries) {
-    if (command::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
+    if (compiler::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
   }
   if (!a.verbose) return warm_in_process(a, compiles);
-  std::string self = ninja::self_executable();
+  std::string self = base::self_executable();
   std::atomic<size_t> next{0}, hits{0}, misses{0}, other{0};
   std::mutex print_mu;
   std::vector<cache::Hash128> missing;  // action keys of the compiles that would miss

@@ -5,7 +5,7 @@
 // anything else (no server, a miss, an error, a server of another binary) it
 // becomes `lexpack` beside it with the same arguments, which does exactly
 // what it would have done alone. The wire format is the one of
-// ninja_integration/server/protocol.cpp; the end-to-end server tests run
+// server/protocol.cpp; the end-to-end server tests run
 // every case through both programs.
 #include "client/linux_syscalls.h"
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "ninja_integration/serve/read_manifest_format.h"
+#include "served_reads/read_manifest_format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAX_FDS 4096

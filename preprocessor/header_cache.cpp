@@ -85,7 +85,7 @@ void TraceRecorder::spoil() {
 }
 
 template <typename Add>
-void TraceRecorder::read(NameSeqs::Seqs& s, const Add& add) {
+void TraceRecorder::read(NameSequenceTable::Seqs& s, const Add& add) {
   for (size_t i = stack_.size(); i-- > 0;) {
     Active& a = stack_[i];
     if (a.start <= s.written || a.start <= s.seen) break;
@@ -96,7 +96,7 @@ void TraceRecorder::read(NameSeqs::Seqs& s, const Add& add) {
 
 void TraceRecorder::looked_up(MacroName name, const std::shared_ptr<const Macro>* found) {
   if (stack_.empty()) return;
-  NameSeqs::Seqs& s = macro_seqs_.at(name.name, name.hash);
+  NameSequenceTable::Seqs& s = macro_seqs_.at(name.name, name.hash);
   read(s, [&](Active& a) {
     if (found) {
       a.trace->inputs.macros.emplace_back((*found)->name, *found);

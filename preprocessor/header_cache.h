@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "preprocessor/macro_table.h"
-#include "preprocessor/name_seqs.h"
+#include "preprocessor/name_sequence_table.h"
 #include "preprocessor/result.h"
 
 namespace lexpack::preprocessor {
@@ -148,12 +148,12 @@ class TraceRecorder : public MacroObserver {
   // run of the stack ending at the innermost one that did (a later read
   // adds the ones pushed since), so one number per name tells which.
   template <typename Add>
-  void read(NameSeqs::Seqs& s, const Add& add);
+  void read(NameSequenceTable::Seqs& s, const Add& add);
 
   std::vector<Active> stack_;
   uint64_t seq_ = 0;
-  NameSeqs macro_seqs_;  // by macro name
-  NameSeqs once_seqs_;   // by file number
+  NameSequenceTable macro_seqs_;  // by macro name
+  NameSequenceTable once_seqs_;   // by file number
 };
 
 }  // namespace lexpack::preprocessor

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "preprocessor/file_walk.h"
 #include "preprocessor/preprocessor.h"
-#include "preprocessor/run.h"
 
 namespace lexpack::preprocessor {
 

@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "preprocessor/expression.h"
-#include "preprocessor/run.h"
+#include "preprocessor/file_walk.h"
 
 namespace lexpack::preprocessor {
 namespace {

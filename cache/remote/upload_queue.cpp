@@ -13,7 +13,7 @@
 #include <set>
 
 #include "base/file_util.h"
-#include "cache/leftovers.h"
+#include "cache/orphan_files.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 

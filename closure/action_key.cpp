@@ -1,0 +1,103 @@
+// Key derivation. Paths enter as the compiler names them (they appear in the
+// depfile and in __FILE__), or relative to the working directory when the
+// compile is relocatable (key_relocation.h); the working directory only when
+// the object records it (debug info without a prefix map covering it).
+#include "closure/action_key.h"
+
+#include <ctime>
+
+#include "compiler/search_list.h"
+
+namespace lexpack::closure {
+namespace {
+
+void hash_command(cache::Hasher* h, const compiler::CompilerIdentity& identity,
+                  const std::vector<std::string>& args, const std::string& source) {
+  h->field(identity.hash.lo);
+  h->field(identity.hash.hi);
+  h->field(args.size());
+  for (const std::string& a : args) h->field(a);
+  h->field(source);
+  h->field(compiler::relevant_environment());
+}
+
+}  // namespace
+
+cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
+                                    const compiler::CompileCommand& command, const std::string& cwd,
+                                    std::string_view base_dir) {
+  cache::Hasher h;
+  h.field("lexpack-tu-1");
+  hash_command(&h, identity, command.args, command.source);
+  h.field(cwd);
+  // A memo written under another base_dir holds a key named differently.
+  if (!base_dir.empty()) h.field(base_dir);
+  return h.digest();
+}
+
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const compiler::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure, const KeyRelocation& relocation) {
+  cache::Hasher h;
+  h.field(kActionFormat);
+  if (relocation.relocated) {
+    // Never equal to a key whose stored text holds absolute paths.
+    h.field("relocated");
+    hash_command(&h, identity, relocated_args(command, relocation),
+                 relocation.name(command.source));
+  } else {
+    hash_command(&h, identity, command.args, command.source);
+  }
+  bool records_cwd = command.debug_info && !compiler::cwd_is_mapped(command, cwd);
+  h.field(records_cwd ? cwd : std::string("-"));
+  h.field(closure.files.size());
+  for (const ClosureFile& f : closure.files) {
+    if (relocation.relocated) {
+      h.field(relocation.name(f.path));
+    } else {
+      h.field(f.path);
+    }
+    h.field(f.presence_only ? std::string("present") : f.content.hex());
+  }
+  // Which identical #pragma once files the compiler takes as one.
+  if (!closure.once_twins.empty()) h.field(closure.once_twins);
+  h.field(closure.failed_probes.size());
+  for (std::string_view p : closure.failed_probes) {
+    if (relocation.relocated) {
+      h.field(relocation.name(p));
+    } else {
+      h.field(p);
+    }
+  }
+  return h.digest();
+}
+
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const compiler::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure) {
+  return action_key(identity, command, cwd, closure, KeyRelocation());
+}
+
+cache::Hash128 dated_key(const cache::Hash128& key) {
+  time_t now = time(nullptr);
+  struct tm local;
+  localtime_r(&now, &local);
+  char date[32];
+  strftime(date, sizeof date, "%b %e %Y", &local);  // the form of __DATE__
+  cache::Hasher h;
+  h.field("dated");
+  h.field(key.hex());
+  h.field(date);
+  return h.digest();
+}
+
+cache::Hash128 pinned_key(const cache::Hash128& key, const std::string& cwd) {
+  cache::Hasher h;
+  h.field("compile-pinned");
+  h.field(key.lo);
+  h.field(key.hi);
+  h.field(cwd);
+  return h.digest();
+}
+
+}  // namespace lexpack::closure

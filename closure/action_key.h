@@ -1,0 +1,42 @@
+// The action key: XXH3-128 over everything that decides the object, the
+// depfile and the compiler's messages. Two keys are equal only when a fresh
+// compile would produce the same bytes.
+#pragma once
+
+#include <string>
+
+#include "cache/hash.h"
+#include "closure/dependency_closure.h"
+#include "closure/key_relocation.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+
+namespace lexpack::closure {
+
+inline constexpr std::string_view kActionFormat = "lexpack-action-1";
+
+// Names one translation unit as invoked (compiler, arguments, working dir,
+// environment): the key of its closure memo.
+cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
+                                    const compiler::CompileCommand& command, const std::string& cwd,
+                                    std::string_view base_dir = {});
+
+// The key of the compile, before the date is added for __DATE__ users.
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const compiler::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure);
+// The same with the paths under relocation.base_dir named relative when
+// relocation.relocated (decide_relocation).
+cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
+                          const compiler::CompileCommand& command, const std::string& cwd,
+                          const Closure& closure, const KeyRelocation& relocation);
+
+// `key` with today's date mixed in (for sources that expand __DATE__).
+cache::Hash128 dated_key(const cache::Hash128& key);
+
+// Where a result whose key is relocated but whose outputs name this
+// checkout is stored (a path under base_dir in the object's own text): a key
+// of `cwd` only, tried after the relocated one.
+cache::Hash128 pinned_key(const cache::Hash128& key, const std::string& cwd);
+
+}  // namespace lexpack::closure

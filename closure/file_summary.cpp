@@ -1,0 +1,109 @@
+// The stable encoding of a file summary (a format tag first, so a summary
+// written by another version reads as absent) and its making from a scan.
+#include "closure/file_summary.h"
+
+#include "base/byte_codec.h"
+
+namespace lexpack::closure {
+namespace {
+
+constexpr std::string_view kSummaryTag = "lexpack-summary-3";
+
+bool is_include_like(lexer::DirectiveKind k) {
+  using K = lexer::DirectiveKind;
+  return k == K::kInclude || k == K::kIncludeNext || k == K::kImport || k == K::kHasInclude ||
+         k == K::kHasIncludeNext;
+}
+
+}  // namespace
+
+std::string encode_summary(const FileSummary& s) {
+  base::VarintWriter w;
+  w.str(kSummaryTag);
+  w.u64(s.content.lo);
+  w.u64(s.content.hi);
+  w.u8(uint8_t((s.uses_date ? 1 : 0) | (s.uses_time ? 2 : 0) | (s.assembler_reads ? 4 : 0) |
+               (s.pragma_once ? 8 : 0)));
+  w.u64(s.includes.size());
+  for (const IncludeDirective& d : s.includes) {
+    w.u8(uint8_t(d.kind));
+    w.u8(uint8_t((d.angled ? 1 : 0) | (d.computed ? 2 : 0)));
+    w.str(d.name);
+  }
+  return w.take();
+}
+
+bool decode_summary(std::string_view bytes, FileSummary* s) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  uint8_t flags = 0;
+  uint64_t n = 0;
+  if (!r.str(&tag) || tag != kSummaryTag || !r.u64(&s->content.lo) || !r.u64(&s->content.hi) ||
+      !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+    return false;
+  }
+  s->uses_date = flags & 1;
+  s->uses_time = flags & 2;
+  s->assembler_reads = flags & 4;
+  s->pragma_once = flags & 8;
+  s->includes.clear();
+  s->includes.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    IncludeDirective d;
+    uint8_t kind = 0, f = 0;
+    if (!r.u8(&kind) || !r.u8(&f) || !r.str(&d.name)) return false;
+    d.kind = lexer::DirectiveKind(kind);
+    if (!is_include_like(d.kind)) return false;
+    d.angled = f & 1;
+    d.computed = f & 2;
+    s->includes.push_back(std::move(d));
+  }
+  return r.done();
+}
+
+bool names_assembler_file_read(std::string_view bytes) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  auto name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '$';
+  };
+  auto word_at = [&](size_t pos, std::string_view word) {
+    if (bytes.size() - pos < word.size()) return false;
+    for (size_t k = 0; k < word.size(); ++k) {
+      if (lower(bytes[pos + k]) != word[k]) return false;
+    }
+    size_t end = pos + word.size();
+    if (end < bytes.size() && name_char(bytes[end])) return false;  // another name
+    // What gas would read next: a string, a macro or stringized argument
+    // that becomes one, an escape or a line break inside a C string or
+    // macro. Not punctuation (`x.include(a)`, `s.include = 1`, a quote in a
+    // comment): no assembler line goes on that way.
+    while (end < bytes.size() && (bytes[end] == ' ' || bytes[end] == '\t')) ++end;
+    if (end == bytes.size()) return true;
+    const char c = bytes[end];
+    return c == '"' || c == '\\' || c == '#' || c == '/' || c == '\n' || c == '\r' ||
+           (name_char(c) && c != '.');
+  };
+  for (size_t dot = bytes.find('.'); dot != std::string_view::npos;
+       dot = bytes.find('.', dot + 1)) {
+    if (word_at(dot + 1, "include") || word_at(dot + 1, "incbin")) return true;
+  }
+  return false;
+}
+
+FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content,
+                      std::string_view bytes) {
+  FileSummary s;
+  s.content = content;
+  s.assembler_reads = names_assembler_file_read(bytes);
+  s.uses_date = scan.uses_date;
+  s.uses_time = scan.uses_time || scan.uses_timestamp;
+  for (const lexer::Directive& d : scan.directives) {
+    if (d.kind == lexer::DirectiveKind::kPragmaOnce) s.pragma_once = true;
+    if (!is_include_like(d.kind)) continue;
+    s.includes.push_back({d.kind, d.angled, d.computed, std::string(scan.text(d))});
+  }
+  return s;
+}
+
+}  // namespace lexpack::closure

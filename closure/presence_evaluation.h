@@ -1,0 +1,115 @@
+// A TU that reaches __has_include through a macro (`#define HAS(x)
+// __has_include(x)`, a portability idiom of many libraries) is cacheable
+// once its conditionals are evaluated: this runs the preprocessor over it
+// with the compiler's own predefined macros and builtin answers, so every
+// question the compiler asks is asked and recorded in the closure.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/store.h"
+#include "closure/dependency_closure.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+#include "lexer/kernel.h"
+#include "preprocessor/result.h"
+
+namespace lexpack::closure {
+
+class ScanFileCache;
+
+// What a whole-build scan shares between the evaluations of its TUs: each
+// file's bytes and lexer scan (read once per scan, not once per TU), and the
+// compiler's answers per identity and arguments. Thread-safe.
+class EvaluationShare {
+ public:
+  EvaluationShare();
+  ~EvaluationShare();
+  // Takes the bytes and lexer scans of the files the scan's walk read
+  // (ScanFileCache::find_lexed) instead of reading and lexing them again.
+  void use_walked(ScanFileCache* walked);
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+// One TU's evaluation as a scan uses it: the preprocessor's result, and the
+// file each of its handles stands for.
+struct EvaluatedTu {
+  bool ran = false;  // false: the evaluation did not run to the end (see `error`)
+  std::string error;
+  preprocessor::Result result;
+  std::vector<Resolution> handles;  // by FileHandle
+};
+
+class CompilerPresenceEvaluator : public PresenceEvaluator {
+ public:
+  // `store` (may be null) remembers the compiler's answers per identity and
+  // arguments; `cwd` is the compile's working directory.
+  CompilerPresenceEvaluator(cache::Store* store, const compiler::CompilerIdentity& identity,
+                            const compiler::CompileCommand& command, std::string cwd,
+                            const lexer::Kernel* kernel);
+
+  std::string evaluate(const Resolution& source, const std::vector<Resolution>& forced,
+                       const Ask& ask) override;
+
+  // Makes this evaluator run for every TU (a scan's exact dependencies),
+  // sharing files and answers through `share` (may be null) and leaving the
+  // last evaluation in `*out`.
+  void evaluate_every_tu(EvaluationShare* share, EvaluatedTu* out) {
+    share_ = share;
+    out_ = out;
+  }
+  bool every_tu() const override { return out_ != nullptr; }
+  std::vector<Resolution> computed_includes() const override { return computed_; }
+
+ private:
+  // The stdc-predef.h among `forced` (if any): its bytes, and whether it
+  // has no directive that reads another file (then it alone, not the
+  // include directories, is what they change in the compiler's answers).
+  // A file that cannot be read reads one, for all this can tell.
+  struct Predef {
+    std::string bytes;
+    bool reads_no_file = true;
+  };
+  Predef inspect_predef(const std::vector<Resolution>& forced) const;
+
+  cache::Store* store_;
+  const compiler::CompilerIdentity& identity_;
+  const compiler::CompileCommand& command_;
+  std::string cwd_;
+  const lexer::Kernel* kernel_;
+  EvaluationShare* share_ = nullptr;
+  EvaluatedTu* out_ = nullptr;
+  std::vector<Resolution> computed_;  // of the last exact evaluation
+};
+
+// The command's arguments that decide its predefined macros and builtin
+// answers: everything but outputs, dependency-file flags, forced includes
+// and the source (kept: -D, -U, -std, -f, -m, -O, include directories
+// unless `include_dirs` is false, ...).
+std::vector<std::string> macro_arguments(const compiler::CompileCommand& command,
+                                         bool include_dirs = true);
+
+// macro_arguments split for asking the compiler: `ask` goes to the
+// compiler's -dM run; `defines` (the command's -D values, in order) are
+// applied by the evaluation after the predefined macros, as the compiler
+// does, and warning flags are left out (they define nothing). Targets that
+// differ only in those then share one compiler run and one set of
+// predefined macros. The -D values stay in `ask` (`defines` empty) unless
+// `defines_apart`, or when the command has a -U. Nothing is left out when
+// a flag passes macros past the command's parse or takes the next argument
+// as its value (-Wp, -Xpreprocessor, -Xclang, -Xlinker, --define-macro).
+struct MacroArguments {
+  std::vector<std::string> ask;
+  std::vector<std::string> defines;
+};
+MacroArguments split_macro_arguments(const compiler::CompileCommand& command,
+                                     bool include_dirs = true, bool defines_apart = true);
+
+// gcc's implicit stdc-predef.h among the files read before the source (the
+// first, when found), or null.
+const Resolution* stdc_predef(const std::vector<Resolution>& forced);
+
+}  // namespace lexpack::closure

@@ -1,0 +1,203 @@
+// A map split into shards, each behind its own mutex, so that threads that
+// ask about different files rarely wait for each other.
+#include "closure/scan_file_cache.h"
+
+#include <functional>
+
+#include "base/file_util.h"
+#include "closure/absence.h"
+
+namespace lexpack::closure {
+
+ScanFileCache::Shard& ScanFileCache::shard_of(const std::string& abs_path) {
+  return shards_[cache::hash64(abs_path) % kShards];
+}
+
+std::string_view ScanFileCache::intern(std::string_view path) {
+  InternPart& p = interned_[cache::hash64(path) % kShards];
+  std::lock_guard lock(p.mu);
+  auto it = p.paths.find(path);
+  if (it == p.paths.end()) it = p.paths.emplace(path).first;
+  return *it;
+}
+
+std::optional<std::optional<base::StatSignature>> ScanFileCache::find_stat(
+    const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.stat_known) return std::nullopt;
+  return it->second.stat;
+}
+
+void ScanFileCache::put_stat(const std::string& abs_path,
+                             const std::optional<base::StatSignature>& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.stat_known = true;
+  e.stat = sig;
+}
+
+std::optional<base::StatSignature> ScanFileCache::stat_once(const std::string& path,
+                                                            const std::string& abs_path) {
+  if (auto answer = find_stat(abs_path)) return *answer;
+  // The directory first: a memo records its signature with the names found
+  // missing in it, so that signature must not be newer than their answers.
+  std::string_view dir = base::dir_of(path);
+  dir_stat_once(std::string(dir), std::string(base::dir_of(abs_path)));
+  std::optional<base::StatSignature> found;
+  base::StatSignature sig;
+  if (base::stat_file(path, &sig)) found = sig;
+  put_stat(abs_path, found);
+  return found;
+}
+
+template <class T, class Ask>
+T ScanFileCache::once(const std::string& abs_path, bool Entry::*known, T Entry::*value, Ask ask) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.*known) return it->second.*value;
+  }
+  T answer = ask();  // outside the lock; the first answer stored stays
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  if (!(e.*known)) {
+    e.*known = true;
+    e.*value = std::move(answer);
+  }
+  return e.*value;
+}
+
+std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
+                                                                const std::string& abs_path) {
+  return once(abs_path, &Entry::dir_known, &Entry::dir, [&] {
+    std::optional<base::StatSignature> dir;
+    if (base::StatSignature sig; base::stat_dir(path, &sig)) dir = sig;
+    return dir;
+  });
+}
+
+std::shared_ptr<const LexedFile> ScanFileCache::find_lexed(const base::StatSignature& sig) {
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  auto it = p.files.find({sig.dev, sig.ino});
+  if (it == p.files.end() || !(it->second->stat == sig)) return nullptr;
+  return it->second;
+}
+
+void ScanFileCache::put_lexed(std::shared_ptr<const LexedFile> file) {
+  const base::StatSignature& sig = file->stat;
+  LexedPart& p = lexed_parts_[(sig.ino ^ sig.dev) % kShards];
+  std::lock_guard lock(p.mu);
+  p.files[{sig.dev, sig.ino}] = std::move(file);
+}
+
+void ScanFileCache::for_each_lexed(const std::function<void(const LexedFile&)>& fn) {
+  for (LexedPart& p : lexed_parts_) {
+    std::lock_guard lock(p.mu);
+    for (const auto& [id, file] : p.files) fn(*file);
+  }
+}
+
+bool ScanFileCache::no_entry_once(const std::string& abs_path) {
+  return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] { return no_entry(abs_path); });
+}
+
+bool ScanFileCache::candidate_no_entry_once(uint32_t candidate, std::string_view dir,
+                                            std::string_view name) {
+  const uint32_t chunk = candidate >> kAnswerChunkBits;
+  if (chunk >= kAnswerChunks) return no_entry_once(base::join_path(dir, name));
+  std::atomic<uint8_t>* answers = no_entry_by_candidate_[chunk].load(std::memory_order_acquire);
+  if (!answers) {
+    std::lock_guard lock(no_entry_chunks_mu_);
+    answers = no_entry_by_candidate_[chunk].load(std::memory_order_acquire);
+    if (!answers) {
+      no_entry_chunks_.emplace_back(new std::atomic<uint8_t>[size_t(1) << kAnswerChunkBits]());
+      answers = no_entry_chunks_.back().get();
+      no_entry_by_candidate_[chunk].store(answers, std::memory_order_release);
+    }
+  }
+  std::atomic<uint8_t>& known = answers[candidate & ((1u << kAnswerChunkBits) - 1)];
+  const uint8_t was = known.load(std::memory_order_relaxed);
+  if (was != 0) return was == 1;
+  // Asked through the path's own entry: one answer per path for the scan,
+  // whichever way it is asked.
+  const bool none = no_entry_once(base::join_path(dir, name));
+  known.store(none ? 1 : 2, std::memory_order_relaxed);
+  return none;
+}
+
+std::shared_ptr<const FileSummary> ScanFileCache::find_summary(const std::string& abs_path,
+                                                               const base::StatSignature& sig) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end() || !it->second.summary || !(it->second.summary_sig == sig)) {
+    return nullptr;
+  }
+  return it->second.summary;
+}
+
+void ScanFileCache::put_summary(const std::string& abs_path, const base::StatSignature& sig,
+                                std::shared_ptr<const FileSummary> summary) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  e.summary_sig = sig;
+  e.summary = std::move(summary);
+}
+
+ScanFileCache::CandidateIds ScanFileCache::candidate_ids(std::string_view path) {
+  std::string_view dir = base::dir_of(path);
+  std::lock_guard lock(candidate_ids_mu_);
+  auto id_of = [](IdMap* ids, std::string_view s) {
+    auto it = ids->find(s);
+    if (it == ids->end()) it = ids->emplace(std::string(s), uint32_t(ids->size())).first;
+    return it->second;
+  };
+  return {id_of(&candidate_ids_, path), id_of(&dir_ids_, dir)};
+}
+
+uint64_t ScanFileCache::context_id(const std::string& context) {
+  std::lock_guard lock(contexts_mu_);
+  return contexts_.emplace(context, contexts_.size()).first->second;
+}
+
+ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resolution& where) {
+  std::string key = context;
+  key.append(std::to_string(where.chain_index)).push_back('|');
+  key.append(where.path);
+  NodePart& part = node_parts_[cache::hash64(key) % kShards];
+  {
+    std::lock_guard lock(part.mu);
+    auto it = part.nodes.find(key);
+    if (it != part.nodes.end()) return it->second.get();
+  }
+  uint32_t id;
+  {
+    std::lock_guard lock(path_ids_mu_);
+    id = path_ids_.emplace(context + where.path, uint32_t(path_ids_.size())).first->second;
+  }
+  std::lock_guard lock(part.mu);
+  std::unique_ptr<Node>& slot = part.nodes[key];
+  if (!slot) {
+    slot = std::make_unique<Node>();
+    slot->where = where;
+    slot->path_id = id;
+  }
+  return slot.get();
+}
+
+void ScanFileCache::for_each_expanded(const std::function<void(const Node&)>& fn) {
+  for (NodePart& part : node_parts_) {
+    std::lock_guard lock(part.mu);
+    for (const auto& [key, n] : part.nodes) {
+      if (n->state.load(std::memory_order_acquire) == Node::kExpanded) fn(*n);
+    }
+  }
+}
+
+}  // namespace lexpack::closure

@@ -1,0 +1,44 @@
+// What a cached compile keeps beside its outputs: files the compiler read
+// that the scan did not reach (computed includes, scanner disagreements) with
+// their content hashes, and the candidates around them whose presence or
+// absence must not change. Checked on every hit.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/hash.h"
+#include "closure/absence.h"
+#include "closure/file_state.h"
+
+namespace lexpack::launcher {
+
+struct ActionPayload {
+  struct ExtraFile {
+    std::string path;
+    cache::Hash128 content;
+  };
+  std::vector<ExtraFile> extra_files;
+  // The candidates around them: those that existed must still, and the
+  // missing ones are held by their directories' signatures (absence.h).
+  std::vector<std::string> present_probes;
+  std::string absent_probes;  // closure::AbsenceProof::encode()
+};
+
+std::string encode_payload(const ActionPayload& payload);
+bool decode_payload(std::string_view bytes, ActionPayload* payload);
+
+// Empty when every extra file has the recorded content and every probe the
+// recorded presence; else what differs.
+std::string check_payload(const ActionPayload& payload, closure::FileStates* files,
+                          const std::string& cwd);
+// The same on an encoded payload, its missing candidates checked where they
+// lie (the hit path: they can be megabytes). False when `bytes` is not a
+// payload; else *changed is set, and *extra_files (when given) to the
+// number of files outside the scan it holds.
+bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
+                           const std::string& cwd, std::string* changed,
+                           size_t* extra_files = nullptr);
+
+}  // namespace lexpack::launcher

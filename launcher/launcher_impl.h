@@ -1,0 +1,135 @@
+// The Launcher object shared by the files of one compile's flow: the hit
+// path (launcher.cpp), the miss and store (launcher_miss.cpp) and explain's
+// comparisons (launcher_explain.cpp). Internal to this folder.
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "base/byte_codec.h"
+#include "base/depfile_flow.h"
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "base/process.h"
+#include "base/program_paths.h"
+#include "base/relocation.h"
+#include "cache/config.h"
+#include "cache/remote/local_copy.h"
+#include "cache/remote/remote_tier.h"
+#include "cache/remote/upload_queue.h"
+#include "cache/store.h"
+#include "closure/action_key.h"
+#include "closure/closure_memo.h"
+#include "closure/dependency_closure.h"
+#include "closure/file_state.h"
+#include "closure/key_relocation.h"
+#include "closure/presence_evaluation.h"
+#include "compiler/compile_command.h"
+#include "compiler/derived_search_list.h"
+#include "compiler/identify_compiler.h"
+#include "compiler/search_list.h"
+#include "launcher/action_payload.h"
+#include "launcher/compile_key.h"
+#include "launcher/decision_log.h"
+#include "launcher/launcher.h"
+#include "launcher/output_files.h"
+#include "launcher/relocated_text.h"
+#include "launcher/self_check.h"
+#include "launcher/temp_files.h"
+#include "lexer/kernel.h"
+#include "ninja_integration/build_counts.h"
+#include "ninja_integration/build_record.h"
+#include "served_reads/serve_reads.h"
+
+namespace lexpack::launcher::detail {
+
+bool env_flag(const char* name);
+
+// A compile's words, as the "last" memo keeps them.
+std::string encode_args(const compiler::CompileCommand& c);
+bool decode_args(std::string_view bytes, std::vector<std::string>* out);
+
+// The closure of the latest compile of a translation unit, kept for explain
+// only, when its files were too fresh for a closure memo (the memo then still
+// describes some older build). Emptied when a memo is stored or used.
+constexpr std::string_view kExplainMemoTable = "closure-explain";
+// The closure memo the latest one replaced: a header edited and put back, or
+// a branch switched back and forth, finds its closure there instead of
+// computing it again (ccache's manifest keeps several for the same reason).
+constexpr std::string_view kPreviousMemoTable = "closure-previous";
+
+class Launcher {
+ public:
+  Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
+  LaunchResult run();
+
+ private:
+  LaunchResult passthrough(std::string_view why);
+  // Counters tell what builds did: explain (and warm, which runs it) compiles
+  // nothing and counts nothing.
+  void count(std::string_view name, int64_t delta = 1) {
+    ninja_integration::note_build_count(name, delta);  // this build's own summary, even read-only
+    if (store_ && !read_only_ && !explain_) store_->add_counter(name, delta);
+  }
+  void note(std::string line) {
+    log_.write(line);
+    if (explain_) result_.explanation += line + "\n";
+  }
+  bool open_store();
+  bool slow_path();  // fills list_, closure_, key_
+  // A valid remote entry for `key`, written into the local store; its record.
+  std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
+  // `outside`: the files outside the scan its payload checked (for the log).
+  std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action, size_t outside);
+  LaunchResult compile_and_store();
+  std::string own_depfile_path();
+  std::string describe_arg_change();
+  void adopt_build_command();
+  // The explain memo of `tu` holds only while no closure memo is newer.
+  void drop_explain_memo(const cache::Hash128& tu);
+  // Content hashes of the files this compile reads, through the file table.
+  closure::ContentLookup content_lookup();
+  // The previous closure memo of `tu`, when it holds (checked by content
+  // where signatures moved): its key, and it becomes the latest again with
+  // `latest` (out of date) as the previous.
+  bool use_previous_memo(const cache::Hash128& tu, const std::string& latest, cache::Hash128* key,
+                         bool* uses_date);
+
+  // Microseconds since the launcher started, for the decision log.
+  int64_t elapsed_us() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
+        .count();
+  }
+
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::vector<std::string> argv_;
+  bool explain_;
+  DecisionLog log_;
+  LaunchResult result_;
+  compiler::CompileCommand cmd_;
+  std::string cwd_;
+  std::unique_ptr<cache::Store> store_;
+  bool read_only_ = false;
+  compiler::CompilerIdentity identity_;
+  const lexer::Kernel* kernel_ = nullptr;
+  std::unique_ptr<closure::FileStates> files_;
+  compiler::SearchList list_;
+  closure::Closure closure_;
+  bool have_closure_ = false;
+  cache::Hash128 key_;  // before the date
+  bool uses_date_ = false;
+  std::string miss_cause_;  // explain: what changed since the last compile
+  std::string base_dir_;    // config base_dir (empty: off)
+  std::unique_ptr<cache::remote::RemoteTier> remote_;  // null: no remote configured
+  std::vector<std::string> prefix_;    // prefix_command's words (a miss runs through it)
+  closure::KeyRelocation relocation_;  // set by slow_path
+};
+
+}  // namespace lexpack::launcher::detail

@@ -1,0 +1,268 @@
+// The prefetch of a whole build: like the whole-build scan, one directory at
+// a time from inside it, worker threads with their own file states over one
+// shared file graph and one locked, batching store; then one batched fetch of
+// the entries the local store lacks.
+#include "launcher/prefetch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "base/file_util.h"
+#include "base/heap_pages.h"
+#include "base/run_on_threads.h"
+#include "cache/batching_store.h"
+#include "cache/config.h"
+#include "cache/locked_store.h"
+#include "cache/remote/local_copy.h"
+#include "cache/remote/remote_tier.h"
+#include "cache/store.h"
+#include "closure/action_key.h"
+#include "closure/closure_memo.h"
+#include "closure/file_state.h"
+#include "closure/scan_file_cache.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+#include "compiler/shared_identity.h"
+#include "launcher/compile_key.h"
+#include "lexer/kernel.h"
+
+namespace lexpack::launcher {
+namespace {
+
+struct Keyed {
+  std::optional<cache::Hash128> key;
+  std::string why_not;
+};
+
+// One compile's key, as Launcher::run finds it: from a valid closure memo,
+// else computed (and its memo stored, as the launcher would store it).
+Keyed key_of(cache::Store* store, closure::FileStates* files,
+             const compiler::CompilerIdentity& identity, const compiler::CompileCommand& cmd,
+             const std::string& cwd, const std::string& base_dir, const lexer::Kernel* kernel) {
+  Keyed out;
+  cache::Hash128 tu = closure::translation_unit_key(identity, cmd, cwd, base_dir);
+  if (std::optional<std::string> memo = store->get_memo("closure", tu.hex())) {
+    cache::Hash128 key;
+    bool uses_date = false;
+    std::string changed;
+    if (closure::check_encoded_closure_memo(*memo, &key, &uses_date, &changed) && changed.empty()) {
+      out.key = uses_date ? closure::dated_key(key) : key;
+      return out;
+    }
+  }
+  auto computed = compute_compile_key(store, true, files, identity, cmd, cwd, base_dir, kernel);
+  if (!computed.ok()) {
+    out.why_not = computed.message();
+    return out;
+  }
+  const closure::Closure& c = computed->closure;
+  if (c.uses_time) {
+    out.why_not = "uncacheable: __TIME__ or __TIMESTAMP__ in the closure";
+    return out;
+  }
+  if (!c.unsure.empty()) {
+    out.why_not = "uncacheable: " + c.unsure;
+    return out;
+  }
+  if (std::optional<std::string> memo =
+          closure::encode_closure_memo(c, computed->list, computed->key, files->shared(), cwd)) {
+    store->put_memo("closure", tu.hex(), *memo);
+  }
+  out.key = c.uses_date ? closure::dated_key(computed->key) : computed->key;
+  return out;
+}
+
+}  // namespace
+
+PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
+                                 const PrefetchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  PrefetchResult r;
+  r.keys.resize(compiles.size());
+  r.why_not.resize(compiles.size());
+  r.local.resize(compiles.size());
+  r.fetched_now.resize(compiles.size());
+  cache::Config config = cache::load_config("");
+  std::string error;
+  std::unique_ptr<cache::remote::RemoteTier> tier = cache::remote::RemoteTier::open(config, &error);
+  if (!error.empty()) r.note = error;
+  r.remote = tier != nullptr;
+  auto opened = cache::Store::open(cache::StoreOptions{});
+  if (!opened.ok()) {
+    // A read-only cache takes nothing from the remote, here as in the
+    // launcher: not worth a warning on every build.
+    for (std::string& w : r.why_not) w = "cache not writable: " + opened.message();
+    return r;
+  }
+  std::unique_ptr<cache::Store> store = std::move(opened.value());
+  std::string err;
+  const lexer::Kernel* kernel = lexer::default_kernel(&err);
+  if (!kernel) {
+    for (std::string& w : r.why_not) w = "lexer: " + err;
+    return r;
+  }
+  cache::BatchingStore batching(store.get());
+  cache::LockedStore locked(&batching);
+  auto count = [&locked](std::string_view name, int64_t delta) { locked.add_counter(name, delta); };
+  closure::ScanFileCache graph;
+  const int jobs =
+      options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+  char old_cwd[4096];
+  const bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+  // The keys of the compiles `chunk` names (indices into `compiles`).
+  auto compute_keys = [&](const std::vector<size_t>& chunk) {
+    std::map<std::string, std::vector<size_t>> by_dir;
+    for (size_t i : chunk) by_dir[compiles[i].directory].push_back(i);
+    for (const auto& [dir, group] : by_dir) {
+      if (::chdir(dir.c_str()) != 0) {
+        for (size_t i : group) r.why_not[i] = "cannot enter directory " + dir;
+        continue;
+      }
+      const std::string cwd = base::working_dir();  // as the launcher names it
+      // Each compiler's identity once, here (it may run the compiler, or ask
+      // the remote for another machine's answer).
+      std::vector<compiler::CompileCommand> cmds(group.size());
+      std::map<std::string, base::Result<compiler::CompilerIdentity>> identities;
+      for (size_t k = 0; k < group.size(); ++k) {
+        cmds[k] = compiler::parse_compile_command(compiles[group[k]].argv);
+        if (!cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
+        compiler::RemoteAnswers answers;
+        answers.tier = tier.get();
+        answers.count = count;
+        identities.emplace(
+            cmds[k].compiler,
+            compiler::compiler_identity(&locked, cmds[k].compiler, tier ? &answers : nullptr));
+      }
+      std::atomic<size_t> next{0};
+      auto work = [&, &group = group] {
+        base::use_huge_thread_heap_pages();
+        closure::FileStates files(&locked, kernel);
+        files.share(&graph);
+        for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+          size_t i = group[k];
+          const compiler::CompileCommand& cmd = cmds[k];
+          if (!cmd.uncacheable.empty()) {
+            r.why_not[i] = "uncacheable: " + cmd.uncacheable;
+            continue;
+          }
+          base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
+          if (!id.ok()) {
+            r.why_not[i] = "compiler identity: " + id.message();
+            continue;
+          }
+          if (id->kind == compiler::CompilerKind::kUnknown) {
+            r.why_not[i] = "not gcc or clang";
+            continue;
+          }
+          if (std::string why; !compiler::refused_by_compiler(cmd, id->kind, &why).empty()) {
+            r.why_not[i] = "uncacheable: " + why;
+            continue;
+          }
+          Keyed keyed = key_of(&locked, &files, *id, cmd, cwd, config.base_dir, kernel);
+          r.keys[i] = keyed.key;
+          r.why_not[i] = std::move(keyed.why_not);
+        }
+      };
+      base::run_on_threads(std::min<int>(jobs, int(group.size())), work);
+    }
+    if (have_old_cwd && ::chdir(old_cwd) != 0) {
+      // Only later relative paths would be affected; the caller runs none.
+    }
+  };
+  // The entries of `chunk` the local store lacks, each key once, in one
+  // batched fetch; how many keys were asked and how many the remote had.
+  // `meanwhile` runs while the entries are on their way (or at once).
+  std::set<std::string> asked;
+  auto fetch = [&](const std::vector<size_t>& chunk, size_t* hits,
+                   const std::function<void()>& meanwhile) {
+    std::vector<cache::Hash128> missing;
+    for (size_t i : chunk) {
+      if (!r.keys[i]) continue;
+      r.local[i] = locked.get_action(*r.keys[i]).has_value();
+      if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
+    }
+    *hits = 0;
+    if (!options.fetch || !tier || missing.empty()) {
+      meanwhile();
+      return missing.size();
+    }
+    // Entries go to the store itself, each record after its blobs (the
+    // batching store holds blobs back): what the keys left is written
+    // first, on another thread while the entries are on their way (the
+    // remote is asked from this thread, as everywhere else).
+    std::thread writing([&] {
+      meanwhile();
+      locked.flush();
+    });
+    std::string note;
+    std::vector<std::optional<cache::remote::RemoteEntry>> got =
+        tier->fetch_many(missing, count, &note);
+    writing.join();
+    // All in one batch: one pack write and two index transactions, not
+    // three transactions an entry.
+    got.resize(missing.size());
+    std::vector<bool> written = cache::remote::store_entries(*store, missing, got);
+    std::set<std::string> stored;
+    for (size_t i = 0; i < missing.size(); ++i) {
+      if (got[i]) ++*hits;
+      if (written[i]) stored.insert(missing[i].hex());
+    }
+    r.fetched += stored.size();
+    for (size_t i : chunk) {
+      if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
+    }
+    if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
+        note.find("refused") != std::string::npos) {
+      r.note = note;
+    }
+    return missing.size();
+  };
+  bool told = false;
+  auto memos_stored = [&] {
+    if (told) return;
+    told = true;
+    locked.flush();
+    if (options.memos_stored) options.memos_stored();
+  };
+  const size_t step = std::max<size_t>(1, options.chunk);
+  for (size_t begin = 0; begin < compiles.size(); begin += step) {
+    if (options.deadline_ms > 0 && begin > 0 &&
+        std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(options.deadline_ms)) {
+      for (size_t i = begin; i < compiles.size(); ++i) {
+        r.why_not[i] = "not prefetched: past the prefetch's deadline of " +
+                       std::to_string(options.deadline_ms) + " ms";
+      }
+      break;
+    }
+    std::vector<size_t> chunk;
+    for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
+    compute_keys(chunk);
+    size_t hits = 0;
+    size_t asked_now = fetch(chunk, &hits, [&] {
+      if (begin + step >= compiles.size()) memos_stored();
+    });
+    // A remote without any of a whole chunk's entries (machine A, the first
+    // build of a change) will not have the rest either: the compiles go on
+    // without their keys computed ahead (each asks the remote itself).
+    if (options.stop_when_remote_lacks && hits == 0 && asked_now >= options.cold_chunk) {
+      for (size_t i = begin + step; i < compiles.size(); ++i) {
+        r.why_not[i] = "not prefetched: the remote had none of the first entries";
+      }
+      break;
+    }
+  }
+  // A failed write only costs the launcher its own walk.
+  locked.flush();
+  memos_stored();
+  return r;
+}
+
+}  // namespace lexpack::launcher

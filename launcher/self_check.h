@@ -1,0 +1,30 @@
+// Every miss tests the scanner: the compiler's own depfile is compared with
+// the scanned closure. Files the compiler read that the scan did not reach
+// are kept with the cached entry (and checked on each hit), together with the
+// search candidates around them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "closure/dependency_closure.h"
+#include "closure/file_state.h"
+#include "compiler/search_list.h"
+#include "launcher/action_payload.h"
+
+namespace lexpack::launcher {
+
+struct SelfCheckResult {
+  ActionPayload payload;
+  // Extra files not explained by a computed include: the scanner missed them.
+  std::vector<std::string> disagreements;
+  std::string unsure;  // non-empty: do not store the result (why)
+};
+
+SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure& closure,
+                           const compiler::SearchList& list, closure::FileStates* files,
+                           const std::string& cwd);
+
+}  // namespace lexpack::launcher

@@ -1,0 +1,44 @@
+// The one line `lexpack ninja` prints after a build: what the launcher did
+// for this build, from the counts its own compiles recorded (build_counts.h).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace lexpack::ninja_integration {
+
+using Counters = std::map<std::string, int64_t>;
+
+struct BuildSummary {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t uncacheable = 0;    // every "uncacheable_*" counter
+  int64_t failed = 0;         // compiles that failed (never cached)
+  int64_t time_saved_us = 0;  // compiler CPU time (and link time) the hits did not spend
+  // Archive and link steps (ar, ranlib, driver links).
+  int64_t link_hits = 0;
+  int64_t link_time_saved_us = 0;  // the hits' link time when stored (wall)
+  int64_t link_misses = 0;
+  int64_t link_uncacheable = 0;  // every "link_uncacheable_*" counter
+  int64_t link_steps() const { return link_hits + link_misses + link_uncacheable; }
+  int64_t compiles() const { return hits + misses + uncacheable + failed; }
+};
+
+// The store's counters now (the store is created if there is none yet, as
+// the launcher would); nullopt when it cannot be opened.
+std::optional<Counters> read_store_counters();
+
+// The difference of two sets of counters (a build's own: from empty).
+BuildSummary summarize_build(const Counters& before, const Counters& after);
+
+// "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s of compiler CPU
+// saved (build 5.1 s)"
+// The archive and link line, printed before the compile line when a build
+// had such steps; empty otherwise.
+std::string format_link_summary(const BuildSummary& s);
+
+std::string format_summary(const BuildSummary& s, int64_t wall_us);
+
+}  // namespace lexpack::ninja_integration

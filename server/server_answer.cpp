@@ -1,0 +1,596 @@
+// One request answered: drain inotify, then answer a compile from a closure
+// still trusted (no event since it was validated by stat under its watches),
+// validate a closure the store remembers, or say "miss"; and the closure
+// checks left for moments when nothing waits.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "base/file_util.h"
+#include "base/process.h"
+#include "cache/config.h"
+#include "closure/action_key.h"
+#include "closure/closure_memo.h"
+#include "compiler/identify_compiler.h"
+#include "launcher/action_payload.h"
+#include "launcher/decision_log.h"
+#include "launcher/relocated_text.h"
+#include "ninja_integration/build_record.h"
+#include "scan/build_scan.h"
+#include "server/server_state.h"
+
+namespace lexpack::server {
+
+void SharedStats::start_check(const std::string& cwd, uint64_t epoch) {
+  if (epoch != epoch_) clear();
+  epoch_ = epoch;
+  cwd_ = cwd;
+}
+
+bool SharedStats::stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
+                            bool (*stat)(const std::string&, base::StatSignature*)) {
+  // Absolute paths (most) are looked up as they are, without a copy.
+  std::string made;
+  std::string_view key = path;
+  if (path.empty() || path[0] != '/') {
+    made = base::absolute_path(std::string(path), cwd_);
+    key = made;
+  }
+  auto it = answers->find(key);
+  if (it == answers->end()) {
+    std::string name(key);
+    std::optional<base::StatSignature> found;
+    if (base::StatSignature s; stat(name, &s)) found = s;
+    it = answers->emplace(std::move(name), found).first;
+  }
+  if (it->second) *sig = *it->second;
+  return it->second.has_value();
+}
+
+bool SharedStats::stat_file(std::string_view path, base::StatSignature* sig) {
+  return stat_once(&files_, path, sig, [](const std::string& p, base::StatSignature* s) {
+    return base::stat_file(p, s);
+  });
+}
+
+bool SharedStats::stat_dir(std::string_view path, base::StatSignature* sig) {
+  return stat_once(&dirs_, path, sig, base::stat_dir);
+}
+
+bool write_new_file(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return false;
+  bool ok = base::write_all(fd, bytes);
+  if (::close(fd) != 0) ok = false;
+  if (!ok) ::unlink(path.c_str());
+  return ok;
+}
+
+bool Server::init(std::string* err) {
+  kernel_ = lexer::default_kernel(err);
+  if (!kernel_) return false;
+  files_ = std::make_unique<closure::FileStates>(store_.get(), kernel_);
+  if (!watches_.open()) {
+    *err = std::string("inotify: ") + std::strerror(errno);
+    return false;
+  }
+  mounts_fd_ = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  own_view_known_ =
+      ::stat("/proc/self/ns/mnt", &own_mnt_) == 0 && ::stat("/proc/self/root", &own_root_) == 0;
+  return true;
+}
+
+void Server::drop_all_trust() {
+  ++drops_;
+  for (Entry& e : entries_) e.trusted = false;
+  watches_.forget_dependencies();
+}
+
+void Server::drain() {
+  bool drop = false;
+  watches_.drain(
+      [this](TrustRef r) {
+        if (r.id < entries_.size() && entries_[r.id].generation == r.generation) {
+          entries_[r.id].trusted = false;
+        }
+      },
+      &drop);
+  // A mount or unmount can put other files under a watched path without any
+  // event: trust nothing from before it (nor anything when it cannot be told).
+  struct pollfd mounts {};
+  mounts.fd = mounts_fd_;
+  mounts.events = POLLPRI;
+  if (mounts_fd_ < 0 || ::poll(&mounts, 1, 0) != 0) drop = true;
+  if (drop) drop_all_trust();
+}
+
+void Server::apply_client(const Request& req) {
+  ::clearenv();
+  env_ = req.env;
+  for (std::string& e : env_) {
+    if (e.find('=') != std::string::npos) ::putenv(e.data());
+  }
+  ::umask(req.umask);
+}
+
+base::Result<compiler::CompilerIdentity> IdentityMemo::get(cache::Store* store,
+                                                           const std::string& compiler,
+                                                           const std::string& cwd) {
+  // A relative path with a slash names a different binary in each directory.
+  bool relative = compiler.find('/') != std::string::npos && compiler[0] != '/';
+  std::string key = relative ? cwd + '\0' + compiler : compiler;
+  auto it = known_.find(key);
+  if (it == known_.end()) {
+    it = known_.emplace(std::move(key), compiler::compiler_identity(store, compiler)).first;
+  }
+  return it->second;
+}
+
+std::optional<uint32_t> Server::entry_of(const std::string& cwd, const compiler::CompileCommand& cmd,
+                                         const std::string& base_dir, std::string* why,
+                                         IdentityMemo* identities) {
+  if (!cmd.uncacheable.empty()) {
+    *why = "uncacheable";
+    return std::nullopt;
+  }
+  auto identity = identities ? identities->get(store_.get(), cmd.compiler, cwd)
+                             : compiler::compiler_identity(store_.get(), cmd.compiler);
+  if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
+    *why = "compiler unknown";
+    return std::nullopt;
+  }
+  if (std::string sentence;
+      !compiler::refused_by_compiler(cmd, identity->kind, &sentence).empty()) {
+    *why = "uncacheable";
+    return std::nullopt;
+  }
+  // Named as the launcher names its closure memo: the compiler found on the
+  // client's PATH, the arguments, the working directory, every variable that
+  // reaches a compile (CPATH, LANG, SOURCE_DATE_EPOCH, ...) and, for a
+  // relocated entry, the base_dir. Variables no compile reads (a build's own
+  // bookkeeping, a shell's) name the same entry, so `lexpack ninja` can have
+  // its build's entries checked before the compiles come.
+  cache::Hash128 tu = closure::translation_unit_key(*identity, cmd, cwd, base_dir);
+  auto [it, added] = index_.emplace(tu.hex(), uint32_t(entries_.size()));
+  if (added) {
+    entries_.push_back({});
+    entries_.back().tu = tu.hex();
+  }
+  return it->second;
+}
+
+const std::string& Server::client_base_dir() {
+  BaseDirSource source;
+  if (const char* v = std::getenv("LEXPACK_BASE_DIR")) source.variable = v;
+  if (base::StatSignature sig;
+      base::stat_file(store_->dir() + "/" + cache::kConfigFileName, &sig)) {
+    source.file = sig;
+  }
+  if (!base_dir_source_ || !(*base_dir_source_ == source)) {
+    base_dir_ = cache::load_config("").base_dir;
+    base_dir_source_ = source;
+  }
+  return base_dir_;
+}
+
+bool Server::others_waiting() const {
+  struct pollfd p {};
+  p.fd = listener_;
+  p.events = POLLIN;
+  return listener_ >= 0 && ::poll(&p, 1, 0) > 0;
+}
+
+void Server::queue_trust(uint32_t id, const std::string& cwd) {
+  Entry& e = entries_[id];
+  e.cwd = cwd;
+  if (e.queued) return;
+  e.queued = true;
+  to_trust_.push_back(id);
+}
+
+void Server::learn(const Request& req) {
+  if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/' || ::chdir(req.cwd.c_str()) != 0) {
+    return;
+  }
+  apply_client(req);
+  compiler::CompileCommand cmd = compiler::parse_compile_command(req.argv);
+  std::string why;
+  if (std::optional<uint32_t> id = entry_of(req.cwd, cmd, client_base_dir(), &why);
+      id && !entries_[*id].trusted) {
+    queue_trust(*id, req.cwd);
+  }
+}
+
+Reply Server::prepare(const Request& req) {
+  size_t trusted = 0, queued = 0;
+  bool busy = false;
+  apply_client(req);
+  drain();
+  const std::string base_dir = client_base_dir();
+  // The build waits for this reply: past kBatchCheckBudget, the rest is
+  // checked when nothing waits (on many cores the compiles' own launchers
+  // check them sooner than one server would).
+  const auto deadline = std::chrono::steady_clock::now() + kBatchCheckBudget;
+  SharedStats shared;
+  IdentityMemo identities;
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  r.answers.resize(req.compiles.size());
+  for (size_t i = 0; i < req.compiles.size(); ++i) {
+    const Request::Compile& c = req.compiles[i];
+    if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
+    compiler::CompileCommand cmd = compiler::parse_compile_command(c.argv);
+    std::string why;
+    std::optional<uint32_t> id = entry_of(c.cwd, cmd, base_dir, &why, &identities);
+    if (!id) continue;
+    if (entries_[*id].trusted) {
+      ++trusted;
+      r.answers[i] = kTrustedAnswer;
+      continue;
+    }
+    // Compiles of another build waiting come first.
+    busy = busy || others_waiting() || std::chrono::steady_clock::now() > deadline;
+    if (busy) {
+      queue_trust(*id, c.cwd);
+      ++queued;
+    } else if (build_trust(*id, c.cwd, &why, &shared)) {
+      ++trusted;
+      r.answers[i] = kTrustedAnswer;
+    }
+  }
+  r.info = std::to_string(trusted) + " of " + std::to_string(req.compiles.size()) +
+           " compiles answered from memory" +
+           (queued ? ", " + std::to_string(queued) + " left for a moment when idle" : "");
+  return r;
+}
+
+void Server::idle_work() {
+  if (spares_.wants_work()) {
+    spares_.make_wanted();
+    return;
+  }
+  if (to_trust_.empty()) return;
+  uint32_t id = to_trust_.front();
+  to_trust_.pop_front();
+  Entry& e = entries_[id];
+  e.queued = false;
+  if (e.trusted || ::chdir(e.cwd.c_str()) != 0) return;
+  drain();
+  std::string why;
+  build_trust(id, e.cwd, &why);
+}
+
+bool Server::watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
+                        std::string* why) {
+  Entry& e = entries_[id];
+  ++validations_;
+  e.generation++;
+  e.trusted = false;
+  e.same_dirs.clear();
+  for (size_t i = 0; i + 1 < memo.same_dirs.size(); i += 2) {
+    e.same_dirs.push_back({base::absolute_path(memo.same_dirs[i], cwd),
+                           base::absolute_path(memo.same_dirs[i + 1], cwd)});
+  }
+  // Watches first, then the stat check: a change after a watch exists is an
+  // event, one before it is seen by the check.
+  watches_.begin_pass({id, e.generation});
+  auto watch = [&](const std::string& p) {
+    if (!p.empty() && p[0] == '/') return watches_.watch_path(p);  // no copy: most are
+    return watches_.watch_path(base::absolute_path(p.empty() ? "." : p, cwd));
+  };
+  bool ok = watch(cwd);
+  for (const auto& d : memo.dependencies) ok = ok && watch(d.path);
+  for (const auto& d : memo.probed_dirs) {
+    ok = ok && watch(d.dir);
+    for (const std::string& p : d.probes) ok = ok && watch(p);
+  }
+  for (const std::string& d : memo.absent_dirs) ok = ok && watch(d);
+  for (const auto& v : memo.vouched) {
+    ok = ok && watch(v.ancestor);
+    for (const std::string& d : v.dirs) ok = ok && watch(d);
+  }
+  if (!ok) {
+    *why = "a dependency cannot be watched (watch limit, or a filesystem inotify may not hear)";
+    if (errno == ENOSPC) drop_all_trust();
+  }
+  return ok;
+}
+
+bool Server::trusted_after_check(uint32_t id, std::string* why) {
+  Entry& e = entries_[id];
+  e.linked = watches_.multi_linked();
+  e.trusted = true;
+  drain();  // whatever happened while the watches were being added
+  if (!e.trusted) *why = "changed while being validated";
+  return e.trusted;
+}
+
+bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
+                         SharedStats* shared) {
+  Entry& e = entries_[id];
+  std::string bytes;
+  if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {
+    *why = "no closure memo";
+    return false;
+  }
+  closure::ClosureMemo memo;
+  if (!closure::decode_closure_memo(bytes, &memo)) {
+    *why = "closure memo unreadable";
+    return false;
+  }
+  if (!watch_memo(id, memo, cwd, why)) return false;
+  std::string changed;
+  cache::Hash128 key;
+  bool uses_date = false;
+  if (shared) shared->start_check(cwd, stat_epoch());
+  if (!closure::check_encoded_closure_memo(bytes, shared, &key, &uses_date, &changed, nullptr) ||
+      !changed.empty()) {
+    *why = changed.empty() ? "closure memo unreadable" : "closure memo out of date: " + changed;
+    return false;
+  }
+  e.action_key = key;
+  e.uses_date = uses_date;
+  note_rechecks(&e, memo, cwd);
+  return trusted_after_check(id, why);
+}
+
+bool Server::build_scan_trust(uint32_t id, const std::string& cwd, std::string* why,
+                              closure::ScanFileCache* files, scan::DirStatCache* dirs) {
+  Entry& e = entries_[id];
+  std::string bytes;
+  scan::KnownScan known;
+  if (!store_->visit_memo(scan::kScanMemoTable, e.tu,
+                          [&](std::string_view b) { bytes.assign(b); }) ||
+      !store_->visit_memo(scan::kExactMemoTable, e.tu,
+                          [&](std::string_view b) { known.exact.assign(b); })) {
+    *why = "no scan memo";
+    return false;
+  }
+  std::string_view inner;
+  closure::ClosureMemo memo;
+  if (!scan::scan_memo_closure(bytes, &inner) || !closure::decode_closure_memo(inner, &memo)) {
+    *why = "scan memo unreadable";
+    return false;
+  }
+  if (!watch_memo(id, memo, cwd, why)) return false;
+  std::vector<std::string_view> deps;  // kept by `files`
+  if (!scan::check_encoded_scan_memo(bytes, cwd, files, dirs, &deps, &known.sizes)) {
+    *why = "scan memo out of date";
+    return false;
+  }
+  note_rechecks(&e, memo, cwd);
+  known.deps.assign(deps.begin(), deps.end());
+  e.known = scan::number_known_scan(std::move(known), &scan_paths_);
+  return trusted_after_check(id, why);
+}
+
+Reply Server::scan_answers(const Request& req) {
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  r.answers.resize(req.compiles.size());
+  apply_client(req);
+  drain();
+  size_t known = 0;
+  bool busy = false;
+  IdentityMemo identities;
+  const auto deadline = std::chrono::steady_clock::now() + kBatchCheckBudget;
+  // Stat answers shared by this request's checks (see SharedStats).
+  std::unique_ptr<closure::ScanFileCache> files;
+  scan::DirStatCache dirs;
+  uint64_t epoch = 0;
+  for (size_t i = 0; i < req.compiles.size(); ++i) {
+    const Request::Compile& c = req.compiles[i];
+    if (c.argv.empty() || c.cwd.empty() || c.cwd[0] != '/' || ::chdir(c.cwd.c_str()) != 0) continue;
+    compiler::CompileCommand cmd = compiler::parse_compile_command(c.argv);
+    // A build's other steps (links, packaging, custom commands) are not
+    // compiles: their program is never asked who it is (it would run with
+    // the compiler's questions for arguments).
+    if (!scan::scannable(cmd)) continue;
+    auto identity = identities.get(store_.get(), cmd.compiler, c.cwd);
+    if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) continue;
+    // Named as `lexpack scan` names its memos (no base_dir: a scan's
+    // answer names this checkout's files).
+    std::string tu = closure::translation_unit_key(*identity, cmd, c.cwd).hex();
+    auto [it, added] = index_.emplace("scan " + tu, uint32_t(entries_.size()));
+    if (added) {
+      entries_.push_back({});
+      entries_.back().tu = tu;
+    }
+    uint32_t id = it->second;
+    std::string why;
+    // A compile waiting is answered first, and the scan waits at most this
+    // long: it checks what is left itself (on all cores).
+    busy = busy || others_waiting() || std::chrono::steady_clock::now() > deadline;
+    if (!entries_[id].trusted && !busy) {
+      if (!files || epoch != stat_epoch()) {
+        files = std::make_unique<closure::ScanFileCache>();
+        dirs.clear();
+        epoch = stat_epoch();
+      }
+      build_scan_trust(id, c.cwd, &why, files.get(), &dirs);
+    }
+    if (entries_[id].trusted &&
+        (!compiler::same_dirs_hold(entries_[id].same_dirs) || !rechecked(&entries_[id]))) {
+      entries_[id].trusted = false;  // the scan checks its memo itself
+    }
+    if (!entries_[id].trusted) continue;
+    r.answers[i] = scan::encode_known_scan(entries_[id].known);
+    ++known;
+    ++scan_answers_;
+  }
+  if (known > 0) r.paths = scan_paths_.paths();
+  r.info = std::to_string(known) + " of " + std::to_string(req.compiles.size()) +
+           " scans answered from memory";
+  return r;
+}
+
+Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
+  Reply miss;
+  miss.kind = ReplyKind::kMiss;
+  std::optional<launcher::DecisionLog> log;
+  const bool dry = temps == nullptr;
+  auto missed = [&](std::string why) {
+    if (dry) {
+      miss.kind = ReplyKind::kInfo;
+      miss.info = "would decline: " + why;
+      return miss;
+    }
+    if (log) log->write("server declined: " + why);
+    ++misses_;
+    last_miss_ = why;
+    miss.info = std::move(why);
+    return miss;
+  };
+  if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return missed("bad request");
+  if (!foreign_.empty()) {
+    apply_client(req);  // its LEXPACK_LOGFILE
+    if (!dry) {
+      ++foreign_declines_;
+      log.emplace();
+      compiler::CompileCommand cmd = compiler::parse_compile_command(req.argv);
+      log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+    }
+    return missed(foreign_);
+  }
+  if (::chdir(req.cwd.c_str()) != 0) return missed("cannot enter the working directory");
+  apply_client(req);
+  drain();
+  if (const char* d = std::getenv("LEXPACK_DISABLE"); d && *d && std::string_view(d) != "0") {
+    return missed("LEXPACK_DISABLE is set");
+  }
+  compiler::CompileCommand cmd = compiler::parse_compile_command(req.argv);
+  if (!dry) {
+    log.emplace();  // the client's LEXPACK_LOGFILE
+    log->set_subject(cmd.source.empty() ? cmd.compiler : cmd.source);
+  }
+  std::string why;
+  std::optional<uint32_t> found = entry_of(req.cwd, cmd, client_base_dir(), &why);
+  if (!found) return missed(why);
+  uint32_t id = *found;
+  if (!entries_[id].trusted && !dry && others_waiting()) {
+    // Checking its closure now would hold up the compiles waiting behind
+    // this one, which their own launchers can check in parallel: this one
+    // takes the launcher's path, and the check is made when nothing waits.
+    queue_trust(id, req.cwd);
+    ++busy_declines_;
+    return missed("busy: its closure is checked when the server is idle");
+  }
+  if (!entries_[id].trusted && !build_trust(id, req.cwd, &why)) return missed(why);
+  Entry& e = entries_[id];
+  for (const WatchTable::Linked& l : e.linked) {
+    base::StatSignature now;
+    if (!base::stat_file(l.path, &now) || !(now == l.stat)) {
+      e.trusted = false;
+      return missed("a file with several links changed: " + l.path);
+    }
+  }
+  if (!compiler::same_dirs_hold(e.same_dirs)) {
+    e.trusted = false;
+    return missed("a search dir the compiler dropped is no longer the directory it kept");
+  }
+  // Not on inotify's word alone for long: a write through a shared mapping
+  // raises no event (only the mtime tells).
+  if (!rechecked(&e)) {
+    return missed("a file changed without an inotify event (written through a shared mapping?)");
+  }
+  // __DATE__ is the date in the client's time zone (TZ, applied above):
+  // localtime_r() reads TZ only once per process unless told it changed.
+  if (e.uses_date) ::tzset();
+  cache::Hash128 key = e.uses_date ? closure::dated_key(e.action_key) : e.action_key;
+  std::optional<cache::ActionRecord> action = store_->get_action(key);
+  if (!action && !client_base_dir().empty()) {
+    const cache::Hash128 pinned = closure::pinned_key(key, req.cwd);  // see pinned_key
+    action = store_->get_action(pinned);
+    if (action) key = pinned;
+  }
+  if (!action) return missed("no cached result for this key");
+  std::string changed;
+  if (action->exit_code != 0 ||
+      !launcher::check_encoded_payload(action->payload, files_.get(), req.cwd, &changed) ||
+      !changed.empty()) {
+    return missed("cached entry unusable here");
+  }
+  auto blob = [this](const cache::BlobId& b) -> std::optional<std::string_view> {
+    if (b.is_zero()) return std::string_view();
+    return store_->get_blob(b);
+  };
+  std::optional<std::string_view> out = blob(action->stdout_blob);
+  std::optional<std::string_view> err = blob(action->stderr_blob);
+  if (!out || !err) return missed("output blobs missing");
+  // Text stored relocated (a base_dir entry) comes back naming this checkout.
+  std::string out_text, err_text, depfile_text;
+  if (!launcher::restore_paths(*out, req.cwd, &out_text) ||
+      !launcher::restore_paths(*err, req.cwd, &err_text)) {
+    return missed("cached messages hold a malformed relocated path");
+  }
+  bool have_object = false, have_depfile = false;
+  Reply hit;
+  hit.kind = ReplyKind::kHit;
+  for (const auto& o : action->outputs) {
+    std::string target;
+    if (o.role == "object") {
+      target = cmd.output;
+      have_object = true;
+    } else if (o.role == "dwo" && cmd.split_dwarf) {
+      target = cmd.dwo_output;
+    } else if (o.role == "depfile" && cmd.wants_depfile) {
+      target = cmd.depfile;
+      have_depfile = true;
+    } else {
+      continue;
+    }
+    std::optional<std::string_view> bytes = store_->get_blob(o.blob);
+    if (!bytes) return missed("output blob missing");
+    if (o.role == "depfile") {
+      if (!launcher::restore_depfile(*bytes, req.cwd, &depfile_text)) {
+        return missed("cached depfile holds a malformed relocated path");
+      }
+      bytes = depfile_text;
+    }
+    if (dry) continue;
+    std::string final_path = base::absolute_path(target, req.cwd);
+    std::string temp;
+    if (!spares_.take(final_path, *bytes, req.umask, &temp)) {
+      temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+             std::to_string(++temp_counter_);
+      if (!write_new_file(temp, *bytes)) return missed("cannot write " + temp);
+    }
+    temps->push_back(temp);
+    hit.renames.push_back({temp, final_path});
+    // The output this hit replaces gets a second name, removed with the
+    // temporaries once the client answered: the client's removal of the old
+    // output then frees no blocks (ext4 truncating an object took a third of
+    // the client's CPU); the server does that after the client is gone.
+    struct stat old {};
+    if (::lstat(final_path.c_str(), &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1) {
+      std::string aside = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(++temp_counter_) + "-old";
+      if (::link(final_path.c_str(), aside.c_str()) == 0) temps->push_back(aside);
+    }
+  }
+  if (!have_object || (cmd.wants_depfile && !have_depfile)) return missed("outputs incomplete");
+  if (dry) {
+    Reply info;
+    info.kind = ReplyKind::kInfo;
+    info.info =
+        "would hit: answered from memory (no change reported since its closure was checked)";
+    return info;
+  }
+  hit.out = std::move(out_text);
+  hit.err = std::move(err_text);
+  hit.info = std::to_string(action->compile_time_us);  // for the build's own counts
+  ++hits_;
+  store_->add_counter("hits", 1);
+  store_->add_counter("server_hits", 1);
+  store_->add_counter("time_saved_us", int64_t(action->compile_time_us));
+  launcher::note_build_use(key);
+  log->write("hit (server)");
+  return hit;
+}
+}  // namespace lexpack::server

@@ -1,0 +1,216 @@
+// The server's state and its answer to one request, shared by the loop
+// (server.cpp) and the answering (server_answer.cpp). Internal to server/.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "closure/closure_memo.h"
+#include "closure/file_state.h"
+#include "closure/scan_file_cache.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+#include "compiler/search_list.h"
+#include "lexer/kernel.h"
+#include "scan/scan_memo.h"
+#include "server/protocol.h"
+#include "server/spare_files.h"
+#include "server/stat_recheck.h"
+#include "server/watch_table.h"
+
+namespace lexpack::server {
+
+// A hit whose client has yet to rename the outputs and acknowledge: the
+// server goes on with other requests meanwhile and removes what is left of
+// the temporaries once the client answered, hung up, or took too long.
+constexpr int kAckTimeoutMs = 2000;  // as long as a client waits for its reply
+struct PendingHit {
+  int fd = -1;
+  std::vector<std::string> temps;  // and the second names of replaced outputs
+  std::chrono::steady_clock::time_point deadline;
+};
+
+// Stat answers shared by the checks of one request about many compiles (a
+// build's compiles share most headers). Each answer is taken after the watch
+// of its path exists, so a later change is an event; the answers are dropped
+// whenever an event has been read since, or trust dropped (that drain may
+// have untrusted only the entries then depending on the path, not one
+// checked next).
+class SharedStats : public closure::MemoStatSource {
+ public:
+  // Before each check: `epoch` counts the events read and the trust drops.
+  void start_check(const std::string& cwd, uint64_t epoch);
+  void clear() { files_.clear(), dirs_.clear(); }
+  bool stat_file(std::string_view path, base::StatSignature* sig) override;
+  bool stat_dir(std::string_view path, base::StatSignature* sig) override;
+
+ private:
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Answers = std::unordered_map<std::string, std::optional<base::StatSignature>, PathHash,
+                                     std::equal_to<>>;
+  bool stat_once(Answers* answers, std::string_view path, base::StatSignature* sig,
+                 bool (*stat)(const std::string&, base::StatSignature*));
+  std::string cwd_;
+  uint64_t epoch_ = 0;
+  Answers files_, dirs_;
+};
+
+// Each compiler's identity asked once per request about many compiles (it
+// looks the program up on PATH, stats it and reads its memo).
+class IdentityMemo {
+ public:
+  base::Result<compiler::CompilerIdentity> get(cache::Store* store, const std::string& compiler,
+                                               const std::string& cwd);
+
+ private:
+  std::unordered_map<std::string, base::Result<compiler::CompilerIdentity>> known_;
+};
+
+// How long one request about many compiles (prepare, scan answers) checks
+// closures before it answers with what it has.
+constexpr std::chrono::seconds kBatchCheckBudget{2};
+
+// Writes a file that must not exist yet; false (and nothing left) on error.
+bool write_new_file(const std::string& path, std::string_view bytes);
+
+class Server {
+ public:
+  explicit Server(std::unique_ptr<cache::Store> store) : store_(std::move(store)) {}
+  bool init(std::string* err);
+  // Serves one connection; the caller closes it unless it became *pending
+  // (a hit waiting for its client's acknowledgement). False when the server
+  // must leave.
+  bool serve(int fd, std::optional<PendingHit>* pending);
+  // Work left for a moment when no request waits: the spare files, and the
+  // closure checks of the entries declined while others waited or learned
+  // from a launcher (one per call).
+  bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
+  void idle_work();
+  void set_listener(int listener) { listener_ = listener; }
+  // Why the client `pid` (SO_PEERCRED's) must not be answered from this
+  // server's view of the files, or empty: another mount namespace or root
+  // names other files by the same paths (a container sharing the cache
+  // directory with its host).
+  std::string foreign_client(pid_t pid) const;
+  // `dir`: the server's private directory (the spare files' journal).
+  void use_dir(const std::string& dir) { spares_.use_journal(dir + "/spare-dirs"); }
+
+ private:
+  struct Entry {
+    bool trusted = false;
+    uint64_t generation = 0;
+    std::string tu;
+    cache::Hash128 action_key;
+    bool uses_date = false;
+    bool queued = false;  // in to_trust_
+    std::string cwd;      // of the request that queued it
+    std::vector<WatchTable::Linked> linked;
+    // Search dirs the compiler dropped as the same directory as one it kept,
+    // by absolute path: no event tells of a component of the dropped path
+    // turned into a symlink, so each answer stats both.
+    std::vector<compiler::SearchList::SameDir> same_dirs;
+    scan::NumberedScan known;  // a scan's entry: its answer (paths in scan_paths_)
+    // A compile's entry: the files it rests on, looked at again by a hit
+    // from `recheck_due` on (stat_recheck.h).
+    std::vector<StatRecheck::Ref> rechecks;
+    StatRecheck::Clock::time_point recheck_due{};
+  };
+  void drain();
+  void drop_all_trust();
+  void apply_client(const Request& req);
+  // Answers a compile, its outputs written under the names put in `temps`;
+  // without `temps`, a dry run for `lexpack explain` (nothing written or
+  // counted, a kInfo reply).
+  Reply compile(const Request& req, std::vector<std::string>* temps);
+  // A compile's entry trusted from its closure memo: watches on everything
+  // it rests on, then the stat check.
+  // `shared`: stat answers shared with the other checks of this request.
+  bool build_trust(uint32_t id, const std::string& cwd, std::string* why,
+                   SharedStats* shared = nullptr);
+  // A scan's entry (`lexpack scan`), the same from its scan memo; its answer kept.
+  bool build_scan_trust(uint32_t id, const std::string& cwd, std::string* why,
+                        closure::ScanFileCache* files, scan::DirStatCache* dirs);
+  // Changes whenever a stat answer taken before may no longer hold.
+  uint64_t stat_epoch() const { return watches_.events_read() + drops_; }
+  bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
+                  std::string* why);
+  bool trusted_after_check(uint32_t id, std::string* why);
+  // The files a trusted entry rests on, for its looks by stat (stat_recheck.h).
+  void note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd);
+  // False (and the entry untrusted) when such a look finds a file changed.
+  bool rechecked(Entry* e);
+  // The answers of `lexpack scan` for its TUs (kScanAnswers): each one the
+  // server trusts or can check now, empty for the others.
+  Reply scan_answers(const Request& req);
+  // The entry of this compile in `cwd` (made if new); nullopt with
+  // why when the compile cannot have one.
+  std::optional<uint32_t> entry_of(const std::string& cwd, const compiler::CompileCommand& cmd,
+                                   const std::string& base_dir, std::string* why,
+                                   IdentityMemo* identities = nullptr);
+  // The closure checks of the compiles a build is about to run (kPrepare),
+  // so that they are answered from memory when they come.
+  Reply prepare(const Request& req);
+  bool others_waiting() const;
+  void queue_trust(uint32_t id, const std::string& cwd);
+  // A launcher the server declined has finished (its closure memo stored):
+  // the entry's check is queued for a moment when nothing waits.
+  void learn(const Request& req);
+  std::string status_text() const;
+  // The current client's base_dir (LEXPACK_BASE_DIR, else lexpack.conf's),
+  // the configuration read again only when that variable or the file's
+  // signature differs from the last request's.
+  const std::string& client_base_dir();
+
+  std::unique_ptr<cache::Store> store_;
+  const lexer::Kernel* kernel_ = nullptr;
+  std::unique_ptr<closure::FileStates> files_;
+  WatchTable watches_;
+  StatRecheck rechecks_;
+  SpareFiles spares_;
+  // /proc/self/mountinfo, polled: the kernel reports POLLPRI once after each
+  // change of the mount table, without the file being read again.
+  int mounts_fd_ = -1;
+  // The server's own mount namespace and root (/proc/self/ns/mnt, /proc/self/root).
+  struct stat own_mnt_ {};
+  struct stat own_root_ {};
+  bool own_view_known_ = false;
+  // Set by serve() for the request at hand: why its client is declined.
+  std::string foreign_;
+  std::vector<Entry> entries_;
+  std::deque<uint32_t> to_trust_;
+  int listener_ = -1;
+  // Translation unit key -> entry (a compile's), "scan " + key -> entry (a scan's).
+  std::unordered_map<std::string, uint32_t> index_;
+  scan::PathTable scan_paths_;    // every path a scan's answer names
+  std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
+  std::string version_ = protocol_version();
+  uint64_t temp_counter_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
+  uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
+  uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
+  std::string last_miss_;
+  struct BaseDirSource {
+    std::optional<std::string> variable;
+    std::optional<base::StatSignature> file;
+    bool operator==(const BaseDirSource&) const = default;
+  };
+  std::optional<BaseDirSource> base_dir_source_;
+  std::string base_dir_;
+};
+
+}  // namespace lexpack::server

@@ -1,0 +1,253 @@
+// Proofs that paths stay missing, held by directory signatures: a missing
+// path under a missing directory costs no stat of its own, yet every way a
+// path can appear is noticed (the directory made, a dangling symlink's
+// target made, a file in a fresh directory); and closure memos that take a
+// rewritten header with the same bytes instead of missing.
+#include "closure/absence.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/file_stat.h"
+#include "base/file_util.h"
+#include "closure/closure_memo.h"
+#include "closure/dependency_closure.h"
+#include "closure/file_state.h"
+#include "closure/scan_file_cache.h"
+#include "lexer/kernel.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::closure {
+namespace {
+
+void settle() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+}
+
+std::string check(std::string_view proof) {
+  std::string appeared;
+  EXPECT_TRUE(AbsenceProof::check(proof, nullptr, &appeared));
+  return appeared;
+}
+
+TEST(DirSignatures, UnderAMissingDirectoryNothingIsStatted) {
+  lexpack::testing::TestDir d;
+  d.write("a/.keep", "");
+  std::vector<std::string> asked;
+  DirSignatures sigs([&](const std::string& dir) -> std::optional<base::StatSignature> {
+    asked.push_back(dir);
+    base::StatSignature s;
+    if (!base::stat_dir(dir, &s)) return std::nullopt;
+    return s;
+  });
+  EXPECT_FALSE(sigs(d.at("a/x/y/z/w")));
+  EXPECT_FALSE(sigs(d.at("a/x/y/other")));
+  EXPECT_TRUE(sigs(d.at("a")));
+  // Each existing prefix once, then a/x; nothing below the missing a/x.
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a/x")), 1);
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a/x/y")), 0);
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a")), 1);
+}
+
+TEST(AbsenceProof, HoldsUntilAPathAppears) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  d.write("deep/.keep", "");
+  settle();
+  const std::vector<std::string> missing = {
+      d.at("inc/a.h"),      d.at("inc/b.h"),          d.at("deep/x/y/z/a.h"),
+      d.at("deep/x/w/b.h"), d.at("nowhere/at/all.h"),
+  };
+  std::string proof = AbsenceProof::encode(missing);
+  EXPECT_EQ(check(proof), "");
+  // Damaged bytes are no proof (no bytes at all: nothing was missing).
+  std::string appeared;
+  for (size_t cut = 1; cut < proof.size(); ++cut) {
+    EXPECT_FALSE(AbsenceProof::check(proof.substr(0, cut), nullptr, &appeared)) << cut;
+  }
+  // Unrelated entries change the directories' signatures, nothing appears.
+  d.write("inc/other.h", "");
+  d.write("deep/other/.keep", "");
+  EXPECT_EQ(check(proof), "");
+  d.write("deep/x/y/z/a.h", "");
+  EXPECT_EQ(check(proof), "appeared: " + d.at("deep/x/y/z"));
+  d.remove("deep/x");
+  d.write("inc/b.h", "");
+  EXPECT_EQ(check(proof), "appeared: " + d.at("inc/b.h"));
+  d.remove("inc/b.h");
+  d.write("nowhere/at/all.h", "");
+  EXPECT_NE(check(proof), "");
+}
+
+// A dangling symlink is missing to stat(2), and its target can be made
+// without touching the symlink's directory: it is never vouched for.
+TEST(AbsenceProof, DanglingSymlinkIsCheckedOnItsOwn) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  d.write("target/.keep", "");
+  ASSERT_EQ(::symlink(d.at("target/a.h").c_str(), d.at("inc/a.h").c_str()), 0);
+  ASSERT_EQ(::symlink(d.at("target/sub").c_str(), d.at("inc/sub").c_str()), 0);
+  settle();
+  std::string proof = AbsenceProof::encode({d.at("inc/a.h"), d.at("inc/sub/b.h")});
+  EXPECT_EQ(check(proof), "");
+  d.write("target/sub/b.h", "");
+  EXPECT_NE(check(proof), "");
+  d.remove("target/sub");
+  EXPECT_EQ(check(proof), "");
+  d.write("target/a.h", "");
+  EXPECT_EQ(check(proof), "appeared: " + d.at("inc/a.h"));
+}
+
+// A directory changed less than a second before the proof may still be
+// changing unseen: its paths are checked one by one.
+TEST(AbsenceProof, FreshDirectoryIsNotTrusted) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  std::string proof = AbsenceProof::encode({d.at("inc/a.h"), d.at("inc/x/b.h")});
+  EXPECT_EQ(check(proof), "");
+  d.write("inc/a.h", "");
+  EXPECT_EQ(check(proof), "appeared: " + d.at("inc/a.h"));
+}
+
+const lexer::Kernel* kernel() {
+  std::string err;
+  const lexer::Kernel* k = lexer::default_kernel(&err);
+  EXPECT_NE(k, nullptr) << err;
+  return k;
+}
+
+// m.cpp includes <sub/deep/x.h>, missing under first (no sub there) and found
+// in second; and "cfg.h" beside it.
+struct Tu {
+  compiler::SearchList list;
+  compiler::CompileCommand cmd;
+  std::string memo;
+};
+Tu settled_tu(lexpack::testing::TestDir& d) {
+  d.write("first/.keep", "");
+  d.write("second/sub/deep/x.h", "int x;\n");
+  d.write("cfg.h", "#define CFG 1\n");
+  d.write("m.cpp", "#include <sub/deep/x.h>\n#include \"cfg.h\"\n");
+  settle();
+  Tu t;
+  t.list.bracket_dirs = {d.at("first"), d.at("second")};
+  t.cmd.source = d.at("m.cpp");
+  FileStates files(nullptr, kernel());
+  auto closure = compute_closure(&files, t.cmd, t.list, compiler::CompilerKind::kGcc, d.path());
+  EXPECT_TRUE(closure.ok()) << closure.message();
+  std::optional<std::string> memo = encode_closure_memo(*closure, t.list, cache::Hash128{1, 2});
+  EXPECT_TRUE(memo);
+  if (memo) t.memo = *memo;
+  return t;
+}
+
+std::string check_memo(const std::string& bytes, const ContentLookup* content = nullptr,
+                       std::vector<MemoRefresh>* refresh = nullptr) {
+  cache::Hash128 key;
+  bool uses_date = false;
+  std::string changed = "not checked";
+  EXPECT_TRUE(check_encoded_closure_memo(bytes, nullptr, &key, &uses_date, &changed, nullptr,
+                                         content, refresh));
+  return changed;
+}
+
+TEST(ClosureMemoVouched, NewDirectoryUnderAMissingOneIsNoticed) {
+  lexpack::testing::TestDir d;
+  Tu t = settled_tu(d);
+  ClosureMemo memo;
+  ASSERT_TRUE(decode_closure_memo(t.memo, &memo));
+  ASSERT_EQ(memo.vouched.size(), 1u);
+  EXPECT_EQ(memo.vouched[0].ancestor, d.at("first"));
+  EXPECT_EQ(check_memo(t.memo), "");
+  d.write("first/unrelated.h", "");
+  EXPECT_EQ(check_memo(t.memo), "");
+  d.write("first/sub/deep/x.h", "int shadow;\n");
+  EXPECT_EQ(check_memo(t.memo), "probed directory appeared: " + d.at("first/sub/deep"));
+}
+
+// A fresh configure rewrites generated headers with the same bytes: the
+// memo holds when the content is the same, and takes the new signature.
+TEST(ClosureMemoVouched, RewrittenHeaderWithTheSameBytesKeepsTheMemo) {
+  lexpack::testing::TestDir d;
+  Tu t = settled_tu(d);
+  d.remove("cfg.h");
+  d.write("cfg.h", "#define CFG 1\n");  // a new inode, same bytes
+  EXPECT_EQ(check_memo(t.memo), "changed: " + d.at("cfg.h"));
+  int asked = 0;
+  ContentLookup content = [&](std::string_view path,
+                              const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+    ++asked;
+    FileStates files(nullptr, kernel());
+    auto h = files.content_hash(std::string(path), std::string(path), sig);
+    if (!h.ok()) return std::nullopt;
+    return h.value();
+  };
+  std::vector<MemoRefresh> refresh;
+  EXPECT_EQ(check_memo(t.memo, &content, &refresh), "");
+  EXPECT_EQ(asked, 1);
+  // cfg.h, and the directory it is in: the source's, where the compiler
+  // looks for precompiled headers (m.cpp.gch, cfg.h.gch): its signature
+  // changed, and the probes still find nothing.
+  ASSERT_EQ(refresh.size(), 2u);
+  EXPECT_EQ(refresh[0].kind, MemoRefresh::Kind::kDependency);
+  EXPECT_EQ(refresh[1].kind, MemoRefresh::Kind::kProbedDir);
+  ClosureMemo memo;
+  ASSERT_TRUE(decode_closure_memo(t.memo, &memo));
+  // Too fresh to keep yet; a second later the new signatures are kept.
+  EXPECT_FALSE(apply_memo_refresh(refresh, base::now_ns(), &memo));
+  settle();
+  ASSERT_TRUE(apply_memo_refresh(refresh, base::now_ns(), &memo));
+  EXPECT_EQ(check_memo(encode_closure_memo(memo)), "");
+  // Other bytes are a change, whatever the lookup says of them.
+  d.write("cfg.h", "#define CFG 2\n");
+  EXPECT_EQ(check_memo(encode_closure_memo(memo), &content), "changed: " + d.at("cfg.h"));
+}
+
+// A scan asks whether a probe is no entry at all once, not once per TU: the
+// answer stays the one taken first (as every stat of a scan does), and a
+// new scan asks again.
+TEST(ScanFileCache, NoEntryIsAskedOncePerScan) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  const std::string probe = d.at("inc/a.h");
+  ScanFileCache scan;
+  EXPECT_TRUE(scan.no_entry_once(probe));
+  ASSERT_EQ(::symlink(d.at("target/a.h").c_str(), probe.c_str()), 0);
+  EXPECT_FALSE(no_entry(probe));
+  EXPECT_TRUE(scan.no_entry_once(probe));
+  ScanFileCache next;
+  EXPECT_FALSE(next.no_entry_once(probe));
+}
+
+// By candidate number the answer is the path's own: the same for an absent
+// probe and a dangling symlink (some entry), asked once per scan whichever
+// way it is asked first, and asked again by a new scan.
+TEST(ScanFileCache, NoEntryByCandidateNumberIsThePathsAnswer) {
+  lexpack::testing::TestDir d;
+  d.write("inc/.keep", "");
+  ASSERT_EQ(::symlink(d.at("target/b.h").c_str(), d.at("inc/b.h").c_str()), 0);
+  const std::string inc = d.at("inc");
+  ScanFileCache scan;
+  const uint32_t a = scan.candidate_ids(d.at("inc/a.h")).candidate;
+  const uint32_t b = scan.candidate_ids(d.at("inc/b.h")).candidate;
+  const uint32_t c = scan.candidate_ids(d.at("inc/c.h")).candidate;
+  ASSERT_NE(a, b);
+  EXPECT_TRUE(scan.candidate_no_entry_once(a, inc, "a.h"));
+  EXPECT_FALSE(scan.candidate_no_entry_once(b, inc, "b.h"));
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/c.h")));
+  d.write("inc/a.h", "");
+  d.write("inc/c.h", "");
+  EXPECT_TRUE(scan.candidate_no_entry_once(a, inc, "a.h"));
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/a.h")));
+  EXPECT_TRUE(scan.candidate_no_entry_once(c, inc, "c.h"));
+  EXPECT_FALSE(scan.candidate_no_entry_once(b, inc, "b.h"));
+  ScanFileCache next;
+  EXPECT_FALSE(
+      next.candidate_no_entry_once(next.candidate_ids(d.at("inc/a.h")).candidate, inc, "a.h"));
+}
+
+}  // namespace
+}  // namespace lexpack::closure

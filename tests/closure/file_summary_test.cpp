@@ -1,0 +1,107 @@
+// What a file's summary says beyond its includes: gas directives that read
+// files (in any file, so inline asm of C and C++ too) and #pragma once, and
+// the twin groups of identical #pragma once files in a closure.
+#include "closure/file_summary.h"
+
+#include <gtest/gtest.h>
+
+#include "closure/once_twins.h"
+#include "lexer/scanner.h"
+
+namespace lexpack::closure {
+namespace {
+
+TEST(AssemblerFileRead, FindsTheDirectiveWhereverItIsWritten) {
+  for (const char* text : {
+           "asm(\".incbin \\\"data.bin\\\"\");",  // inline asm
+           "#define INCBIN_MACRO \".incbin\"\n",  // incbin.h's macro
+           ".data\n.include \"x.inc\"\n",         // assembly
+           "\t.INCBIN \"a\"\n",                   // any case
+           "__asm__(\".incbin\\t\\\"x\\\"\");",   // escaped tab
+           "asm(\".include\");",                  // name ends the string
+           "x.incbin",                            // end of the file
+           "#define BLOB \"d\"\n.incbin BLOB\n",  // a macro in .S
+           "#define M .incbin\nM \"d\"\n",        // the name alone
+           "asm(STR(.incbin FILE));",             // stringized
+           ".incbin /* c */ \"d\"\n",             // a comment cpp takes out
+       }) {
+    EXPECT_TRUE(names_assembler_file_read(text)) << text;
+  }
+  for (const char* text : {
+           "#include <vector>\n",
+           "int v = s.includes(x);\n",  // another name
+           "x.included_dirs = 1;\n",
+           "const char* p = \".incbinx\";\n",
+           "a.inc$bin",
+           "if (policy.include(op)) {}\n",  // calls and fields
+           "g = group.include (first, last);\n",
+           "opts.include = true;\n",
+           "/// paths to search for `.include` directives\n",
+           "",
+           ".",
+       }) {
+    EXPECT_FALSE(names_assembler_file_read(text)) << text;
+  }
+}
+
+TEST(FileSummary, KeepsAssemblerReadsAndPragmaOnce) {
+  const std::string text = "#pragma once\nasm(\".incbin \\\"d\\\"\");\n#include \"a.h\"\n";
+  const lexer::ScanResult scan = lexer::scan(text, lexer::scalar_kernel());
+  FileSummary s = summarize(scan, cache::hash_bytes(text), text);
+  EXPECT_TRUE(s.assembler_reads);
+  EXPECT_TRUE(s.pragma_once);
+  FileSummary back;
+  ASSERT_TRUE(decode_summary(encode_summary(s), &back));
+  EXPECT_EQ(back, s);
+  const std::string plain = "#include \"a.h\"\n";
+  s = summarize(lexer::scan(plain, lexer::scalar_kernel()), cache::hash_bytes(plain), plain);
+  EXPECT_FALSE(s.assembler_reads);
+  EXPECT_FALSE(s.pragma_once);
+}
+
+ClosureFile file_of(std::string_view path, std::string_view bytes, uint64_t ino, int64_t sec) {
+  ClosureFile f;
+  f.path = path;
+  f.content = cache::hash_bytes(bytes);
+  f.stat.dev = 1;
+  f.stat.ino = ino;
+  f.stat.mtime_ns = sec * 1000000000 + 5;
+  return f;
+}
+
+TEST(OnceTwins, PartitionFollowsMtimeSecondsAndInodes) {
+  auto partition = [](std::vector<ClosureFile> files) {
+    Closure c;
+    c.files = std::move(files);
+    std::vector<size_t> once;
+    for (size_t i = 1; i < c.files.size(); ++i) once.push_back(i);
+    return once_twin_partition(once, &c);
+  };
+  const ClosureFile src = file_of("m.cpp", "main", 1, 100);
+  // No twins: nothing for the key.
+  EXPECT_EQ(partition({src, file_of("a/x.h", "x", 2, 100), file_of("b/y.h", "y", 3, 100)}), "");
+  const std::string same =
+      partition({src, file_of("a/x.h", "x", 2, 100), file_of("b/x.h", "x", 3, 100)});
+  EXPECT_NE(same, "");
+  // Another second for one copy (gcc: two files now).
+  EXPECT_NE(partition({src, file_of("a/x.h", "x", 2, 100), file_of("b/x.h", "x", 3, 101)}), same);
+  // The same second with other nanoseconds: still one file to gcc.
+  ClosureFile later = file_of("b/x.h", "x", 3, 100);
+  later.stat.mtime_ns += 7000;
+  EXPECT_EQ(partition({src, file_of("a/x.h", "x", 2, 100), later}), same);
+  // One inode (a hard link) is another partition (clang: one file).
+  EXPECT_NE(partition({src, file_of("a/x.h", "x", 2, 100), file_of("b/x.h", "x", 2, 100)}), same);
+  // Marks the twins only.
+  Closure c;
+  c.files = {src, file_of("a/x.h", "x", 2, 100), file_of("b/x.h", "x", 3, 100),
+             file_of("c/z.h", "z", 4, 100)};
+  once_twin_partition({1, 2, 3}, &c);
+  EXPECT_FALSE(c.files[0].once_twin);
+  EXPECT_TRUE(c.files[1].once_twin);
+  EXPECT_TRUE(c.files[2].once_twin);
+  EXPECT_FALSE(c.files[3].once_twin);
+  EXPECT_TRUE(once_twins_merged_by_time(c));
+}
+
+}  // namespace
+}  // namespace lexpack::closure
