@@ -1,5 +1,5 @@
-# Sourced by the whole-build benchmarks (bench/server/warm.sh,
-# bench/remote/run.sh): timing, medians and the generated project's sources.
+# Sourced by the whole-build benchmarks (bench/server/*.sh, bench/remote/*.sh):
+# timing, medians and the generated project's sources.
 
 now() { date +%s.%N; }
 # The median of the numbers on stdin, one per line.
@@ -24,4 +24,20 @@ std::string t$2(int n) {
   return out.str();
 }
 SRC
+}
+
+# write_std_project DIR TUS [CMAKE LINE]: a CMake project of TUS TUs written by
+# write_std_tu (t1.cpp ...) in one object library, with an optional extra
+# line of CMake before it.
+write_std_project() {
+  mkdir -p "$1"
+  {
+    echo "cmake_minimum_required(VERSION 3.21)"
+    echo "project(stdbench CXX)"
+    [ -n "${3:-}" ] && echo "$3"
+    printf "add_library(objs OBJECT"
+    for i in $(seq "$2"); do printf " t%d.cpp" "$i"; done
+    echo ")"
+  } > "$1/CMakeLists.txt"
+  for i in $(seq "$2"); do write_std_tu "$1/t$i.cpp" "$i"; done
 }

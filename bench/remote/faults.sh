@@ -27,15 +27,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 SRC="$WORK/proj"
-mkdir -p "$SRC"
-{
-  echo "cmake_minimum_required(VERSION 3.21)"
-  echo "project(faultbench CXX)"
-  printf "add_library(objs OBJECT"
-  for i in $(seq "$TUS"); do printf " t%d.cpp" "$i"; done
-  echo ")"
-} > "$SRC/CMakeLists.txt"
-for i in $(seq "$TUS"); do write_std_tu "$SRC/t$i.cpp" "$i"; done
+write_std_project "$SRC" "$TUS"
 
 declare -A PORT
 for mode in hole http500 trickle slow; do

@@ -35,16 +35,8 @@ wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/n
 # The project: TUS sources of a few standard headers each, one OBJECT
 # library (compiles only: ccache caches nothing else).
 write_project() {
-  mkdir -p "$1"
-  {
-    echo "cmake_minimum_required(VERSION 3.21)"
-    echo "project(remotebench CXX)"
-    echo "add_compile_options(-ffile-prefix-map=\${CMAKE_SOURCE_DIR}=. -ffile-prefix-map=\${CMAKE_BINARY_DIR}=build)"
-    printf "add_library(objs OBJECT"
-    for i in $(seq "$TUS"); do printf " t%d.cpp" "$i"; done
-    echo ")"
-  } > "$1/CMakeLists.txt"
-  for i in $(seq "$TUS"); do write_std_tu "$1/t$i.cpp" "$i"; done
+  write_std_project "$1" "$TUS" \
+    "add_compile_options(-ffile-prefix-map=\${CMAKE_SOURCE_DIR}=. -ffile-prefix-map=\${CMAKE_BINARY_DIR}=build)"
 }
 A_SRC="$WORK/a/proj"
 B_SRC="$WORK/b/elsewhere/proj"

@@ -30,15 +30,7 @@ cleanup() {
 trap cleanup EXIT
 . "$(cd "$(dirname "$0")" && pwd)/../lib.sh"
 
-mkdir -p "$WORK/src"
-{
-  echo "cmake_minimum_required(VERSION 3.21)"
-  echo "project(sickbench CXX)"
-  printf "add_library(objs OBJECT"
-  for i in $(seq "$TUS"); do printf " t%d.cpp" "$i"; done
-  echo ")"
-} > "$WORK/src/CMakeLists.txt"
-for i in $(seq "$TUS"); do write_std_tu "$WORK/src/t$i.cpp" "$i"; done
+write_std_project "$WORK/src" "$TUS"
 sleep 2  # sources older than the settle time, as in a real tree
 cmake -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
   >/dev/null
