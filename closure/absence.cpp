@@ -16,7 +16,11 @@ namespace lexpack::closure {
 bool no_entry(const std::string& path, const std::string& cwd) {
   struct stat st;
   const std::string at = cwd.empty() ? path : base::absolute_path(path, cwd);
-  return ::lstat(at.c_str(), &st) != 0 && errno == ENOENT;
+  // ENOTDIR: a regular file stands where a directory of the path would be
+  // (a built program named like an include directory). Nothing can be
+  // opened there either, and a directory made in its place is a change of
+  // that file, which the memo checks.
+  return ::lstat(at.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
 const std::optional<base::StatSignature>& DirSignatures::operator()(const std::string& dir) {

@@ -218,6 +218,23 @@ TEST_P(ClosureEdge, SideOutputVariablesAreNeverServed) {
   EXPECT_NE(stats.out.find("uncacheable_side_output_environment"), std::string::npos) << stats.out;
 }
 
+// A search directory where a regular file stands in the path of a candidate
+// (a built program named like an include directory): the candidate is
+// absent, as one that does not exist, and the compile is cached. The file
+// turned into a directory holding the header is a change: a miss.
+TEST_P(ClosureEdge, AFileInTheWayOfACandidateIsAnAbsence) {
+  dir_.write("inc/lib/api.h", "#define V 1\n");
+  dir_.write("b/lib", "not a directory\n");
+  dir_.write("m.cpp", "#include \"lib/api.h\"\nint v() { return V; }\n");
+  run("touch -d '2020-01-01 00:00:00' inc/lib/api.h b/lib m.cpp inc/lib inc b");
+  warm("-Ib -Iinc -c m.cpp");
+  if (HasFatalFailure()) return;
+  run("rm b/lib && mkdir -p b/lib && echo '#define V 2' > b/lib/api.h");
+  compile_and_compare("-Ib -Iinc -c m.cpp");
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(last_decision().rfind("hit", 0), std::string::npos) << last_decision();
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, ClosureEdge,
                          ::testing::Values(Mode{"g++", false}, Mode{"clang++-14", false},
                                            Mode{"g++", true}, Mode{"clang++-14", true}));
