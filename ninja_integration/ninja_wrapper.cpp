@@ -144,10 +144,14 @@ OtherLaunchers finish_launcher_report(const std::string& path) {
 
 std::string launcher_hint(const OtherLaunchers& others) {
   if (others.compiles == 0) return {};
-  return std::to_string(others.compiles) + (others.compiles == 1 ? " compile" : " compiles") +
-         " already went through another launcher (" + others.first +
-         ") and were left to it; to cache them, build without that launcher (for CMake: "
-         "CMAKE_<LANG>_COMPILER_LAUNCHER)";
+  const bool one = others.compiles == 1;
+  return std::to_string(others.compiles) + (one ? " compile" : " compiles") +
+         " already went through another launcher (" + others.first + ") and " +
+         (one ? "was" : "were") +
+         " left to it; to cache " + (one ? "it" : "them") +
+         ", configure without that launcher (CMake: unset CMAKE_<LANG>_COMPILER_LAUNCHER; "
+         "Meson, which picks up ccache or sccache by itself: set CC and CXX to the compiler "
+         "alone when first configuring)";
 }
 
 }  // namespace lexpack::ninja_integration
