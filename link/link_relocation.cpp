@@ -126,10 +126,37 @@ class Visitor {
         if (names(a[i], base_dir_)) block("the argument " + std::string(s) + " " + a[i]);
       } else if (!s.empty() && s[0] != '-') {
         input(i, s);
+      } else if (size_t at = prefix_map_value(s); at != 0) {
+        prefix_map(i, at, s.substr(at));
       } else if (names(s, base_dir_)) {
         block("the argument " + std::string(s) + " names a path under base_dir");
       }
     }
+  }
+
+  // Where OLD=NEW starts in -ffile-prefix-map=OLD=NEW and its kin, or 0.
+  static size_t prefix_map_value(std::string_view s) {
+    for (std::string_view flag : {"-ffile-prefix-map=", "-fdebug-prefix-map=",
+                                  "-fmacro-prefix-map=", "-fprofile-prefix-map="}) {
+      if (starts_with(s, flag)) return flag.size();
+    }
+    return 0;
+  }
+
+  // A prefix map is read by the compiler alone, and a step that compiles a
+  // source is not cached (link_step.cpp): it reaches no output. CMake copies
+  // CMAKE_<LANG>_FLAGS onto its link lines, prefix maps of the checkout
+  // included. OLD is renamed like a path; a NEW naming base_dir is not
+  // understood.
+  void prefix_map(size_t i, size_t at, std::string_view value) {
+    size_t eq = value.find('=');
+    std::string_view old = value.substr(0, eq);
+    std::string_view now = eq == std::string_view::npos ? std::string_view() : value.substr(eq + 1);
+    if (names(now, base_dir_) || (names(old, base_dir_) && !base::path_is_under(old, base_dir_))) {
+      block("the argument " + step_.args[i] + " names a path under base_dir");
+      return;
+    }
+    if (!old.empty() && base::path_is_under(old, base_dir_)) add(i, at, old.size());
   }
 
   void input(size_t i, std::string_view s) {

@@ -312,5 +312,31 @@ TEST_F(LinkRelocationE2eTest, CmakeOriginRpathHitsUnderLexpackNinja) {
   EXPECT_EQ(sh("b/build", "./app_shared").exit_code, 7);
 }
 
+// The relocation the README advises for CMake, -DCMAKE_CXX_FLAGS with a
+// prefix map of the checkout: CMake copies the flags onto its link lines,
+// where the map changes nothing the link writes. Every archive and link
+// step of the second checkout hits, the outputs those of a plain build.
+TEST_F(LinkRelocationE2eTest, PrefixMapOnTheLinkLineKeepsLinksRelocatable) {
+  if (base::find_program("cmake").empty()) GTEST_SKIP() << "cmake not installed";
+  for (const char* c : {"a", "b"}) {
+    write_cmake(c);
+    base::ProcessResult r = sh(c,
+                               "cmake -S src -B build -G Ninja -DCMAKE_CXX_COMPILER=g++ "
+                               "-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON "
+                               "-DCMAKE_CXX_FLAGS=-ffile-prefix-map=$PWD=.");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  ASSERT_NE(dir_.read("b/build/build.ninja").find("-ffile-prefix-map=" + root_ + "/b=."),
+            std::string::npos);
+  std::map<std::string, std::string> want = plain_outputs("b", kCmakeOutputs);
+  lexpack_ninja("a");
+  std::map<std::string, int> second = lexpack_ninja("b");
+  // ar, ranlib, the shared library, app_static and app_shared.
+  EXPECT_EQ(second["hits"], 5) << last_err_ << dir_.read("log.txt");
+  EXPECT_EQ(second["misses"], 0) << last_err_;
+  EXPECT_EQ(outputs("b", kCmakeOutputs), want);
+  EXPECT_EQ(sh("b/build", "./app_shared").exit_code, 7);
+}
+
 }  // namespace
 }  // namespace lexpack::testing

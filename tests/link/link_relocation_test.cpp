@@ -77,6 +77,13 @@ TEST(LinkRelocationTest, LinkPathsThatOnlyNameWhatIsReadOrWritten) {
   expect_shared({"g++", "main.o", "-o", "app", "-Wl,--dynamic-list=@/src/d.list"});
   Keyed link = keyed({"g++", "main.o", "-o", "app", "-Wl,-rpath-link,@/x:@/y"}, "a");
   EXPECT_EQ(link.args[3], "-Wl,-rpath-link,../x:../y");
+  // A prefix map reaches no link output (a step that compiles a source is
+  // not cached): its old prefix is relocated like a path.
+  expect_shared({"g++", "main.o", "-o", "app", "-ffile-prefix-map=@=."});
+  expect_shared({"g++", "main.o", "-o", "app", "-fdebug-prefix-map=@/src=/src",
+                 "-fmacro-prefix-map=@=."});
+  Keyed mapped = keyed({"g++", "main.o", "-o", "app", "-ffile-prefix-map=@/build=b"}, "a");
+  EXPECT_EQ(mapped.args[3], "-ffile-prefix-map=.=b");
   // Paths outside base_dir and rpaths not under it are kept as written.
   expect_shared({"g++", "@/build/m.o", "-o", "app", "-Wl,-rpath,/opt/lib:$ORIGIN",
                  "-Wl,-soname,libapp.so", "-Wl,--dynamic-linker=/lib/ld.so"});
@@ -101,6 +108,7 @@ TEST(LinkRelocationTest, PathsTheOutputRecordsKeepTheKeyAbsolute) {
   expect_absolute({"g++", "main.o", "-o", "app", "-Wl,--audit-dir=@/x"}, "linker");
   expect_absolute({"g++", "main.o", "-o", "app", "-fprofile-generate=@/prof"}, "argument");
   expect_absolute({"g++", "main.o", "-o", "app", "-l:@/build/libx.a"}, "argument");
+  expect_absolute({"g++", "main.o", "-o", "app", "-ffile-prefix-map=/old=@/new"}, "argument");
 }
 
 TEST(LinkRelocationTest, SharedLibraryNamedByItsPathKeepsTheKeyAbsolute) {
