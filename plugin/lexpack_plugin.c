@@ -208,11 +208,13 @@ static const char* link_word(const char* p, const char* end) {
   return NULL;
 }
 
-// CMake's `-Wl,-rpath,"\$ORIGIN..."` (CMAKE_BUILD_RPATH_USE_ORIGIN): a
-// double-quoted part holding only "\$ORIGIN" and path characters, which no
-// shell reads as an operator. A copy of `cmd` with each such part masked
-// ('x'), for the checks of rewrite_links; NULL when malloc fails.
-static char* mask_origin_quotes(const char* cmd) {
+// The quoted parts a link line of CMake or Meson holds, which no shell reads
+// as an operator: CMake's `-Wl,-rpath,"\$ORIGIN..."` (CMAKE_BUILD_RPATH_USE_ORIGIN),
+// a double-quoted part holding only "\$ORIGIN" and path characters, and
+// Meson's single-quoted words (`'-Wl,-rpath,$ORIGIN/'`), inside which the
+// shell takes every character as it is. A copy of `cmd` with each such part
+// masked ('x'), for the checks of rewrite_links; NULL when malloc fails.
+static char* mask_quoted_parts(const char* cmd) {
   static const char kOrigin[] = "\"\\$ORIGIN";
   size_t n = strlen(cmd);
   char* m = malloc(n + 1);
@@ -228,10 +230,22 @@ static char* mask_origin_quotes(const char* cmd) {
     memset(q, 'x', (size_t)(e - q + 1));
     q = e + 1;
   }
+  // Single quotes outside the double-quoted parts just masked (m has no
+  // other double quote, or the check refuses it): each pair and what it
+  // holds. One that is escaped (\'), opens $'...' (which reads escapes) or
+  // has no pair is left for the check to refuse.
+  if (!strchr(m, '"')) {
+    for (char* q = strchr(m, '\''); q; q = strchr(q, '\'')) {
+      char* e = strchr(q + 1, '\'');
+      if (!e || (q > m && (q[-1] == '\\' || q[-1] == '$'))) break;
+      memset(q, 'x', (size_t)(e - q + 1));
+      q = e + 1;
+    }
+  }
   return m;
 }
 
-// rewrite_links on a command whose quoted $ORIGIN parts `masked` hides: the
+// rewrite_links on a command whose quoted parts `masked` hides: the
 // launcher before each archive or link word, found in `masked` and inserted
 // at the same offsets of `cmd`.
 static char* insert_link_launchers(const char* cmd, const char* masked) {
@@ -272,10 +286,10 @@ static char* insert_link_launchers(const char* cmd, const char* masked) {
 // The command with the launcher inserted before each archive or link tool of
 // an "a && b && c" chain (CMake's ": && ... && :" shapes), or NULL. Only plain
 // words are accepted: no quotes, expansions, redirections or other operators,
-// quoted $ORIGIN parts aside.
+// the quoted parts of mask_quoted_parts aside.
 static char* rewrite_links(const char* cmd) {
   if (!g_links) return NULL;
-  char* masked = mask_origin_quotes(cmd);
+  char* masked = mask_quoted_parts(cmd);
   if (!masked) return NULL;
   char* out = NULL;
   if (!strpbrk(masked, "'\"\\$`;|<>(){}*?#~\n")) out = insert_link_launchers(cmd, masked);

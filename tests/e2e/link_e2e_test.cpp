@@ -159,6 +159,26 @@ TEST_P(LinkE2eTest, OutputsEqualPlainBuildAndRebuildHitsEveryStep) {
   EXPECT_EQ(outputs(), want);
 }
 
+// Meson's link lines: arguments holding a shell character in single quotes
+// ('-Wl,-rpath,$ORIGIN/'), which the plugin routes as it routes CMake's
+// double-quoted "\$ORIGIN". The rebuild hits every step.
+TEST_P(LinkE2eTest, MesonQuotedLinkArgumentsAreRouted) {
+  write_ninja("-Wl,--as-needed -Wl,--no-undefined '-Wl,-rpath,$$ORIGIN/' "
+              "'-Wl,-rpath-link,$$ORIGIN/first'");
+  base::ProcessResult plain = sh("ninja");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  std::map<std::string, std::string> want = outputs();
+  ASSERT_EQ(run_app(), 10);
+  remove_outputs();
+  std::map<std::string, int> cold = lexpack_ninja();
+  EXPECT_EQ(cold["steps"], 4) << last_err_;
+  remove_outputs();
+  std::map<std::string, int> warm = lexpack_ninja();
+  EXPECT_EQ(warm["hits"], 4) << last_err_;
+  EXPECT_EQ(outputs(), want);
+  EXPECT_EQ(sh("./app").exit_code, 10);  // found through $ORIGIN
+}
+
 // The objects and archives a warm build's hits write are vouched for in the
 // file table, so its links hash none of them again.
 TEST_P(LinkE2eTest, WarmRebuildHashesNoObjectTwice) {
