@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/process.h"
+#include "tests/support/summary_counts.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::testing {
@@ -76,23 +77,7 @@ class LinkE2eTest : public ::testing::TestWithParam<std::string> {
     base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " ninja", extra_env);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     last_err_ = r.err;
-    std::map<std::string, int> m;
-    size_t at = r.err.find("archive/link step");
-    if (at == std::string::npos) return m;
-    size_t start = r.err.rfind("lexpack: ", at) + 9;
-    std::istringstream in(r.err.substr(start, r.err.find('\n', start) - start));
-    for (std::string part; std::getline(in, part, ',');) {
-      std::istringstream words(part);
-      int n = -1;
-      std::string name;
-      if (words >> n >> name) {
-        if (name == "archive/link") name = "steps";
-        if (name == "hit") name = "hits";
-        if (name == "miss") name = "misses";
-        m[name] = n;
-      }
-    }
-    return m;
+    return summary_counts(r.err, "archive/link step");
   }
 
   std::map<std::string, std::string> outputs() {
@@ -163,8 +148,9 @@ TEST_P(LinkE2eTest, OutputsEqualPlainBuildAndRebuildHitsEveryStep) {
 // ('-Wl,-rpath,$ORIGIN/'), which the plugin routes as it routes CMake's
 // double-quoted "\$ORIGIN". The rebuild hits every step.
 TEST_P(LinkE2eTest, MesonQuotedLinkArgumentsAreRouted) {
-  write_ninja("-Wl,--as-needed -Wl,--no-undefined '-Wl,-rpath,$$ORIGIN/' "
-              "'-Wl,-rpath-link,$$ORIGIN/first'");
+  write_ninja(
+      "-Wl,--as-needed -Wl,--no-undefined '-Wl,-rpath,$$ORIGIN/' "
+      "'-Wl,-rpath-link,$$ORIGIN/first'");
   base::ProcessResult plain = sh("ninja");
   ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
   std::map<std::string, std::string> want = outputs();

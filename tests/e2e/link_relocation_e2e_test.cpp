@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/process.h"
+#include "tests/support/summary_counts.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::testing {
@@ -20,10 +21,7 @@ class LinkRelocationE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (base::find_program("g++").empty()) GTEST_SKIP() << "g++ not installed";
-    char* real = ::realpath(dir_.path().c_str(), nullptr);
-    ASSERT_NE(real, nullptr);
-    root_ = real;
-    ::free(real);
+    root_ = dir_.real_path();
   }
 
   // The project's sources in checkout `c`.
@@ -106,22 +104,7 @@ class LinkRelocationE2eTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     last_out_ = r.out;
     last_err_ = r.err;
-    std::map<std::string, int> m;
-    size_t at = r.err.find("archive/link step");
-    if (at == std::string::npos) return m;
-    size_t start = r.err.rfind("lexpack: ", at) + 9;
-    std::istringstream in(r.err.substr(start, r.err.find('\n', start) - start));
-    for (std::string part; std::getline(in, part, ',');) {
-      std::istringstream words(part);
-      int n = -1;
-      std::string name;
-      if (words >> n >> name) {
-        if (name == "hit") name = "hits";
-        if (name == "miss") name = "misses";
-        m[name] = n;
-      }
-    }
-    return m;
+    return summary_counts(r.err, "archive/link step");
   }
 
   // A plain ninja build in c/build: its outputs, then removed again (ninja

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/process.h"
+#include "tests/support/summary_counts.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::testing {
@@ -92,24 +93,7 @@ class NinjaE2eTest : public ::testing::Test {
     return tus;
   }
   // "lexpack: 6 compiles, 0 hits, ..." -> {"compiles": 6, "hits": 0, ...}
-  static std::map<std::string, int> summary(const std::string& err) {
-    std::map<std::string, int> m;
-    size_t at = err.rfind("lexpack: ");
-    if (at == std::string::npos) return m;
-    std::string line = err.substr(at + 9, err.find('\n', at) - at - 9);
-    std::istringstream in(line);
-    for (std::string part; std::getline(in, part, ',');) {
-      std::istringstream words(part);
-      int n = -1;
-      std::string name;
-      if (words >> n >> name) {
-        if (name == "compile" || name == "hit") name += "s";
-        if (name == "miss") name = "misses";
-        m[name] = n;
-      }
-    }
-    return m;
-  }
+  static std::map<std::string, int> summary(const std::string& err) { return summary_counts(err); }
 
   TestDir dir_;
 };

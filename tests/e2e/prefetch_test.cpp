@@ -43,10 +43,7 @@ class ScopedEnv {
 class Prefetch : public LauncherTest {
  protected:
   void SetUp() override {
-    char* real = ::realpath(dir_.path().c_str(), nullptr);
-    ASSERT_NE(real, nullptr);
-    root_ = real;
-    ::free(real);
+    root_ = dir_.real_path();
     dir_.write("inc/util.h",
                "#pragma once\n#include <vector>\ninline int twice(int x) { return 2 * x; }\n");
     // A TU whose __has_include is reached through a macro: its closure needs

@@ -17,10 +17,7 @@ namespace {
 class Relocation : public LauncherTest {
  protected:
   void SetUp() override {
-    char* real = ::realpath(dir_.path().c_str(), nullptr);
-    ASSERT_NE(real, nullptr);
-    root_ = real;
-    ::free(real);
+    root_ = dir_.real_path();
     for (const std::string& c : {a_, b_}) {
       dir_.write(c + "/inc/util.h",
                  "#pragma once\n#include <cassert>\n"

@@ -20,10 +20,7 @@ namespace {
 class RemoteBuild : public LauncherTest {
  protected:
   void SetUp() override {
-    char* real = ::realpath(dir_.path().c_str(), nullptr);
-    ASSERT_NE(real, nullptr);
-    root_ = real;
-    ::free(real);
+    root_ = dir_.real_path();
     for (const std::string& c : {a_, b_}) {
       dir_.write(c + "/inc/util.h", "#pragma once\ninline int twice(int x) { return 2 * x; }\n");
       for (const std::string tu : {"x", "y"}) {

@@ -13,20 +13,10 @@
 #include <string>
 
 #include "tests/support/launcher_fixture.h"
+#include "tests/support/server_ways.h"
 
 namespace lexpack::testing {
 namespace {
-
-constexpr char kServerEnv[] = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
-constexpr char kClientBin[] = LEXPACK_CLIENT_BIN;
-
-struct Way {
-  const char* cxx;
-  bool client;  // compiles through lexpack-client
-};
-void PrintTo(const Way& w, std::ostream* os) {
-  *os << w.cxx << (w.client ? " through lexpack-client" : "");
-}
 
 class ServerTest : public LauncherTest, public ::testing::WithParamInterface<Way> {
  protected:
@@ -451,14 +441,7 @@ INSTANTIATE_TEST_SUITE_P(Client, ClientNinjaTest,
                            return std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
                          });
 
-INSTANTIATE_TEST_SUITE_P(Ways, ServerTest,
-                         ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
-                                           Way{"g++", true}, Way{"clang++-14", true}),
-                         [](const auto& info) {
-                           std::string name =
-                               std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
-                           return name + (info.param.client ? "_client" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(Ways, ServerTest, kAllWays, WayName);
 
 // The client finds the server of the cache directory lexpack would use, an
 // empty variable counting as unset (as in lexpack's configuration), and takes

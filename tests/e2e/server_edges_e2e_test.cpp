@@ -7,9 +7,9 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,20 +23,10 @@
 #include <vector>
 
 #include "tests/support/launcher_fixture.h"
+#include "tests/support/server_ways.h"
 
 namespace lexpack::testing {
 namespace {
-
-constexpr char kServerEnv[] = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
-constexpr char kClientBin[] = LEXPACK_CLIENT_BIN;
-
-struct Way {
-  const char* cxx;
-  bool client;  // compiles through lexpack-client
-};
-void PrintTo(const Way& w, std::ostream* os) {
-  *os << w.cxx << (w.client ? " through lexpack-client" : "");
-}
 
 // The state letter of /proc/<pid>/stat ('T' stopped), or '\0'.
 char process_state(pid_t pid) {
@@ -320,14 +310,7 @@ TEST_P(ServerEdgeTest, HeaderWrittenThroughASharedMapping) {
   EXPECT_FALSE(last_was_server_hit()) << "served a stale object";
 }
 
-INSTANTIATE_TEST_SUITE_P(Ways, ServerEdgeTest,
-                         ::testing::Values(Way{"g++", false}, Way{"clang++-14", false},
-                                           Way{"g++", true}, Way{"clang++-14", true}),
-                         [](const auto& info) {
-                           std::string name =
-                               std::string(info.param.cxx) == "g++" ? "gcc" : "clang";
-                           return name + (info.param.client ? "_client" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(Ways, ServerEdgeTest, kAllWays, WayName);
 
 }  // namespace
 }  // namespace lexpack::testing

@@ -17,6 +17,13 @@ TestDir::TestDir() {
   path_ = pattern;
 }
 
+std::string TestDir::real_path() const {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path_, ec);
+  if (ec) throw std::runtime_error("cannot resolve " + path_);
+  return real.string();
+}
+
 TestDir::~TestDir() {
   std::error_code ec;
   std::filesystem::permissions(path_, std::filesystem::perms::owner_all,

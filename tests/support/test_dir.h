@@ -15,6 +15,9 @@ class TestDir {
   TestDir& operator=(const TestDir&) = delete;
 
   const std::string& path() const { return path_; }
+  // The path with every symlink resolved (TMPDIR may be one): what a
+  // compiler's realpath-based output names.
+  std::string real_path() const;
   std::string at(std::string_view relative) const { return path_ + "/" + std::string(relative); }
   // Writes `content` to `relative`, creating parent directories.
   void write(std::string_view relative, std::string_view content) const;
