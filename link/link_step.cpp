@@ -131,8 +131,9 @@ LinkStep parse_link(LinkStep step) {
   step.kind = StepKind::kLink;
   const std::vector<std::string>& a = step.args;
   LinkerOptionReader linker;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& s = a[i];
+  // Before any other argument is judged: `g++ -flto -c a.cpp` is a compile,
+  // whatever comes first.
+  for (const std::string& s : a) {
     if (s == "-c" || s == "-S" || s == "-E" || starts_with(s, "-M") || s == "-v" || s == "-###" ||
         starts_with(s, "-print-") || starts_with(s, "--print") || s == "--help" ||
         starts_with(s, "-save-temps") || s == "-" || s == "-pipe" || s == "-x") {
@@ -140,6 +141,9 @@ LinkStep parse_link(LinkStep step) {
       step.uncacheable = "not a link: " + s;
       return step;
     }
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string& s = a[i];
     if (starts_with(s, "-flto") && s != "-fno-lto") {
       step.uncacheable = "LTO link (" + s + ")";
       return step;

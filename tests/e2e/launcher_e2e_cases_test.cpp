@@ -439,4 +439,30 @@ TEST_F(NoFalseHit, AssemblerIncludeIsNeverCached) {
   EXPECT_NE(stats.out.find("uncacheable_assembler_include"), std::string::npos) << stats.out;
 }
 
+// A compile with -flto is a compile: cached like any other (its object holds
+// the compiler's IR; the compiler's identity is in the key). CMake writes the
+// -flto flags before -c. clang's LTO objects are the same bytes each time,
+// gcc's with -frandom-seed (without it gcc names sections at random: each
+// compile's object differs, and a hit serves the one stored).
+TEST_F(NoFalseHit, LtoCompilesAreCachedLikeAnyOther) {
+  dir_.write("inc/a.h", "#define VALUE 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return VALUE; }\n");
+  for (const std::string compile :
+       {"clang++-14 -O2 -flto -Iinc -c m.cpp",
+        "g++ -O2 -flto=auto -fno-fat-lto-objects -frandom-seed=m.o -Iinc -c m.cpp"}) {
+    SCOPED_TRACE(compile);
+    expect_miss(compile);
+    expect_hit(compile);
+    dir_.write("inc/a.h", "#define VALUE 2\n");
+    expect_miss(compile);
+    expect_hit(compile);
+    dir_.write("inc/a.h", "#define VALUE 1\n");
+  }
+  base::ProcessResult r = lexpack("g++ -O2 -flto -Iinc -c m.cpp -o unseeded.o");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = lexpack("g++ -O2 -flto -Iinc -c m.cpp -o unseeded.o");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(last_was_hit()) << last_decision();
+}
+
 }  // namespace lexpack::testing
