@@ -99,6 +99,21 @@ class Launcher {
     if (explain_) result_.explanation += line + "\n";
   }
   bool open_store();
+  // base_dir, prefix_command and the remote tier, from the configuration.
+  void load_settings();
+  // The compiler's identity and the lexer's kernel; why to pass the compile
+  // through when they cannot be had, or the compiler refuses to be cached.
+  std::optional<std::string> identify();
+  // The key from a closure memo that still holds (true); else the memo it
+  // would replace (`stale_memo`) and, for explain, what changed since.
+  bool key_from_memo(const cache::Hash128& tu, std::string* stale_memo);
+  // The key from the slow path, its closure memo stored; why to pass the
+  // compile through when the closure cannot be cached.
+  std::optional<std::string> key_from_scan(const cache::Hash128& tu, const std::string& stale_memo);
+  // A hit served (or, for explain, one that would be), else nullopt and why
+  // the compile misses.
+  std::optional<LaunchResult> look_up(cache::Hash128 key, std::string* why_miss);
+  LaunchResult explain_miss(std::string why_miss);
   bool slow_path();  // fills list_, closure_, key_
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
