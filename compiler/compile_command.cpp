@@ -202,6 +202,211 @@ bool irrelevant_to_search(std::string_view arg) {
          arg == "-pipe" || arg == "-w" || arg == "-pedantic" || arg == "-pedantic-errors";
 }
 
+// Keeps the first reason a command is uncacheable, and the argument that
+// decided it.
+void refuse(CompileCommand* cmd, std::string_view reason, std::string_view detail) {
+  if (cmd->uncacheable.empty()) {
+    cmd->uncacheable = std::string(reason);
+    cmd->uncacheable_detail = std::string(detail);
+  }
+}
+
+// One command line's arguments, read in order: what each says goes into the
+// command, and what decides its source and outputs is kept until every
+// argument is seen.
+class ArgumentParser {
+ public:
+  ArgumentParser(CompileCommand* cmd, bool cxx_driver) : cmd_(*cmd), cxx_driver_(cxx_driver) {}
+  void parse();
+  // The source, the language and the outputs, once every argument is seen.
+  void settle();
+
+ private:
+  void refuse(std::string_view reason, std::string_view detail) {
+    compiler::refuse(&cmd_, reason, detail);
+  }
+  // The value of a two-argument option `opt` given as `arg`, joined or
+  // separate (then the next argument is taken).
+  bool value_of(const std::string& arg, std::string_view opt, std::string* value);
+  void add_source(const std::string& arg);
+  // True when `arg` (with its value) says nothing about the search list.
+  bool take_option(const std::string& arg);
+
+  CompileCommand& cmd_;
+  const bool cxx_driver_;
+  size_t i_ = 0;  // the argument being read
+  bool compile_only_ = false;
+  bool have_output_ = false;
+  bool depfile_given_ = false;
+  bool x_known_ = true;
+  bool x_header_ = false;
+  Language x_language_ = Language::kNone;
+  std::string x_value_;
+  std::vector<std::string> sources_;
+  std::vector<Language> source_languages_;
+  std::vector<bool> source_headers_;  // compiled to a precompiled header
+};
+
+void ArgumentParser::parse() {
+  const std::vector<std::string>& a = cmd_.args;
+  for (i_ = 0; i_ < a.size(); ++i_) {
+    const std::string& arg = a[i_];
+    if (arg.empty()) {
+      refuse("garbage_argument", "empty argument");
+      continue;
+    }
+    if (arg == "-") {
+      refuse("stdin_input", arg);
+      continue;
+    }
+    if (arg[0] != '-') {
+      add_source(arg);
+      continue;
+    }
+    if (const Refusal* r = find_refusal(arg)) refuse(r->reason, arg);
+    if (starts_with(arg, "-Wa,")) {
+      if (const char* r = assembler_option_refusal(std::string_view(arg).substr(4))) refuse(r, arg);
+    } else if (arg == "-Xassembler" && i_ + 1 < a.size()) {
+      if (const char* r = assembler_option_refusal(a[i_ + 1])) refuse(r, arg + " " + a[i_ + 1]);
+    }
+    if (take_option(arg)) continue;
+
+    if (!irrelevant_to_search(arg)) cmd_.search_args.push_back(arg);
+    if (takes_separate_value(arg) && i_ + 1 < a.size()) {
+      if (!irrelevant_to_search(arg)) cmd_.search_args.push_back(a[i_ + 1]);
+      ++i_;
+    } else if (takes_separate_value(arg)) {
+      refuse("missing_argument", arg);
+    }
+  }
+}
+
+bool ArgumentParser::value_of(const std::string& arg, std::string_view opt, std::string* value) {
+  if (arg == opt) {
+    if (i_ + 1 >= cmd_.args.size()) {
+      refuse("missing_argument", arg);
+      return false;
+    }
+    *value = cmd_.args[++i_];
+    return true;
+  }
+  if (starts_with(arg, opt) && arg.size() > opt.size()) {
+    std::string_view rest = std::string_view(arg).substr(opt.size());
+    if (starts_with(opt, "--") && rest[0] == '=') rest.remove_prefix(1);
+    *value = std::string(rest);
+    return true;
+  }
+  return false;
+}
+
+void ArgumentParser::add_source(const std::string& arg) {
+  if (!x_known_) refuse("unknown_language", "-x " + x_value_);
+  Language lang = x_language_ != Language::kNone ? x_language_ : language_from_path(arg);
+  // g++ and clang++ compile a .c file as C++ unless -x says otherwise.
+  if (x_language_ == Language::kNone && lang == Language::kC && cxx_driver_) {
+    lang = Language::kCxx;
+  }
+  sources_.push_back(arg);
+  source_languages_.push_back(lang);
+  source_headers_.push_back(x_header_);
+  cmd_.search_args.push_back(arg);  // removed again in settle() once known as the source
+}
+
+bool ArgumentParser::take_option(const std::string& arg) {
+  std::string value;
+  if (arg == "-c") {
+    compile_only_ = true;
+  } else if (value_of(arg, "-o", &value)) {
+    cmd_.output = value;
+    have_output_ = true;
+    return true;
+  } else if (value_of(arg, "-x", &value)) {
+    x_value_ = value;
+    x_language_ = language_from_x(value, &x_known_, &x_header_);
+    return true;
+  } else if (value_of(arg, "-MF", &value)) {
+    cmd_.depfile = value;
+    depfile_given_ = true;
+    return true;
+  } else if (value_of(arg, "-MT", &value) || value_of(arg, "-MQ", &value)) {
+    return true;
+  } else if (arg == "-MD" || arg == "-MMD") {
+    cmd_.wants_depfile = true;
+    return true;
+  } else if (arg == "-MP" || arg == "-MG") {
+    return true;
+  } else if (value_of(arg, "-include", &value) || value_of(arg, "-imacros", &value)) {
+    cmd_.forced_includes.push_back(value);
+    return true;
+  } else if (value_of(arg, "-D", &value)) {
+    cmd_.macros.push_back({false, value});
+    return true;
+  } else if (value_of(arg, "-U", &value)) {
+    cmd_.macros.push_back({true, value});
+    return true;
+  } else if (starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-ffile-prefix-map=") ||
+             starts_with(arg, "-fmacro-prefix-map=")) {
+    std::string_view map = std::string_view(arg).substr(arg.find('=') + 1);
+    size_t eq = map.find('=');
+    if (eq == std::string_view::npos) {
+      refuse("garbage_argument", arg);
+    } else {
+      std::pair<std::string, std::string> m(std::string(map.substr(0, eq)),
+                                            std::string(map.substr(eq + 1)));
+      if (!starts_with(arg, "-fmacro-")) cmd_.prefix_maps.push_back(m);
+      if (!starts_with(arg, "-fdebug-")) cmd_.macro_prefix_maps.push_back(m);
+    }
+  } else if (starts_with(arg, "-fdebug-compilation-dir") ||
+             starts_with(arg, "-ffile-compilation-dir")) {
+    cmd_.has_debug_compilation_dir = true;
+  } else if (arg == "-gsplit-dwarf" || starts_with(arg, "-gsplit-dwarf=")) {
+    cmd_.split_dwarf = true;
+    cmd_.debug_info = true;
+  } else if (arg == "-gno-split-dwarf") {
+    cmd_.split_dwarf = false;
+  } else if (arg == "-g0") {
+    cmd_.debug_info = false;
+  } else if (starts_with(arg, "-g") && !starts_with(arg, "-gno-") && !starts_with(arg, "-gz")) {
+    cmd_.debug_info = true;
+  }
+  return false;
+}
+
+void ArgumentParser::settle() {
+  CompileCommand& cmd = cmd_;
+  if (sources_.empty()) {
+    refuse(compile_only_ ? "no_source" : "linking", "");
+    return;
+  }
+  if (!compile_only_) refuse("linking", "no -c");
+  if (sources_.size() > 1) {
+    bool all_sources = true;
+    for (Language l : source_languages_) all_sources = all_sources && l != Language::kNone;
+    refuse(all_sources ? "several_sources" : "linking", sources_[1]);
+    return;
+  }
+  cmd.source = sources_[0];
+  cmd.language = source_languages_[0];
+  cmd.makes_pch = source_headers_[0];
+  cmd.compiles = compile_only_;
+  if (cmd.language == Language::kNone) refuse("unknown_language", cmd.source);
+  for (size_t i = 0; i < cmd.search_args.size(); ++i) {
+    if (cmd.search_args[i] == cmd.source) {
+      cmd.search_args.erase(cmd.search_args.begin() + i);
+      break;
+    }
+  }
+  // A precompiled header goes beside its header by default.
+  if (!have_output_) {
+    cmd.output =
+        cmd.makes_pch ? cmd.source + ".gch" : replace_suffix(basename_of(cmd.source), ".o");
+  }
+  if (cmd.output == "-") refuse("output_to_stdout", "-o -");
+  if (cmd.wants_depfile && !depfile_given_) cmd.depfile = replace_suffix(cmd.output, ".d");
+  if (!cmd.wants_depfile && depfile_given_) cmd.depfile.clear();  // -MF alone writes nothing
+  if (cmd.split_dwarf) cmd.dwo_output = replace_suffix(cmd.output, ".dwo");
+}
+
 }  // namespace
 
 std::span<const std::string_view> search_neutral_flags() {
@@ -245,14 +450,8 @@ Language language_from_path(std::string_view path) {
 
 CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
   CompileCommand cmd;
-  auto refuse = [&cmd](std::string_view reason, std::string_view detail) {
-    if (cmd.uncacheable.empty()) {
-      cmd.uncacheable = std::string(reason);
-      cmd.uncacheable_detail = std::string(detail);
-    }
-  };
   if (argv.empty()) {
-    refuse("no_compiler", "");
+    refuse(&cmd, "no_compiler", "");
     return cmd;
   }
   cmd.compiler = argv[0];
@@ -261,168 +460,12 @@ CompileCommand parse_compile_command(const std::vector<std::string>& argv) {
   cmd.args.assign(argv.begin() + 1, argv.end());
   std::string err;
   if (!expand_response_files(&cmd.args, &err)) {
-    refuse("bad_response_file", err);
+    refuse(&cmd, "bad_response_file", err);
     return cmd;
   }
-
-  bool compile_only = false;
-  bool have_output = false;
-  bool depfile_given = false;
-  bool x_known = true;
-  bool x_header = false;
-  Language x_language = Language::kNone;
-  std::string x_value;
-  std::vector<std::string> sources;
-  std::vector<Language> source_languages;
-  std::vector<bool> source_headers;  // compiled to a precompiled header
-  const std::vector<std::string>& a = cmd.args;
-
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& arg = a[i];
-    // The value of a two-argument option, joined or separate.
-    auto value_of = [&](std::string_view opt, std::string* value) -> bool {
-      if (arg == opt) {
-        if (i + 1 >= a.size()) {
-          refuse("missing_argument", arg);
-          return false;
-        }
-        *value = a[++i];
-        return true;
-      }
-      if (starts_with(arg, opt) && arg.size() > opt.size()) {
-        std::string_view rest = std::string_view(arg).substr(opt.size());
-        if (starts_with(opt, "--") && rest[0] == '=') rest.remove_prefix(1);
-        *value = std::string(rest);
-        return true;
-      }
-      return false;
-    };
-
-    if (arg.empty()) {
-      refuse("garbage_argument", "empty argument");
-      continue;
-    }
-    if (arg == "-") {
-      refuse("stdin_input", arg);
-      continue;
-    }
-    if (arg[0] != '-') {
-      if (!x_known) refuse("unknown_language", "-x " + x_value);
-      Language lang = x_language != Language::kNone ? x_language : language_from_path(arg);
-      // g++ and clang++ compile a .c file as C++ unless -x says otherwise.
-      if (x_language == Language::kNone && lang == Language::kC && cxx_driver) {
-        lang = Language::kCxx;
-      }
-      sources.push_back(arg);
-      source_languages.push_back(lang);
-      source_headers.push_back(x_header);
-      cmd.search_args.push_back(arg);  // removed again below once known as the source
-      continue;
-    }
-    if (const Refusal* r = find_refusal(arg)) refuse(r->reason, arg);
-    if (starts_with(arg, "-Wa,")) {
-      if (const char* r = assembler_option_refusal(std::string_view(arg).substr(4))) refuse(r, arg);
-    } else if (arg == "-Xassembler" && i + 1 < a.size()) {
-      if (const char* r = assembler_option_refusal(a[i + 1])) refuse(r, arg + " " + a[i + 1]);
-    }
-
-    std::string value;
-    if (arg == "-c") {
-      compile_only = true;
-    } else if (value_of("-o", &value)) {
-      cmd.output = value;
-      have_output = true;
-      continue;
-    } else if (value_of("-x", &value)) {
-      x_value = value;
-      x_language = language_from_x(value, &x_known, &x_header);
-      continue;
-    } else if (value_of("-MF", &value)) {
-      cmd.depfile = value;
-      depfile_given = true;
-      continue;
-    } else if (value_of("-MT", &value) || value_of("-MQ", &value)) {
-      continue;
-    } else if (arg == "-MD" || arg == "-MMD") {
-      cmd.wants_depfile = true;
-      continue;
-    } else if (arg == "-MP" || arg == "-MG") {
-      continue;
-    } else if (value_of("-include", &value) || value_of("-imacros", &value)) {
-      cmd.forced_includes.push_back(value);
-      continue;
-    } else if (value_of("-D", &value)) {
-      cmd.macros.push_back({false, value});
-      continue;
-    } else if (value_of("-U", &value)) {
-      cmd.macros.push_back({true, value});
-      continue;
-    } else if (starts_with(arg, "-fdebug-prefix-map=") || starts_with(arg, "-ffile-prefix-map=") ||
-               starts_with(arg, "-fmacro-prefix-map=")) {
-      std::string_view map = std::string_view(arg).substr(arg.find('=') + 1);
-      size_t eq = map.find('=');
-      if (eq == std::string_view::npos) {
-        refuse("garbage_argument", arg);
-      } else {
-        std::pair<std::string, std::string> m(std::string(map.substr(0, eq)),
-                                              std::string(map.substr(eq + 1)));
-        if (!starts_with(arg, "-fmacro-")) cmd.prefix_maps.push_back(m);
-        if (!starts_with(arg, "-fdebug-")) cmd.macro_prefix_maps.push_back(m);
-      }
-    } else if (starts_with(arg, "-fdebug-compilation-dir") ||
-               starts_with(arg, "-ffile-compilation-dir")) {
-      cmd.has_debug_compilation_dir = true;
-    } else if (arg == "-gsplit-dwarf" || starts_with(arg, "-gsplit-dwarf=")) {
-      cmd.split_dwarf = true;
-      cmd.debug_info = true;
-    } else if (arg == "-gno-split-dwarf") {
-      cmd.split_dwarf = false;
-    } else if (arg == "-g0") {
-      cmd.debug_info = false;
-    } else if (starts_with(arg, "-g") && !starts_with(arg, "-gno-") && !starts_with(arg, "-gz")) {
-      cmd.debug_info = true;
-    }
-
-    if (!irrelevant_to_search(arg)) cmd.search_args.push_back(arg);
-    if (takes_separate_value(arg) && i + 1 < a.size()) {
-      if (!irrelevant_to_search(arg)) cmd.search_args.push_back(a[i + 1]);
-      ++i;
-    } else if (takes_separate_value(arg)) {
-      refuse("missing_argument", arg);
-    }
-  }
-
-  if (sources.empty()) {
-    refuse(compile_only ? "no_source" : "linking", "");
-    return cmd;
-  }
-  if (!compile_only) refuse("linking", "no -c");
-  if (sources.size() > 1) {
-    bool all_sources = true;
-    for (Language l : source_languages) all_sources = all_sources && l != Language::kNone;
-    refuse(all_sources ? "several_sources" : "linking", sources[1]);
-    return cmd;
-  }
-  cmd.source = sources[0];
-  cmd.language = source_languages[0];
-  cmd.makes_pch = source_headers[0];
-  cmd.compiles = compile_only;
-  if (cmd.language == Language::kNone) refuse("unknown_language", cmd.source);
-  for (size_t i = 0; i < cmd.search_args.size(); ++i) {
-    if (cmd.search_args[i] == cmd.source) {
-      cmd.search_args.erase(cmd.search_args.begin() + i);
-      break;
-    }
-  }
-  // A precompiled header goes beside its header by default.
-  if (!have_output) {
-    cmd.output =
-        cmd.makes_pch ? cmd.source + ".gch" : replace_suffix(basename_of(cmd.source), ".o");
-  }
-  if (cmd.output == "-") refuse("output_to_stdout", "-o -");
-  if (cmd.wants_depfile && !depfile_given) cmd.depfile = replace_suffix(cmd.output, ".d");
-  if (!cmd.wants_depfile && depfile_given) cmd.depfile.clear();  // -MF alone writes nothing
-  if (cmd.split_dwarf) cmd.dwo_output = replace_suffix(cmd.output, ".dwo");
+  ArgumentParser parser(&cmd, cxx_driver);
+  parser.parse();
+  parser.settle();
   return cmd;
 }
 

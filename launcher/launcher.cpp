@@ -52,46 +52,78 @@ LaunchResult Launcher::run() {
   cwd_ = base::working_dir();  // as the compiler names it (-g records it)
   if (cwd_.empty()) return passthrough("cannot read the working directory");
   if (!open_store()) return passthrough("no cache");
-  {
-    cache::Config config = cache::load_config("");
-    base_dir_ = config.base_dir;
-    for (size_t i = 0; i < config.prefix_command.size();) {
-      size_t j = config.prefix_command.find_first_of(" \t", i);
-      if (j == std::string::npos) j = config.prefix_command.size();
-      if (j > i) prefix_.push_back(config.prefix_command.substr(i, j - i));
-      i = j + 1;
-    }
-    std::string error;
-    remote_ = cache::remote::RemoteTier::open(config, &error);
-    if (!error.empty()) note(error);
-  }
+  load_settings();
   if (explain_) adopt_build_command();
+  if (std::optional<std::string> why = identify()) return passthrough(*why);
 
+  // Fast path: the closure memo of this translation unit.
+  cache::Hash128 tu = closure::translation_unit_key(identity_, cmd_, cwd_, base_dir_);
+  std::string stale_memo;
+  if (!key_from_memo(tu, &stale_memo)) {
+    if (std::optional<std::string> why = key_from_scan(tu, stale_memo)) return passthrough(*why);
+  }
+  if (explain_ && !base_dir_.empty() && !have_closure_ && !slow_path()) {
+    return passthrough(result_.error);
+  }
+  cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
+  if (explain_) note("action key: " + key.hex());
+
+  std::string why_miss = "no cached result for this key";
+  if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) return *answered;
+  if (explain_) return explain_miss(why_miss);
+  note("miss: " + why_miss);
+  if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  // has_computed_include: one the evaluation did not expand, whose files
+  // only the depfile names (and -MMD leaves system headers out of it).
+  if (cmd_.wants_depfile && closure_.has_computed_include) {
+    for (const std::string& a : cmd_.args) {
+      if (a == "-MMD") return passthrough("computed include and -MMD: system headers unseen");
+    }
+  }
+  return compile_and_store();
+}
+
+void Launcher::load_settings() {
+  cache::Config config = cache::load_config("");
+  base_dir_ = config.base_dir;
+  for (size_t i = 0; i < config.prefix_command.size();) {
+    size_t j = config.prefix_command.find_first_of(" \t", i);
+    if (j == std::string::npos) j = config.prefix_command.size();
+    if (j > i) prefix_.push_back(config.prefix_command.substr(i, j - i));
+    i = j + 1;
+  }
+  std::string error;
+  remote_ = cache::remote::RemoteTier::open(config, &error);
+  if (!error.empty()) note(error);
+}
+
+std::optional<std::string> Launcher::identify() {
   compiler::RemoteAnswers answers;
   answers.tier = remote_.get();
   answers.count = [this](std::string_view name, int64_t delta) { count(name, delta); };
   auto identity =
       compiler::compiler_identity(store_.get(), cmd_.compiler, remote_ ? &answers : nullptr);
   if (!answers.note.empty()) note(answers.note);
-  if (!identity.ok()) return passthrough("compiler identity: " + identity.message());
+  if (!identity.ok()) return "compiler identity: " + identity.message();
   identity_ = identity.value();
   if (identity_.kind == compiler::CompilerKind::kUnknown) {
     count("uncacheable_unsupported_compiler");
-    return passthrough("not gcc or clang: " + identity_.program);
+    return "not gcc or clang: " + identity_.program;
   }
   if (std::string why, reason = compiler::refused_by_compiler(cmd_, identity_.kind, &why);
       !reason.empty()) {
     count("uncacheable_" + reason);
-    return passthrough("uncacheable: " + why);
+    return "uncacheable: " + why;
   }
   if (explain_) note("compiler: " + identity_.program + " (" + identity_.version + ")");
   std::string err;
   kernel_ = lexer::default_kernel(&err);
-  if (!kernel_) return passthrough("lexer: " + err);
+  if (!kernel_) return "lexer: " + err;
   files_ = std::make_unique<closure::FileStates>(read_only_ ? nullptr : store_.get(), kernel_);
+  return std::nullopt;
+}
 
-  // Fast path: the closure memo of this translation unit.
-  cache::Hash128 tu = closure::translation_unit_key(identity_, cmd_, cwd_, base_dir_);
+bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) {
   bool have_key = false;
   // Checked where the index holds it: copying a memo of a few hundred paths
   // into fresh heap pages cost more than reading it.
@@ -123,13 +155,12 @@ LaunchResult Launcher::run() {
     }
   }
   // Out of date: the closure before it may hold again.
-  std::string stale_memo;
   if (have_memo && memo_valid && !changed.empty()) {
     if (use_previous_memo(tu, memo_copy, &memo_key, &memo_uses_date)) {
       note("closure memo out of date (" + changed + "); the previous one holds");
       changed.clear();
     } else {
-      stale_memo = std::move(memo_copy);
+      *stale_memo = std::move(memo_copy);
     }
   }
   // A newer closure than the memo's, when the latest compile could not leave
@@ -161,35 +192,35 @@ LaunchResult Launcher::run() {
     miss_cause_ = "never compiled with these arguments";
     note("no closure memo for this command (first compile, or arguments changed)");
   }
-  if (!have_key) {
-    if (!slow_path()) return passthrough(result_.error);
-    if (closure_.uses_time) {
-      count("uncacheable_time_macro");
-      return passthrough("uncacheable: __TIME__ or __TIMESTAMP__ in the closure");
-    }
-    if (!closure_.unsure.empty()) {
-      count(closure_.assembler_include ? "uncacheable_assembler_include"
-                                       : "uncacheable_unsure_closure");
-      return passthrough("uncacheable: " + closure_.unsure);
-    }
-    if (!read_only_ && !explain_) {
-      if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
-        if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
-        store_->put_memo("closure", tu.hex(), *memo);
-        drop_explain_memo(tu);
-      } else {
-        std::string latest = closure::encode_explain_memo(closure_, list_, key_);
-        if (!latest.empty()) store_->put_memo(kExplainMemoTable, tu.hex(), latest);
-      }
-    }
-  }
-  if (explain_ && !base_dir_.empty() && !have_closure_ && !slow_path()) {
-    return passthrough(result_.error);
-  }
-  cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
-  if (explain_) note("action key: " + key.hex());
+  return have_key;
+}
 
-  std::string why_miss = "no cached result for this key";
+std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
+                                                   const std::string& stale_memo) {
+  if (!slow_path()) return result_.error;
+  if (closure_.uses_time) {
+    count("uncacheable_time_macro");
+    return "uncacheable: __TIME__ or __TIMESTAMP__ in the closure";
+  }
+  if (!closure_.unsure.empty()) {
+    count(closure_.assembler_include ? "uncacheable_assembler_include"
+                                     : "uncacheable_unsure_closure");
+    return "uncacheable: " + closure_.unsure;
+  }
+  if (!read_only_ && !explain_) {
+    if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
+      if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
+      store_->put_memo("closure", tu.hex(), *memo);
+      drop_explain_memo(tu);
+    } else {
+      std::string latest = closure::encode_explain_memo(closure_, list_, key_);
+      if (!latest.empty()) store_->put_memo(kExplainMemoTable, tu.hex(), latest);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<LaunchResult> Launcher::look_up(cache::Hash128 key, std::string* why_miss) {
   std::optional<cache::ActionRecord> action = store_->get_action(key);
   if (!action && !base_dir_.empty()) {
     // A relocated result that names this checkout was kept for it alone.
@@ -198,52 +229,43 @@ LaunchResult Launcher::run() {
     if (action) key = pinned;
   }
   if (!action && remote_ && !explain_ && !read_only_) action = fetch_remote(key);
-  if (action) {
-    std::string changed;
-    size_t outside = 0;
-    if (action->exit_code != 0 ||
-        !check_encoded_payload(action->payload, files_.get(), cwd_, &changed, &outside)) {
-      why_miss = "cached entry unreadable";
-    } else if (!changed.empty()) {
-      why_miss = "file outside the scan " + changed;
-    } else if (explain_) {
-      note("cached entry: " + std::to_string(outside) + " files outside the scan checked");
-      note("would hit");
-      LaunchResult r;
-      r.explanation = result_.explanation;
-      return r;
-    } else if (std::optional<LaunchResult> hit = serve_hit(*action, outside)) {
-      note_build_use(key);
-      return *hit;
-    } else {
-      why_miss = "cached outputs unavailable";
-    }
-  }
-  if (explain_) {
-    if (why_miss == "no cached result for this key") {
-      why_miss += " (" +
-                  (miss_cause_.empty() ? "nothing changed since the last compile: its result "
-                                         "was not stored, or evicted since"
-                                       : miss_cause_) +
-                  ")";
-    }
-    note("would miss: " + why_miss);
-    std::string args = describe_arg_change();
-    if (!args.empty()) note(args);
+  if (!action) return std::nullopt;
+  std::string changed;
+  size_t outside = 0;
+  if (action->exit_code != 0 ||
+      !check_encoded_payload(action->payload, files_.get(), cwd_, &changed, &outside)) {
+    *why_miss = "cached entry unreadable";
+  } else if (!changed.empty()) {
+    *why_miss = "file outside the scan " + changed;
+  } else if (explain_) {
+    note("cached entry: " + std::to_string(outside) + " files outside the scan checked");
+    note("would hit");
     LaunchResult r;
     r.explanation = result_.explanation;
     return r;
+  } else if (std::optional<LaunchResult> hit = serve_hit(*action, outside)) {
+    note_build_use(key);
+    return hit;
+  } else {
+    *why_miss = "cached outputs unavailable";
   }
-  note("miss: " + why_miss);
-  if (!have_closure_ && !slow_path()) return passthrough(result_.error);
-  // has_computed_include: one the evaluation did not expand, whose files
-  // only the depfile names (and -MMD leaves system headers out of it).
-  if (cmd_.wants_depfile && closure_.has_computed_include) {
-    for (const std::string& a : cmd_.args) {
-      if (a == "-MMD") return passthrough("computed include and -MMD: system headers unseen");
-    }
+  return std::nullopt;
+}
+
+LaunchResult Launcher::explain_miss(std::string why_miss) {
+  if (why_miss == "no cached result for this key") {
+    why_miss += " (" +
+                (miss_cause_.empty() ? "nothing changed since the last compile: its result "
+                                       "was not stored, or evicted since"
+                                     : miss_cause_) +
+                ")";
   }
-  return compile_and_store();
+  note("would miss: " + why_miss);
+  std::string args = describe_arg_change();
+  if (!args.empty()) note(args);
+  LaunchResult r;
+  r.explanation = result_.explanation;
+  return r;
 }
 
 bool Launcher::slow_path() {

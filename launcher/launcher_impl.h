@@ -37,6 +37,7 @@
 #include "launcher/action_payload.h"
 #include "launcher/compile_key.h"
 #include "launcher/decision_log.h"
+#include "launcher/finished_run.h"
 #include "launcher/launcher.h"
 #include "launcher/output_files.h"
 #include "launcher/relocated_text.h"
@@ -64,6 +65,22 @@ constexpr std::string_view kExplainMemoTable = "closure-explain";
 // computing it again (ccache's manifest keeps several for the same reason).
 constexpr std::string_view kPreviousMemoTable = "closure-previous";
 
+// When a miss's steps ended, in microseconds since the launcher started (the
+// self-check's own length), for the note that says it was stored.
+struct MissTimes {
+  int64_t before_compile = 0;
+  int64_t after_compile = 0;
+  int64_t check_us = 0;
+};
+
+// What a successful compile leaves to store: its files, and its text as
+// stored (relocated under a relocated key).
+struct MissOutputs {
+  std::string object;
+  std::optional<std::string> dwo;  // -gsplit-dwarf, when the .dwo could be read
+  std::string depfile, out, err;
+};
+
 class Launcher {
  public:
   Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
@@ -82,12 +99,50 @@ class Launcher {
     if (explain_) result_.explanation += line + "\n";
   }
   bool open_store();
+  // base_dir, prefix_command and the remote tier, from the configuration.
+  void load_settings();
+  // The compiler's identity and the lexer's kernel; why to pass the compile
+  // through when they cannot be had, or the compiler refuses to be cached.
+  std::optional<std::string> identify();
+  // The key from a closure memo that still holds (true); else the memo it
+  // would replace (`stale_memo`) and, for explain, what changed since.
+  bool key_from_memo(const cache::Hash128& tu, std::string* stale_memo);
+  // The key from the slow path, its closure memo stored; why to pass the
+  // compile through when the closure cannot be cached.
+  std::optional<std::string> key_from_scan(const cache::Hash128& tu, const std::string& stale_memo);
+  // A hit served (or, for explain, one that would be), else nullopt and why
+  // the compile misses.
+  std::optional<LaunchResult> look_up(cache::Hash128 key, std::string* why_miss);
+  LaunchResult explain_miss(std::string why_miss);
   bool slow_path();  // fills list_, closure_, key_
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
   // `outside`: the files outside the scan its payload checked (for the log).
   std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action, size_t outside);
   LaunchResult compile_and_store();
+  // True when the compiler is to read the closure from the packs.
+  bool serve_reads(served_reads::ServedReads* served);
+  // Runs the compiler: through prefix_command (ignored, with `warning`, when
+  // it cannot run), with served reads while `serving`, again without them
+  // (and `serving` false) when that compile fails.
+  base::ProcessResult run_compiler(std::vector<std::string> run_argv,
+                                   const served_reads::ServedReads& served, bool* serving,
+                                   std::string* warning);
+  // The self-check and the other checks before a successful compile is
+  // stored, then the store: the note that ends the miss either way.
+  std::string check_and_store(const std::string& depfile, const base::ProcessResult& p,
+                              const LaunchResult& r, const served_reads::ServedReads* served,
+                              MissTimes times);
+  std::string store_outputs(const std::string& depfile_bytes, const ActionPayload& payload,
+                            const base::ProcessResult& p, const LaunchResult& r,
+                            const MissTimes& times);
+  // Why the outputs of a relocated compile name this checkout, or "".
+  std::string outputs_naming_base_dir(const MissOutputs& outputs);
+  // Stores the blobs and names them in `action`; why not when that fails.
+  std::string put_outputs(const MissOutputs& outputs, cache::ActionRecord* action);
+  // Queues the entry for the build's uploader, or uploads it now.
+  void upload_outputs(const cache::Hash128& key, const cache::ActionRecord& action,
+                      MissOutputs outputs);
   std::string own_depfile_path();
   std::string describe_arg_change();
   void adopt_build_command();

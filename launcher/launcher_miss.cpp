@@ -28,77 +28,81 @@ LaunchResult Launcher::compile_and_store() {
   }
   std::optional<TempFileGuard> depfile_guard;
   if (!own_depfile.empty()) depfile_guard.emplace(own_depfile);
-  // Served reads: the compiler reads the closure from the packs, so the bytes
-  // it compiles are the bytes hashed into the key.
   served_reads::ServedReads served;
-  bool serving = false;
-  if (env_flag("LEXPACK_SERVE_READS") && !read_only_) {
-    std::string plugin = base::find_plugin(base::self_executable());
-    if (plugin.empty()) {
-      note("reads not served: the plugin was not found");
-    } else if (base::Status prepared = served.prepare(store_.get(), closure_, cwd_, plugin);
-               !prepared.ok()) {
-      note("reads not served: " + prepared.message());
-    } else {
-      serving = true;
-      note("serving reads: " + std::to_string(served.files()) + " files (" +
-           std::to_string(served.stored()) + " newly stored), " + std::to_string(served.missing()) +
-           " missing paths, " + std::to_string(served.skipped()) + " left to the filesystem");
-    }
+  bool serving = serve_reads(&served);
+  MissTimes times;
+  times.before_compile = elapsed_us();
+  LaunchResult r;
+  base::ProcessResult p = run_compiler(std::move(run_argv), served, &serving, &r.warning);
+  times.after_compile = elapsed_us();
+  const FinishedRunWords words{
+      "compile_failed", "compiler failed (exit " + std::to_string(p.exit_code) + "), not cached",
+      "misses", "cache read-only, result not stored"};
+  std::optional<std::string> why = take_finished_run(
+      p, read_only_, words, [this](std::string_view name) { count(name); }, &r);
+  if (!why) {
+    const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
+    why = check_and_store(depfile, p, r, serving ? &served : nullptr, times);
   }
+  finish_run(own_depfile, *why, [this](const std::string& line) { note(line); });
+  return r;
+}
+
+// Served reads: the compiler reads the closure from the packs, so the bytes
+// it compiles are the bytes hashed into the key.
+bool Launcher::serve_reads(served_reads::ServedReads* served) {
+  if (!env_flag("LEXPACK_SERVE_READS") || read_only_) return false;
+  std::string plugin = base::find_plugin(base::self_executable());
+  if (plugin.empty()) {
+    note("reads not served: the plugin was not found");
+    return false;
+  }
+  if (base::Status prepared = served->prepare(store_.get(), closure_, cwd_, plugin);
+      !prepared.ok()) {
+    note("reads not served: " + prepared.message());
+    return false;
+  }
+  note("serving reads: " + std::to_string(served->files()) + " files (" +
+       std::to_string(served->stored()) + " newly stored), " + std::to_string(served->missing()) +
+       " missing paths, " + std::to_string(served->skipped()) + " left to the filesystem");
+  return true;
+}
+
+base::ProcessResult Launcher::run_compiler(std::vector<std::string> run_argv,
+                                           const served_reads::ServedReads& served, bool* serving,
+                                           std::string* warning) {
   // prefix_command (distcc, icecc) runs the compile elsewhere; the key and
   // the outputs are the same.
   run_argv.insert(run_argv.begin(), prefix_.begin(), prefix_.end());
-  int64_t before_compile = elapsed_us();
-  base::ProcessResult p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
-  std::string warning;
+  base::ProcessResult p = base::run_captured(run_argv, false, *serving ? &served.env() : nullptr);
   if (!p.started && !prefix_.empty()) {
     // A bad setting is reported and ignored: a prefix that cannot run (not
     // installed, not executable) must not fail the build.
-    warning = "prefix_command ignored: " + p.error;
-    note(warning + "; compiling without it");
+    *warning = "prefix_command ignored: " + p.error;
+    note(*warning + "; compiling without it");
     count("prefix_command_failed");
     run_argv.erase(run_argv.begin(), run_argv.begin() + std::ptrdiff_t(prefix_.size()));
-    p = base::run_captured(run_argv, false, serving ? &served.env() : nullptr);
+    p = base::run_captured(run_argv, false, *serving ? &served.env() : nullptr);
   }
-  if (serving && (!p.started || p.exit_code != 0)) {
+  if (*serving && (!p.started || p.exit_code != 0)) {
     // Whatever went wrong, serving must not be why a compile fails: the
     // compiler runs again reading the filesystem, and that run is the answer.
     note("compile with served reads failed (exit " + std::to_string(p.exit_code) +
          "); running it again without");
     count("served_compile_retried");
     p = base::run_captured(run_argv, false, nullptr);
-    serving = false;
+    *serving = false;
   }
-  int64_t after_compile = elapsed_us();
-  int64_t check_us = 0;
-  LaunchResult r;
-  r.exit_code = p.exit_code;
-  r.out = std::move(p.out);
-  r.err = std::move(p.err);
-  r.warning = std::move(warning);
-  auto finish = [&](std::string why) {
-    if (!own_depfile.empty()) ::unlink(own_depfile.c_str());
-    if (!why.empty()) note(why);
-    return r;
-  };
-  if (!p.started) {
-    r.error = p.error;
-    r.exit_code = 127;
-    return finish("");
-  }
-  if (p.exit_code != 0) {
-    count("compile_failed");
-    return finish("compiler failed (exit " + std::to_string(p.exit_code) + "), not cached");
-  }
-  count("misses");
-  if (read_only_) return finish("cache read-only, result not stored");
+  return p;
+}
 
-  const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
+std::string Launcher::check_and_store(const std::string& depfile, const base::ProcessResult& p,
+                                      const LaunchResult& r,
+                                      const served_reads::ServedReads* served, MissTimes times) {
   base::Result<std::string> depfile_bytes = base::read_file(depfile);
-  if (!depfile_bytes.ok()) return finish("not stored: " + depfile_bytes.message());
+  if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
   SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
-  check_us = elapsed_us() - after_compile;
+  times.check_us = elapsed_us() - times.after_compile;
   if (!check.disagreements.empty()) {
     count("scanner_disagreements", int64_t(check.disagreements.size()));
     for (const std::string& d : check.disagreements) {
@@ -106,36 +110,65 @@ LaunchResult Launcher::compile_and_store() {
            " did not reach");
     }
   }
-  if (!check.unsure.empty()) return finish("not stored: " + check.unsure);
+  if (!check.unsure.empty()) return "not stored: " + check.unsure;
   for (const closure::ClosureFile& f : closure_.files) {
     base::StatSignature now;
     std::string path(f.path);
     if (!base::stat_file(path, &now) || !(now == f.stat)) {
-      return finish("not stored: " + path + " changed during the compile");
+      return "not stored: " + path + " changed during the compile";
     }
   }
   // What the plugin served came unchecked from the packs: prove it now.
-  if (std::string why; serving && !served.served_bytes_intact(&why)) {
+  if (std::string why; served && !served->served_bytes_intact(&why)) {
     count("served_bytes_changed");
-    return finish("not stored: " + why);
+    return "not stored: " + why;
   }
+  return store_outputs(*depfile_bytes, check.payload, p, r, times);
+}
 
+std::string Launcher::store_outputs(const std::string& depfile_bytes, const ActionPayload& payload,
+                                    const base::ProcessResult& p, const LaunchResult& r,
+                                    const MissTimes& times) {
   // A relocated key is shared by other checkouts: nothing stored under it may
   // name this one, except text written back relocated. A result that does
   // (`pinned` says why) is stored under a key of this working directory
   // only, its text as written, and found there after the relocated key.
-  std::string stored_depfile = *depfile_bytes, stored_out = r.out, stored_err = r.err;
+  MissOutputs outputs;
+  outputs.depfile = depfile_bytes;
+  outputs.out = r.out;
+  outputs.err = r.err;
   std::string pinned;
   if (relocation_.relocated) {
-    if (!check.payload.extra_files.empty() || !check.payload.present_probes.empty() ||
-        !check.payload.absent_probes.empty()) {
+    if (!payload.extra_files.empty() || !payload.present_probes.empty() ||
+        !payload.absent_probes.empty()) {
       count("not_relocatable");
-      return finish("not stored: the compiler read files outside the scan (relocated key)");
+      return "not stored: the compiler read files outside the scan (relocated key)";
     }
-    if (!relocate_depfile(*depfile_bytes, base_dir_, cwd_, &stored_depfile) ||
-        !base::relocate_text(r.out, base_dir_, cwd_, &stored_out) ||
-        !base::relocate_text(r.err, base_dir_, cwd_, &stored_err)) {
+    if (!relocate_depfile(depfile_bytes, base_dir_, cwd_, &outputs.depfile) ||
+        !base::relocate_text(r.out, base_dir_, cwd_, &outputs.out) ||
+        !base::relocate_text(r.err, base_dir_, cwd_, &outputs.err)) {
       pinned = "the depfile or messages name " + base_dir_ + " in a form that cannot be relocated";
+    }
+  }
+  base::Result<std::string> object_bytes = base::read_file(cmd_.output);
+  if (!object_bytes.ok()) return "not stored: " + object_bytes.message();
+  outputs.object = std::move(*object_bytes);
+  if (cmd_.split_dwarf) {
+    if (base::Result<std::string> dwo_bytes = base::read_file(cmd_.dwo_output); dwo_bytes.ok()) {
+      outputs.dwo = std::move(*dwo_bytes);
+    }
+  }
+  if (relocation_.relocated && pinned.empty()) pinned = outputs_naming_base_dir(outputs);
+  if (!pinned.empty()) {
+    count("not_relocatable");
+    note("not relocatable: " + pinned + "; stored for this working directory only");
+    outputs.depfile = depfile_bytes;
+    outputs.out = r.out;
+    outputs.err = r.err;
+    for (const std::string* text : {&outputs.depfile, &outputs.out, &outputs.err}) {
+      if (text->find(base::kRelocationMarker) != std::string::npos) {
+        return "not stored: the compiler's text holds lexpack's relocation marker";
+      }
     }
   }
   cache::ActionRecord action;
@@ -143,74 +176,63 @@ LaunchResult Launcher::compile_and_store() {
   // CPU time, not wall time: with every core busy the wall time of one
   // compile grows with the others, and a sum of those exceeds the build.
   action.compile_time_us = p.cpu_us;
-  action.payload = encode_payload(check.payload);
-  std::string err;
-  auto put = [&](std::string_view bytes, cache::BlobId* id, bool aligned) -> bool {
-    if (bytes.empty()) return true;
-    cache::BlobOptions options;
-    options.page_aligned = aligned;
-    auto stored = store_->put_blob(bytes, options);
-    if (!stored.ok()) {
-      err = stored.message();
-      return false;
-    }
-    *id = stored.value();
-    return true;
-  };
-  base::Result<std::string> object_bytes = base::read_file(cmd_.output);
-  if (!object_bytes.ok()) return finish("not stored: " + object_bytes.message());
-  base::Result<std::string> dwo_bytes =
-      cmd_.split_dwarf ? base::read_file(cmd_.dwo_output) : base::Status::error("no .dwo");
-  if (relocation_.relocated && pinned.empty() && names_dir(*object_bytes, base_dir_)) {
-    // Every path the compiler records is mapped already: this one comes
-    // from the text (a string literal, a macro's value), which no map
-    // rewrites.
-    pinned = "the object names a path under " + base_dir_ +
-             " that no prefix map rewrites (in a string of the source or a header)";
-  }
-  if (relocation_.relocated && pinned.empty() && dwo_bytes.ok() &&
-      names_dir(*dwo_bytes, base_dir_)) {
-    pinned = "the .dwo names a path under " + base_dir_;
-  }
-  if (!pinned.empty()) {
-    count("not_relocatable");
-    note("not relocatable: " + pinned + "; stored for this working directory only");
-    stored_depfile = *depfile_bytes;
-    stored_out = r.out;
-    stored_err = r.err;
-    for (const std::string* text : {&stored_depfile, &stored_out, &stored_err}) {
-      if (text->find(base::kRelocationMarker) != std::string::npos) {
-        return finish("not stored: the compiler's text holds lexpack's relocation marker");
-      }
-    }
-  }
-  cache::ActionRecord::Output object{"object", {}};
-  if (!put(*object_bytes, &object.blob, false) || object.blob.is_zero()) {
-    return finish("not stored: " + err);
-  }
-  action.outputs.push_back(object);
-  if (dwo_bytes.ok()) {
-    cache::ActionRecord::Output dwo{"dwo", {}};
-    if (!put(*dwo_bytes, &dwo.blob, false)) return finish("not stored: " + err);
-    if (!dwo.blob.is_zero()) action.outputs.push_back(dwo);
-  }
-  if (cmd_.wants_depfile) {
-    cache::ActionRecord::Output dep{"depfile", {}};
-    if (!put(stored_depfile, &dep.blob, false) || dep.blob.is_zero()) {
-      return finish("not stored: empty depfile");
-    }
-    action.outputs.push_back(dep);
-  }
-  if (!put(stored_out, &action.stdout_blob, false) ||
-      !put(stored_err, &action.stderr_blob, false)) {
-    return finish("not stored: " + err);
-  }
+  action.payload = encode_payload(payload);
+  if (std::string why = put_outputs(outputs, &action); !why.empty()) return why;
   cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
   if (!pinned.empty()) key = closure::pinned_key(key, cwd_);
   base::Status stored = store_->put_action(key, action);
-  if (!stored.ok()) return finish("not stored: " + stored.message());
+  if (!stored.ok()) return "not stored: " + stored.message();
   note_build_use(key);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
+  upload_outputs(key, action, std::move(outputs));
+  return "stored " + key.hex() + " (lexpack " +
+         std::to_string(times.before_compile + elapsed_us() - times.after_compile) + " us: scan " +
+         std::to_string(times.before_compile) + ", check " + std::to_string(times.check_us) +
+         ", compiler " + std::to_string(p.elapsed_us) + " us)";
+}
+
+std::string Launcher::outputs_naming_base_dir(const MissOutputs& outputs) {
+  if (names_dir(outputs.object, base_dir_)) {
+    // Every path the compiler records is mapped already: this one comes
+    // from the text (a string literal, a macro's value), which no map
+    // rewrites.
+    return "the object names a path under " + base_dir_ +
+           " that no prefix map rewrites (in a string of the source or a header)";
+  }
+  if (outputs.dwo && names_dir(*outputs.dwo, base_dir_)) {
+    return "the .dwo names a path under " + base_dir_;
+  }
+  return {};
+}
+
+std::string Launcher::put_outputs(const MissOutputs& outputs, cache::ActionRecord* action) {
+  std::string err;
+  cache::ActionRecord::Output object{"object", {}};
+  if (!put_output_blob(store_.get(), outputs.object, &object.blob, &err) || object.blob.is_zero()) {
+    return "not stored: " + err;
+  }
+  action->outputs.push_back(object);
+  if (outputs.dwo) {
+    cache::ActionRecord::Output dwo{"dwo", {}};
+    if (!put_output_blob(store_.get(), *outputs.dwo, &dwo.blob, &err)) return "not stored: " + err;
+    if (!dwo.blob.is_zero()) action->outputs.push_back(dwo);
+  }
+  if (cmd_.wants_depfile) {
+    cache::ActionRecord::Output dep{"depfile", {}};
+    if (!put_output_blob(store_.get(), outputs.depfile, &dep.blob, &err) || dep.blob.is_zero()) {
+      return "not stored: empty depfile";
+    }
+    action->outputs.push_back(dep);
+  }
+  if (!put_output_blob(store_.get(), outputs.out, &action->stdout_blob, &err) ||
+      !put_output_blob(store_.get(), outputs.err, &action->stderr_blob, &err)) {
+    return "not stored: " + err;
+  }
+  return {};
+}
+
+void Launcher::upload_outputs(const cache::Hash128& key, const cache::ActionRecord& action,
+                              MissOutputs outputs) {
   if (remote_ && cache::remote::queue_upload(key)) {
     note("queued for the build's uploader");
   } else if (remote_) {
@@ -218,20 +240,16 @@ LaunchResult Launcher::compile_and_store() {
     cache::remote::RemoteEntry entry;
     entry.compile_time_us = action.compile_time_us;
     entry.payload = action.payload;
-    entry.outputs.push_back({"object", std::move(*object_bytes)});
-    if (dwo_bytes.ok()) entry.outputs.push_back({"dwo", std::move(*dwo_bytes)});
-    if (cmd_.wants_depfile) entry.outputs.push_back({"depfile", stored_depfile});
-    entry.out = stored_out;
-    entry.err = stored_err;
+    entry.outputs.push_back({"object", std::move(outputs.object)});
+    if (outputs.dwo) entry.outputs.push_back({"dwo", std::move(*outputs.dwo)});
+    if (cmd_.wants_depfile) entry.outputs.push_back({"depfile", outputs.depfile});
+    entry.out = outputs.out;
+    entry.err = outputs.err;
     std::string what;
     remote_->upload(
         key, entry, [this](std::string_view n, int64_t d) { count(n, d); }, &what);
     if (!what.empty()) note(what);
   }
-  return finish("stored " + key.hex() + " (lexpack " +
-                std::to_string(before_compile + elapsed_us() - after_compile) + " us: scan " +
-                std::to_string(before_compile) + ", check " + std::to_string(check_us) +
-                ", compiler " + std::to_string(p.elapsed_us) + " us)");
 }
 
 // The depfile lexpack asks for when the command has none: in the cache's

@@ -80,6 +80,180 @@ Keyed key_of(cache::Store* store, closure::FileStates* files,
   return out;
 }
 
+// One prefetch's chunks: their keys computed one directory at a time over
+// one shared file graph and one locked, batching store, then the entries the
+// local store lacks fetched. Fills the prefetch's result.
+class Prefetcher {
+ public:
+  Prefetcher(const std::vector<PrefetchCompile>& compiles, const PrefetchOptions& options,
+             std::string base_dir, cache::remote::RemoteTier* tier, cache::Store* store,
+             const lexer::Kernel* kernel, PrefetchResult* r)
+      : compiles_(compiles),
+        options_(options),
+        base_dir_(std::move(base_dir)),
+        tier_(tier),
+        store_(store),
+        kernel_(kernel),
+        r_(r),
+        batching_(store),
+        locked_(&batching_),
+        jobs_(options.jobs > 0 ? options.jobs
+                               : int(std::max(1u, std::thread::hardware_concurrency()))) {
+    char old_cwd[4096];
+    have_old_cwd_ = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
+    if (have_old_cwd_) old_cwd_ = old_cwd;
+  }
+
+  // The keys of the compiles `chunk` names (indices into `compiles`).
+  void compute_keys(const std::vector<size_t>& chunk);
+  // The entries of `chunk` the local store lacks, each key once, in one
+  // batched fetch; how many keys were asked and how many the remote had.
+  // `meanwhile` runs while the entries are on their way (or at once).
+  size_t fetch(const std::vector<size_t>& chunk, size_t* hits,
+               const std::function<void()>& meanwhile);
+  // Once: every closure memo written is in the local store; tells the caller.
+  void memos_stored();
+  void flush() { locked_.flush(); }
+
+ private:
+  // The keys of `group`, compiles of the working directory `cwd`.
+  void key_group(const std::vector<size_t>& group, const std::string& cwd);
+  cache::remote::CountFn counter() {
+    return [this](std::string_view name, int64_t delta) { locked_.add_counter(name, delta); };
+  }
+
+  const std::vector<PrefetchCompile>& compiles_;
+  const PrefetchOptions& options_;
+  const std::string base_dir_;
+  cache::remote::RemoteTier* tier_;  // null: no remote
+  cache::Store* store_;
+  const lexer::Kernel* kernel_;
+  PrefetchResult* r_;
+  cache::BatchingStore batching_;
+  cache::LockedStore locked_;
+  closure::ScanFileCache graph_;
+  const int jobs_;
+  bool have_old_cwd_ = false;
+  std::string old_cwd_;
+  std::set<std::string> asked_;
+  bool told_ = false;
+};
+
+void Prefetcher::compute_keys(const std::vector<size_t>& chunk) {
+  std::map<std::string, std::vector<size_t>> by_dir;
+  for (size_t i : chunk) by_dir[compiles_[i].directory].push_back(i);
+  for (const auto& [dir, group] : by_dir) {
+    if (::chdir(dir.c_str()) != 0) {
+      for (size_t i : group) r_->why_not[i] = "cannot enter directory " + dir;
+      continue;
+    }
+    key_group(group, base::working_dir());  // as the launcher names it
+  }
+  if (have_old_cwd_ && ::chdir(old_cwd_.c_str()) != 0) {
+    // Only later relative paths would be affected; the caller runs none.
+  }
+}
+
+void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& cwd) {
+  // Each compiler's identity once, here (it may run the compiler, or ask
+  // the remote for another machine's answer).
+  std::vector<compiler::CompileCommand> cmds(group.size());
+  std::map<std::string, base::Result<compiler::CompilerIdentity>> identities;
+  for (size_t k = 0; k < group.size(); ++k) {
+    cmds[k] = compiler::parse_compile_command(compiles_[group[k]].argv);
+    if (!cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
+    compiler::RemoteAnswers answers;
+    answers.tier = tier_;
+    answers.count = counter();
+    identities.emplace(cmds[k].compiler, compiler::compiler_identity(&locked_, cmds[k].compiler,
+                                                                     tier_ ? &answers : nullptr));
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    base::use_huge_thread_heap_pages();
+    closure::FileStates files(&locked_, kernel_);
+    files.share(&graph_);
+    for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+      size_t i = group[k];
+      const compiler::CompileCommand& cmd = cmds[k];
+      if (!cmd.uncacheable.empty()) {
+        r_->why_not[i] = "uncacheable: " + cmd.uncacheable;
+        continue;
+      }
+      base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
+      if (!id.ok()) {
+        r_->why_not[i] = "compiler identity: " + id.message();
+        continue;
+      }
+      if (id->kind == compiler::CompilerKind::kUnknown) {
+        r_->why_not[i] = "not gcc or clang";
+        continue;
+      }
+      if (std::string why; !compiler::refused_by_compiler(cmd, id->kind, &why).empty()) {
+        r_->why_not[i] = "uncacheable: " + why;
+        continue;
+      }
+      Keyed keyed = key_of(&locked_, &files, *id, cmd, cwd, base_dir_, kernel_);
+      r_->keys[i] = keyed.key;
+      r_->why_not[i] = std::move(keyed.why_not);
+    }
+  };
+  base::run_on_threads(std::min<int>(jobs_, int(group.size())), work);
+}
+
+size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits,
+                         const std::function<void()>& meanwhile) {
+  PrefetchResult& r = *r_;
+  std::vector<cache::Hash128> missing;
+  for (size_t i : chunk) {
+    if (!r.keys[i]) continue;
+    r.local[i] = locked_.get_action(*r.keys[i]).has_value();
+    if (!r.local[i] && asked_.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
+  }
+  *hits = 0;
+  if (!options_.fetch || !tier_ || missing.empty()) {
+    meanwhile();
+    return missing.size();
+  }
+  // Entries go to the store itself, each record after its blobs (the
+  // batching store holds blobs back): what the keys left is written
+  // first, on another thread while the entries are on their way (the
+  // remote is asked from this thread, as everywhere else).
+  std::thread writing([&] {
+    meanwhile();
+    locked_.flush();
+  });
+  std::string note;
+  std::vector<std::optional<cache::remote::RemoteEntry>> got =
+      tier_->fetch_many(missing, counter(), &note);
+  writing.join();
+  // All in one batch: one pack write and two index transactions, not
+  // three transactions an entry.
+  got.resize(missing.size());
+  std::vector<bool> written = cache::remote::store_entries(*store_, missing, got);
+  std::set<std::string> stored;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (got[i]) ++*hits;
+    if (written[i]) stored.insert(missing[i].hex());
+  }
+  r.fetched += stored.size();
+  for (size_t i : chunk) {
+    if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
+  }
+  if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
+      note.find("refused") != std::string::npos) {
+    r.note = note;
+  }
+  return missing.size();
+}
+
+void Prefetcher::memos_stored() {
+  if (told_) return;
+  told_ = true;
+  locked_.flush();
+  if (options_.memos_stored) options_.memos_stored();
+}
+
 }  // namespace
 
 PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
@@ -109,133 +283,12 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     for (std::string& w : r.why_not) w = "lexer: " + err;
     return r;
   }
-  cache::BatchingStore batching(store.get());
-  cache::LockedStore locked(&batching);
-  auto count = [&locked](std::string_view name, int64_t delta) { locked.add_counter(name, delta); };
-  closure::ScanFileCache graph;
-  const int jobs =
-      options.jobs > 0 ? options.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-  char old_cwd[4096];
-  const bool have_old_cwd = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
-  // The keys of the compiles `chunk` names (indices into `compiles`).
-  auto compute_keys = [&](const std::vector<size_t>& chunk) {
-    std::map<std::string, std::vector<size_t>> by_dir;
-    for (size_t i : chunk) by_dir[compiles[i].directory].push_back(i);
-    for (const auto& [dir, group] : by_dir) {
-      if (::chdir(dir.c_str()) != 0) {
-        for (size_t i : group) r.why_not[i] = "cannot enter directory " + dir;
-        continue;
-      }
-      const std::string cwd = base::working_dir();  // as the launcher names it
-      // Each compiler's identity once, here (it may run the compiler, or ask
-      // the remote for another machine's answer).
-      std::vector<compiler::CompileCommand> cmds(group.size());
-      std::map<std::string, base::Result<compiler::CompilerIdentity>> identities;
-      for (size_t k = 0; k < group.size(); ++k) {
-        cmds[k] = compiler::parse_compile_command(compiles[group[k]].argv);
-        if (!cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
-        compiler::RemoteAnswers answers;
-        answers.tier = tier.get();
-        answers.count = count;
-        identities.emplace(
-            cmds[k].compiler,
-            compiler::compiler_identity(&locked, cmds[k].compiler, tier ? &answers : nullptr));
-      }
-      std::atomic<size_t> next{0};
-      auto work = [&, &group = group] {
-        base::use_huge_thread_heap_pages();
-        closure::FileStates files(&locked, kernel);
-        files.share(&graph);
-        for (size_t k; (k = next.fetch_add(1)) < group.size();) {
-          size_t i = group[k];
-          const compiler::CompileCommand& cmd = cmds[k];
-          if (!cmd.uncacheable.empty()) {
-            r.why_not[i] = "uncacheable: " + cmd.uncacheable;
-            continue;
-          }
-          base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
-          if (!id.ok()) {
-            r.why_not[i] = "compiler identity: " + id.message();
-            continue;
-          }
-          if (id->kind == compiler::CompilerKind::kUnknown) {
-            r.why_not[i] = "not gcc or clang";
-            continue;
-          }
-          if (std::string why; !compiler::refused_by_compiler(cmd, id->kind, &why).empty()) {
-            r.why_not[i] = "uncacheable: " + why;
-            continue;
-          }
-          Keyed keyed = key_of(&locked, &files, *id, cmd, cwd, config.base_dir, kernel);
-          r.keys[i] = keyed.key;
-          r.why_not[i] = std::move(keyed.why_not);
-        }
-      };
-      base::run_on_threads(std::min<int>(jobs, int(group.size())), work);
-    }
-    if (have_old_cwd && ::chdir(old_cwd) != 0) {
-      // Only later relative paths would be affected; the caller runs none.
-    }
-  };
-  // The entries of `chunk` the local store lacks, each key once, in one
-  // batched fetch; how many keys were asked and how many the remote had.
-  // `meanwhile` runs while the entries are on their way (or at once).
-  std::set<std::string> asked;
-  auto fetch = [&](const std::vector<size_t>& chunk, size_t* hits,
-                   const std::function<void()>& meanwhile) {
-    std::vector<cache::Hash128> missing;
-    for (size_t i : chunk) {
-      if (!r.keys[i]) continue;
-      r.local[i] = locked.get_action(*r.keys[i]).has_value();
-      if (!r.local[i] && asked.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
-    }
-    *hits = 0;
-    if (!options.fetch || !tier || missing.empty()) {
-      meanwhile();
-      return missing.size();
-    }
-    // Entries go to the store itself, each record after its blobs (the
-    // batching store holds blobs back): what the keys left is written
-    // first, on another thread while the entries are on their way (the
-    // remote is asked from this thread, as everywhere else).
-    std::thread writing([&] {
-      meanwhile();
-      locked.flush();
-    });
-    std::string note;
-    std::vector<std::optional<cache::remote::RemoteEntry>> got =
-        tier->fetch_many(missing, count, &note);
-    writing.join();
-    // All in one batch: one pack write and two index transactions, not
-    // three transactions an entry.
-    got.resize(missing.size());
-    std::vector<bool> written = cache::remote::store_entries(*store, missing, got);
-    std::set<std::string> stored;
-    for (size_t i = 0; i < missing.size(); ++i) {
-      if (got[i]) ++*hits;
-      if (written[i]) stored.insert(missing[i].hex());
-    }
-    r.fetched += stored.size();
-    for (size_t i : chunk) {
-      if (r.keys[i] && stored.count(r.keys[i]->hex())) r.fetched_now[i] = true;
-    }
-    if (note.find("failed") != std::string::npos || note.find("timed out") != std::string::npos ||
-        note.find("refused") != std::string::npos) {
-      r.note = note;
-    }
-    return missing.size();
-  };
-  bool told = false;
-  auto memos_stored = [&] {
-    if (told) return;
-    told = true;
-    locked.flush();
-    if (options.memos_stored) options.memos_stored();
-  };
+  Prefetcher prefetcher(compiles, options, config.base_dir, tier.get(), store.get(), kernel, &r);
   const size_t step = std::max<size_t>(1, options.chunk);
   for (size_t begin = 0; begin < compiles.size(); begin += step) {
     if (options.deadline_ms > 0 && begin > 0 &&
-        std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(options.deadline_ms)) {
+        std::chrono::steady_clock::now() - started >=
+            std::chrono::milliseconds(options.deadline_ms)) {
       for (size_t i = begin; i < compiles.size(); ++i) {
         r.why_not[i] = "not prefetched: past the prefetch's deadline of " +
                        std::to_string(options.deadline_ms) + " ms";
@@ -244,10 +297,10 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     }
     std::vector<size_t> chunk;
     for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
-    compute_keys(chunk);
+    prefetcher.compute_keys(chunk);
     size_t hits = 0;
-    size_t asked_now = fetch(chunk, &hits, [&] {
-      if (begin + step >= compiles.size()) memos_stored();
+    size_t asked_now = prefetcher.fetch(chunk, &hits, [&] {
+      if (begin + step >= compiles.size()) prefetcher.memos_stored();
     });
     // A remote without any of a whole chunk's entries (machine A, the first
     // build of a change) will not have the rest either: the compiles go on
@@ -260,8 +313,8 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     }
   }
   // A failed write only costs the launcher its own walk.
-  locked.flush();
-  memos_stored();
+  prefetcher.flush();
+  prefetcher.memos_stored();
   return r;
 }
 

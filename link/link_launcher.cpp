@@ -23,6 +23,7 @@
 #include "cache/store.h"
 #include "closure/file_state.h"
 #include "launcher/decision_log.h"
+#include "launcher/finished_run.h"
 #include "launcher/output_files.h"
 #include "link/elf_runpath.h"
 #include "link/link_inputs.h"
@@ -129,7 +130,7 @@ class StepLauncher {
     if (explain_) explanation_ += line + "\n";
   }
   void count(const std::string& name, int64_t delta = 1) {
-    if (explain_) return;                  // explain changes no counter
+    if (explain_) return;                              // explain changes no counter
     ninja_integration::note_build_count(name, delta);  // this build's own summary, even read-only
     if (store_ && !read_only_) store_->add_counter(name, delta);
   }
@@ -151,6 +152,20 @@ class StepLauncher {
   }
   LinkResult run_and_store(const std::vector<std::string>& predicted,
                            const std::optional<cache::Hash128>& before_key);
+  // The key a link just run is stored under, from the files its dependency
+  // file names and the search candidates around them (its record kept for
+  // the next lookup); why not when it cannot be stored.
+  std::string link_key(const std::string& depfile, const std::vector<std::string>& predicted,
+                       int64_t start_ns, cache::Hash128* key);
+  // Where the linker looked for the files it read, a candidate too many
+  // rather than one too few; why not when that cannot be known.
+  std::string search_dirs(const std::vector<std::string>& read, std::vector<std::string>* search);
+  // An archive's key: the one looked up, when its members held still.
+  std::string archive_key(const std::optional<cache::Hash128>& before_key, int64_t start_ns,
+                          cache::Hash128* key);
+  // Stores the output and the messages under `key` (pinned to this checkout
+  // when they name it): the note that ends the step.
+  std::string store_output(cache::Hash128 key, const LinkResult& r, uint64_t elapsed_us);
 
   const LinkStep& step_;
   std::vector<std::string> argv_;
@@ -381,118 +396,126 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     p = base::run_captured(argv_, false);
   }
   LinkResult r;
-  r.exit_code = p.exit_code;
-  r.out = std::move(p.out);
-  r.err = std::move(p.err);
-  auto finish = [&](const std::string& why) {
-    if (!depfile.empty()) ::unlink(depfile.c_str());
-    if (!why.empty()) note(why);
-    return r;
-  };
-  if (!p.started) {
-    r.error = p.error;
-    r.exit_code = 127;
-    return finish("");
+  const launcher::FinishedRunWords words{"link_failed", prefix() + " failed, not cached",
+                                         "link_misses", "cache read-only, not stored"};
+  std::optional<std::string> why = launcher::take_finished_run(
+      p, read_only_, words, [this](std::string_view name) { count(std::string(name)); }, &r);
+  if (!why) {
+    cache::Hash128 key;
+    why = step_.kind == StepKind::kLink ? link_key(depfile, predicted, start_ns, &key)
+                                        : archive_key(before_key, start_ns, &key);
+    if (why->empty()) why = store_output(key, r, p.elapsed_us);
   }
-  if (p.exit_code != 0) {
-    count("link_failed");
-    return finish(prefix() + " failed, not cached");
-  }
-  count("link_misses");
-  if (read_only_) return finish("cache read-only, not stored");
+  launcher::finish_run(depfile, *why, [this](const std::string& line) { note(line); });
+  return r;
+}
 
-  cache::Hash128 key;
-  if (step_.kind == StepKind::kLink) {
-    if (depfile.empty()) return finish("not stored: no dependency file from the linker");
-    base::Result<std::string> dep = base::read_file(depfile);
-    if (!dep.ok()) return finish("not stored: no dependency file from the linker");
-    std::vector<std::string> read;
-    std::string err;
-    if (!base::parse_depfile(*dep, &read, &err)) return finish("not stored: " + err);
-    for (const std::string& path : read) {
-      // A file gone after the link was a temporary one (objects of an LTO
-      // plugin run, a source compiled on the way): not something to key.
-      base::StatSignature sig;
-      if (!base::stat_file(path, &sig)) {
-        count("link_not_stored_temporary_input");
-        return finish("not stored: the linker read " + path + ", gone after the link");
-      }
+std::string StepLauncher::link_key(const std::string& depfile,
+                                   const std::vector<std::string>& predicted, int64_t start_ns,
+                                   cache::Hash128* key) {
+  if (depfile.empty()) return "not stored: no dependency file from the linker";
+  base::Result<std::string> dep = base::read_file(depfile);
+  if (!dep.ok()) return "not stored: no dependency file from the linker";
+  std::vector<std::string> read;
+  std::string err;
+  if (!base::parse_depfile(*dep, &read, &err)) return "not stored: " + err;
+  for (const std::string& path : read) {
+    // A file gone after the link was a temporary one (objects of an LTO
+    // plugin run, a source compiled on the way): not something to key.
+    base::StatSignature sig;
+    if (!base::stat_file(path, &sig)) {
+      count("link_not_stored_temporary_input");
+      return "not stored: the linker read " + path + ", gone after the link";
     }
-    base::Result<std::vector<std::string>> dirs = driver_link_dirs(step_.tool, step_.args);
-    if (!dirs.ok()) return finish("not stored: " + dirs.message());
-    // The directories the linker words name (-rpath-link, -rpath, -L in a
-    // linker @file) and the environment's first: a candidate too many is
-    // keyed, never one too few.
-    std::vector<std::string> search = step_.linker.search_dirs;
-    // A native ld looks for needed libraries along these too.
-    for (const char* name : {"LD_RUN_PATH", "LD_LIBRARY_PATH"}) {
-      const char* v = std::getenv(name);
-      for (std::string_view list = v ? v : ""; !list.empty();) {
-        size_t colon = list.find(':');
-        std::string_view d = list.substr(0, colon);
-        search.emplace_back(d.empty() ? "." : d);
-        list.remove_prefix(colon == std::string_view::npos ? list.size() : colon + 1);
-      }
-    }
-    // And along the run paths of the shared libraries it read.
-    for (const std::string& path : read) {
-      std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
-      if (name.find(".so") == std::string_view::npos) continue;
-      std::optional<std::vector<std::string>> runpath = elf_runpath_dirs(path);
-      if (!runpath) return finish("not stored: the run path of " + path + " is too long");
-      search.insert(search.end(), runpath->begin(), runpath->end());
-    }
-    search.insert(search.end(), dirs->begin(), dirs->end());
-    search.insert(search.end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());
-    std::vector<std::string> recorded = recorded_paths(read, search, step_.linker.has_script);
-    // Files the options make the linker read that its dependency file
-    // leaves out (its @files, --retain-symbols-file).
-    for (const std::string& f : step_.linker.files) {
-      if (std::find(recorded.begin(), recorded.end(), f) == recorded.end()) recorded.push_back(f);
-    }
-    std::vector<std::string> paths = relocated_paths(recorded, relocation_);
-    if (!predicted.empty()) {
-      int64_t unpredicted = 0;
-      for (const std::string& path : paths) {
-        if (std::find(predicted.begin(), predicted.end(), path) == predicted.end()) ++unpredicted;
-      }
-      if (unpredicted > 0) {
-        count("link_unpredicted_reads", unpredicted);
-        note(std::to_string(unpredicted) + " paths not in the previous record of this link");
-      }
-    }
-    cache::Hasher k;
-    k.field(command_key_.lo);
-    k.field(command_key_.hi);
-    int64_t newest = 0;
-    base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, &newest);
-    if (!hashed.ok()) return finish("not stored: " + hashed.message());
-    if (newest >= start_ns) {
-      return finish("not stored: an input changed just before or during the link");
-    }
-    key = k.digest();
-    std::vector<std::vector<std::string>> kept = {paths};
-    for (std::vector<std::string>& r : memo_records_) {
-      if (kept.size() < kLinkRecords && r != paths) kept.push_back(std::move(r));
-    }
-    store_->put_memo("link", command_key_.hex(), encode_records(kept));
-  } else {
-    if (!before_key) return finish("not stored: no key");
-    // The members must not have changed while ar ran (the archive itself did).
-    cache::Hasher unused;
-    int64_t newest = 0;
-    base::Status hashed = hash_path_states(step_.inputs, cwd_, files_.get(), &unused, &newest);
-    if (!hashed.ok()) return finish("not stored: " + hashed.message());
-    if (step_.kind == StepKind::kArchive && newest >= start_ns) {
-      return finish("not stored: a member changed just before or during ar");
-    }
-    key = *before_key;
   }
+  std::vector<std::string> search;
+  if (std::string why = search_dirs(read, &search); !why.empty()) return why;
+  std::vector<std::string> recorded = recorded_paths(read, search, step_.linker.has_script);
+  // Files the options make the linker read that its dependency file
+  // leaves out (its @files, --retain-symbols-file).
+  for (const std::string& f : step_.linker.files) {
+    if (std::find(recorded.begin(), recorded.end(), f) == recorded.end()) recorded.push_back(f);
+  }
+  std::vector<std::string> paths = relocated_paths(recorded, relocation_);
+  if (!predicted.empty()) {
+    int64_t unpredicted = 0;
+    for (const std::string& path : paths) {
+      if (std::find(predicted.begin(), predicted.end(), path) == predicted.end()) ++unpredicted;
+    }
+    if (unpredicted > 0) {
+      count("link_unpredicted_reads", unpredicted);
+      note(std::to_string(unpredicted) + " paths not in the previous record of this link");
+    }
+  }
+  cache::Hasher k;
+  k.field(command_key_.lo);
+  k.field(command_key_.hi);
+  int64_t newest = 0;
+  base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, &newest);
+  if (!hashed.ok()) return "not stored: " + hashed.message();
+  if (newest >= start_ns) return "not stored: an input changed just before or during the link";
+  *key = k.digest();
+  std::vector<std::vector<std::string>> kept = {paths};
+  for (std::vector<std::string>& r : memo_records_) {
+    if (kept.size() < kLinkRecords && r != paths) kept.push_back(std::move(r));
+  }
+  store_->put_memo("link", command_key_.hex(), encode_records(kept));
+  return {};
+}
+
+std::string StepLauncher::search_dirs(const std::vector<std::string>& read,
+                                      std::vector<std::string>* search) {
+  base::Result<std::vector<std::string>> dirs = driver_link_dirs(step_.tool, step_.args);
+  if (!dirs.ok()) return "not stored: " + dirs.message();
+  // The directories the linker words name (-rpath-link, -rpath, -L in a
+  // linker @file) and the environment's first: a candidate too many is
+  // keyed, never one too few.
+  *search = step_.linker.search_dirs;
+  // A native ld looks for needed libraries along these too.
+  for (const char* name : {"LD_RUN_PATH", "LD_LIBRARY_PATH"}) {
+    const char* v = std::getenv(name);
+    for (std::string_view list = v ? v : ""; !list.empty();) {
+      size_t colon = list.find(':');
+      std::string_view d = list.substr(0, colon);
+      search->emplace_back(d.empty() ? "." : d);
+      list.remove_prefix(colon == std::string_view::npos ? list.size() : colon + 1);
+    }
+  }
+  // And along the run paths of the shared libraries it read.
+  for (const std::string& path : read) {
+    std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
+    if (name.find(".so") == std::string_view::npos) continue;
+    std::optional<std::vector<std::string>> runpath = elf_runpath_dirs(path);
+    if (!runpath) return "not stored: the run path of " + path + " is too long";
+    search->insert(search->end(), runpath->begin(), runpath->end());
+  }
+  search->insert(search->end(), dirs->begin(), dirs->end());
+  search->insert(search->end(), toolchain_.search_dirs.begin(), toolchain_.search_dirs.end());
+  return {};
+}
+
+std::string StepLauncher::archive_key(const std::optional<cache::Hash128>& before_key,
+                                      int64_t start_ns, cache::Hash128* key) {
+  if (!before_key) return "not stored: no key";
+  // The members must not have changed while ar ran (the archive itself did).
+  cache::Hasher unused;
+  int64_t newest = 0;
+  base::Status hashed = hash_path_states(step_.inputs, cwd_, files_.get(), &unused, &newest);
+  if (!hashed.ok()) return "not stored: " + hashed.message();
+  if (step_.kind == StepKind::kArchive && newest >= start_ns) {
+    return "not stored: a member changed just before or during ar";
+  }
+  *key = *before_key;
+  return {};
+}
+
+std::string StepLauncher::store_output(cache::Hash128 key, const LinkResult& r,
+                                       uint64_t elapsed_us) {
   base::Result<std::string> output = base::read_file(step_.output);
-  if (!output.ok()) return finish("not stored: " + output.message());
+  if (!output.ok()) return "not stored: " + output.message();
   if (step_.kind != StepKind::kLink && !archive_is_deterministic(*output)) {
     count("link_not_stored_nondeterministic_archive");
-    return finish("not stored: the archive has timestamps or owners (not ar D mode)");
+    return "not stored: the archive has timestamps or owners (not ar D mode)";
   }
   // A relocated key is shared by other checkouts: its entry may name none of
   // this one's paths, except messages written back relocated. An entry that
@@ -518,27 +541,20 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
   }
   cache::ActionRecord action;
   action.exit_code = 0;
-  action.compile_time_us = p.elapsed_us;
+  action.compile_time_us = elapsed_us;
   std::string err;
-  auto put = [&](std::string_view bytes, cache::BlobId* id) {
-    if (bytes.empty()) return true;
-    auto stored = store_->put_blob(bytes);
-    if (!stored.ok()) {
-      err = stored.message();
-      return false;
-    }
-    *id = stored.value();
-    return true;
-  };
   cache::ActionRecord::Output o{"output", {}};
-  if (!put(*output, &o.blob) || o.blob.is_zero()) return finish("not stored: " + err);
+  if (!launcher::put_output_blob(store_.get(), *output, &o.blob, &err) || o.blob.is_zero()) {
+    return "not stored: " + err;
+  }
   action.outputs.push_back(o);
-  if (!put(stored_out, &action.stdout_blob) || !put(stored_err, &action.stderr_blob)) {
-    return finish("not stored: " + err);
+  if (!launcher::put_output_blob(store_.get(), stored_out, &action.stdout_blob, &err) ||
+      !launcher::put_output_blob(store_.get(), stored_err, &action.stderr_blob, &err)) {
+    return "not stored: " + err;
   }
   base::Status stored = store_->put_action(key, action);
-  if (!stored.ok()) return finish("not stored: " + stored.message());
-  return finish("stored " + key.hex());
+  if (!stored.ok()) return "not stored: " + stored.message();
+  return "stored " + key.hex();
 }
 
 }  // namespace

@@ -43,6 +43,15 @@ std::string real_path(const std::string& path) {
 
 }  // namespace
 
+// A closure file whose stat still matches the closure's: served when its
+// bytes are in a pack.
+struct ServedReads::Candidate {
+  const closure::ClosureFile* file;
+  std::string path;
+  struct stat st;
+  bool symlink;
+};
+
 ServedReads::~ServedReads() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -52,12 +61,23 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
   if (plugin.find_first_of(": ") != std::string::npos) {
     return base::Status::error("the plugin path " + plugin + " cannot go into LD_PRELOAD");
   }
-  struct Candidate {
-    const closure::ClosureFile* file;
-    std::string path;
-    struct stat st;
-    bool symlink;
-  };
+  std::vector<Candidate> candidates = unchanged_files(closure);
+  std::vector<std::optional<cache::BlobPlace>> places;
+  if (base::Status placed = place_blobs(store, candidates, &places); !placed.ok()) return placed;
+  ReadManifest m;
+  m.cwd = cwd;
+  add_files(candidates, places, cwd, &m);
+  add_missing_probes(closure, cwd, &m);
+  files_ = m.files.size();
+  if (m.files.empty() && m.missing.empty()) {
+    return base::Status::error("no closure file can be served");
+  }
+  if (base::Status sealed = seal_manifest(m); !sealed.ok()) return sealed;
+  make_env(plugin);
+  return base::Status();
+}
+
+std::vector<ServedReads::Candidate> ServedReads::unchanged_files(const closure::Closure& closure) {
   std::vector<Candidate> candidates;
   for (const closure::ClosureFile& f : closure.files) {
     // A precompiled header is mapped by the compiler, not read: left to the
@@ -81,15 +101,19 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     }
     candidates.push_back(std::move(c));
   }
+  return candidates;
+}
 
+base::Status ServedReads::place_blobs(cache::Store* store, const std::vector<Candidate>& candidates,
+                                      std::vector<std::optional<cache::BlobPlace>>* places) {
   // Bytes of files not yet stored page-aligned, put in one batch. A file whose
   // bytes no longer hash to the closure's content is left out.
-  std::vector<std::optional<cache::BlobPlace>> places(candidates.size());
+  places->resize(candidates.size());
   std::vector<std::string> contents;
   std::vector<size_t> to_store;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    places[i] = store->locate_blob(candidates[i].file->content);
-    if (places[i]) continue;
+    (*places)[i] = store->locate_blob(candidates[i].file->content);
+    if ((*places)[i]) continue;
     base::Result<std::string> bytes = base::read_file(candidates[i].path);
     if (!bytes.ok() || cache::hash_bytes(*bytes) != candidates[i].file->content) continue;
     contents.push_back(std::move(*bytes));
@@ -103,12 +127,15 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     if (!stored.ok()) {
       return base::Status::error("cannot store the closure's files: " + stored.message());
     }
-    for (size_t i : to_store) places[i] = store->locate_blob(candidates[i].file->content);
+    for (size_t i : to_store) (*places)[i] = store->locate_blob(candidates[i].file->content);
     stored_ = to_store.size();
   }
+  return base::Status();
+}
 
-  ReadManifest m;
-  m.cwd = cwd;
+void ServedReads::add_files(const std::vector<Candidate>& candidates,
+                            const std::vector<std::optional<cache::BlobPlace>>& places,
+                            const std::string& cwd, ReadManifest* m) {
   std::map<std::string, uint32_t> pack_index;
   std::unordered_map<std::string, std::string> real_dirs;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -133,14 +160,14 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
       ++skipped_;
       continue;
     }
-    auto [it, added] = pack_index.emplace(places[i]->pack_path, uint32_t(m.packs.size()));
+    auto [it, added] = pack_index.emplace(places[i]->pack_path, uint32_t(m->packs.size()));
     if (added) {
-      if (m.packs.size() >= LEXPACK_READ_MANIFEST_MAX_PACKS) {
+      if (m->packs.size() >= LEXPACK_READ_MANIFEST_MAX_PACKS) {
         pack_index.erase(it);
         ++skipped_;
         continue;
       }
-      m.packs.push_back({places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino});
+      m->packs.push_back({places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino});
     }
     f.names.push_back(c.path);
     std::string absolute = base::absolute_path(c.path, cwd);
@@ -150,11 +177,14 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     f.blob_offset = places[i]->offset;
     f.size = places[i]->size;
     f.st = c.st;
-    m.files.push_back(std::move(f));
+    m->files.push_back(std::move(f));
     served_.push_back({c.path, places[i]->pack_path, places[i]->pack_dev, places[i]->pack_ino,
                        places[i]->offset, places[i]->size, c.file->content});
   }
+}
 
+void ServedReads::add_missing_probes(const closure::Closure& closure, const std::string& cwd,
+                                     ReadManifest* m) {
   // A failed probe is answered ENOENT only when nothing at all has its name:
   // the resolver also fails a candidate that is a directory (<memory> next to
   // a "memory/" folder), and the compiler may still look inside that. Each
@@ -184,16 +214,14 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     const Listing& l = it->second;
     if (!l.usable) continue;
     if (!l.missing && l.names.count(probe.substr(probe.rfind('/') + 1))) continue;
-    m.missing.push_back(probe);
+    m->missing.push_back(probe);
     std::string absolute = base::absolute_path(probe, cwd);
-    if (absolute != probe) m.missing.push_back(absolute);
+    if (absolute != probe) m->missing.push_back(absolute);
     ++missing_;
   }
-  files_ = m.files.size();
-  if (m.files.empty() && m.missing.empty()) {
-    return base::Status::error("no closure file can be served");
-  }
+}
 
+base::Status ServedReads::seal_manifest(const ReadManifest& m) {
   std::string bytes = encode_read_manifest(m);
   fd_ = ::memfd_create("lexpack-read-manifest", MFD_ALLOW_SEALING);
   if (fd_ < 0) {
@@ -204,7 +232,10 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
     return base::Status::error(std::string("cannot write the read manifest: ") +
                                std::strerror(errno));
   }
+  return base::Status();
+}
 
+void ServedReads::make_env(const std::string& plugin) {
   std::string preload = plugin;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
@@ -217,7 +248,6 @@ base::Status ServedReads::prepare(cache::Store* store, const closure::Closure& c
   }
   env_.push_back("LD_PRELOAD=" + preload);
   env_.push_back(std::string(LEXPACK_READ_MANIFEST_ENV "=") + std::to_string(fd_));
-  return base::Status();
 }
 
 }  // namespace lexpack::served_reads

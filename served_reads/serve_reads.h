@@ -3,6 +3,7 @@
 // filesystem. This prepares one compile: blobs, manifest, environment.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "closure/dependency_closure.h"
 
 namespace lexpack::served_reads {
+
+struct ReadManifest;
 
 class ServedReads {
  public:
@@ -41,6 +44,23 @@ class ServedReads {
   bool served_bytes_intact(std::string* why) const;
 
  private:
+  struct Candidate;
+  // The closure files to serve: those whose stat still matches the closure.
+  std::vector<Candidate> unchanged_files(const closure::Closure& closure);
+  // Where each candidate's bytes lie in a pack (stored there now when they
+  // were not), nullopt for a file whose bytes no longer match.
+  base::Status place_blobs(cache::Store* store, const std::vector<Candidate>& candidates,
+                           std::vector<std::optional<cache::BlobPlace>>* places);
+  // The manifest's entries: the files served, the probes answered ENOENT.
+  void add_files(const std::vector<Candidate>& candidates,
+                 const std::vector<std::optional<cache::BlobPlace>>& places, const std::string& cwd,
+                 ReadManifest* m);
+  void add_missing_probes(const closure::Closure& closure, const std::string& cwd, ReadManifest* m);
+  // Writes the manifest into a sealed memfd (fd_), and the compiler's
+  // environment that names it.
+  base::Status seal_manifest(const ReadManifest& m);
+  void make_env(const std::string& plugin);
+
   struct Served {
     std::string path;  // the closure file, for messages
     std::string pack_path;
