@@ -188,9 +188,9 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
   } else if (have_explain_memo) {
     miss_cause_ = explain_changed;
     if (!miss_cause_.empty()) note("closure memo out of date: " + miss_cause_);
-  } else if (!have_memo && explain_) {
+  } else if (!have_memo) {
     miss_cause_ = "never compiled with these arguments";
-    note("no closure memo for this command (first compile, or arguments changed)");
+    if (explain_) note("no closure memo for this command (first compile, or arguments changed)");
   }
   return have_key;
 }

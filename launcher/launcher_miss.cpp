@@ -39,7 +39,12 @@ LaunchResult Launcher::compile_and_store() {
       "compile_failed", "compiler failed (exit " + std::to_string(p.exit_code) + "), not cached",
       "misses", "cache read-only, result not stored"};
   std::optional<std::string> why = take_finished_run(
-      p, read_only_, words, [this](std::string_view name) { count(name); }, &r);
+      p, read_only_, words,
+      [this](std::string_view name) {
+        count(name);
+        if (name == "misses") ninja_integration::note_miss_cause(miss_cause_);
+      },
+      &r);
   if (!why) {
     const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
     why = check_and_store(depfile, p, r, serving ? &served : nullptr, times);

@@ -22,19 +22,42 @@ base::Result<std::string> start_build_counts() {
   return pattern;
 }
 
-void note_build_count(std::string_view name, int64_t delta) {
+namespace {
+
+// One "name delta" line, one O_APPEND write. Names of up to `max_name` bytes.
+void append_count(std::string_view name, int64_t delta, size_t max_name) {
   // Opened once per process: a launcher run counts a few times at most.
   static int fd = [] {
     const char* path = std::getenv(kBuildCountsEnv);
     if (!path || !*path) return -1;
     return ::open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);  // the build made it
   }();
-  if (fd < 0 || name.empty() || name.size() > 64) return;
+  if (fd < 0 || name.empty() || name.size() > max_name ||
+      name.find('\n') != std::string_view::npos) {
+    return;
+  }
   std::string line = std::string(name) + " " + std::to_string(delta) + "\n";
   ssize_t n;
   do {
     n = ::write(fd, line.data(), line.size());
   } while (n < 0 && errno == EINTR);
+}
+
+}  // namespace
+
+void note_build_count(std::string_view name, int64_t delta) {
+  append_count(name, delta, 64);
+}
+
+void note_miss_cause(std::string_view launcher_cause) {
+  std::string_view what = "other";
+  if (launcher_cause.starts_with("changed: ")) {
+    what = launcher_cause.substr(9);
+  } else if (launcher_cause == "never compiled with these arguments") {
+    what = "new";
+  }
+  // A path up to what one small write appends whole.
+  append_count(std::string(kMissCausePrefix) + std::string(what), 1, 1024);
 }
 
 std::optional<Counters> read_build_counts(const std::string& path) {
@@ -48,7 +71,7 @@ std::optional<Counters> read_build_counts(const std::string& path) {
     if (end == std::string::npos) break;  // a torn last line is left out
     std::string line = bytes.substr(pos, end - pos);
     pos = end + 1;
-    size_t space = line.find(' ');
+    size_t space = line.rfind(' ');
     if (space == std::string::npos || space == 0) continue;
     char* stop = nullptr;
     long long delta = std::strtoll(line.c_str() + space + 1, &stop, 10);

@@ -25,7 +25,15 @@ base::Result<std::string> start_build_counts();
 // ignored (a summary is never a reason to fail a compile).
 void note_build_count(std::string_view name, int64_t delta);
 
-// The sums of a counts file; nullopt when it cannot be read.
+// Appends why a compile of the build missed, for the summary's "80 because
+// include/foo.h changed": the file named by the launcher's cause ("changed:
+// PATH"), "new" for a compile without a closure memo, else "other". Counted
+// under kMissCausePrefix + that.
+inline constexpr std::string_view kMissCausePrefix = "why:";
+void note_miss_cause(std::string_view launcher_cause);
+
+// The sums of a counts file; nullopt when it cannot be read. A name may hold
+// spaces (a path): the delta is the last word.
 std::optional<Counters> read_build_counts(const std::string& path);
 
 }  // namespace lexpack::ninja_integration

@@ -2,10 +2,12 @@
 // ninja runs, and turn the difference into one line.
 #include "ninja_integration/build_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string_view>
 
 #include "cache/store.h"
+#include "ninja_integration/build_counts.h"
 
 namespace lexpack::ninja_integration {
 namespace {
@@ -51,13 +53,43 @@ BuildSummary summarize_build(const Counters& before, const Counters& after) {
   s.link_time_saved_us = delta("link_time_saved_us");
   s.link_misses = delta("link_misses");
   for (const auto& [name, v] : after) {
+    if (std::string_view(name).starts_with(kMissCausePrefix) && v - value(before, name) > 0) {
+      s.miss_causes.emplace_back(name.substr(kMissCausePrefix.size()), v - value(before, name));
+    }
     if (std::string_view(name).starts_with("uncacheable_"))
       s.uncacheable += v - value(before, name);
     if (std::string_view(name).starts_with("link_uncacheable_"))
       s.link_uncacheable += v - value(before, name);
   }
+  std::stable_sort(s.miss_causes.begin(), s.miss_causes.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   return s;
 }
+
+namespace {
+
+std::string format_miss_causes(const BuildSummary& s) {
+  if (s.misses == 0 || s.miss_causes.empty()) return {};
+  std::string out = "lexpack: " + plural(s.misses, "miss", "misses") + ": ";
+  constexpr size_t kShown = 3;  // the few files that explain most of a rebuild
+  int64_t shown = 0;
+  for (size_t i = 0; i < s.miss_causes.size() && i < kShown; ++i) {
+    const auto& [what, n] = s.miss_causes[i];
+    if (i > 0) out += ", ";
+    if (what == "new") {
+      out += plural(n, "new compile", "new compiles") + " (or arguments changed)";
+    } else if (what == "other") {
+      out += std::to_string(n) + " for other reasons (lexpack explain says which)";
+    } else {
+      out += std::to_string(n) + " because " + what + " changed";
+    }
+    shown += n;
+  }
+  if (s.miss_causes.size() > kShown) out += ", " + std::to_string(s.misses - shown) + " more";
+  return out;
+}
+
+}  // namespace
 
 std::string format_link_summary(const BuildSummary& s) {
   if (s.link_steps() == 0) return {};
@@ -68,7 +100,9 @@ std::string format_link_summary(const BuildSummary& s) {
 }
 
 std::string format_summary(const BuildSummary& s, int64_t wall_us) {
-  return "lexpack: " + plural(s.compiles(), "compile", "compiles") + ", " +
+  std::string causes = format_miss_causes(s);
+  if (!causes.empty()) causes += "\n";
+  return causes + "lexpack: " + plural(s.compiles(), "compile", "compiles") + ", " +
          plural(s.hits, "hit", "hits") + ", " + plural(s.misses, "miss", "misses") + ", " +
          std::to_string(s.uncacheable) + " uncacheable, " + std::to_string(s.failed) + " failed, " +
          seconds(s.time_saved_us) + " of compiler CPU saved (build " + seconds(wall_us) + ")";

@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lexpack::ninja_integration {
 
@@ -22,6 +24,9 @@ struct BuildSummary {
   int64_t link_time_saved_us = 0;  // the hits' link time when stored (wall)
   int64_t link_misses = 0;
   int64_t link_uncacheable = 0;  // every "link_uncacheable_*" counter
+  // Why the compiles missed, most first: a file whose change made them miss,
+  // "new" (no closure memo: first compiles, or arguments changed), "other".
+  std::vector<std::pair<std::string, int64_t>> miss_causes;
   int64_t link_steps() const { return link_hits + link_misses + link_uncacheable; }
   int64_t compiles() const { return hits + misses + uncacheable + failed; }
 };
@@ -34,7 +39,8 @@ std::optional<Counters> read_store_counters();
 BuildSummary summarize_build(const Counters& before, const Counters& after);
 
 // "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s of compiler CPU
-// saved (build 5.1 s)"
+// saved (build 5.1 s)", after a line of the misses' causes when they are
+// known: "lexpack: 84 misses: 80 because include/foo.h changed, 4 new compiles"
 // The archive and link line, printed before the compile line when a build
 // had such steps; empty otherwise.
 std::string format_link_summary(const BuildSummary& s);
