@@ -96,6 +96,17 @@ std::string normal_path(const std::string& path, const std::string& dir) {
   return out;
 }
 
+bool append_line(const std::string& path, std::string_view line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n;
+  do {
+    n = ::write(fd, line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  return n == static_cast<ssize_t>(line.size());
+}
+
 bool write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode) {
   // Unique per process and per call: threads of one process may write the
   // same file at once.

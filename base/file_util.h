@@ -18,6 +18,12 @@ Result<std::string> read_file(const std::string& path);
 // file. False (nothing left behind) on any error.
 bool write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode = 0644);
 
+// Appends `line` to the existing file `path` (never created: its owner made
+// it) in one O_APPEND write, so that the lines of concurrent writers never
+// interleave; retries EINTR. False when the file cannot be opened or the
+// write fell short.
+bool append_line(const std::string& path, std::string_view line);
+
 // Exactly `size` bytes of `fd` from `offset` into *out, however many reads
 // that takes (retrying EINTR); false on an error or an early end of file.
 bool pread_all(int fd, uint64_t offset, uint64_t size, std::string* out);

@@ -64,6 +64,193 @@ struct BlobEntry {
   bool aligned;
 };
 
+// What the first pass found good: the blobs to store, the records to commit.
+struct CheckedArchive {
+  ImportReport report;
+  std::vector<BlobEntry> blobs;
+  std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
+};
+
+// One entry as the first pass read it, its checksum (and signed bytes) taken.
+struct Entry {
+  uint32_t type = 0;
+  uint64_t length = 0;
+  bool is_blob = false;
+  std::string head;     // a blob's id
+  Hash128 content;      // a blob's hash of the bytes after its id
+  std::string payload;  // a record's bytes
+};
+
+// The first pass: checks every entry of the archive; nothing is stored.
+// Every byte before the signature goes through the signature check as it is
+// read.
+class ArchiveCheck {
+ public:
+  ArchiveCheck(ArchiveFile* in, const std::string& file, uint64_t size, const std::string& secret)
+      : in_(*in), file_(file), size_(size), secret_(secret), mac_(secret) {}
+
+  base::Status run(CheckedArchive* out) {
+    std::string buf;
+    if (size_ < 16 || !in_.read_at(0, 16, &buf) || std::memcmp(buf.data(), kMagic, 8) != 0) {
+      return bad(0, "not a lexpack archive");
+    }
+    FixedReader hr(std::string_view(buf).substr(8));
+    if (uint32_t v = hr.u32(); v != kArchiveVersion) {
+      return bad(8, "archive version " + std::to_string(v) + " is not supported");
+    }
+    mac_.update(kSignatureDomain);
+    mac_.update(std::string_view(buf).substr(0, 16));
+    uint64_t pos = 16;
+    bool ended = false;
+    while (!ended) {
+      Entry e;
+      if (base::Status s = read_entry(pos, &e); !s.ok()) return s;
+      if (base::Status s = take_entry(pos, &e, out, &ended); !s.ok()) return s;
+      if (e.type != kEnd) ++count_;
+      pos += 12 + e.length + 8;
+    }
+    return {};
+  }
+
+ private:
+  base::Status bad(uint64_t pos, const std::string& why) const {
+    return base::Status::error(file_ + ": offset " + std::to_string(pos) + ": " + why +
+                               "; nothing imported");
+  }
+
+  // The entry at `pos`: its header, its checksum (and a blob's own hash)
+  // streamed, its signed bytes, and a record's payload once its checksum holds.
+  base::Status read_entry(uint64_t pos, Entry* e) {
+    std::string buf;
+    if (pos == size_) return bad(pos, "the file is truncated (no end marker)");
+    if (size_ - pos < 12 || !in_.read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
+    if (!secret_.empty()) mac_.update(buf);
+    FixedReader er(buf);
+    e->type = er.u32();
+    e->length = er.u64();
+    const uint64_t length = e->length;
+    if (length > kMaxEntryBytes || length > size_ - pos - 12 || size_ - pos - 12 - length < 8) {
+      return bad(pos, "entry claims " + std::to_string(length) +
+                          " bytes, more than the file holds or than allowed");
+    }
+    e->is_blob = e->type == kBlob || e->type == kAlignedBlob;
+    if (e->is_blob && length < 16) return bad(pos, "blob entry too short");
+    // The checksum (and a blob's own hash) streamed: no memory in proportion
+    // to what the entry claims, so a lie costs one read, not its size.
+    Hasher sum, content;
+    sum.field(e->type);
+    sum.field(length);
+    if (!in_.stream(pos + 12, length, [&](std::string_view part) {
+          sum.update(part);
+          if (!e->is_blob) return;
+          if (e->head.size() < 16) {
+            size_t take = std::min<size_t>(part.size(), 16 - e->head.size());
+            e->head.append(part.substr(0, take));
+            part.remove_prefix(take);
+          }
+          content.update(part);
+        })) {
+      return bad(pos, "read failed");
+    }
+    if (!in_.read_at(pos + 12 + length, 8, &buf)) return bad(pos, "read failed");
+    FixedReader sr(buf);
+    if (sr.u64() != sum.digest().lo) return bad(pos, "entry checksum mismatch");
+    if (!secret_.empty()) {
+      // Signed bytes only once the checksum holds, so a false claim costs no
+      // SHA-256 over what it claims.
+      std::string checksum = buf;
+      uint64_t signed_length = e->type == kEnd ? std::min<uint64_t>(length, 8) : length;
+      if (!in_.stream(pos + 12, signed_length, [&](std::string_view part) { mac_.update(part); })) {
+        return bad(pos, "read failed");
+      }
+      if (e->type != kEnd) mac_.update(checksum);
+    }
+    if (e->is_blob) e->content = content.digest();
+    // A record is read whole only once its checksum holds.
+    if (!e->is_blob && !in_.read_at(pos + 12, length, &e->payload)) return bad(pos, "read failed");
+    return {};
+  }
+
+  // Decodes the entry read at `pos` into *out; *ended at the end marker.
+  base::Status take_entry(uint64_t pos, Entry* e, CheckedArchive* out, bool* ended) {
+    const std::string& payload = e->payload;
+    ImportReport& report = out->report;
+    switch (e->type) {
+      case kBlob:
+      case kAlignedBlob: {
+        BlobId id = key_hash(e->head);
+        if (e->content != id) return bad(pos, "blob " + id.hex() + " does not match its hash");
+        out->blobs.push_back({pos + 12 + 16, e->length - 16, id, e->type == kAlignedBlob});
+        ++report.blobs;
+        return {};
+      }
+      case kFile: {
+        std::string path;
+        if (!decode_file_record(payload, &path)) return bad(pos, "damaged file record");
+        out->records.push_back({Table::kFiles, {file_key(path), payload}});
+        ++report.files;
+        return {};
+      }
+      case kAction: {
+        if (e->length < 16 || !decode_action_record(std::string_view(payload).substr(16))) {
+          return bad(pos, "damaged action record");
+        }
+        out->records.push_back({Table::kActions, {payload.substr(0, 16), payload.substr(16)}});
+        ++report.actions;
+        return {};
+      }
+      case kMemo: {
+        std::string_view t, k, v;
+        if (!decode_memo(payload, &t, &k, &v)) return bad(pos, "damaged memo record");
+        out->records.push_back({Table::kMemo, {memo_key(t, k), payload}});
+        ++report.memos;
+        return {};
+      }
+      case kEnd:
+        *ended = true;
+        return check_end(pos, *e, &report);
+      default:
+        return bad(pos, "unknown entry type " + std::to_string(e->type));
+    }
+  }
+
+  // The end marker: the entry count, nothing after it, and the signature.
+  base::Status check_end(uint64_t pos, const Entry& e, ImportReport* report) {
+    const uint64_t length = e.length;
+    if (length != 8 && length != 8 + kSignatureBytes) return bad(pos, "damaged end marker");
+    FixedReader cr(std::string_view(e.payload).substr(0, 8));
+    uint64_t expected = cr.u64();
+    if (expected != count_) {
+      return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
+                          std::to_string(count_));
+    }
+    if (pos + 12 + length + 8 != size_) return bad(pos, "bytes after the end marker");
+    report->signed_archive = length == 8 + kSignatureBytes;
+    if (secret_.empty()) return {};
+    if (!report->signed_archive) {
+      return bad(pos,
+                 "the archive is not signed, and a remote_secret is set: only "
+                 "archives signed with it are imported");
+    }
+    Sha256Digest want = mac_.finish(), got;
+    std::memcpy(got.data(), e.payload.data() + 8, got.size());
+    if (!digests_equal(want, got)) {
+      return bad(pos,
+                 "the signature does not match the remote_secret (signed with "
+                 "another secret, or changed since)");
+    }
+    report->signature_checked = true;
+    return {};
+  }
+
+  ArchiveFile& in_;
+  const std::string& file_;
+  const uint64_t size_;
+  const std::string& secret_;
+  HmacSha256 mac_;
+  uint64_t count_ = 0;  // entries before the end marker
+};
+
 }  // namespace
 
 base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
@@ -78,147 +265,14 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return base::Status::error(file + ": fstat: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return base::Status::error(file + ": not a regular file");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
   ArchiveFile in(fd);
-  auto bad = [&](uint64_t pos, const std::string& why) {
-    return base::Status::error(file + ": offset " + std::to_string(pos) + ": " + why +
-                               "; nothing imported");
-  };
 
-  std::string buf;
-  if (size < 16 || !in.read_at(0, 16, &buf) || std::memcmp(buf.data(), kMagic, 8) != 0) {
-    return bad(0, "not a lexpack archive");
-  }
-  FixedReader hr(std::string_view(buf).substr(8));
-  if (uint32_t v = hr.u32(); v != kArchiveVersion) {
-    return bad(8, "archive version " + std::to_string(v) + " is not supported");
-  }
-
-  // Pass 1: check everything; nothing is stored yet. Every byte before the
-  // signature goes through the signature check as it is read.
+  // Pass 1: check everything; nothing is stored yet.
   const std::string& secret =
       options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret;
-  HmacSha256 mac(secret);
-  mac.update(kSignatureDomain);
-  mac.update(std::string_view(buf).substr(0, 16));
-  ImportReport report;
-  std::vector<BlobEntry> blobs;
-  std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
-  uint64_t pos = 16, count = 0;
-  bool ended = false;
-  while (!ended) {
-    if (pos == size) return bad(pos, "the file is truncated (no end marker)");
-    if (size - pos < 12 || !in.read_at(pos, 12, &buf)) return bad(pos, "truncated entry header");
-    if (!secret.empty()) mac.update(buf);
-    FixedReader er(buf);
-    uint32_t type = er.u32();
-    uint64_t length = er.u64();
-    if (length > kMaxEntryBytes || length > size - pos - 12 || size - pos - 12 - length < 8) {
-      return bad(pos, "entry claims " + std::to_string(length) +
-                          " bytes, more than the file holds or than allowed");
-    }
-    const bool is_blob = type == kBlob || type == kAlignedBlob;
-    if (is_blob && length < 16) return bad(pos, "blob entry too short");
-    // The checksum (and a blob's own hash) streamed: no memory in proportion
-    // to what the entry claims, so a lie costs one read, not its size.
-    Hasher sum, content;
-    sum.field(type);
-    sum.field(length);
-    std::string head;  // a blob's id
-    if (!in.stream(pos + 12, length, [&](std::string_view part) {
-          sum.update(part);
-          if (!is_blob) return;
-          if (head.size() < 16) {
-            size_t take = std::min<size_t>(part.size(), 16 - head.size());
-            head.append(part.substr(0, take));
-            part.remove_prefix(take);
-          }
-          content.update(part);
-        })) {
-      return bad(pos, "read failed");
-    }
-    if (!in.read_at(pos + 12 + length, 8, &buf)) return bad(pos, "read failed");
-    FixedReader sr(buf);
-    if (sr.u64() != sum.digest().lo) return bad(pos, "entry checksum mismatch");
-    if (!secret.empty()) {
-      // Signed bytes only once the checksum holds, so a false claim costs no
-      // SHA-256 over what it claims.
-      std::string checksum = buf;
-      uint64_t signed_length = type == kEnd ? std::min<uint64_t>(length, 8) : length;
-      if (!in.stream(pos + 12, signed_length, [&](std::string_view part) { mac.update(part); })) {
-        return bad(pos, "read failed");
-      }
-      if (type != kEnd) mac.update(checksum);
-    }
-    // A record is read whole only once its checksum holds.
-    std::string payload;
-    if (!is_blob && !in.read_at(pos + 12, length, &payload)) return bad(pos, "read failed");
-    switch (type) {
-      case kBlob:
-      case kAlignedBlob: {
-        BlobId id = key_hash(head);
-        if (content.digest() != id)
-          return bad(pos, "blob " + id.hex() + " does not match its hash");
-        blobs.push_back({pos + 12 + 16, length - 16, id, type == kAlignedBlob});
-        ++report.blobs;
-        break;
-      }
-      case kFile: {
-        std::string path;
-        if (!decode_file_record(payload, &path)) return bad(pos, "damaged file record");
-        records.push_back({Table::kFiles, {file_key(path), payload}});
-        ++report.files;
-        break;
-      }
-      case kAction: {
-        if (length < 16 || !decode_action_record(std::string_view(payload).substr(16))) {
-          return bad(pos, "damaged action record");
-        }
-        records.push_back({Table::kActions, {payload.substr(0, 16), payload.substr(16)}});
-        ++report.actions;
-        break;
-      }
-      case kMemo: {
-        std::string_view t, k, v;
-        if (!decode_memo(payload, &t, &k, &v)) return bad(pos, "damaged memo record");
-        records.push_back({Table::kMemo, {memo_key(t, k), payload}});
-        ++report.memos;
-        break;
-      }
-      case kEnd: {
-        if (length != 8 && length != 8 + kSignatureBytes) return bad(pos, "damaged end marker");
-        FixedReader cr(std::string_view(payload).substr(0, 8));
-        uint64_t expected = cr.u64();
-        if (expected != count) {
-          return bad(pos, "end marker counts " + std::to_string(expected) + " entries, found " +
-                              std::to_string(count));
-        }
-        if (pos + 12 + length + 8 != size) return bad(pos, "bytes after the end marker");
-        report.signed_archive = length == 8 + kSignatureBytes;
-        if (!secret.empty()) {
-          if (!report.signed_archive) {
-            return bad(pos,
-                       "the archive is not signed, and a remote_secret is set: only "
-                       "archives signed with it are imported");
-          }
-          Sha256Digest want = mac.finish(), got;
-          std::memcpy(got.data(), payload.data() + 8, got.size());
-          if (!digests_equal(want, got)) {
-            return bad(pos,
-                       "the signature does not match the remote_secret (signed with "
-                       "another secret, or changed since)");
-          }
-          report.signature_checked = true;
-        }
-        ended = true;
-        break;
-      }
-      default:
-        return bad(pos, "unknown entry type " + std::to_string(type));
-    }
-    if (type != kEnd) ++count;
-    pos += 12 + length + 8;
-  }
+  CheckedArchive checked;
+  ArchiveCheck check(&in, file, static_cast<uint64_t>(st.st_size), secret);
+  if (base::Status s = check.run(&checked); !s.ok()) return s;
 
   // Pass 2: store the blobs in batches, then every record in one transaction.
   // A blob is read again and stored only if it still has its checked hash.
@@ -244,7 +298,7 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
       batch_bytes = 0;
       return ids.status();
     };
-    for (const BlobEntry& b : blobs) {
+    for (const BlobEntry& b : checked.blobs) {
       if (b.aligned != (aligned == 1)) continue;
       std::string bytes;
       if (!in.read_at(b.pos, b.length, &bytes) || hash_bytes(bytes) != b.id) {
@@ -259,14 +313,14 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     if (base::Status s = flush(); !s.ok()) return failed(s.message());
   }
   base::Status s = index_->write([&](Txn& t) {
-    for (const auto& [table, kv] : records) {
+    for (const auto& [table, kv] : checked.records) {
       base::Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
       if (!p.ok()) return p;
     }
     return base::Status();
   });
   if (!s.ok()) return failed(after_failure(s).message());
-  return report;
+  return checked.report;
 }
 
 }  // namespace lexpack::cache

@@ -78,6 +78,36 @@ base::Status write_meta(Txn& t, const char* name, uint32_t v) {
   return t.put(Table::kMeta, name, seal("meta", name, std::move(w.bytes())));
 }
 
+// Marks the pack `pkey` evicting, so that no new blob is indexed into it (a
+// write only the first time: a resumed eviction finds the pack marked
+// already); *exists false when the index has no record of it.
+base::Status mark_evicting(Index& index, const std::string& pkey, bool* exists) {
+  bool marked = false;
+  *exists = false;
+  base::Status st = index.read([&](Txn& t) {
+    std::optional<std::string_view> raw;
+    base::Status s = t.get(Table::kPacks, pkey, &raw);
+    if (!s.ok() || !raw) return s;
+    auto value = unseal("packs", pkey, *raw);
+    auto rec = value ? decode_pack_record(*value) : std::nullopt;
+    *exists = true;
+    marked = rec && rec->state == PackRecord::kEvicting;
+    return base::Status();
+  });
+  if (!st.ok() || !*exists || marked) return st;
+  return index.write([&](Txn& t) {
+    std::optional<std::string_view> raw;
+    base::Status s = t.get(Table::kPacks, pkey, &raw);
+    *exists = s.ok() && raw;
+    if (!*exists) return s;
+    auto value = unseal("packs", pkey, *raw);
+    auto rec = value ? decode_pack_record(*value) : std::nullopt;
+    if (!rec) rec = PackRecord{};
+    rec->state = PackRecord::kEvicting;
+    return t.put(Table::kPacks, pkey, seal("packs", pkey, encode(*rec)));
+  });
+}
+
 }  // namespace
 
 uint64_t StoreImpl::pack_bytes_on_disk(std::vector<std::pair<uint32_t, PackRecord>>* packs) {
@@ -231,32 +261,9 @@ base::Status StoreImpl::evict_pack(uint32_t pack, int64_t keep_after, int64_t de
                                    GcReport* report, uint64_t* copied_bytes, bool* done) {
   *done = false;
   const std::string pkey = pack_key(pack);
-  // 1. No new blob may be indexed into the pack from now on (a write only
-  // the first time: a resumed eviction finds the pack marked already).
-  bool exists = false, marked = false;
-  base::Status st = index_->read([&](Txn& t) {
-    std::optional<std::string_view> raw;
-    base::Status s = t.get(Table::kPacks, pkey, &raw);
-    if (!s.ok() || !raw) return s;
-    auto value = unseal("packs", pkey, *raw);
-    auto rec = value ? decode_pack_record(*value) : std::nullopt;
-    exists = true;
-    marked = rec && rec->state == PackRecord::kEvicting;
-    return base::Status();
-  });
-  if (st.ok() && exists && !marked) {
-    st = index_->write([&](Txn& t) {
-      std::optional<std::string_view> raw;
-      base::Status s = t.get(Table::kPacks, pkey, &raw);
-      exists = s.ok() && raw;
-      if (!exists) return s;
-      auto value = unseal("packs", pkey, *raw);
-      auto rec = value ? decode_pack_record(*value) : std::nullopt;
-      if (!rec) rec = PackRecord{};
-      rec->state = PackRecord::kEvicting;
-      return t.put(Table::kPacks, pkey, seal("packs", pkey, encode(*rec)));
-    });
-  }
+  // 1. No new blob may be indexed into the pack from now on.
+  bool exists = false;
+  base::Status st = mark_evicting(*index_, pkey, &exists);
   if (!st.ok()) return st;
   if (!exists) {
     *done = true;

@@ -91,6 +91,9 @@ struct Quads {
   QuadFilter<Ops, N> filter;
   const QuadSearch& search;
   explicit Quads(const QuadSearch& s) : filter(s), search(s) {}
+  // The block width and tail mask find_quad_n (kernels_internal.h) asks for.
+  static constexpr int kWidth = lexer::kWidth;
+  static uint64_t low_lanes(size_t n) { return lexer::low_lanes(n); }
   // Positions p..p+15 that pass a test, one bit per lane (bit 4*i+3);
   // reads p..p+18.
   uint64_t candidates(const char* p) const {
@@ -106,35 +109,8 @@ struct Quads {
   }
 };
 
-template <int N>
-const char* find_quad_n(const char* begin, const char* end, const QuadSearch& search) {
-  const Quads<N> qs(search);
-  const char* stop = end - 3;  // one past the last start position
-  const char* p = begin;
-  while (stop - p >= kWidth) {
-    if (const uint64_t m = qs.candidates(p)) {
-      if (const int i = qs.verify(p, m); i >= 0) return p + i;
-    }
-    p += kWidth;
-  }
-  if (p == stop) return end;
-  if (stop - begin >= kWidth) {
-    const char* q = stop - kWidth;  // positions before p were already rejected
-    if (const uint64_t m = qs.candidates(q)) {
-      if (const int i = qs.verify(q, m); i >= 0) return q + i;
-    }
-    return end;
-  }
-  alignas(16) char buf[2 * kWidth] = {};
-  std::memcpy(buf, p, size_t(end - p));
-  if (const uint64_t m = qs.candidates(buf) & low_lanes(size_t(stop - p))) {
-    if (const int i = qs.verify(buf, m); i >= 0) return p + i;
-  }
-  return end;
-}
-
 const char* find_quad(const char* begin, const char* end, const QuadSearch& search) {
-  return find_quad_by_tests<find_quad_n<1>, find_quad_n<2>>(begin, end, search);
+  return find_quad_by_tests<find_quad_n<Quads<1>>, find_quad_n<Quads<2>>>(begin, end, search);
 }
 
 // Adds, per byte lane, one for each '\n' and each '\r' whose next byte is not

@@ -11,7 +11,8 @@ namespace lexpack::lexer {
 
 // The test count is a template parameter of each kernel's search so its
 // per-test loops unroll; this maps a run-time count (1..kMaxQuadTests) to the
-// instantiation. Search is find_quad_n of the calling kernel's own file.
+// instantiation. Search is find_quad_n (below) of the calling kernel's own
+// searcher.
 template <const char* (*Search1)(const char*, const char*, const QuadSearch&),
           const char* (*Search2)(const char*, const char*, const QuadSearch&)>
 const char* find_quad_by_tests(const char* begin, const char* end, const QuadSearch& search) {
@@ -67,6 +68,45 @@ inline bool is_quad(const char* p, const QuadSearch& s) {
     if (v == s.quads[q]) return true;
   }
   return false;
+}
+
+// The quad search of a vector kernel, its loop written once: Quads is the
+// kernel's own searcher for one test count, with
+//   kWidth              positions per block,
+//   candidates(p)       a mask of the positions p.. that pass a test (it reads
+//                       up to kWidth + 3 bytes from p),
+//   verify(p, m)        the index of the first candidate in m that is a quad,
+//                       -1 if none,
+//   low_lanes(n)        the mask of the first n positions.
+// Blocks go forward from begin; the tail is an overlapping last block, or a
+// zero-padded stack copy when the input is shorter than one: never a byte
+// outside [begin, end) is read.
+template <class Quads>
+const char* find_quad_n(const char* begin, const char* end, const QuadSearch& search) {
+  constexpr int kWidth = Quads::kWidth;
+  const Quads qs(search);
+  const char* stop = end - 3;  // one past the last start position
+  const char* p = begin;
+  while (stop - p >= kWidth) {
+    if (const auto m = qs.candidates(p)) {
+      if (const int i = qs.verify(p, m); i >= 0) return p + i;
+    }
+    p += kWidth;
+  }
+  if (p == stop) return end;
+  if (stop - begin >= kWidth) {
+    const char* q = stop - kWidth;  // positions before p were already rejected
+    if (const auto m = qs.candidates(q)) {
+      if (const int i = qs.verify(q, m); i >= 0) return q + i;
+    }
+    return end;
+  }
+  alignas(kWidth) char buf[2 * kWidth] = {};
+  std::memcpy(buf, p, size_t(end - p));
+  if (const auto m = qs.candidates(buf) & Quads::low_lanes(size_t(stop - p))) {
+    if (const int i = qs.verify(buf, m); i >= 0) return p + i;
+  }
+  return end;
 }
 
 }  // namespace

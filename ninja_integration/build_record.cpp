@@ -106,14 +106,7 @@ base::Status finish_build_record(const std::string& cache_dir, const std::string
 void note_build_use(const cache::ActionKey& key) {
   const char* path = std::getenv(kBuildRecordEnv);
   if (!path || !*path) return;
-  int fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);  // no O_CREAT: the build owns it
-  if (fd < 0) return;
-  std::string line = key.hex() + "\n";
-  ssize_t n;
-  do {
-    n = ::write(fd, line.data(), line.size());
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
+  base::append_line(path, key.hex() + "\n");  // the build made the file
 }
 
 base::Result<std::vector<cache::ActionKey>> read_build_record(const std::string& path,

@@ -47,6 +47,114 @@ bool same_file(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+// Finishes the pending hits whose client answered or hung up (`polled`: the
+// listener, then one entry per pending hit), and those past their deadline
+// (all of them when `all`, waiting for each first).
+void settle(std::vector<PendingHit>* pending, const std::vector<pollfd>& polled, bool all) {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<PendingHit> kept;
+  for (size_t i = 0; i < pending->size(); ++i) {
+    PendingHit& h = (*pending)[i];
+    bool answered = i + 1 < polled.size() && polled[i + 1].revents != 0;
+    if (all && !answered) {
+      pollfd one{h.fd, POLLIN, 0};
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(h.deadline - now);
+      ::poll(&one, 1, int(std::max<int64_t>(0, left.count())));
+      answered = true;
+    }
+    if (answered || now >= h.deadline) {
+      std::string ack;
+      if (answered) recv_frame(h.fd, &ack);  // "ok", or nothing from a client that gave up
+      finish_pending(h);
+    } else {
+      kept.push_back(std::move(h));
+    }
+  }
+  *pending = std::move(kept);
+}
+
+// SIGTERM, SIGINT and SIGHUP (a logout, `kill`) end the loop like
+// `--stop`, so that the spare files and the socket are removed: blocked, and
+// read from the descriptor returned (-1 when that cannot be).
+int leave_signals_fd() {
+  sigset_t leave_signals;
+  sigemptyset(&leave_signals);
+  sigaddset(&leave_signals, SIGTERM);
+  sigaddset(&leave_signals, SIGINT);
+  sigaddset(&leave_signals, SIGHUP);
+  if (::sigprocmask(SIG_BLOCK, &leave_signals, nullptr) != 0) return -1;
+  return ::signalfd(-1, &leave_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+// Serves the connections of `listener` (bound at `path`) until told to stop,
+// a signal, `idle` seconds without a request, or nothing left to serve; then
+// finishes the pending hits, removes the socket if it is still ours and
+// closes the listener.
+void serve_until_done(Server& server, int listener, const std::string& path,
+                      const std::string& cache_dir, uint64_t idle) {
+  struct stat bound_st {};
+  struct stat cache_st {};
+  ::stat(path.c_str(), &bound_st);
+  ::stat(cache_dir.c_str(), &cache_st);
+  // A server whose cache directory was removed (a test's, a CI job's) or
+  // whose socket another server took over has no one left to serve.
+  auto orphaned = [&] {
+    struct stat now {};
+    if (::stat(path.c_str(), &now) != 0 || now.st_ino != bound_st.st_ino) return true;
+    return ::stat(cache_dir.c_str(), &now) != 0 || now.st_ino != cache_st.st_ino ||
+           now.st_dev != cache_st.st_dev;
+  };
+  constexpr int kOrphanCheckMs = 5000;
+  std::vector<PendingHit> pending;
+  auto idle_since = std::chrono::steady_clock::now();
+  int signals = leave_signals_fd();
+  for (;;) {
+    std::vector<pollfd> polled;
+    polled.push_back({listener, POLLIN, 0});
+    int timeout_ms = int(std::min<uint64_t>(idle * 1000, kOrphanCheckMs));
+    if (server.wants_idle_work()) timeout_ms = 0;
+    for (const PendingHit& h : pending) {
+      polled.push_back({h.fd, POLLIN, 0});
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          h.deadline - std::chrono::steady_clock::now());
+      timeout_ms = std::min<int>(timeout_ms, int(std::max<int64_t>(0, left.count())) + 1);
+    }
+    polled.push_back({signals, POLLIN, 0});  // last: settle() reads the pending ones
+    int ready = ::poll(polled.data(), polled.size(), timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (polled.back().revents & POLLIN) break;
+    polled.pop_back();
+    settle(&pending, polled, false);
+    if (ready == 0 && server.wants_idle_work()) {
+      server.idle_work();  // nothing waits
+      continue;
+    }
+    if (ready == 0 && pending.empty() &&
+        (std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle) ||
+         orphaned())) {
+      break;  // idle, or nothing left to serve
+    }
+    if (!(polled[0].revents & POLLIN)) continue;
+    int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    idle_since = std::chrono::steady_clock::now();
+    std::optional<PendingHit> hit;
+    bool go_on = server.serve(fd, &hit);
+    if (hit) {
+      pending.push_back(std::move(*hit));
+    } else {
+      ::close(fd);
+    }
+    if (!go_on) break;
+  }
+  settle(&pending, {}, true);
+  if (signals >= 0) ::close(signals);
+  // Leave the socket only if it is still ours.
+  struct stat now {};
+  if (::stat(path.c_str(), &now) == 0 && now.st_ino == bound_st.st_ino) ::unlink(path.c_str());
+  ::close(listener);
+}
+
 }  // namespace
 
 std::string Server::foreign_client(pid_t pid) const {
@@ -245,101 +353,7 @@ base::Status run_server(const ServerOptions& options) {
     return failed(std::string("cannot listen on the server socket: ") + std::strerror(errno));
   }
   server.set_listener(listener);
-  struct stat bound_st {};
-  struct stat cache_st {};
-  ::stat(path.c_str(), &bound_st);
-  ::stat(config.dir.c_str(), &cache_st);
-  // A server whose cache directory was removed (a test's, a CI job's) or
-  // whose socket another server took over has no one left to serve.
-  auto orphaned = [&] {
-    struct stat now {};
-    if (::stat(path.c_str(), &now) != 0 || now.st_ino != bound_st.st_ino) return true;
-    return ::stat(config.dir.c_str(), &now) != 0 || now.st_ino != cache_st.st_ino ||
-           now.st_dev != cache_st.st_dev;
-  };
-  constexpr int kOrphanCheckMs = 5000;
-  std::vector<PendingHit> pending;
-  // Finishes the pending hits whose client answered or hung up, and those
-  // past their deadline (all of them when `all`, waiting for each first).
-  auto settle = [&pending](const std::vector<pollfd>& polled, bool all) {
-    const auto now = std::chrono::steady_clock::now();
-    std::vector<PendingHit> kept;
-    for (size_t i = 0; i < pending.size(); ++i) {
-      PendingHit& h = pending[i];
-      bool answered = i + 1 < polled.size() && polled[i + 1].revents != 0;
-      if (all && !answered) {
-        pollfd one{h.fd, POLLIN, 0};
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(h.deadline - now);
-        ::poll(&one, 1, int(std::max<int64_t>(0, left.count())));
-        answered = true;
-      }
-      if (answered || now >= h.deadline) {
-        std::string ack;
-        if (answered) recv_frame(h.fd, &ack);  // "ok", or nothing from a client that gave up
-        finish_pending(h);
-      } else {
-        kept.push_back(std::move(h));
-      }
-    }
-    pending = std::move(kept);
-  };
-  auto idle_since = std::chrono::steady_clock::now();
-  // SIGTERM, SIGINT and SIGHUP (a logout, `kill`) end the loop like
-  // `--stop`, so that the spare files and the socket are removed.
-  sigset_t leave_signals;
-  sigemptyset(&leave_signals);
-  sigaddset(&leave_signals, SIGTERM);
-  sigaddset(&leave_signals, SIGINT);
-  sigaddset(&leave_signals, SIGHUP);
-  int signals = -1;
-  if (::sigprocmask(SIG_BLOCK, &leave_signals, nullptr) == 0) {
-    signals = ::signalfd(-1, &leave_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  }
-  for (;;) {
-    std::vector<pollfd> polled;
-    polled.push_back({listener, POLLIN, 0});
-    int timeout_ms = int(std::min<uint64_t>(idle * 1000, kOrphanCheckMs));
-    if (server.wants_idle_work()) timeout_ms = 0;
-    for (const PendingHit& h : pending) {
-      polled.push_back({h.fd, POLLIN, 0});
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          h.deadline - std::chrono::steady_clock::now());
-      timeout_ms = std::min<int>(timeout_ms, int(std::max<int64_t>(0, left.count())) + 1);
-    }
-    polled.push_back({signals, POLLIN, 0});  // last: settle() reads the pending ones
-    int ready = ::poll(polled.data(), polled.size(), timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (polled.back().revents & POLLIN) break;
-    polled.pop_back();
-    settle(polled, false);
-    if (ready == 0 && server.wants_idle_work()) {
-      server.idle_work();  // nothing waits
-      continue;
-    }
-    if (ready == 0 && pending.empty() &&
-        (std::chrono::steady_clock::now() - idle_since >= std::chrono::seconds(idle) ||
-         orphaned())) {
-      break;  // idle, or nothing left to serve
-    }
-    if (!(polled[0].revents & POLLIN)) continue;
-    int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    idle_since = std::chrono::steady_clock::now();
-    std::optional<PendingHit> hit;
-    bool go_on = server.serve(fd, &hit);
-    if (hit) {
-      pending.push_back(std::move(*hit));
-    } else {
-      ::close(fd);
-    }
-    if (!go_on) break;
-  }
-  settle({}, true);
-  if (signals >= 0) ::close(signals);
-  // Leave the socket only if it is still ours.
-  struct stat now {};
-  if (::stat(path.c_str(), &now) == 0 && now.st_ino == bound_st.st_ino) ::unlink(path.c_str());
-  ::close(listener);
+  serve_until_done(server, listener, path, config.dir, idle);
   ::close(lock);
   return base::Status();
 }

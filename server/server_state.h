@@ -1,5 +1,6 @@
 // The server's state and its answer to one request, shared by the loop
-// (server.cpp) and the answering (server_answer.cpp). Internal to server/.
+// (server.cpp) and the answering (server_answer.cpp, compile_answer.cpp).
+// Internal to server/.
 #pragma once
 
 #include <sys/stat.h>
@@ -137,6 +138,23 @@ class Server {
   // without `temps`, a dry run for `lexpack explain` (nothing written or
   // counted, a kInfo reply).
   Reply compile(const Request& req, std::vector<std::string>* temps);
+  // compile()'s steps (compile_answer.cpp), each false with *why on a
+  // decline. A trusted entry's checks that no event covers: its files with
+  // several links, its dropped search dirs, its look by stat when due.
+  bool still_trusted(Entry* e, std::string* why);
+  // The entry's action record (its dated key, or the key pinned to `cwd`
+  // under a base_dir), *key naming the one found.
+  std::optional<cache::ActionRecord> cached_action(const Entry& e, const std::string& cwd,
+                                                   cache::Hash128* key);
+  // The record's stdout and stderr, naming this checkout again.
+  bool restore_messages(const cache::ActionRecord& action, const std::string& cwd,
+                        std::string* out_text, std::string* err_text, std::string* why);
+  // The outputs the command asks for, written under temporary names (put in
+  // *temps, and in hit->renames with their final names); without `temps`
+  // only checked.
+  bool place_outputs(const compiler::CompileCommand& cmd, const cache::ActionRecord& action,
+                     const Request& req, std::vector<std::string>* temps, Reply* hit,
+                     std::string* why);
   // A compile's entry trusted from its closure memo: watches on everything
   // it rests on, then the stat check.
   // `shared`: stat answers shared with the other checks of this request.

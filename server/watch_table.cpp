@@ -97,6 +97,89 @@ void WatchTable::add_ref(std::vector<TrustRef>* list) const {
   }
 }
 
+void WatchTable::save_chain(const std::string& path, Chain chain, std::vector<int> wds) {
+  for (int wd : wds) chains_by_wd_[wd].push_back(path);
+  chain_names_ += wds.size();
+  live_chain_wds_ += wds.size();
+  chain.wds = std::move(wds);
+  chains_[path] = std::move(chain);
+  if (chain_names_ > 4 * live_chain_wds_ + 4096) {
+    chains_by_wd_.clear();
+    for (const auto& [p, c] : chains_) {
+      for (int wd : c.wds) chains_by_wd_[wd].push_back(p);
+    }
+    chain_names_ = live_chain_wds_;
+  }
+}
+
+bool WatchTable::new_lookup(const std::string& child, const std::string& name, int wd, Lookup* l) {
+  l->dir_wd = wd;
+  l->dir_list = depend(wd, name);
+  bool keep = true;
+  struct stat st {};
+  if (::lstat(child.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) return false;
+    l->kind = 0;
+  } else if (S_ISDIR(st.st_mode)) {
+    l->kind = 1;
+  } else if (S_ISREG(st.st_mode)) {
+    l->kind = 2;
+    // The file itself: a write through another link or an open
+    // descriptor is reported to its own watch.
+    l->file_wd = watch(child, false);
+    if (l->file_wd < 0) return false;
+    l->file_list = depend(l->file_wd, "");
+    if (st.st_nlink > 1) {
+      multi_linked_.push_back({child, base::signature_of(st)});
+      keep = false;
+    }
+  } else if (S_ISLNK(st.st_mode)) {
+    l->kind = 3;
+    std::string target(4096, '\0');
+    ssize_t n = ::readlink(child.c_str(), target.data(), target.size());
+    if (n <= 0 || size_t(n) >= target.size()) return false;
+    target.resize(size_t(n));
+    l->link = std::move(target);
+  } else {
+    l->kind = 4;
+  }
+  if (keep) {
+    Lookup kept;
+    kept.kind = l->kind;
+    kept.link = l->link;
+    known_[child] = {std::move(kept), wd, l->file_wd};
+    known_by_wd_[wd].push_back(child);
+    if (l->file_wd >= 0) known_by_wd_[l->file_wd].push_back(child);
+  } else {
+    l->file_list = nullptr;  // not kept: a later pass takes its signature again
+  }
+  return true;
+}
+
+const WatchTable::Lookup* WatchTable::look_up(const std::string& dir, const std::string& name,
+                                              const std::string& child) {
+  auto found = pass_.find(child);
+  if (found != pass_.end()) return &found->second;
+  int wd = watch(dir, true);
+  if (wd < 0) return nullptr;
+  // Kept only while `dir` is still the directory the lookup was made in:
+  // a directory swapped further up makes the same path name another one,
+  // whose watch differs, and no event reaches the kept lookup's own.
+  if (auto k = known_.find(child); k != known_.end() && k->second.dir_wd == wd) {
+    Lookup l = k->second.lookup;
+    l.dir_wd = wd;
+    l.dir_list = depend(wd, name);
+    if (k->second.file_wd >= 0) {
+      l.file_wd = k->second.file_wd;
+      l.file_list = depend(k->second.file_wd, "");
+    }
+    return &pass_.emplace(child, std::move(l)).first->second;
+  }
+  Lookup l;
+  if (!new_lookup(child, name, wd, &l)) return nullptr;
+  return &pass_.emplace(child, std::move(l)).first->second;
+}
+
 bool WatchTable::watch_path(const std::string& path) {
   if (path.empty() || path[0] != '/') return false;
   if (auto c = chains_.find(path); c != chains_.end()) {
@@ -108,19 +191,7 @@ bool WatchTable::watch_path(const std::string& path) {
   std::vector<int> wds;
   bool keep_chain = true;
   auto resolved = [&] {
-    if (!keep_chain) return true;
-    for (int wd : wds) chains_by_wd_[wd].push_back(path);
-    chain_names_ += wds.size();
-    live_chain_wds_ += wds.size();
-    chain.wds = std::move(wds);
-    chains_[path] = std::move(chain);
-    if (chain_names_ > 4 * live_chain_wds_ + 4096) {
-      chains_by_wd_.clear();
-      for (const auto& [p, c] : chains_) {
-        for (int wd : c.wds) chains_by_wd_[wd].push_back(p);
-      }
-      chain_names_ = live_chain_wds_;
-    }
+    if (keep_chain) save_chain(path, std::move(chain), std::move(wds));
     return true;
   };
   std::deque<std::string> rest = split(path);
@@ -135,68 +206,9 @@ bool WatchTable::watch_path(const std::string& path) {
       continue;
     }
     std::string child = join(dir, name);
-    auto found = pass_.find(child);
-    if (found == pass_.end()) {
-      int wd = watch(dir, true);
-      if (wd < 0) return false;
-      // Kept only while `dir` is still the directory the lookup was made in:
-      // a directory swapped further up makes the same path name another one,
-      // whose watch differs, and no event reaches the kept lookup's own.
-      if (auto k = known_.find(child); k != known_.end() && k->second.dir_wd == wd) {
-        Lookup l = k->second.lookup;
-        l.dir_wd = wd;
-        l.dir_list = depend(wd, name);
-        if (k->second.file_wd >= 0) {
-          l.file_wd = k->second.file_wd;
-          l.file_list = depend(k->second.file_wd, "");
-        }
-        found = pass_.emplace(child, std::move(l)).first;
-      } else {
-        Lookup l;
-        l.dir_wd = wd;
-        l.dir_list = depend(wd, name);
-        bool keep = true;
-        struct stat st {};
-        if (::lstat(child.c_str(), &st) != 0) {
-          if (errno != ENOENT && errno != ENOTDIR) return false;
-          l.kind = 0;
-        } else if (S_ISDIR(st.st_mode)) {
-          l.kind = 1;
-        } else if (S_ISREG(st.st_mode)) {
-          l.kind = 2;
-          // The file itself: a write through another link or an open
-          // descriptor is reported to its own watch.
-          l.file_wd = watch(child, false);
-          if (l.file_wd < 0) return false;
-          l.file_list = depend(l.file_wd, "");
-          if (st.st_nlink > 1) {
-            multi_linked_.push_back({child, base::signature_of(st)});
-            keep = false;
-          }
-        } else if (S_ISLNK(st.st_mode)) {
-          l.kind = 3;
-          std::string target(4096, '\0');
-          ssize_t n = ::readlink(child.c_str(), target.data(), target.size());
-          if (n <= 0 || size_t(n) >= target.size()) return false;
-          target.resize(size_t(n));
-          l.link = std::move(target);
-        } else {
-          l.kind = 4;
-        }
-        if (keep) {
-          Lookup kept;
-          kept.kind = l.kind;
-          kept.link = l.link;
-          known_[child] = {std::move(kept), wd, l.file_wd};
-          known_by_wd_[wd].push_back(child);
-          if (l.file_wd >= 0) known_by_wd_[l.file_wd].push_back(child);
-        } else {
-          l.file_list = nullptr;  // not kept: a later pass takes its signature again
-        }
-        found = pass_.emplace(child, std::move(l)).first;
-      }
-    }
-    const Lookup& l = found->second;
+    const Lookup* found = look_up(dir, name, child);
+    if (!found) return false;
+    const Lookup& l = *found;
     chain.lists.push_back(l.dir_list);
     wds.push_back(l.dir_wd);
     if (l.file_wd >= 0) {

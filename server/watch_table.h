@@ -131,6 +131,17 @@ class WatchTable {
   size_t chain_names_ = 0, live_chain_wds_ = 0;
   void forget_chains(int wd);
   void clear_chains();
+  // Keeps the walk of `path` as its chain: the lists it registered in and the
+  // watches it went through.
+  void save_chain(const std::string& path, Chain chain, std::vector<int> wds);
+  // This pass's lookup of `name` in `dir` (the path `child`): made once per
+  // pass, taken from an earlier pass while `dir` is the directory it was made
+  // in, else made now; null when a watch or the lookup failed.
+  const Lookup* look_up(const std::string& dir, const std::string& name, const std::string& child);
+  // A lookup of `child` made now by lstat, `wd` watching its directory (and
+  // a watch of the file itself); kept for later passes unless the file has
+  // several links. False when a watch or the read of a symlink failed.
+  bool new_lookup(const std::string& child, const std::string& name, int wd, Lookup* l);
   std::vector<Linked> multi_linked_;
 };
 

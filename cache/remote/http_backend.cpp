@@ -19,53 +19,17 @@
 #include "cache/remote/backend.h"
 #include "cache/remote/http_common.h"
 #include "cache/remote/remote_entry.h"
+#include "cache/remote/transfer_pace.h"
 
 namespace lexpack::cache::remote {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = Pace::Clock;
 
 int ms_left(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return left.count() < 0 ? 0 : int(left.count());
 }
-
-// How long one direction of a request may take, judged by its progress: the
-// first byte within the spec's first-byte timeout, then (after a short
-// grace) at least min_rate bytes per second on average.
-class Pace {
- public:
-  Pace(const RemoteSpec& spec, bool started)
-      : first_byte_ms_(spec.first_byte_timeout_ms), rate_(spec.min_rate) {
-    if (started) first_ = start_;
-    got_ = started;
-  }
-  void add(size_t n) {
-    if (!got_) first_ = Clock::now();
-    got_ = true;
-    bytes_ += n;
-  }
-  // When the transfer is too slow unless more bytes come before it.
-  Clock::time_point give_up() const {
-    if (!got_) return start_ + std::chrono::milliseconds(first_byte_ms_);
-    if (rate_ <= 0) return Clock::time_point::max();
-    return first_ + kGrace + std::chrono::microseconds(bytes_ * 1'000'000 / uint64_t(rate_));
-  }
-  bool too_slow() const { return Clock::now() >= give_up(); }
-  std::string why() const {
-    if (!got_) return "no reply within " + std::to_string(first_byte_ms_) + " ms";
-    return "slower than " + std::to_string(rate_) + " bytes/s";
-  }
-
- private:
-  static constexpr std::chrono::milliseconds kGrace{200};
-  int first_byte_ms_;
-  int64_t rate_;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point first_;
-  bool got_ = false;
-  uint64_t bytes_ = 0;
-};
 
 // Rounded up for the pace, so that a poll that times out finds it passed.
 int ms_until(Clock::time_point deadline, const Pace& pace) {
@@ -242,11 +206,11 @@ class HttpBackend final : public PerKeyBackend {
     if (body) head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
     head += "\r\n";
     Reply error;
-    Pace sending(spec_, true);
+    Pace sending(spec_.first_byte_timeout_ms, spec_.min_rate, true);
     if (!send_all(head, deadline, &sending, &error)) return error;
     if (body && !send_all(*body, deadline, &sending, &error)) return error;
     std::string buf;
-    Pace receiving(spec_, false);
+    Pace receiving(spec_.first_byte_timeout_ms, spec_.min_rate, false);
     if (!fill(&buf, 0, deadline, &receiving, &error)) return error;
     size_t header_end = buf.find("\r\n\r\n") + 4;
     std::string header = buf.substr(0, header_end);

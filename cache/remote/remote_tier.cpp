@@ -158,6 +158,34 @@ void RemoteTier::failed(const Remote& r, const Reply& reply, const CountFn& coun
            "), skipped for " + std::to_string(kDownSeconds) + " s; ";
 }
 
+RemoteTier::Got RemoteTier::take_reply(const Remote& r, const Reply& reply,
+                                       const char* miss_counter, const CountFn& count,
+                                       std::string* note) const {
+  if (reply.failed()) {
+    failed(r, reply, count, note);
+    return Got::kFailed;
+  }
+  answered(r);
+  if (reply.outcome != Outcome::kHit) {
+    count(miss_counter, 1);
+    return Got::kMiss;
+  }
+  count("remote_bytes_in", int64_t(reply.bytes.size()));
+  return Got::kBytes;
+}
+
+template <typename T>
+std::optional<T> RemoteTier::accepted(const Remote& r, base::Result<T> decoded,
+                                      const std::string& what, const CountFn& count,
+                                      std::string* note) const {
+  if (!decoded.ok()) {
+    count("remote_bad_entries", 1);
+    *note += "remote " + masked(r.spec) + " " + what + " refused (" + decoded.message() + "); ";
+    return std::nullopt;
+  }
+  return std::move(decoded.value());
+}
+
 std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& count,
                                              std::string* note) {
   for (const Remote& r : remotes_) {
@@ -166,26 +194,15 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
       continue;
     }
     Reply reply = r.backend->get(key.hex());
-    if (reply.failed()) {
-      failed(r, reply, count, note);
-      continue;
-    }
-    answered(r);
-    if (reply.outcome != Outcome::kHit) {
-      count("remote_misses", 1);
-      *note += "remote " + masked(r.spec) + " miss; ";
-      continue;
-    }
-    count("remote_bytes_in", int64_t(reply.bytes.size()));
-    base::Result<RemoteEntry> entry = decode_entry(reply.bytes, key, secret_);
-    if (!entry.ok()) {
-      count("remote_bad_entries", 1);
-      *note += "remote " + masked(r.spec) + " entry refused (" + entry.message() + "); ";
-      continue;
-    }
+    const Got got = take_reply(r, reply, "remote_misses", count, note);
+    if (got == Got::kMiss) *note += "remote " + masked(r.spec) + " miss; ";
+    if (got != Got::kBytes) continue;
+    std::optional<RemoteEntry> entry =
+        accepted(r, decode_entry(reply.bytes, key, secret_), "entry", count, note);
+    if (!entry) continue;
     count("remote_hits", 1);
     *note += "remote " + masked(r.spec) + " hit; ";
-    return std::move(entry.value());
+    return entry;
   }
   return std::nullopt;
 }
@@ -204,26 +221,12 @@ std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_from(const Remote& r,
     std::vector<Reply> replies = r.backend->get_many(names);
     for (size_t i = begin; i < end && !down; ++i) {
       Reply& reply = replies[i - begin];
-      if (reply.failed()) {
-        failed(r, reply, count, note);
-        down = true;
-        continue;
-      }
-      answered(r);
-      if (reply.outcome != Outcome::kHit) {
-        count("remote_misses", 1);
-        continue;
-      }
-      count("remote_bytes_in", int64_t(reply.bytes.size()));
-      base::Result<RemoteEntry> entry = decode_entry(reply.bytes, keys[i], secret_);
-      if (!entry.ok()) {
-        count("remote_bad_entries", 1);
-        *note += "remote " + masked(r.spec) + " entry " + keys[i].hex() + " refused (" +
-                 entry.message() + "); ";
-      } else {
-        count("remote_hits", 1);
-        found[i] = std::move(entry.value());
-      }
+      const Got got = take_reply(r, reply, "remote_misses", count, note);
+      down = got == Got::kFailed;
+      if (got != Got::kBytes) continue;
+      found[i] = accepted(r, decode_entry(reply.bytes, keys[i], secret_), "entry " + keys[i].hex(),
+                          count, note);
+      if (found[i]) count("remote_hits", 1);
     }
   }
   return found;
@@ -307,24 +310,12 @@ std::optional<std::string> RemoteTier::fetch_answer(const Hash128& key, const Co
   for (const Remote& r : remotes_) {
     if (is_down(r)) continue;
     Reply reply = r.backend->get(key.hex());
-    if (reply.failed()) {
-      failed(r, reply, count, note);
-      continue;
-    }
-    answered(r);
-    if (reply.outcome != Outcome::kHit) {
-      count("remote_answer_misses", 1);
-      continue;
-    }
-    count("remote_bytes_in", int64_t(reply.bytes.size()));
-    base::Result<std::string> answer = decode_answer(reply.bytes, key, secret_);
-    if (!answer.ok()) {
-      count("remote_bad_entries", 1);
-      *note += "remote " + masked(r.spec) + " answer refused (" + answer.message() + "); ";
-      continue;
-    }
+    if (take_reply(r, reply, "remote_answer_misses", count, note) != Got::kBytes) continue;
+    std::optional<std::string> answer =
+        accepted(r, decode_answer(reply.bytes, key, secret_), "answer", count, note);
+    if (!answer) continue;
     count("remote_answer_hits", 1);
-    return std::move(answer.value());
+    return answer;
   }
   return std::nullopt;
 }

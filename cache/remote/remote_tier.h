@@ -81,6 +81,17 @@ class RemoteTier {
                                                      const std::vector<Hash128>& keys,
                                                      const CountFn& count, std::string* note) const;
   void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
+  // What a reply of `r` came to, counted: a failure (the remote marked down,
+  // *note says why), a miss (`miss_counter` counted) or bytes to decode
+  // (remote_bytes_in counted). All but a failure say the remote is up.
+  enum class Got { kFailed, kMiss, kBytes };
+  Got take_reply(const Remote& r, const Reply& reply, const char* miss_counter,
+                 const CountFn& count, std::string* note) const;
+  // The decoded entry or answer, or nullopt with the refusal counted
+  // (remote_bad_entries) and noted as `what` refused.
+  template <typename T>
+  std::optional<T> accepted(const Remote& r, base::Result<T> decoded, const std::string& what,
+                            const CountFn& count, std::string* note) const;
   // Puts what `encode` makes (once, when a writable remote is up; "" stores
   // nothing) under `key` on every writable remote, counting `counter` (if
   // any) per store; false when none stored it.

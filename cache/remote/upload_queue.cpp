@@ -49,15 +49,7 @@ std::string read_from(const std::string& path, uint64_t offset) {
 bool queue_upload(const Hash128& key) {
   const char* path = std::getenv(kUploadQueueEnv);
   if (!path || !*path) return false;
-  int fd = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);  // no O_CREAT: the build owns it
-  if (fd < 0) return false;
-  std::string line = key.hex() + "\n";
-  ssize_t n;
-  do {
-    n = ::write(fd, line.data(), line.size());
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
-  return n == static_cast<ssize_t>(line.size());
+  return base::append_line(path, key.hex() + "\n");  // the build made the file
 }
 
 std::unique_ptr<Uploader> Uploader::start(const Config& config) {

@@ -18,6 +18,7 @@
 #include "closure/file_state.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/kernel.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::closure {
@@ -112,12 +113,7 @@ TEST(AbsenceProof, FreshDirectoryIsNotTrusted) {
   EXPECT_EQ(check(proof), "appeared: " + d.at("inc/a.h"));
 }
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  const lexer::Kernel* k = lexer::default_kernel(&err);
-  EXPECT_NE(k, nullptr) << err;
-  return k;
-}
+using lexer::testing::kernel;
 
 // m.cpp includes <sub/deep/x.h>, missing under first (no sub there) and found
 // in second; and "cfg.h" beside it.

@@ -10,15 +10,13 @@
 #include "closure/dependency_closure.h"
 #include "closure/file_state.h"
 #include "lexer/kernel.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::closure {
 namespace {
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  return lexer::default_kernel(&err);
-}
+using lexer::testing::kernel;
 
 // Stands for the preprocessor: asks the one computed include of m.cpp
 // (`#include PICK`, PICK being <impl/a.h>) and says whether it was exact.

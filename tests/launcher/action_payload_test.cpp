@@ -8,17 +8,13 @@
 
 #include "closure/file_state.h"
 #include "lexer/kernel.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::launcher {
 namespace {
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  const lexer::Kernel* k = lexer::default_kernel(&err);
-  EXPECT_NE(k, nullptr) << err;
-  return k;
-}
+using lexer::testing::kernel;
 
 ActionPayload sample() {
   ActionPayload p;

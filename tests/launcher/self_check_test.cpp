@@ -10,17 +10,13 @@
 #include <algorithm>
 
 #include "lexer/kernel.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::launcher {
 namespace {
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  const lexer::Kernel* k = lexer::default_kernel(&err);
-  EXPECT_NE(k, nullptr) << err;
-  return k;
-}
+using lexer::testing::kernel;
 
 // m.cpp includes "a.h"; the search list is first/ then second/.
 struct Project {

@@ -1,6 +1,7 @@
 // Test helpers: scan an input with every available kernel, check that all of
 // them agree with the scalar reference (also with the input shifted across
-// SIMD block boundaries), and render results compactly for assertions.
+// SIMD block boundaries), and render results compactly for assertions; and
+// the kernel the product picks, for the tests of the folders above lexer/.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -81,6 +82,15 @@ inline ScanResult scan_all(std::string_view src, bool shift = true) {
 
 inline std::string scan_render(std::string_view src) {
   return render(scan_all(src));
+}
+
+// The kernel the product would pick (lexer::default_kernel); fails the test
+// when there is none.
+inline const Kernel* kernel() {
+  std::string err;
+  const Kernel* k = default_kernel(&err);
+  EXPECT_NE(k, nullptr) << err;
+  return k;
 }
 
 }  // namespace lexpack::lexer::testing

@@ -19,17 +19,13 @@
 #include "closure/scan_file_cache.h"
 #include "lexer/kernel.h"
 #include "scan/scan_memo.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::scan {
 namespace {
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  const lexer::Kernel* k = lexer::default_kernel(&err);
-  EXPECT_NE(k, nullptr) << err;
-  return k;
-}
+using lexer::testing::kernel;
 
 // m.cpp includes <x.h>, searched in inc (empty) then sys; all settled.
 struct TwoDirs {

@@ -17,17 +17,13 @@
 #include "base/file_util.h"
 #include "lexer/kernel.h"
 #include "served_reads/read_manifest.h"
+#include "tests/lexer/scan_test_util.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::served_reads {
 namespace {
 
-const lexer::Kernel* kernel() {
-  std::string err;
-  const lexer::Kernel* k = lexer::default_kernel(&err);
-  EXPECT_NE(k, nullptr) << err;
-  return k;
-}
+using lexer::testing::kernel;
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
   std::string prefix = std::string(name) + "=";

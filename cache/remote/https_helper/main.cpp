@@ -22,7 +22,11 @@
 #include <cstring>
 #include <string>
 
+#include "cache/remote/transfer_pace.h"
+
 namespace {
+
+using lexpack::cache::remote::Pace;
 
 struct Options {
   long connect_timeout_ms = 100;
@@ -34,38 +38,18 @@ struct Options {
 };
 
 // A transfer judged by its progress (libcurl calls this as it goes).
-struct Pace {
-  using Clock = std::chrono::steady_clock;
-  const Options* o = nullptr;
-  Clock::time_point start = Clock::now(), first;
-  bool got = false;
+struct Progress {
+  Pace pace;
   std::string why;  // set when the transfer was stopped as too slow
 };
 
 int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
-  Pace* p = static_cast<Pace*>(user);
-  const auto now = Pace::Clock::now();
-  const long long bytes = static_cast<long long>(dlnow + ulnow);
-  if (bytes > 0 && !p->got) {
-    p->got = true;
-    p->first = now;
-  }
-  auto ms = [&](Pace::Clock::time_point since) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
-  };
-  if (!p->got) {
-    if (p->o->first_byte_ms > 0 && ms(p->start) > p->o->connect_timeout_ms + p->o->first_byte_ms) {
-      p->why = "no reply within " + std::to_string(p->o->first_byte_ms) + " ms";
-      return 1;
-    }
-    return 0;
-  }
-  const long long after_grace = ms(p->first) - 200;
-  if (p->o->min_rate > 0 && after_grace > 0 && bytes * 1000 < p->o->min_rate * after_grace) {
-    p->why = "slower than " + std::to_string(p->o->min_rate) + " bytes/s";
-    return 1;
-  }
-  return 0;
+  Progress* p = static_cast<Progress*>(user);
+  const uint64_t bytes = static_cast<uint64_t>(dlnow + ulnow);
+  if (bytes > p->pace.bytes()) p->pace.add(bytes - p->pace.bytes());
+  if (!p->pace.too_slow()) return 0;
+  p->why = p->pace.why();
+  return 1;
 }
 
 struct Body {
@@ -148,10 +132,10 @@ int main(int argc, char** argv) {
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
-    Pace pace;
-    pace.o = &o;
+    // The first byte may come after the connection, then at the least rate.
+    Progress progress{Pace(o.first_byte_ms, o.min_rate, false, o.connect_timeout_ms), {}};
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &pace);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &progress);
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     if (!o.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, o.ca_file.c_str());
     if (userpwd && *userpwd) curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
@@ -174,8 +158,8 @@ int main(int argc, char** argv) {
       reply(status, body.bytes);
     } else if (body.oversized) {
       reply(-1, "oversized reply");
-    } else if (rc == CURLE_ABORTED_BY_CALLBACK && !pace.why.empty()) {
-      reply(-2, pace.why);
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK && !progress.why.empty()) {
+      reply(-2, progress.why);
     } else {
       reply(rc == CURLE_OPERATION_TIMEDOUT ? -2 : -1,
             std::string(curl_easy_strerror(rc)) + (*error ? std::string(": ") + error : ""));
