@@ -35,6 +35,7 @@ using FileSizes = base::ViewMap<uint64_t>;
 
 void note_size(FileSizes* sizes, std::string_view path, uint64_t size);
 
+// The per-TU scan of one scan_build(), shared by its worker threads.
 class Scanner {
  public:
   Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
