@@ -160,6 +160,118 @@ bool env_on(const char* name) {
   return v && *v && std::string_view(v) != "0";
 }
 
+// Starts the server for this build (on unless LEXPACK_SERVER=0); true when
+// it is new, or as good as new.
+bool start_build_server() {
+  bool new_server = false;
+  server::start_server(false, &new_server);
+  // A server that trusts nothing yet is as good as new. One that does not
+  // answer is leaving (just stopped, or another binary's): its
+  // replacement is started, and waits for it to go.
+  if (!new_server) {
+    std::optional<server::Reply> status = server::control(server::RequestKind::kStatus);
+    if (!status) {
+      server::start_server(true, &new_server);
+    } else {
+      new_server = status->info.find("\ntrusted 0\n") != std::string::npos;
+    }
+  }
+  return new_server;
+}
+
+// What was done before ninja starts: the prefetch, and the server's checks.
+struct AheadOfNinja {
+  std::optional<PrefetchSummary> prefetched;
+  std::string prepared;  // what the server said (prepare_server())
+};
+
+// The compiles ninja will run: their entries fetched from the remote
+// (`prefetch`), and checked by the server (`client` non-empty) when it is new
+// or the prefetch fetched some.
+AheadOfNinja get_ahead_of_ninja(const std::string& build_dir, bool prefetch,
+                                const std::string& client, bool new_server) {
+  AheadOfNinja ahead;
+  std::optional<PrefetchSummary>& prefetched = ahead.prefetched;
+  std::string& prepared = ahead.prepared;
+  std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
+  // A running server answers from memory the compiles whose closures it
+  // checked already (a rebuild after `ninja -t clean`, say): their entries
+  // are local, and the prefetch leaves them out instead of checking each
+  // closure again.
+  std::vector<launcher::PrefetchCompile> to_fetch;
+  if (prefetch && !client.empty() && !new_server) {
+    std::vector<bool> answered;
+    prepare_server(compiles, &answered);
+    for (size_t i = 0; i < compiles.size(); ++i) {
+      if (i >= answered.size() || !answered[i]) to_fetch.push_back(compiles[i]);
+    }
+  } else if (prefetch) {
+    to_fetch = compiles;
+  }
+  if (prefetch) {
+    launcher::DecisionLog log;
+    log.set_subject("prefetch");
+    log.write(std::to_string(to_fetch.size()) + " of " + std::to_string(compiles.size()) +
+              " compiles to run keyed (the others answered by the server)");
+  }
+  // A new server checks the closures the prefetch computed while their
+  // entries are being fetched (it needs their memos, not their entries).
+  std::thread preparing;
+  if (!to_fetch.empty()) {
+    std::function<void()> check_early;
+    if (!client.empty() && new_server) {
+      check_early = [&] {
+        preparing = std::thread([&] { prepared = prepare_server(compiles); });
+      };
+    }
+    prefetched = prefetch_build(to_fetch, std::move(check_early));
+  }
+  if (preparing.joinable()) {
+    preparing.join();
+  } else if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
+    prepared = prepare_server(compiles);
+  }
+  return ahead;
+}
+
+// The lines on stderr about what happened beside ninja's build: the
+// uploads, the prefetch, the server's checks, remotes that were down.
+void print_beside_ninja(cache::remote::Uploader* uploader, bool ninja_signalled,
+                        const AheadOfNinja& ahead, const cache::Config* config,
+                        int64_t start_unix) {
+  const std::optional<PrefetchSummary>& prefetched = ahead.prefetched;
+  const std::string& prepared = ahead.prepared;
+  if (uploader) {
+    cache::remote::Uploader::Summary up = uploader->finish(!ninja_signalled);
+    if (up.queued > 0) {
+      std::string after;
+      if (up.drain_us >= 100000)
+        after += " (" + std::to_string(up.drain_us / 1000) + " ms after the build)";
+      if (up.waiting > 0) after += "; " + std::to_string(up.waiting) + " wait for the next build";
+      std::fprintf(stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
+                   static_cast<unsigned long long>(up.uploaded),
+                   static_cast<unsigned long long>(up.queued), after.c_str());
+    }
+  }
+  if (prefetched && prefetched->fetched > 0) {
+    std::fprintf(stderr, "lexpack: %zu of %zu compiles prefetched from the remote (%lld ms)\n",
+                 prefetched->fetched, prefetched->compiles,
+                 static_cast<long long>(prefetched->us / 1000));
+  }
+  // Nothing to say when it knew none of them yet (a cold build).
+  if (!prepared.empty() && !prepared.starts_with("0 of ")) {
+    std::fprintf(stderr, "lexpack: checked ahead by the server: %s\n", prepared.c_str());
+  }
+  if (prefetched && !prefetched->note.empty()) {
+    std::fprintf(stderr, "lexpack: warning: prefetch: %s\n", prefetched->note.c_str());
+  }
+  if (config) {
+    for (const std::string& down : cache::remote::RemoteTier::down_reports(*config, start_unix)) {
+      std::fprintf(stderr, "lexpack: warning: %s\n", down.c_str());
+    }
+  }
+}
+
 int run_ninja_command(const std::vector<std::string>& args) {
   ninja_integration::make_cache_dir_absolute();
   std::string self = base::self_executable();
@@ -201,65 +313,14 @@ int run_ninja_command(const std::vector<std::string>& args) {
   // prefetch, so that the build's first compiles find it up.
   const std::string client = server_client(self);
   bool new_server = false;
-  if (before && !client.empty()) {
-    server::start_server(false, &new_server);
-    // A server that trusts nothing yet is as good as new. One that does not
-    // answer is leaving (just stopped, or another binary's): its
-    // replacement is started, and waits for it to go.
-    if (!new_server) {
-      std::optional<server::Reply> status = server::control(server::RequestKind::kStatus);
-      if (!status) {
-        server::start_server(true, &new_server);
-      } else {
-        new_server = status->info.find("\ntrusted 0\n") != std::string::npos;
-      }
-    }
-  }
+  if (before && !client.empty()) new_server = start_build_server();
   auto start = std::chrono::steady_clock::now();
   const int64_t start_unix = static_cast<int64_t>(::time(nullptr));
-  std::optional<PrefetchSummary> prefetched;
-  std::string prepared;
+  AheadOfNinja ahead;
   const bool prefetch = before && !config.remote_storage.empty() && !other_manifest(args) &&
                         !env_off("LEXPACK_PREFETCH") && !env_on("LEXPACK_DISABLE");
   if (prefetch || (new_server && !other_manifest(args))) {
-    std::vector<launcher::PrefetchCompile> compiles = compiles_to_run(build_dir);
-    // A running server answers from memory the compiles whose closures it
-    // checked already (a rebuild after `ninja -t clean`, say): their entries
-    // are local, and the prefetch leaves them out instead of checking each
-    // closure again.
-    std::vector<launcher::PrefetchCompile> to_fetch;
-    if (prefetch && !client.empty() && !new_server) {
-      std::vector<bool> answered;
-      prepare_server(compiles, &answered);
-      for (size_t i = 0; i < compiles.size(); ++i) {
-        if (i >= answered.size() || !answered[i]) to_fetch.push_back(compiles[i]);
-      }
-    } else if (prefetch) {
-      to_fetch = compiles;
-    }
-    if (prefetch) {
-      launcher::DecisionLog log;
-      log.set_subject("prefetch");
-      log.write(std::to_string(to_fetch.size()) + " of " + std::to_string(compiles.size()) +
-                " compiles to run keyed (the others answered by the server)");
-    }
-    // A new server checks the closures the prefetch computed while their
-    // entries are being fetched (it needs their memos, not their entries).
-    std::thread preparing;
-    if (!to_fetch.empty()) {
-      std::function<void()> check_early;
-      if (!client.empty() && new_server) {
-        check_early = [&] {
-          preparing = std::thread([&] { prepared = prepare_server(compiles); });
-        };
-      }
-      prefetched = prefetch_build(to_fetch, std::move(check_early));
-    }
-    if (preparing.joinable()) {
-      preparing.join();
-    } else if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
-      prepared = prepare_server(compiles);
-    }
+    ahead = get_ahead_of_ninja(build_dir, prefetch, client, new_server);
   }
   // Compiles stored in this build are uploaded by one thread of this process
   // while ninja runs, not by each compile (the build never waits on a PUT).
@@ -278,35 +339,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;
-  if (uploader) {
-    cache::remote::Uploader::Summary up = uploader->finish(run.term_signal == 0);
-    if (up.queued > 0) {
-      std::string after;
-      if (up.drain_us >= 100000)
-        after += " (" + std::to_string(up.drain_us / 1000) + " ms after the build)";
-      if (up.waiting > 0) after += "; " + std::to_string(up.waiting) + " wait for the next build";
-      std::fprintf(stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
-                   static_cast<unsigned long long>(up.uploaded),
-                   static_cast<unsigned long long>(up.queued), after.c_str());
-    }
-  }
-  if (prefetched && prefetched->fetched > 0) {
-    std::fprintf(stderr, "lexpack: %zu of %zu compiles prefetched from the remote (%lld ms)\n",
-                 prefetched->fetched, prefetched->compiles,
-                 static_cast<long long>(prefetched->us / 1000));
-  }
-  // Nothing to say when it knew none of them yet (a cold build).
-  if (!prepared.empty() && !prepared.starts_with("0 of ")) {
-    std::fprintf(stderr, "lexpack: checked ahead by the server: %s\n", prepared.c_str());
-  }
-  if (prefetched && !prefetched->note.empty()) {
-    std::fprintf(stderr, "lexpack: warning: prefetch: %s\n", prefetched->note.c_str());
-  }
-  if (before) {
-    for (const std::string& down : cache::remote::RemoteTier::down_reports(config, start_unix)) {
-      std::fprintf(stderr, "lexpack: warning: %s\n", down.c_str());
-    }
-  }
+  print_beside_ninja(uploader.get(), run.term_signal != 0, ahead, before ? &config : nullptr,
+                     start_unix);
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {
     std::fprintf(stderr, "lexpack: error: %s\n", run.error.c_str());

@@ -77,6 +77,141 @@ class ProgressLine {
   bool done_ = false;
 };
 
+// Writes the scan's answer in the format asked for, to -o or stdout; false
+// (after saying why) when it cannot.
+bool write_scan_output(const ScanArgs& a, const scan::ScanReport& report) {
+  std::string text;
+  if (a.format == "make") {
+    // Written as it is made: a large build's rules are megabytes.
+    FILE* f = a.output.empty() ? nullptr : std::fopen(a.output.c_str(), "wb");
+    if (!a.output.empty() && !f) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+      return false;
+    }
+    bool ok = scan::write_make(report, [&](std::string_view piece) {
+      if (!f) return base::write_all(STDOUT_FILENO, piece);
+      return std::fwrite(piece.data(), 1, piece.size(), f) == piece.size();
+    });
+    if ((f && std::fclose(f) != 0) || !ok) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n",
+                   a.output.empty() ? "standard output" : a.output.c_str());
+      return false;
+    }
+  } else if (a.format == "p1689") {
+    std::string err;
+    const lexer::Kernel* kernel = lexer::default_kernel(&err);
+    if (!kernel) {
+      std::fprintf(stderr, "lexpack: error: lexer: %s\n", err.c_str());
+      return false;
+    }
+    auto p1689 = scan::format_p1689(report, *kernel);
+    if (!p1689.ok()) {
+      std::fprintf(stderr, "lexpack: error: %s\n", p1689.message().c_str());
+      return false;
+    }
+    text = std::move(*p1689);
+  } else {
+    text = scan::format_json(report);
+  }
+  if (a.format == "make") {
+    // Written above.
+  } else if (a.output.empty()) {
+    base::write_all(STDOUT_FILENO, text);
+  } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) {
+      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+      return false;
+    }
+  } else {
+    std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
+    return false;
+  }
+  return true;
+}
+
+// Compiles left out of the output, by reason (the most common first); a
+// build's link steps are no news.
+void print_not_scanned(const scan::ScanReport& report) {
+  std::map<std::string, uint64_t> skipped;
+  for (const scan::TuScan& tu : report.tus) {
+    if (!tu.skipped.empty() && tu.compiles) ++skipped[tu.skipped];
+  }
+  if (!skipped.empty()) {
+    std::vector<std::pair<uint64_t, std::string>> by_count;
+    uint64_t total = 0;
+    for (const auto& [why, n] : skipped) {
+      by_count.emplace_back(n, why);
+      total += n;
+    }
+    std::sort(by_count.begin(), by_count.end(),
+              [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string line = "lexpack: " + std::to_string(total) + " compiles not scanned:";
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < by_count.size() && i < kShown; ++i) {
+      line += (i ? "; " : " ") + std::to_string(by_count[i].first) + " " + by_count[i].second;
+    }
+    if (by_count.size() > kShown) {
+      line += "; and " + std::to_string(by_count.size() - kShown) + " other reasons";
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+// The summary line on stderr, what was not scanned, and with --timings where
+// the time went.
+void print_scan_summary(const ScanArgs& a, const scan::ScanReport& report) {
+  std::fprintf(stderr,
+               "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s"
+               " (%llu TUs unchanged since their last scan); %llu TUs exact"
+               " (%llu of them asked of the compiler)\n",
+               (unsigned long long)report.scanned, report.tus.size(),
+               (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
+               double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo,
+               (unsigned long long)report.exact, (unsigned long long)report.from_compiler);
+  print_not_scanned(report);
+  if (a.timings) {
+    const scan::ScanReport::Phases& p = report.phases;
+    std::fprintf(
+        stderr,
+        "lexpack: scan took %.1f ms: %.1f compiler identities and group memos, %.1f search "
+        "lists asked ahead, %.1f walk, %.1f evaluation, %.1f making group memos, %.1f "
+        "writing the index\n",
+        double(report.elapsed_us) / 1e3, double(p.group_memo_us) / 1e3,
+        double(p.questions_us) / 1e3, double(p.walk_us) / 1e3, double(p.evaluate_us) / 1e3,
+        double(p.remember_us) / 1e3, double(p.write_us) / 1e3);
+  }
+}
+
+// --check: the scan against what ninja recorded; 1 when the scan missed a
+// file the compiler read.
+int check_with_ninja(const ScanArgs& a, const scan::ScanReport& report) {
+  auto deps = ninja_integration::read_ninja_deps(a.build_dir + "/.ninja_deps");
+  if (!deps.ok()) {
+    std::fprintf(stderr, "lexpack: error: %s\n", deps.message().c_str());
+    return 1;
+  }
+  uint64_t unrecorded = 0;
+  std::vector<scan::CheckFinding> findings =
+      scan::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
+  uint64_t missed_tus = 0, extra_tus = 0;
+  for (const scan::CheckFinding& f : findings) {
+    missed_tus += !f.missed.empty();
+    extra_tus += !f.extra.empty();
+    // On stderr: stdout holds the dependencies when no -o takes them.
+    for (const std::string& m : f.missed)
+      std::fprintf(stderr, "missed %s: %s\n", f.output.c_str(), m.c_str());
+    for (const std::string& x : f.extra)
+      std::fprintf(stderr, "extra %s: %s\n", f.output.c_str(), x.c_str());
+  }
+  std::fprintf(stderr,
+               "lexpack: check: %llu TUs miss a file the compiler read, %llu have extra files, "
+               "%llu not recorded by ninja\n",
+               (unsigned long long)missed_tus, (unsigned long long)extra_tus,
+               (unsigned long long)unrecorded);
+  return missed_tus == 0 ? 0 : 1;
+}
+
 int run_scan(const ScanArgs& a) {
   if (a.build_dir.empty() == a.compdb.empty()) {
     std::fprintf(stderr, "lexpack: error: scan needs exactly one of -C <builddir> or --compdb\n");
@@ -125,122 +260,10 @@ int run_scan(const ScanArgs& a) {
     report = scan::scan_build(*entries, store.ok() ? store->get() : nullptr, a.jobs, &progress,
                               known ? &*known : nullptr);
   }
-  std::string text;
-  if (a.format == "make") {
-    // Written as it is made: a large build's rules are megabytes.
-    FILE* f = a.output.empty() ? nullptr : std::fopen(a.output.c_str(), "wb");
-    if (!a.output.empty() && !f) {
-      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
-      return 1;
-    }
-    bool ok = scan::write_make(report, [&](std::string_view piece) {
-      if (!f) return base::write_all(STDOUT_FILENO, piece);
-      return std::fwrite(piece.data(), 1, piece.size(), f) == piece.size();
-    });
-    if ((f && std::fclose(f) != 0) || !ok) {
-      std::fprintf(stderr, "lexpack: error: cannot write %s\n",
-                   a.output.empty() ? "standard output" : a.output.c_str());
-      return 1;
-    }
-  } else if (a.format == "p1689") {
-    std::string err;
-    const lexer::Kernel* kernel = lexer::default_kernel(&err);
-    if (!kernel) {
-      std::fprintf(stderr, "lexpack: error: lexer: %s\n", err.c_str());
-      return 1;
-    }
-    auto p1689 = scan::format_p1689(report, *kernel);
-    if (!p1689.ok()) {
-      std::fprintf(stderr, "lexpack: error: %s\n", p1689.message().c_str());
-      return 1;
-    }
-    text = std::move(*p1689);
-  } else {
-    text = scan::format_json(report);
-  }
-  if (a.format == "make") {
-    // Written above.
-  } else if (a.output.empty()) {
-    base::write_all(STDOUT_FILENO, text);
-  } else if (FILE* f = std::fopen(a.output.c_str(), "wb")) {
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok) {
-      std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
-      return 1;
-    }
-  } else {
-    std::fprintf(stderr, "lexpack: error: cannot write %s\n", a.output.c_str());
-    return 1;
-  }
-  std::fprintf(stderr,
-               "lexpack: scanned %llu TUs (%zu entries), %llu unique files, %.1f MB, %.3f s"
-               " (%llu TUs unchanged since their last scan); %llu TUs exact"
-               " (%llu of them asked of the compiler)\n",
-               (unsigned long long)report.scanned, report.tus.size(),
-               (unsigned long long)report.unique_files, double(report.unique_bytes) / 1e6,
-               double(report.elapsed_us) / 1e6, (unsigned long long)report.from_memo,
-               (unsigned long long)report.exact, (unsigned long long)report.from_compiler);
-  // Compiles left out of the output, by reason (the most common first); a
-  // build's link steps are no news.
-  std::map<std::string, uint64_t> skipped;
-  for (const scan::TuScan& tu : report.tus) {
-    if (!tu.skipped.empty() && tu.compiles) ++skipped[tu.skipped];
-  }
-  if (!skipped.empty()) {
-    std::vector<std::pair<uint64_t, std::string>> by_count;
-    uint64_t total = 0;
-    for (const auto& [why, n] : skipped) {
-      by_count.emplace_back(n, why);
-      total += n;
-    }
-    std::sort(by_count.begin(), by_count.end(),
-              [](const auto& x, const auto& y) { return x.first > y.first; });
-    std::string line = "lexpack: " + std::to_string(total) + " compiles not scanned:";
-    constexpr size_t kShown = 3;
-    for (size_t i = 0; i < by_count.size() && i < kShown; ++i) {
-      line += (i ? "; " : " ") + std::to_string(by_count[i].first) + " " + by_count[i].second;
-    }
-    if (by_count.size() > kShown) {
-      line += "; and " + std::to_string(by_count.size() - kShown) + " other reasons";
-    }
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
-  if (a.timings) {
-    const scan::ScanReport::Phases& p = report.phases;
-    std::fprintf(
-        stderr,
-        "lexpack: scan took %.1f ms: %.1f compiler identities and group memos, %.1f search "
-        "lists asked ahead, %.1f walk, %.1f evaluation, %.1f making group memos, %.1f "
-        "writing the index\n",
-        double(report.elapsed_us) / 1e3, double(p.group_memo_us) / 1e3,
-        double(p.questions_us) / 1e3, double(p.walk_us) / 1e3, double(p.evaluate_us) / 1e3,
-        double(p.remember_us) / 1e3, double(p.write_us) / 1e3);
-  }
+  if (!write_scan_output(a, report)) return 1;
+  print_scan_summary(a, report);
   if (!a.check) return 0;
-  auto deps = ninja_integration::read_ninja_deps(a.build_dir + "/.ninja_deps");
-  if (!deps.ok()) {
-    std::fprintf(stderr, "lexpack: error: %s\n", deps.message().c_str());
-    return 1;
-  }
-  uint64_t unrecorded = 0;
-  std::vector<scan::CheckFinding> findings =
-      scan::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
-  uint64_t missed_tus = 0, extra_tus = 0;
-  for (const scan::CheckFinding& f : findings) {
-    missed_tus += !f.missed.empty();
-    extra_tus += !f.extra.empty();
-    // On stderr: stdout holds the dependencies when no -o takes them.
-    for (const std::string& m : f.missed)
-      std::fprintf(stderr, "missed %s: %s\n", f.output.c_str(), m.c_str());
-    for (const std::string& x : f.extra)
-      std::fprintf(stderr, "extra %s: %s\n", f.output.c_str(), x.c_str());
-  }
-  std::fprintf(stderr,
-               "lexpack: check: %llu TUs miss a file the compiler read, %llu have extra files, "
-               "%llu not recorded by ninja\n",
-               (unsigned long long)missed_tus, (unsigned long long)extra_tus,
-               (unsigned long long)unrecorded);
-  return missed_tus == 0 ? 0 : 1;
+  return check_with_ninja(a, report);
 }
 
 }  // namespace

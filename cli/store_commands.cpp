@@ -118,9 +118,8 @@ void print_stats(const std::string& dir, const cache::StoreStats& s, bool json) 
   }
 }
 
-}  // namespace
-
-void add_store_commands(CLI::App& app, int* exit_code) {
+// `lexpack stats`: what the cache holds, and its counters.
+void add_stats_command(CLI::App& app, int* exit_code) {
   auto* stats = app.add_subcommand("stats", "Show what the cache holds and how well it works");
   auto json = std::make_shared<bool>(false);
   stats->add_flag("--json", *json, "Print one JSON object");
@@ -140,7 +139,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
       }
     }
   });
+}
 
+// `lexpack gc`: the least recently used packs evicted down to a size.
+void add_gc_command(CLI::App& app, int* exit_code) {
   auto* gc = app.add_subcommand("gc", "Evict least recently used packs down to the size limit");
   auto max_size = std::make_shared<std::string>();
   gc->add_option("--max-size", *max_size,
@@ -181,7 +183,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
                   static_cast<unsigned long long>(report->leftovers_removed));
     }
   });
+}
 
+// `lexpack verify`: every blob and record checked, the bad ones dropped.
+void add_verify_command(CLI::App& app, int* exit_code) {
   auto* verify = app.add_subcommand("verify", "Check every blob and record; drop the bad ones");
   verify->callback([exit_code] {
     auto store = open_store(exit_code);
@@ -204,7 +209,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
         static_cast<unsigned long long>(report->orphan_packs));
     if (!report->clean()) *exit_code = 1;
   });
+}
 
+// `lexpack clear`: the cache emptied.
+void add_clear_command(CLI::App& app, int* exit_code) {
   auto* clear = app.add_subcommand("clear", "Remove everything from the cache");
   clear->callback([exit_code] {
     auto store = open_store(exit_code);
@@ -215,7 +223,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
     base::Status status = store->clear();
     if (!status.ok()) *exit_code = fail(status.message());
   });
+}
 
+// `lexpack export`: the cache, or a build's working set, to one file.
+void add_export_command(CLI::App& app, int* exit_code) {
   auto* exp = app.add_subcommand("export", "Write the whole cache to one file");
   auto export_file = std::make_shared<std::string>();
   auto working_set = std::make_shared<bool>(false);
@@ -240,7 +251,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
     print_messages(*store);
     if (!status.ok()) *exit_code = fail(status.message());
   });
+}
 
+// `lexpack import`: an exported file added to the cache.
+void add_import_command(CLI::App& app, int* exit_code) {
   auto* imp = app.add_subcommand("import", "Add the contents of an exported file to the cache");
   auto import_file = std::make_shared<std::string>();
   imp->add_option("FILE", *import_file, "Archive to read")->required();
@@ -263,7 +277,10 @@ void add_store_commands(CLI::App& app, int* exit_code) {
                     ? "signed, not checked: no remote_secret is set"
                     : "not signed: its checksums prove it intact, not who made it");
   });
+}
 
+// `lexpack config`: the effective settings and where they come from.
+void add_config_command(CLI::App& app) {
   auto* config =
       app.add_subcommand("config", "Show the effective settings and where they come from");
   config->callback([] {
@@ -273,6 +290,18 @@ void add_store_commands(CLI::App& app, int* exit_code) {
     }
     for (const auto& w : c.warnings) std::fprintf(stderr, "lexpack: warning: %s\n", w.c_str());
   });
+}
+
+}  // namespace
+
+void add_store_commands(CLI::App& app, int* exit_code) {
+  add_stats_command(app, exit_code);
+  add_gc_command(app, exit_code);
+  add_verify_command(app, exit_code);
+  add_clear_command(app, exit_code);
+  add_export_command(app, exit_code);
+  add_import_command(app, exit_code);
+  add_config_command(app);
 }
 
 }  // namespace lexpack::cli
