@@ -291,10 +291,10 @@ int run_ninja_command(const std::vector<std::string>& args) {
   }
   const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
-    if (auto r = launcher::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));
+    if (auto r = ninja_integration::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));
         r.ok()) {
       record = *r;
-      ::setenv(launcher::kBuildRecordEnv, record.c_str(), 1);
+      ::setenv(ninja_integration::kBuildRecordEnv, record.c_str(), 1);
     }
   }
   // This build's own counts (not the cache's shared counters, which other
@@ -335,7 +335,7 @@ int run_ninja_command(const std::vector<std::string>& args) {
     ::unlink(counts_file.c_str());
   }
   if (!record.empty()) {
-    if (base::Status s = launcher::finish_build_record(cache_dir, record, build_dir); !s.ok())
+    if (base::Status s = ninja_integration::finish_build_record(cache_dir, record, build_dir); !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;

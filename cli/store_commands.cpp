@@ -48,17 +48,17 @@ std::unique_ptr<Store> open_store(int* exit_code) {
 
 // `build_dir` empty: the last build of any directory.
 int export_working_set(Store& store, const std::string& file, const std::string& build_dir) {
-  std::string record = launcher::last_build_record(store.dir());
+  std::string record = ninja_integration::last_build_record(store.dir());
   if (!build_dir.empty()) {
     char buf[PATH_MAX];
     if (!::realpath(build_dir.c_str(), buf)) return fail(build_dir + ": no such directory");
-    record = launcher::build_dir_record(store.dir(), buf);
+    record = ninja_integration::build_dir_record(store.dir(), buf);
     if (::access(record.c_str(), F_OK) != 0) {
       return fail(std::string("no build of ") + buf + " through `lexpack ninja` with this cache");
     }
   }
   std::string built_in;
-  auto keys = launcher::read_build_record(record, &built_in);
+  auto keys = ninja_integration::read_build_record(record, &built_in);
   if (!keys.ok()) return fail(keys.message());
   auto report = cache::export_working_set(store, *keys, file);
   print_messages(store);

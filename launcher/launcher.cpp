@@ -244,7 +244,7 @@ std::optional<LaunchResult> Launcher::look_up(cache::Hash128 key, std::string* w
     r.explanation = result_.explanation;
     return r;
   } else if (std::optional<LaunchResult> hit = serve_hit(*action, outside)) {
-    note_build_use(key);
+    ninja_integration::note_build_use(key);
     return hit;
   } else {
     *why_miss = "cached outputs unavailable";

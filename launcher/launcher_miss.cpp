@@ -187,7 +187,7 @@ std::string Launcher::store_outputs(const std::string& depfile_bytes, const Acti
   if (!pinned.empty()) key = closure::pinned_key(key, cwd_);
   base::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return "not stored: " + stored.message();
-  note_build_use(key);
+  ninja_integration::note_build_use(key);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
   upload_outputs(key, action, std::move(outputs));
   return "stored " + key.hex() + " (lexpack " +

@@ -18,7 +18,7 @@
 #include "base/process.h"
 #include "cache/cache_files.h"
 
-namespace lexpack::launcher {
+namespace lexpack::ninja_integration {
 
 namespace {
 
@@ -140,4 +140,4 @@ base::Result<std::vector<cache::ActionKey>> read_build_record(const std::string&
   return keys;
 }
 
-}  // namespace lexpack::launcher
+}  // namespace lexpack::ninja_integration

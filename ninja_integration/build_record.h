@@ -11,7 +11,7 @@
 #include "cache/cache_files.h"
 #include "cache/store.h"
 
-namespace lexpack::launcher {
+namespace lexpack::ninja_integration {
 
 inline constexpr const char* kBuildRecordEnv = "LEXPACK_BUILD_RECORD";
 
@@ -45,4 +45,4 @@ void note_build_use(const cache::ActionKey& key);
 base::Result<std::vector<cache::ActionKey>> read_build_record(const std::string& path,
                                                               std::string* build_dir = nullptr);
 
-}  // namespace lexpack::launcher
+}  // namespace lexpack::ninja_integration

@@ -220,7 +220,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   store_->add_counter("hits", 1);
   store_->add_counter("server_hits", 1);
   store_->add_counter("time_saved_us", int64_t(action->compile_time_us));
-  launcher::note_build_use(key);
+  ninja_integration::note_build_use(key);
   log->write("hit (server)");
   return hit;
 }

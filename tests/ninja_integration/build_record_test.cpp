@@ -12,7 +12,7 @@
 
 #include "tests/support/test_dir.h"
 
-namespace lexpack::launcher {
+namespace lexpack::ninja_integration {
 namespace {
 
 TEST(BuildRecord, PlantedLinkIsNotFollowed) {
@@ -56,4 +56,4 @@ TEST(BuildRecord, StartAndFinish) {
 }
 
 }  // namespace
-}  // namespace lexpack::launcher
+}  // namespace lexpack::ninja_integration
