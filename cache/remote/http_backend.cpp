@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <cstring>
 
 #include "cache/remote/backend.h"
@@ -26,14 +27,11 @@ namespace {
 
 using Clock = Pace::Clock;
 
-int ms_left(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : int(left.count());
-}
-
 // Rounded up for the pace, so that a poll that times out finds it passed.
 int ms_until(Clock::time_point deadline, const Pace& pace) {
-  return std::min(ms_left(deadline), ms_left(pace.give_up()) + 1);
+  int pace_ms = poll_ms_until(pace.give_up());
+  if (pace_ms < std::numeric_limits<int>::max()) ++pace_ms;
+  return std::min(poll_ms_until(deadline), pace_ms);
 }
 
 std::string base64(std::string_view in) {

@@ -3,8 +3,10 @@
 // program linked with libcurl only, so this header needs nothing else).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace lexpack::cache::remote {
@@ -56,5 +58,15 @@ class Pace {
   bool got_ = false;
   uint64_t bytes_ = 0;
 };
+
+// Milliseconds until `deadline` for poll(2), in [0, INT_MAX]: a check turned
+// off gives time_point::max(), whose distance in milliseconds does not fit
+// an int (cast, it can turn negative, and poll would wait forever).
+inline int poll_ms_until(Pace::Clock::time_point deadline) {
+  const Pace::Clock::time_point now = Pace::Clock::now();
+  if (deadline <= now) return 0;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+  return int(std::min<int64_t>(left.count(), std::numeric_limits<int>::max()));
+}
 
 }  // namespace lexpack::cache::remote

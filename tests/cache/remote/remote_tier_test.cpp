@@ -3,11 +3,13 @@
 // server, a refused port, a server that never answers, corrupted or swapped
 // entries. None may fail or stall; each is counted.
 #include "cache/remote/remote_tier.h"
+#include "cache/remote/transfer_pace.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -417,6 +419,18 @@ TEST_F(Tier, AReplySlowerThanTheMinimumRateIsATimeout) {
   EXPECT_EQ(spec->first_byte_timeout_ms, 250);
   EXPECT_EQ(spec->min_rate, 0);
   EXPECT_FALSE(parse_remote_spec("http://127.0.0.1:1/c|first-byte-timeout=0").ok());
+}
+
+// A check turned off (min-rate=0) is a pace that never gives up:
+// time_point::max(), which poll must get as a long wait, never as a negative
+// (endless) one from an int that overflowed.
+TEST(PollTimeout, IsClampedToWhatPollTakes) {
+  using Clock = Pace::Clock;
+  EXPECT_EQ(poll_ms_until(Clock::time_point::max()), std::numeric_limits<int>::max());
+  EXPECT_EQ(poll_ms_until(Clock::now() - std::chrono::seconds(1)), 0);
+  int soon = poll_ms_until(Clock::now() + std::chrono::milliseconds(100));
+  EXPECT_GE(soon, 0);
+  EXPECT_LE(soon, 100);
 }
 
 // A remote_secret too short to be one stops the remote tier, with a reason:
