@@ -68,7 +68,6 @@ MemoView view_of(const ClosureMemo& m);
 
 // The fields of encoded memo `bytes` as views into it; false when it is not
 // a memo.
-bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_key,
-                bool* uses_date);
+bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_key, bool* uses_date);
 
 }  // namespace lexpack::closure
