@@ -1,13 +1,14 @@
 // ClosureMemoUnion: the memos of many TUs merged into one whose check fails
 // exactly when one of theirs would, so a whole-build scan checks each fact
 // once (see closure_memo.h).
+#include "closure/closure_memo.h"
+
 #include <functional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "base/view_map.h"
-#include "closure/closure_memo.h"
 #include "closure/memo_format.h"
 
 namespace lexpack::closure {
