@@ -8,7 +8,6 @@
 
 #include "base/file_stat.h"
 #include "base/file_util.h"
-#include "closure/closure_memo.h"
 #include "closure/file_state.h"
 
 namespace lexpack::closure {

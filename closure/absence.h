@@ -16,10 +16,9 @@
 
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
+#include "closure/memo_stat_source.h"
 
 namespace lexpack::closure {
-
-class MemoStatSource;
 
 // Whether `path` (relative to `cwd`, "" for this process's) is no entry at
 // all: a dangling symlink is missing to stat(2) yet its target may appear

@@ -16,6 +16,7 @@
 #include "cache/hash.h"
 #include "cache/store.h"
 #include "closure/dependency_closure.h"
+#include "closure/memo_stat_source.h"
 #include "compiler/search_list.h"
 
 namespace lexpack::closure {
@@ -117,16 +118,6 @@ class ClosureMemoUnion {
 // The dependencies' paths of encoded memo `bytes`, as views into it; false
 // when it is not a memo.
 bool closure_memo_dependencies(std::string_view bytes, std::vector<std::string_view>* paths);
-
-// Where a memo check gets its stat answers: by default handles on the
-// checked directories; a whole-build scan shares its answers across TUs.
-class MemoStatSource {
- public:
-  virtual ~MemoStatSource() = default;
-  // stat(2) following symlinks: false unless a regular file (a directory).
-  virtual bool stat_file(std::string_view path, base::StatSignature* sig) = 0;
-  virtual bool stat_dir(std::string_view path, base::StatSignature* sig) = 0;
-};
 
 // Empty when everything recorded still holds; else what changed first
 // ("changed: inc/a.h", "appeared: inc/b.h", ...). `stats` null: the default.

@@ -159,111 +159,74 @@ bool claim(Node* n) {
   return n->state.compare_exchange_strong(expected, Node::kClaimed, std::memory_order_acq_rel);
 }
 
-}  // namespace
+// One TU's walk over the include graph, in the steps compute_closure takes:
+// the roots, the walk, the evaluation of what the walk cannot see, what
+// makes the closure unsure, the precompiled headers and the failed probes.
+class ClosureWalk {
+ public:
+  ClosureWalk(FileStates* files, const compiler::CompileCommand& command,
+              const compiler::SearchList& list, compiler::CompilerKind kind, const std::string& cwd)
+      : files_(files),
+        command_(command),
+        kind_(kind),
+        cwd_(cwd),
+        storage_(std::make_shared<Storage>()),
+        graph_(files->shared()),
+        // Without a scan the resolver keeps its answers and stat results to itself.
+        resolver_(list, kind, files->shared(), cwd) {
+    if (!graph_) graph_ = (storage_->own_graph = std::make_unique<ScanFileCache>()).get();
+    closure_.storage = storage_;
+    resolver_.number_candidates_in(graph_);
+  }
 
-base::Result<Closure> compute_closure(FileStates* files, const compiler::CompileCommand& command,
-                                      const compiler::SearchList& list, compiler::CompilerKind kind,
-                                      const std::string& cwd, PresenceEvaluator* presence) {
-  // What the closure's failed candidates point into: the answers of the
-  // roots, and for one compile (no scan) its own graph, whose nodes hold the
-  // other answers. A scan's graph is shared between its TUs and outlives them.
-  struct Storage {
-    std::unique_ptr<ScanFileCache> own_graph;
-    std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
-    std::vector<std::string> pch_probes;  // precompiled headers looked for, none there
-    std::vector<std::string> pch_files;   // and those there
-  };
-  auto storage = std::make_shared<Storage>();
-  Closure closure;
-  ScanFileCache* shared = files->shared();
-  ScanFileCache* graph = shared;
-  if (!graph) graph = (storage->own_graph = std::make_unique<ScanFileCache>()).get();
-  closure.storage = storage;
-  // Without a scan the resolver keeps its answers and stat results to itself.
-  IncludeResolver resolver(list, kind, shared, cwd);
-  resolver.number_candidates_in(graph);
-  // files[] position of each path id reached, -1 for none yet: one entry per
-  // path. But each node is walked: the same path found at another place in
-  // the search chain has other #include_next answers.
-  std::vector<int32_t> position;
-  std::vector<Node*> queue;
-  base::FlatSet<const Node*> walked(256);
-  // Every answer the walk used that has failed candidates (nodes and
-  // `storage` keep them alive).
-  std::vector<const ScanFileCache::Answer*> answers;
-
-  auto enqueue = [&](Node* n) {
-    if (n->path_id >= position.size()) position.resize(n->path_id + 1 + position.size() / 2, -1);
-    int32_t& pos = position[n->path_id];
-    if (pos >= 0) {
-      closure.files[size_t(pos)].presence_only = false;  // filled in when its turn comes
-    } else {
-      pos = int32_t(closure.files.size());
-      closure.files.push_back({n->where.path, n->where.stat, {}, false, {}});
+  // Queues the source, then the files the compiler reads before it: gcc's
+  // implicit stdc-predef.h, then -imacros/-include files, searched first in
+  // the working directory. Fails when the source cannot be stat'ed.
+  base::Status start() {
+    base::StatSignature source_sig;
+    if (!base::stat_file(command_.source, &source_sig)) {
+      return base::Status::error("cannot stat source " + command_.source);
     }
-    if (walked.insert(n)) queue.push_back(n);
-  };
-
-  base::StatSignature source_sig;
-  if (!base::stat_file(command.source, &source_sig)) {
-    return base::Status::error("cannot stat source " + command.source);
-  }
-  const std::string& context = resolver.context();
-  enqueue(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
-
-  // Files the compiler reads before the source: gcc's implicit stdc-predef.h,
-  // then -imacros/-include files, searched first in the working directory.
-  auto root = [&](std::string_view name, bool angled) {
-    std::shared_ptr<const ScanFileCache::Answer> a =
-        resolver.answer(name, angled, false, "", kFoundOutsideChain);
-    if (!a->failed.empty()) answers.push_back(a.get());
-    storage->roots.push_back(a);
-    if (a->resolution.found) enqueue(graph->node(context, a->resolution));
-    return a->resolution.found;
-  };
-  std::string presence_reason;  // why a macro-reached __has_include needs evaluating
-  if (std::string arg = has_include_in_macro_args(command); !arg.empty()) {
-    presence_reason = "__has_include through a macro of the command: " + arg;
-  }
-  std::vector<Resolution> forced;  // as the compiler reads them, stdc-predef.h first
-  // The searches gcc makes while it may still take a precompiled header.
-  std::vector<const ScanFileCache::Answer*> first_searches;
-  if (kind == compiler::CompilerKind::kGcc && reads_stdc_predef(command)) {
-    const bool found = root("stdc-predef.h", true);
-    first_searches.push_back(storage->roots.back().get());
-    if (found) forced.push_back(storage->roots.back()->resolution);
-  }
-  for (const std::string& name : command.forced_includes) {
-    const bool found = root(name, false);
-    first_searches.push_back(storage->roots.back().get());
-    if (!found) {
-      closure.unsure = "forced include not found: " + name;
-      closure.forced_missing = true;
-    } else {
-      forced.push_back(storage->roots.back()->resolution);
+    const std::string& context = resolver_.context();
+    enqueue(
+        graph_->node(context, Resolution{true, command_.source, kFoundOutsideChain, source_sig}));
+    if (std::string arg = has_include_in_macro_args(command_); !arg.empty()) {
+      presence_reason_ = "__has_include through a macro of the command: " + arg;
     }
+    if (kind_ == compiler::CompilerKind::kGcc && reads_stdc_predef(command_)) {
+      const bool found = root("stdc-predef.h", true);
+      first_searches_.push_back(storage_->roots.back().get());
+      if (found) forced_.push_back(storage_->roots.back()->resolution);
+    }
+    for (const std::string& name : command_.forced_includes) {
+      const bool found = root(name, false);
+      first_searches_.push_back(storage_->roots.back().get());
+      if (!found) {
+        closure_.unsure = "forced include not found: " + name;
+        closure_.forced_missing = true;
+      } else {
+        forced_.push_back(storage_->roots.back()->resolution);
+      }
+    }
+    return base::Status();
   }
-  bool met_computed = false;       // a computed include the walk did not follow
-  std::string assembler_file;      // the first file naming gas's .include or .incbin
-  std::vector<size_t> once_files;  // closure files holding #pragma once
-  // What the source's computed includes and macro-reached questions found.
-  std::vector<const ScanFileCache::Answer*> source_searches;
+
   // Walks the queue from `next` on (again after an evaluation queued the
   // files computed includes name).
-  auto walk = [&](size_t next) -> base::Status {
-    for (; next < queue.size(); ++next) {
-      Node* n = queue[next];
+  base::Status walk(size_t next) {
+    for (; next < queue_.size(); ++next) {
+      Node* n = queue_[next];
       if (n->state.load(std::memory_order_acquire) != Node::kExpanded) {
         if (claim(n)) {
-          expand(n, files, &resolver, graph, cwd);
+          expand(n, files_, &resolver_, graph_, cwd_);
         } else {
           // Another TU's walk is expanding it: expand the nodes queued after it
           // meanwhile (this walk needs them too; the order of expansion changes
           // nothing), then wait.
           for (size_t k = next + 1;
-               k < queue.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded;
+               k < queue_.size() && n->state.load(std::memory_order_acquire) != Node::kExpanded;
                ++k) {
-            if (claim(queue[k])) expand(queue[k], files, &resolver, graph, cwd);
+            if (claim(queue_[k])) expand(queue_[k], files_, &resolver_, graph_, cwd_);
           }
           std::unique_lock lock(n->mu);
           n->expanded.wait(
@@ -273,43 +236,39 @@ base::Result<Closure> compute_closure(FileStates* files, const compiler::Compile
       if (!n->status.ok()) return n->status;
       const std::string& path = n->where.path;
       const FileSummary& summary = *n->summary;
-      if (n->path_id >= position.size()) position.resize(n->path_id + 1, -1);
-      ClosureFile& file = closure.files[size_t(position[n->path_id])];
+      if (n->path_id >= position_.size()) position_.resize(n->path_id + 1, -1);
+      ClosureFile& file = closure_.files[size_t(position_[n->path_id])];
       file.content = summary.content;
       file.normal = n->normal;
-      closure.uses_date = closure.uses_date || summary.uses_date;
-      closure.uses_time = closure.uses_time || summary.uses_time;
-      if (summary.assembler_reads && assembler_file.empty()) assembler_file = path;
-      if (summary.pragma_once) once_files.push_back(size_t(position[n->path_id]));
-      if (n->computed_presence && presence_reason.empty()) {
-        presence_reason = "computed __has_include in " + path;
+      closure_.uses_date = closure_.uses_date || summary.uses_date;
+      closure_.uses_time = closure_.uses_time || summary.uses_time;
+      if (summary.assembler_reads && assembler_file_.empty()) assembler_file_ = path;
+      if (summary.pragma_once) once_files_.push_back(size_t(position_[n->path_id]));
+      if (n->computed_presence && presence_reason_.empty()) {
+        presence_reason_ = "computed __has_include in " + path;
       }
-      met_computed = met_computed || n->computed;
+      met_computed_ = met_computed_ || n->computed;
       for (const Node::Edge& edge : n->edges) {
-        if (edge.failed) answers.push_back(edge.answer.get());
+        if (edge.failed) answers_.push_back(edge.answer.get());
         if (!edge.node) continue;
         if (!edge.presence) {
           enqueue(edge.node);
           continue;
         }
-        Node* c = edge.node;
-        if (c->path_id >= position.size())
-          position.resize(c->path_id + 1 + position.size() / 2, -1);
-        if (position[c->path_id] < 0) {
-          position[c->path_id] = int32_t(closure.files.size());
-          closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
-        }
+        add_presence_only(edge.node);
       }
     }
     return base::Status();
-  };
-  if (base::Status walked_all = walk(0); !walked_all.ok()) return walked_all;
+  }
+
   // A computed include is evaluated too: when the evaluation is exact, the
   // files it names join the walk (a hit then checks them through the memo);
   // else the compiler's depfile tells them (the self-check's payload).
-  const bool evaluate_anyway =
-      presence && (presence->every_tu() || met_computed) && closure.unsure.empty();
-  if ((!presence_reason.empty() && closure.unsure.empty()) || evaluate_anyway) {
+  base::Status evaluate(PresenceEvaluator* presence) {
+    const bool evaluate_anyway =
+        presence && (presence->every_tu() || met_computed_) && closure_.unsure.empty();
+    const bool needed = !presence_reason_.empty() && closure_.unsure.empty();
+    if (!needed && !evaluate_anyway) return base::Status();
     std::string why = "evaluation not available";
     if (presence) {
       // Every question the evaluation asks is recorded like a direct
@@ -317,100 +276,199 @@ base::Result<Closure> compute_closure(FileStates* files, const compiler::Compile
       const PresenceEvaluator::Ask ask = [&](std::string_view name, bool angled, bool next,
                                              const Resolution& includer) -> const Resolution& {
         std::shared_ptr<const ScanFileCache::Answer> a =
-            resolver.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
-        if (!a->failed.empty()) answers.push_back(a.get());
-        if (includer.path == command.source && command.forced_includes.empty()) {
-          source_searches.push_back(a.get());
+            resolver_.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
+        if (!a->failed.empty()) answers_.push_back(a.get());
+        if (includer.path == command_.source && command_.forced_includes.empty()) {
+          source_searches_.push_back(a.get());
         }
-        storage->roots.push_back(a);
+        storage_->roots.push_back(a);
         if (a->resolution.found) {
           // The node of an answer is the same for every asker (see expand).
           Node* c = a->node.load(std::memory_order_acquire);
           if (!c) {
-            c = graph->node(context, a->resolution);
+            c = graph_->node(resolver_.context(), a->resolution);
             a->node.store(c, std::memory_order_release);
           }
-          if (c->path_id >= position.size()) position.resize(c->path_id + 1, -1);
-          if (position[c->path_id] < 0) {
-            position[c->path_id] = int32_t(closure.files.size());
-            closure.files.push_back({c->where.path, c->where.stat, {}, true, {}});
-          }
+          add_presence_only(c);
         }
         return a->resolution;
       };
-      why = presence->evaluate(queue[0]->where, forced, ask);
-      closure.presence_evaluated = why.empty() && !presence_reason.empty();
-      if (why.empty() && met_computed) {
+      why = presence->evaluate(queue_[0]->where, forced_, ask);
+      closure_.presence_evaluated = why.empty() && !presence_reason_.empty();
+      if (why.empty() && met_computed_) {
         // Each file a computed include named is a file of the closure, walked
         // like a direct include's. Computed includes the walk meets in them
         // were expanded by the same evaluation (it covers the whole TU).
-        const size_t walked_before = queue.size();
+        const size_t walked_before = queue_.size();
         for (const Resolution& r : presence->computed_includes()) {
-          enqueue(graph->node(context, r));
+          enqueue(graph_->node(resolver_.context(), r));
         }
         if (base::Status walked_all = walk(walked_before); !walked_all.ok()) return walked_all;
-        closure.computed_evaluated = true;
+        closure_.computed_evaluated = true;
       }
     }
-    if (!why.empty() && !presence_reason.empty()) closure.unsure = presence_reason + ": " + why;
-  }
-  closure.has_computed_include = met_computed && !closure.computed_evaluated;
-  closure.once_twins = once_twin_partition(once_files, &closure);
-  // The evaluation takes #pragma once by inode, as clang does; gcc merges
-  // equal files of equal mtime too, and may then take other branches.
-  if (!closure.once_twins.empty() && kind == compiler::CompilerKind::kGcc &&
-      (closure.presence_evaluated || closure.computed_evaluated) && closure.unsure.empty() &&
-      once_twins_merged_by_time(closure)) {
-    closure.unsure =
-        "identical #pragma once files that gcc takes as one, and conditionals "
-        "evaluated as if they were two";
-  }
-  // The assembler reads files the preprocessor never sees: gas's .include
-  // and .incbin, in assembly or in inline asm of C and C++, written in the
-  // source or in a file it includes. Neither the walk nor the compiler's
-  // depfile names them, so such a compile has no key.
-  if (!assembler_file.empty() && closure.unsure.empty()) {
-    closure.unsure = "the assembler's .include or .incbin in " + assembler_file +
-                     " reads files the preprocessor does not see";
-    closure.assembler_include = true;
-  }
-  if (closure.unsure.empty() && !command.makes_pch) {
-    if (command.forced_includes.empty()) {
-      for (const Node::Edge& edge : queue[0]->edges) first_searches.push_back(edge.answer.get());
-      first_searches.insert(first_searches.end(), source_searches.begin(), source_searches.end());
+    if (!why.empty() && !presence_reason_.empty()) {
+      closure_.unsure = presence_reason_ + ": " + why;
     }
-    add_precompiled_headers(files, command, kind, cwd, first_searches, &storage->pch_probes,
-                            &storage->pch_files, &closure);
+    return base::Status();
   }
+
+  // What the walk met that the key cannot model: computed includes left
+  // unevaluated, #pragma once twins gcc may merge, the assembler's own reads.
+  void judge() {
+    closure_.has_computed_include = met_computed_ && !closure_.computed_evaluated;
+    closure_.once_twins = once_twin_partition(once_files_, &closure_);
+    // The evaluation takes #pragma once by inode, as clang does; gcc merges
+    // equal files of equal mtime too, and may then take other branches.
+    if (!closure_.once_twins.empty() && kind_ == compiler::CompilerKind::kGcc &&
+        (closure_.presence_evaluated || closure_.computed_evaluated) && closure_.unsure.empty() &&
+        once_twins_merged_by_time(closure_)) {
+      closure_.unsure =
+          "identical #pragma once files that gcc takes as one, and conditionals "
+          "evaluated as if they were two";
+    }
+    // The assembler reads files the preprocessor never sees: gas's .include
+    // and .incbin, in assembly or in inline asm of C and C++, written in the
+    // source or in a file it includes. Neither the walk nor the compiler's
+    // depfile names them, so such a compile has no key.
+    if (!assembler_file_.empty() && closure_.unsure.empty()) {
+      closure_.unsure = "the assembler's .include or .incbin in " + assembler_file_ +
+                        " reads files the preprocessor does not see";
+      closure_.assembler_include = true;
+    }
+  }
+
+  // The precompiled headers the compiler may take (add_precompiled_headers).
+  void add_precompiled() {
+    if (!closure_.unsure.empty() || command_.makes_pch) return;
+    if (command_.forced_includes.empty()) {
+      for (const Node::Edge& edge : queue_[0]->edges) first_searches_.push_back(edge.answer.get());
+      first_searches_.insert(first_searches_.end(), source_searches_.begin(),
+                             source_searches_.end());
+    }
+    add_precompiled_headers(files_, command_, kind_, cwd_, first_searches_, &storage_->pch_probes,
+                            &storage_->pch_files, &closure_);
+  }
+
   // Many files ask the same questions: each answer's failed candidates are
-  // taken once, in the order the walk met them (the same on every run).
-  base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers.size());
-  std::vector<uint8_t> seen;  // by candidate id
-  for (const ScanFileCache::Answer* a : answers) {
-    if (!seen_answers.insert(a)) continue;
-    if (a->failed_ids.size() != a->failed.size()) {
-      return base::Status::error("internal: failed candidates without numbers");
+  // taken once, in the order the walk met them (the same on every run), then
+  // the places where no precompiled header is.
+  base::Status add_failed_probes() {
+    base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers_.size());
+    std::vector<uint8_t> seen;  // by candidate id
+    for (const ScanFileCache::Answer* a : answers_) {
+      if (!seen_answers.insert(a)) continue;
+      if (a->failed_ids.size() != a->failed.size()) {
+        return base::Status::error("internal: failed candidates without numbers");
+      }
+      for (size_t i = 0; i < a->failed.size(); ++i) {
+        uint32_t id = a->failed_ids[i];
+        if (id >= seen.size()) seen.resize(id + 1 + seen.size() / 2, 0);
+        if (seen[id]) continue;
+        seen[id] = 1;
+        closure_.failed_probes.push_back(a->failed[i]);
+        closure_.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
+        closure_.failed_probe_ids.push_back(id);
+      }
     }
-    for (size_t i = 0; i < a->failed.size(); ++i) {
-      uint32_t id = a->failed_ids[i];
-      if (id >= seen.size()) seen.resize(id + 1 + seen.size() / 2, 0);
-      if (seen[id]) continue;
-      seen[id] = 1;
-      closure.failed_probes.push_back(a->failed[i]);
-      closure.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
-      closure.failed_probe_ids.push_back(id);
+    for (const std::string& p : storage_->pch_probes) {
+      const ScanFileCache::CandidateIds id = graph_->candidate_ids(p);
+      if (id.candidate >= seen.size()) seen.resize(id.candidate + 1 + seen.size() / 2, 0);
+      if (seen[id.candidate]) continue;
+      seen[id.candidate] = 1;
+      closure_.failed_probes.push_back(p);
+      closure_.failed_probe_dirs.push_back(id.dir);
+      closure_.failed_probe_ids.push_back(id.candidate);
+    }
+    return base::Status();
+  }
+
+  Closure take() { return std::move(closure_); }
+
+ private:
+  // What the closure's failed candidates point into: the answers of the
+  // roots, and for one compile (no scan) its own graph, whose nodes hold the
+  // other answers. A scan's graph is shared between its TUs and outlives them.
+  struct Storage {
+    std::unique_ptr<ScanFileCache> own_graph;
+    std::vector<std::shared_ptr<const ScanFileCache::Answer>> roots;
+    std::vector<std::string> pch_probes;  // precompiled headers looked for, none there
+    std::vector<std::string> pch_files;   // and those there
+  };
+
+  void enqueue(Node* n) {
+    if (n->path_id >= position_.size()) position_.resize(n->path_id + 1 + position_.size() / 2, -1);
+    int32_t& pos = position_[n->path_id];
+    if (pos >= 0) {
+      closure_.files[size_t(pos)].presence_only = false;  // filled in when its turn comes
+    } else {
+      pos = int32_t(closure_.files.size());
+      closure_.files.push_back({n->where.path, n->where.stat, {}, false, {}});
+    }
+    if (walked_.insert(n)) queue_.push_back(n);
+  }
+
+  // A file a __has_include found: in the closure (unless it is already),
+  // not walked.
+  void add_presence_only(const Node* c) {
+    if (c->path_id >= position_.size()) position_.resize(c->path_id + 1 + position_.size() / 2, -1);
+    if (position_[c->path_id] < 0) {
+      position_[c->path_id] = int32_t(closure_.files.size());
+      closure_.files.push_back({c->where.path, c->where.stat, {}, true, {}});
     }
   }
-  for (const std::string& p : storage->pch_probes) {
-    const ScanFileCache::CandidateIds id = graph->candidate_ids(p);
-    if (id.candidate >= seen.size()) seen.resize(id.candidate + 1 + seen.size() / 2, 0);
-    if (seen[id.candidate]) continue;
-    seen[id.candidate] = 1;
-    closure.failed_probes.push_back(p);
-    closure.failed_probe_dirs.push_back(id.dir);
-    closure.failed_probe_ids.push_back(id.candidate);
+
+  // A file the compiler reads before the source, queued when found.
+  bool root(std::string_view name, bool angled) {
+    std::shared_ptr<const ScanFileCache::Answer> a =
+        resolver_.answer(name, angled, false, "", kFoundOutsideChain);
+    if (!a->failed.empty()) answers_.push_back(a.get());
+    storage_->roots.push_back(a);
+    if (a->resolution.found) enqueue(graph_->node(resolver_.context(), a->resolution));
+    return a->resolution.found;
   }
-  return closure;
+
+  FileStates* files_;
+  const compiler::CompileCommand& command_;
+  compiler::CompilerKind kind_;
+  const std::string& cwd_;
+  std::shared_ptr<Storage> storage_;
+  Closure closure_;
+  ScanFileCache* graph_;
+  IncludeResolver resolver_;
+  // files[] position of each path id reached, -1 for none yet: one entry per
+  // path. But each node is walked: the same path found at another place in
+  // the search chain has other #include_next answers.
+  std::vector<int32_t> position_;
+  std::vector<Node*> queue_;
+  base::FlatSet<const Node*> walked_{256};
+  // Every answer the walk used that has failed candidates (nodes and
+  // `storage_` keep them alive).
+  std::vector<const ScanFileCache::Answer*> answers_;
+  std::string presence_reason_;     // why a macro-reached __has_include needs evaluating
+  std::vector<Resolution> forced_;  // as the compiler reads them, stdc-predef.h first
+  // The searches gcc makes while it may still take a precompiled header.
+  std::vector<const ScanFileCache::Answer*> first_searches_;
+  bool met_computed_ = false;       // a computed include the walk did not follow
+  std::string assembler_file_;      // the first file naming gas's .include or .incbin
+  std::vector<size_t> once_files_;  // closure files holding #pragma once
+  // What the source's computed includes and macro-reached questions found.
+  std::vector<const ScanFileCache::Answer*> source_searches_;
+};
+
+}  // namespace
+
+base::Result<Closure> compute_closure(FileStates* files, const compiler::CompileCommand& command,
+                                      const compiler::SearchList& list, compiler::CompilerKind kind,
+                                      const std::string& cwd, PresenceEvaluator* presence) {
+  ClosureWalk walk(files, command, list, kind, cwd);
+  if (base::Status started = walk.start(); !started.ok()) return started;
+  if (base::Status walked_all = walk.walk(0); !walked_all.ok()) return walked_all;
+  if (base::Status evaluated = walk.evaluate(presence); !evaluated.ok()) return evaluated;
+  walk.judge();
+  walk.add_precompiled();
+  if (base::Status probes = walk.add_failed_probes(); !probes.ok()) return probes;
+  return walk.take();
 }
 
 void expand_reachable(FileStates* files, const compiler::CompileCommand& command,

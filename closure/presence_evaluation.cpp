@@ -5,9 +5,6 @@
 // store per compiler identity and arguments.
 #include "closure/presence_evaluation.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -17,9 +14,9 @@
 
 #include "base/file_util.h"
 #include "base/once_map.h"
-#include "base/process.h"
 #include "base/view_map.h"
 #include "closure/builtin_candidates.h"
+#include "closure/compiler_facts.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/scanner.h"
 #include "preprocessor/preprocessor.h"
@@ -29,12 +26,7 @@ namespace {
 
 constexpr std::string_view kFactsTable = "compiler_facts";
 constexpr std::string_view kQuestionsTable = "builtin_questions";
-constexpr std::string_view kAnswerMacro = "__lexpack_answer_";
 constexpr int kMaxRounds = 4;
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 bool word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -49,101 +41,6 @@ bool has_word(std::string_view text, std::string_view word) {
     }
   }
   return false;
-}
-
-// What the compiler says before any file is read: its -dM output (the
-// answers' own macros taken out) and the answers to builtin questions.
-struct CompilerFacts {
-  std::string predefined;
-  std::map<std::string, intmax_t> answers;  // "__has_builtin(__builtin_expect)" -> 1
-};
-
-// The text of a file that asks `questions` of the compiler's preprocessor.
-std::string question_file(const std::vector<std::string>& questions) {
-  std::string out;
-  for (size_t i = 0; i < questions.size(); ++i) {
-    const std::string macro = std::string(kAnswerMacro) + std::to_string(i);
-    out += "#if " + questions[i] + "\n#define " + macro + " 1\n#else\n#define " + macro +
-           " 0\n#endif\n";
-  }
-  return out;
-}
-
-base::Result<CompilerFacts> ask_compiler(const compiler::CompilerIdentity& identity,
-                                         const compiler::CompileCommand& command,
-                                         const std::vector<std::string>& arguments,
-                                         const std::vector<std::string>& questions) {
-  const char* tmp = getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/lexpack-questions-XXXXXX";
-  int fd = mkstemp(path.data());
-  if (fd < 0) return base::Status::error("cannot create a temporary file in " + path);
-  const std::string text = question_file(questions);
-  const bool written = base::write_all(fd, text);
-  ::close(fd);
-  std::vector<std::string> argv = {identity.program};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
-  argv.insert(argv.end(),
-              {"-dM", "-E", "-x", std::string(compiler::language_name(command.language)), path});
-  // Predefined macros and builtin answers do not depend on the working
-  // directory (no file of the command is read: -include is left out).
-  base::ProcessResult r;
-  if (written) r = base::run_captured(argv, true);
-  ::unlink(path.c_str());
-  if (!written) return base::Status::error("cannot write " + path);
-  if (!r.started || r.exit_code != 0) {
-    return base::Status::error("the compiler's -dM run failed: " + r.error + r.err.substr(0, 200));
-  }
-  CompilerFacts facts;
-  size_t pos = 0;
-  while (pos < r.out.size()) {
-    size_t end = r.out.find('\n', pos);
-    if (end == std::string::npos) end = r.out.size();
-    std::string_view line(r.out.data() + pos, end - pos);
-    pos = end + 1;
-    constexpr std::string_view kDefine = "#define ";
-    if (starts_with(line, std::string(kDefine) + std::string(kAnswerMacro))) {
-      std::string_view rest = line.substr(kDefine.size() + kAnswerMacro.size());
-      size_t space = rest.find(' ');
-      if (space == std::string_view::npos) continue;
-      size_t index = std::stoul(std::string(rest.substr(0, space)));
-      if (index < questions.size()) facts.answers[questions[index]] = rest.substr(space + 1) == "1";
-      continue;
-    }
-    facts.predefined.append(line).push_back('\n');
-  }
-  if (facts.answers.size() != questions.size()) {
-    return base::Status::error("the compiler did not answer every builtin question");
-  }
-  return facts;
-}
-
-std::string encode_facts(const CompilerFacts& f) {
-  std::string out = std::to_string(f.answers.size()) + "\n";
-  for (const auto& [q, a] : f.answers) out += q + "\n" + std::to_string(a) + "\n";
-  return out + f.predefined;
-}
-
-bool decode_facts(std::string_view bytes, CompilerFacts* f) {
-  auto line = [&](std::string* out) {
-    size_t end = bytes.find('\n');
-    if (end == std::string_view::npos) return false;
-    out->assign(bytes.substr(0, end));
-    bytes.remove_prefix(end + 1);
-    return true;
-  };
-  std::string count, q, a;
-  if (!line(&count)) return false;
-  size_t n = 0;
-  for (char c : count) {
-    if (c < '0' || c > '9') return false;
-    n = n * 10 + size_t(c - '0');
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!line(&q) || !line(&a) || (a != "0" && a != "1")) return false;
-    f->answers[q] = a == "1";
-  }
-  f->predefined.assign(bytes);
-  return true;
 }
 
 // A file by device and inode: looked up for every file a TU enters.
@@ -321,79 +218,6 @@ class ClosureHost : public preprocessor::Host {
 
 }  // namespace
 
-std::vector<std::string> macro_arguments(const compiler::CompileCommand& command,
-                                         bool include_dirs) {
-  // Include directories stay unless asked not to: gcc reads stdc-predef.h
-  // through the include search before every file, so a directory holding
-  // its own changes the predefined macros.
-  static constexpr std::string_view kWithValue[] = {"-o",       "-MF",      "-MT", "-MQ",
-                                                    "-include", "-imacros", "-x"};
-  static constexpr std::string_view kJoined[] = {"-o", "-MF", "-MT", "-MQ"};
-  static constexpr std::string_view kDirs[] = {"-I", "-iquote", "-isystem", "-idirafter"};
-  std::vector<std::string> out;
-  const std::vector<std::string>& a = command.args;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& arg = a[i];
-    bool separate = false;
-    for (std::string_view v : kWithValue) separate = separate || arg == v;
-    if (!include_dirs) {
-      for (std::string_view v : kDirs) separate = separate || arg == v;
-    }
-    if (separate) {
-      ++i;
-      continue;
-    }
-    bool joined = false;
-    for (std::string_view v : kJoined) joined = joined || starts_with(arg, v);
-    if (!include_dirs) {
-      for (std::string_view v : kDirs) joined = joined || starts_with(arg, v);
-    }
-    if (joined || arg == "-c" || arg == "-MD" || arg == "-MMD" || arg == "-MP" || arg == "-MG" ||
-        arg == "-M" || arg == "-MM" || arg == command.source) {
-      continue;
-    }
-    out.push_back(arg);
-  }
-  return out;
-}
-
-MacroArguments split_macro_arguments(const compiler::CompileCommand& command, bool include_dirs,
-                                     bool defines_apart) {
-  MacroArguments out;
-  out.ask = macro_arguments(command, include_dirs);
-  // Flags that define or undefine a macro out of the command's sight, or
-  // take the next argument as their value, leave every argument in place.
-  for (const std::string& a : out.ask) {
-    if (starts_with(a, "-Wp,") || starts_with(a, "-X") || starts_with(a, "--define-macro") ||
-        starts_with(a, "--undefine-macro")) {
-      return out;
-    }
-  }
-  bool has_undef = false;
-  std::vector<std::string> defines;
-  for (const compiler::CompileCommand::MacroArg& m : command.macros) {
-    has_undef = has_undef || m.undef;
-    if (!m.undef) defines.push_back(m.text);
-  }
-  defines_apart = defines_apart && !has_undef;
-  std::vector<std::string> ask;
-  ask.reserve(out.ask.size());
-  for (size_t i = 0; i < out.ask.size(); ++i) {
-    const std::string& a = out.ask[i];
-    if (defines_apart && a == "-D" && i + 1 < out.ask.size()) {
-      out.defines.push_back(out.ask[++i]);
-    } else if (defines_apart && starts_with(a, "-D") && a.size() > 2) {
-      out.defines.push_back(a.substr(2));
-    } else if (!(starts_with(a, "-W") && a.size() > 2)) {
-      ask.push_back(a);
-    }
-  }
-  // Only when the defines found are the command's own, in its order.
-  if (defines_apart && out.defines != defines) return {macro_arguments(command, include_dirs), {}};
-  out.ask = std::move(ask);
-  return out;
-}
-
 const Resolution* stdc_predef(const std::vector<Resolution>& forced) {
   if (forced.empty()) return nullptr;
   const std::string& path = forced.front().path;
@@ -441,31 +265,35 @@ CompilerPresenceEvaluator::CompilerPresenceEvaluator(cache::Store* store,
       cwd_(std::move(cwd)),
       kernel_(kernel) {}
 
-std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
-                                                const std::vector<Resolution>& forced,
-                                                const Ask& ask) {
-  // The compiler's answers are remembered per identity and the arguments
-  // that decide them; builtin questions met so far accumulate, so most TUs
-  // of a project find every answer on their first round.
-  cache::Hasher base;
-  base.field(identity_.hash.hex());
-  base.field(compiler::language_name(command_.language));
-  // The -D values are applied here after the compiler's answers, unless the
-  // stdc-predef.h the compiler reads before every file (with them defined)
-  // names one: then they go to the compiler.
-  const Predef predef_file = inspect_predef(forced);
+namespace {
+
+// Whether the -D values can be applied here after the compiler's answers:
+// not when the stdc-predef.h the compiler reads before every file (with
+// them defined) names one; then they go to the compiler.
+bool defines_apart_of(const compiler::CompileCommand& command, std::string_view predef_bytes) {
   bool defines_apart = true;
-  for (const compiler::CompileCommand::MacroArg& m : command_.macros) {
+  for (const compiler::CompileCommand::MacroArg& m : command.macros) {
     const std::string_view name = std::string_view(m.text).substr(0, m.text.find_first_of("=("));
-    defines_apart = defines_apart && !has_word(predef_file.bytes, name);
+    defines_apart = defines_apart && !has_word(predef_bytes, name);
   }
-  const MacroArguments with_dirs = split_macro_arguments(command_, true, defines_apart);
-  if (identity_.kind == compiler::CompilerKind::kGcc && predef_file.reads_no_file) {
+  return defines_apart;
+}
+
+// The key of the compiler's answers before any question is added: its
+// identity, the language and the arguments that decide them.
+std::string answers_base_key(const compiler::CompilerIdentity& identity,
+                             const compiler::CompileCommand& command,
+                             const std::vector<Resolution>& forced, bool predef_reads_no_file,
+                             bool defines_apart, const MacroArguments& with_dirs) {
+  cache::Hasher base;
+  base.field(identity.hash.hex());
+  base.field(compiler::language_name(command.language));
+  if (identity.kind == compiler::CompilerKind::kGcc && predef_reads_no_file) {
     // Include directories decide gcc's answers only through the
     // stdc-predef.h it finds with them (none of whose directives reads
     // another file): that file in their place lets every target of a build
     // share one question to the compiler.
-    for (const std::string& a : split_macro_arguments(command_, false, defines_apart).ask) {
+    for (const std::string& a : split_macro_arguments(command, false, defines_apart).ask) {
       base.field(a);
     }
     const Resolution* predef = stdc_predef(forced);
@@ -480,15 +308,20 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   } else {
     for (const std::string& a : with_dirs.ask) base.field(a);
   }
-  const std::string base_key = base.digest().hex();
-  EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
+  return base.digest().hex();
+}
+
+// The builtin questions TUs of `base_key` met so far: the scan's, else those
+// the store remembers.
+std::set<std::string> known_questions(EvaluationShare::Impl* share, cache::Store* store,
+                                      const std::string& base_key) {
   std::set<std::string> questions;
   if (share) {
     std::lock_guard lock(share->mu);
     questions = share->questions[base_key];
   }
-  if (store_ && questions.empty()) {
-    if (std::optional<std::string> known = store_->get_memo(kQuestionsTable, base_key)) {
+  if (store && questions.empty()) {
+    if (std::optional<std::string> known = store->get_memo(kQuestionsTable, base_key)) {
       std::string_view rest = *known;
       while (!rest.empty()) {
         size_t end = rest.find('\n');
@@ -498,31 +331,179 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       }
     }
   }
+  return questions;
+}
+
+// Makes the store remember `questions` as those of `base_key`.
+void remember_questions(cache::Store* store, const std::string& base_key,
+                        const std::set<std::string>& questions) {
+  std::string list;
+  for (const std::string& q : questions) list += q + "\n";
+  store->put_memo(kQuestionsTable, base_key, list);
+}
+
+// Every builtin query written in the files the scan's walks read (every
+// branch of this TU's files among them) that the compiler's preprocessor
+// knows, as questions.
+std::set<std::string> questions_written(ScanFileCache* walked,
+                                        const compiler::CompilerIdentity& identity,
+                                        const compiler::CompileCommand& command) {
+  std::set<std::pair<std::string, std::string>> written;
+  walked->for_each_lexed([&](const LexedFile& f) { note_candidates(f.scan, &written); });
+  using Dialect = preprocessor::Options::Dialect;
+  const Dialect dialect = command.language == compiler::Language::kCxx   ? Dialect::kCxx
+                          : command.language == compiler::Language::kAsm ? Dialect::kAssembly
+                                                                         : Dialect::kC;
+  const preprocessor::Options options = identity.kind == compiler::CompilerKind::kClang
+                                            ? preprocessor::Options::clang(dialect)
+                                            : preprocessor::Options::gcc(dialect);
+  std::set<std::string> questions;
+  for (const auto& [op, arg] : written) {
+    auto it = options.builtins.find(op);
+    if (it != options.builtins.end() && it->second == preprocessor::BuiltinKind::kQuery) {
+      questions.insert(op + "(" + arg + ")");
+    }
+  }
+  return questions;
+}
+
+// Every question of the kinds this compiler knows written in the files read
+// so far that is not among `questions` (one it rejects makes the run fail,
+// and it is then asked again without the questions asked ahead).
+std::set<std::string> questions_ahead(EvaluationShare::Impl* share, const CompilerFacts& facts,
+                                      const std::set<std::string>& questions) {
+  std::set<std::string> ops;
+  for (const auto& [name, kind] :
+       preprocessor::Options::for_predefined(facts.predefined).builtins) {
+    if (kind == preprocessor::BuiltinKind::kQuery) ops.insert(name);
+  }
+  std::set<std::string> ahead;
+  std::lock_guard lock(share->mu);
+  for (const auto& [op, arg] : share->candidates) {
+    std::string q = op + "(" + arg + ")";
+    if (ops.count(op) && !questions.count(q)) ahead.insert(std::move(q));
+  }
+  return ahead;
+}
+
+// The compiler's answers to `asked` (whose key is `facts_key`): the scan's,
+// or its answers to the most questions so far when they cover `asked` (then
+// *shared is set), else the store's, else those of `ask` (one compiler run
+// per scan), which the store then remembers.
+template <typename AskCompiler>
+base::Result<CompilerFacts> find_facts(EvaluationShare::Impl* share, cache::Store* store,
+                                       const std::string& base_key, const std::string& facts_key,
+                                       const std::vector<std::string>& asked, AskCompiler ask,
+                                       bool* shared) {
+  CompilerFacts facts;
+  *shared = false;
+  if (share) {
+    std::lock_guard lock(share->mu);
+    auto it = share->facts.find(facts_key);
+    if (it != share->facts.end()) facts = it->second, *shared = true;
+    // Or the answers with the most questions so far, when they cover these.
+    auto latest = share->latest.find(base_key);
+    if (!*shared && latest != share->latest.end()) {
+      bool covers = true;
+      for (const std::string& q : asked) covers = covers && latest->second.answers.count(q);
+      if (covers) facts = latest->second, *shared = true;
+    }
+  }
+  if (*shared) return facts;
+  std::optional<std::string> memo;
+  if (store) memo = store->get_memo(kFactsTable, facts_key);
+  if (memo && decode_facts(*memo, &facts)) return facts;
+  base::Result<CompilerFacts> fresh = share ? share->asking.get(facts_key, ask) : ask();
+  if (fresh.ok() && store) store->put_memo(kFactsTable, facts_key, encode_facts(fresh.value()));
+  return fresh;
+}
+
+// Makes `facts` and `questions` the scan's, for its other TUs of `base_key`.
+void share_facts(EvaluationShare::Impl* share, const std::string& base_key,
+                 const std::string& facts_key, const CompilerFacts& facts, bool already_shared,
+                 const std::set<std::string>& questions) {
+  std::lock_guard lock(share->mu);
+  if (!already_shared) share->facts.emplace(facts_key, facts);
+  CompilerFacts& latest = share->latest[base_key];
+  if (facts.answers.size() > latest.answers.size() || latest.predefined.empty()) latest = facts;
+  std::set<std::string>& all = share->questions[base_key];
+  all.insert(questions.begin(), questions.end());
+}
+
+// Defines the compiler's predefined macros in `pp`, then the command's -D
+// values `defines`: "" when all went in, else what did not.
+std::string predefine(preprocessor::Preprocessor* pp, const CompilerFacts& facts,
+                      EvaluationShare::Impl* share, const std::vector<std::string>& defines) {
+  std::string err;
+  if (!share && !pp->predefine(facts.predefined, &err)) return "predefined macros: " + err;
+  if (share) {
+    // Parsed once per scan; each TU's table shares the definitions, and
+    // the header cache compares them by identity first.
+    std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>> parsed;
+    {
+      std::lock_guard lock(share->mu);
+      auto it = share->predefined.find(facts.predefined);
+      if (it != share->predefined.end()) parsed = it->second;
+    }
+    if (!parsed) {
+      auto fresh = std::make_shared<std::vector<std::shared_ptr<const preprocessor::Macro>>>(
+          preprocessor::parse_predefined(facts.predefined, &err));
+      if (!err.empty()) return "predefined macros: " + err;
+      std::lock_guard lock(share->mu);
+      parsed = share->predefined.emplace(facts.predefined, std::move(fresh)).first->second;
+    }
+    pp->predefine(*parsed);
+  }
+  for (const std::string& d : defines) {
+    if (!pp->define(d, &err)) return "-D" + d + ": " + err;
+  }
+  return {};
+}
+
+// What a header's evaluations are shared by in the scan's header cache: the
+// compiler, the working directory and the language; not the search
+// arguments: a replay first asks every include of the header and of the
+// headers it enters, and replays only where each finds the same file at the
+// same place, so targets that differ only in their include directories
+// share the headers they find alike.
+std::string header_context(const compiler::CompilerIdentity& identity, const std::string& cwd,
+                           compiler::Language language) {
+  std::string context = identity.hash.hex();
+  context.push_back('\0');
+  context.append(cwd).push_back('\0');
+  context.append(compiler::language_name(language)).push_back('\0');
+  return context;
+}
+
+}  // namespace
+
+std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
+                                                const std::vector<Resolution>& forced,
+                                                const Ask& ask) {
+  // The compiler's answers are remembered per identity and the arguments
+  // that decide them; builtin questions met so far accumulate, so most TUs
+  // of a project find every answer on their first round.
+  const Predef predef_file = inspect_predef(forced);
+  const bool defines_apart = defines_apart_of(command_, predef_file.bytes);
+  const MacroArguments with_dirs = split_macro_arguments(command_, true, defines_apart);
+  const std::string base_key = answers_base_key(
+      identity_, command_, forced, predef_file.reads_no_file, defines_apart, with_dirs);
+  EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
+  std::set<std::string> questions = known_questions(share, store_, base_key);
   computed_.clear();
   std::string why;
   const size_t questions_remembered = questions.size();
   std::set<std::string> speculative;  // asked ahead, not met yet
   if (share && share->walked && questions.empty()) {
     // The first TU of these arguments: ask ahead every question written in
-    // the files the scan's walks read (every branch of this TU's files among
-    // them) with the first compiler run, instead of evaluating the TU once
-    // only to learn which it asks.
-    std::set<std::pair<std::string, std::string>> written;
-    share->walked->for_each_lexed([&](const LexedFile& f) { note_candidates(f.scan, &written); });
-    using Dialect = preprocessor::Options::Dialect;
-    const Dialect dialect = command_.language == compiler::Language::kCxx   ? Dialect::kCxx
-                            : command_.language == compiler::Language::kAsm ? Dialect::kAssembly
-                                                                           : Dialect::kC;
-    const preprocessor::Options options = identity_.kind == compiler::CompilerKind::kClang
-                                              ? preprocessor::Options::clang(dialect)
-                                              : preprocessor::Options::gcc(dialect);
-    for (const auto& [op, arg] : written) {
-      auto it = options.builtins.find(op);
-      if (it != options.builtins.end() && it->second == preprocessor::BuiltinKind::kQuery) {
-        speculative.insert(op + "(" + arg + ")");
-      }
-    }
+    // the files the scan's walks read with the first compiler run, instead
+    // of evaluating the TU once only to learn which it asks.
+    speculative = questions_written(share->walked, identity_, command_);
   }
+  auto fail = [&](const std::string& error) {
+    if (out_) *out_ = EvaluatedTu{false, error, {}, {}};
+    return error;
+  };
   for (int round = 0; round < kMaxRounds; ++round) {
     if (share && round > 0) {
       // What other TUs learned meanwhile: one set, one compiler run.
@@ -537,96 +518,29 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     key.field(base_key);
     for (const std::string& q : asked) key.field(q);
     const std::string facts_key = key.digest().hex();
-    CompilerFacts facts;
-    std::optional<std::string> memo;
-    bool known = false;
-    if (share) {
-      std::lock_guard lock(share->mu);
-      auto it = share->facts.find(facts_key);
-      if (it != share->facts.end()) facts = it->second, known = true;
-      // Or the answers with the most questions so far, when they cover these.
-      auto latest = share->latest.find(base_key);
-      if (!known && latest != share->latest.end()) {
-        bool covers = true;
-        for (const std::string& q : asked) covers = covers && latest->second.answers.count(q);
-        if (covers) facts = latest->second, known = true;
-      }
+    bool already_shared = false;
+    base::Result<CompilerFacts> found = find_facts(
+        share, store_, base_key, facts_key, asked,
+        [&] { return ask_compiler(identity_, command_, with_dirs.ask, asked); }, &already_shared);
+    if (!found.ok() && !speculative.empty()) {
+      // A question asked ahead that this compiler rejects: ask only those met.
+      speculative.clear();
+      --round;
+      continue;
     }
-    if (!known && store_) memo = store_->get_memo(kFactsTable, facts_key);
-    if (!known && (!memo || !decode_facts(*memo, &facts))) {
-      facts = CompilerFacts();
-      auto ask = [&] { return ask_compiler(identity_, command_, with_dirs.ask, asked); };
-      base::Result<CompilerFacts> fresh = share ? share->asking.get(facts_key, ask) : ask();
-      if (!fresh.ok() && !speculative.empty()) {
-        // A question asked ahead that this compiler rejects: ask only those met.
-        speculative.clear();
-        --round;
-        continue;
-      }
-      if (!fresh.ok()) {
-        if (out_) *out_ = EvaluatedTu{false, fresh.message(), {}, {}};
-        return fresh.message();
-      }
-      facts = std::move(fresh.value());
-      if (store_) store_->put_memo(kFactsTable, facts_key, encode_facts(facts));
-    }
+    if (!found.ok()) return fail(found.message());
+    const CompilerFacts facts = std::move(found.value());
     // Questions asked ahead were answered: they are known from now on.
     questions.insert(speculative.begin(), speculative.end());
     speculative.clear();
-    if (share) {
-      std::lock_guard lock(share->mu);
-      if (!known) share->facts.emplace(facts_key, facts);
-      CompilerFacts& latest = share->latest[base_key];
-      if (facts.answers.size() > latest.answers.size() || latest.predefined.empty()) latest = facts;
-      std::set<std::string>& all = share->questions[base_key];
-      all.insert(questions.begin(), questions.end());
-    }
+    if (share) share_facts(share, base_key, facts_key, facts, already_shared, questions);
     ClosureHost host(ask, kernel_, facts, share);
     preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
-    std::string err;
-    if (!share && !pp.predefine(facts.predefined, &err)) {
-      if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
-      return "predefined macros: " + err;
+    if (std::string err = predefine(&pp, facts, share, with_dirs.defines); !err.empty()) {
+      return fail(err);
     }
-    if (share) {
-      // Parsed once per scan; each TU's table shares the definitions, and
-      // the header cache compares them by identity first.
-      std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>> parsed;
-      {
-        std::lock_guard lock(share->mu);
-        auto it = share->predefined.find(facts.predefined);
-        if (it != share->predefined.end()) parsed = it->second;
-      }
-      if (!parsed) {
-        auto fresh = std::make_shared<std::vector<std::shared_ptr<const preprocessor::Macro>>>(
-            preprocessor::parse_predefined(facts.predefined, &err));
-        if (!err.empty()) {
-          if (out_) *out_ = EvaluatedTu{false, "predefined macros: " + err, {}, {}};
-          return "predefined macros: " + err;
-        }
-        std::lock_guard lock(share->mu);
-        parsed = share->predefined.emplace(facts.predefined, std::move(fresh)).first->second;
-      }
-      pp.predefine(*parsed);
-    }
-    for (const std::string& d : with_dirs.defines) {
-      if (!pp.define(d, &err)) {
-        if (out_) *out_ = EvaluatedTu{false, "-D" + d + ": " + err, {}, {}};
-        return "-D" + d + ": " + err;
-      }
-    }
-    if (share) {
-      // The compiler, the working directory and the language; not the
-      // search arguments: a replay first asks every include of the header
-      // and of the headers it enters, and replays only where each finds the
-      // same file at the same place, so targets that differ only in their
-      // include directories share the headers they find alike.
-      std::string context = identity_.hash.hex();
-      context.push_back('\0');
-      context.append(cwd_).push_back('\0');
-      context.append(compiler::language_name(command_.language)).push_back('\0');
-      pp.use_header_cache(&share->headers, context);
-    }
+    if (share)
+      pp.use_header_cache(&share->headers, header_context(identity_, cwd_, command_.language));
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
@@ -635,9 +549,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       if (store_ && questions.size() > questions_remembered) {
         // Questions asked ahead on the first round: the next scan, whose
         // walk may read no file, asks them on its first round too.
-        std::string list;
-        for (const std::string& q : questions) list += q + "\n";
-        store_->put_memo(kQuestionsTable, base_key, list);
+        remember_questions(store_, base_key, questions);
       }
       std::vector<Resolution> files = host.resolutions();
       const bool exact = result.exact();
@@ -657,26 +569,9 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     if (out_) *out_ = EvaluatedTu{true, "", result, host.resolutions()};
     why = result.reason();
     questions.insert(host.unknown().begin(), host.unknown().end());
-    if (share) {
-      // Ask ahead every question of the same kinds written in the files read.
-      // Every query this compiler knows (one it rejects makes the run fail,
-      // and it is then asked again without the questions asked ahead).
-      std::set<std::string> ops;
-      for (const auto& [name, kind] :
-           preprocessor::Options::for_predefined(facts.predefined).builtins) {
-        if (kind == preprocessor::BuiltinKind::kQuery) ops.insert(name);
-      }
-      std::lock_guard lock(share->mu);
-      for (const auto& [op, arg] : share->candidates) {
-        std::string q = op + "(" + arg + ")";
-        if (ops.count(op) && !questions.count(q)) speculative.insert(std::move(q));
-      }
-    }
-    if (store_) {
-      std::string list;
-      for (const std::string& q : questions) list += q + "\n";
-      store_->put_memo(kQuestionsTable, base_key, list);
-    }
+    // Ask ahead every question of the same kinds written in the files read.
+    if (share) speculative = questions_ahead(share, facts, questions);
+    if (store_) remember_questions(store_, base_key, questions);
   }
   return why.empty() ? "builtin questions did not settle" : why;
 }
