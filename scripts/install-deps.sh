@@ -15,7 +15,7 @@ packages=(
   libboost-dev                           # exact-scan tests on computed includes
 )
 if [[ ${1:-} != --ci ]]; then
-  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine)  # benchmarks compare against these
+  packages+=(ccache libclang-14-dev clang-tools-14 hyperfine meson)  # benchmarks compare against these
 fi
 
 missing=()
