@@ -165,9 +165,11 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
   }
   // A newer closure than the memo's, when the latest compile could not leave
   // a memo: what changed since then is what makes this compile miss now.
+  // Read for explain, and for a compile without a memo, whose miss the build
+  // summary names a cause for (it costs one index read on the way to a miss).
   std::string explain_changed;
   bool have_explain_memo = false;
-  if (explain_) {
+  if (explain_ || !have_memo) {
     store_->visit_memo(kExplainMemoTable, tu.hex(), [&](std::string_view bytes) {
       cache::Hash128 k;
       bool d = false;
