@@ -220,9 +220,7 @@ AheadOfNinja get_ahead_of_ninja(const std::string& build_dir, bool prefetch,
   if (!to_fetch.empty()) {
     std::function<void()> check_early;
     if (!client.empty() && new_server) {
-      check_early = [&] {
-        preparing = std::thread([&] { prepared = prepare_server(compiles); });
-      };
+      check_early = [&] { preparing = std::thread([&] { prepared = prepare_server(compiles); }); };
     }
     prefetched = prefetch_build(to_fetch, std::move(check_early));
   }
@@ -291,7 +289,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
   }
   const std::string build_dir = build_directory(args);
   if (before && !cache_dir.empty()) {
-    if (auto r = ninja_integration::start_build_record(cache_dir, build_dir, cache::FileModes::from(config));
+    if (auto r = ninja_integration::start_build_record(cache_dir, build_dir,
+                                                       cache::FileModes::from(config));
         r.ok()) {
       record = *r;
       ::setenv(ninja_integration::kBuildRecordEnv, record.c_str(), 1);
@@ -328,14 +327,16 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (before) uploader = cache::remote::Uploader::start(config);
   std::string report = before ? ninja_integration::start_launcher_report() : std::string();
   ninja_integration::NinjaRun run = ninja_integration::run_ninja(args, plugin, self, client);
-  std::string hint = ninja_integration::launcher_hint(ninja_integration::finish_launcher_report(report));
+  std::string hint =
+      ninja_integration::launcher_hint(ninja_integration::finish_launcher_report(report));
   std::optional<ninja_integration::Counters> counts;
   if (!counts_file.empty()) {
     counts = ninja_integration::read_build_counts(counts_file);
     ::unlink(counts_file.c_str());
   }
   if (!record.empty()) {
-    if (base::Status s = ninja_integration::finish_build_record(cache_dir, record, build_dir); !s.ok())
+    if (base::Status s = ninja_integration::finish_build_record(cache_dir, record, build_dir);
+        !s.ok())
       std::fprintf(stderr, "lexpack: warning: build record: %s\n", s.message().c_str());
   }
   auto wall = std::chrono::steady_clock::now() - start;
@@ -348,7 +349,8 @@ int run_ninja_command(const std::vector<std::string>& args) {
   }
   if (before && run.term_signal == 0) {
     if (counts) {
-      ninja_integration::BuildSummary s = ninja_integration::summarize_build(ninja_integration::Counters{}, *counts);
+      ninja_integration::BuildSummary s =
+          ninja_integration::summarize_build(ninja_integration::Counters{}, *counts);
       int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(wall).count();
       if (!hint.empty()) std::fprintf(stderr, "lexpack: note: %s\n", hint.c_str());
       std::string links = ninja_integration::format_link_summary(s);

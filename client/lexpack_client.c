@@ -200,7 +200,7 @@ struct Client {
   const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
-  int declined;  // the server answered "miss": lexpack need not ask it again
+  int declined;    // the server answered "miss": lexpack need not ask it again
   int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
 
@@ -498,8 +498,7 @@ static int run(struct Client* c) {
   // LEXPACK_SERVER=0 turns the server off; LEXPACK_DISABLE means lexpack
   // touches nothing (client.cpp's server_enabled()).
   const char* server = get_env(c->envp, "LEXPACK_SERVER");
-  if ((server && str_eq(server, "0")) ||
-      set_not_zero(get_env(c->envp, "LEXPACK_DISABLE"))) {
+  if ((server && str_eq(server, "0")) || set_not_zero(get_env(c->envp, "LEXPACK_DISABLE"))) {
     run_lexpack(c);
   }
   struct sockaddr_un sa;
@@ -528,7 +527,8 @@ static int run(struct Client* c) {
   int fd = connect_server(&sa);
   if (fd < 0) run_lexpack(c);
   size_t n = 0;
-  char* reply = send_frame(fd, req.p, req.len) && wait_reply(fd, &c->unanswered) ? recv_frame(fd, &n) : 0;
+  char* reply =
+      send_frame(fd, req.p, req.len) && wait_reply(fd, &c->unanswered) ? recv_frame(fd, &n) : 0;
   int exit_code = 0;
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);

@@ -150,8 +150,8 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   for (size_t i = 0; i < 2; ++i) {
     if (is_base[i] && probed[i].memoizable) facts->bare_lists[i] = probed[i];
     if (is_base[i]) {
-      remember_bare_probed_list(store, id, i == 0 ? compiler::Language::kC : compiler::Language::kCxx,
-                                probed[i]);
+      remember_bare_probed_list(
+          store, id, i == 0 ? compiler::Language::kC : compiler::Language::kCxx, probed[i]);
     }
   }
   return id;
@@ -242,7 +242,8 @@ std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std:
   }
   for (size_t i = 0; i < 2; ++i) {
     if (facts.bare_lists[i]) {
-      remember_bare_probed_list(store, id, i == 0 ? compiler::Language::kC : compiler::Language::kCxx,
+      remember_bare_probed_list(store, id,
+                                i == 0 ? compiler::Language::kC : compiler::Language::kCxx,
                                 *facts.bare_lists[i]);
     }
   }

@@ -26,7 +26,7 @@ struct PrefetchOptions {
   // Stop after a batch of compiles of which the remote had none (a build
   // whose entries are not there yet): the rest are left without a key.
   bool stop_when_remote_lacks = false;
-  size_t chunk = 256;      // compiles keyed, then fetched, together
+  size_t chunk = 256;  // compiles keyed, then fetched, together
   // No chunk is begun this long after the start (0: no bound): the build
   // waits for the prefetch, and the compiles left fetch their own entries.
   int deadline_ms = 0;

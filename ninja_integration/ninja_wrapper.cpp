@@ -147,8 +147,7 @@ std::string launcher_hint(const OtherLaunchers& others) {
   const bool one = others.compiles == 1;
   return std::to_string(others.compiles) + (one ? " compile" : " compiles") +
          " already went through another launcher (" + others.first + ") and " +
-         (one ? "was" : "were") +
-         " left to it; to cache " + (one ? "it" : "them") +
+         (one ? "was" : "were") + " left to it; to cache " + (one ? "it" : "them") +
          ", configure without that launcher (CMake: unset CMAKE_<LANG>_COMPILER_LAUNCHER; "
          "Meson, which picks up ccache or sccache by itself: set CC and CXX to the compiler "
          "alone when first configuring)";

@@ -294,7 +294,8 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
   // The server counted the hit in the cache; this build's summary (under
   // `lexpack ninja`) is counted here, by the process the build started.
   ninja_integration::note_build_count("hits", 1);
-  ninja_integration::note_build_count("time_saved_us", std::strtoll(reply->info.c_str(), nullptr, 10));
+  ninja_integration::note_build_count("time_saved_us",
+                                      std::strtoll(reply->info.c_str(), nullptr, 10));
   launcher::LaunchResult r;
   r.exit_code = reply->exit_code;
   r.out = std::move(reply->out);

@@ -71,7 +71,8 @@ pid_t marked_unavailable(const std::string& dir, Unavailable* why) {
     const bool same = fields >= 2 && process_state(pid_t(pid), &now) && now.start_time == start;
     const long long age = static_cast<long long>(std::time(nullptr)) - at;
     if (same && (now.stopped() || (unanswered && age >= 0 && age < kUnansweredSeconds))) {
-      if (why) *why = unanswered && !now.stopped() ? Unavailable::kUnanswered : Unavailable::kStopped;
+      if (why)
+        *why = unanswered && !now.stopped() ? Unavailable::kUnanswered : Unavailable::kStopped;
       return pid_t(pid);
     }
   }

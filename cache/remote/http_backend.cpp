@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 #include "cache/remote/backend.h"
 #include "cache/remote/http_common.h"

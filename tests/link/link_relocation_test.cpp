@@ -80,8 +80,8 @@ TEST(LinkRelocationTest, LinkPathsThatOnlyNameWhatIsReadOrWritten) {
   // A prefix map reaches no link output (a step that compiles a source is
   // not cached): its old prefix is relocated like a path.
   expect_shared({"g++", "main.o", "-o", "app", "-ffile-prefix-map=@=."});
-  expect_shared({"g++", "main.o", "-o", "app", "-fdebug-prefix-map=@/src=/src",
-                 "-fmacro-prefix-map=@=."});
+  expect_shared(
+      {"g++", "main.o", "-o", "app", "-fdebug-prefix-map=@/src=/src", "-fmacro-prefix-map=@=."});
   Keyed mapped = keyed({"g++", "main.o", "-o", "app", "-ffile-prefix-map=@/build=b"}, "a");
   EXPECT_EQ(mapped.args[3], "-ffile-prefix-map=.=b");
   // Paths outside base_dir and rpaths not under it are kept as written.

@@ -135,10 +135,10 @@ TEST(LinkStepTest, CompilesAndOtherToolsAreNotSteps) {
   EXPECT_EQ(parse_link_step({"g++", "-E", "a.cpp"}).kind, StepKind::kNone);
   // An LTO compile is a compile, whichever comes first (CMake writes the
   // -flto flags before -c).
-  EXPECT_EQ(parse_link_step({"g++", "-flto=auto", "-fno-fat-lto-objects", "-c", "a.cpp", "-o",
-                             "a.o"})
-                .kind,
-            StepKind::kNone);
+  EXPECT_EQ(
+      parse_link_step({"g++", "-flto=auto", "-fno-fat-lto-objects", "-c", "a.cpp", "-o", "a.o"})
+          .kind,
+      StepKind::kNone);
   EXPECT_EQ(parse_link_step({"g++", "-flto", "a.o", "-o", "app"}).uncacheable, "LTO link (-flto)");
   EXPECT_EQ(parse_link_step({"g++", "--version"}).kind, StepKind::kLink);  // refused below
   EXPECT_NE(parse_link_step({"g++", "--version"}).uncacheable, "");
