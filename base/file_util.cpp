@@ -96,15 +96,20 @@ std::string normal_path(const std::string& path, const std::string& dir) {
   return out;
 }
 
-bool append_line(const std::string& path, std::string_view line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return false;
+bool append_line(int fd, std::string_view line) {
   ssize_t n;
   do {
     n = ::write(fd, line.data(), line.size());
   } while (n < 0 && errno == EINTR);
-  ::close(fd);
   return n == static_cast<ssize_t>(line.size());
+}
+
+bool append_line(const std::string& path, std::string_view line) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = append_line(fd, line);
+  ::close(fd);
+  return ok;
 }
 
 bool write_file_atomically(const std::string& path, std::string_view bytes, unsigned mode) {

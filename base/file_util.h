@@ -23,6 +23,9 @@ bool write_file_atomically(const std::string& path, std::string_view bytes, unsi
 // interleave; retries EINTR. False when the file cannot be opened or the
 // write fell short.
 bool append_line(const std::string& path, std::string_view line);
+// The same one write to `fd`, opened with O_APPEND by the caller (kept open
+// by a process that appends often).
+bool append_line(int fd, std::string_view line);
 
 // Exactly `size` bytes of `fd` from `offset` into *out, however many reads
 // that takes (retrying EINTR); false on an error or an early end of file.

@@ -36,11 +36,7 @@ void append_count(std::string_view name, int64_t delta, size_t max_name) {
       name.find('\n') != std::string_view::npos) {
     return;
   }
-  std::string line = std::string(name) + " " + std::to_string(delta) + "\n";
-  ssize_t n;
-  do {
-    n = ::write(fd, line.data(), line.size());
-  } while (n < 0 && errno == EINTR);
+  base::append_line(fd, std::string(name) + " " + std::to_string(delta) + "\n");
 }
 
 }  // namespace
