@@ -36,12 +36,19 @@ int run_server_command(const ServerArgs& a) {
     }
     return 0;
   }
+  // A server the compiles skip for now: the user is told which and why.
+  auto print_mark = [] {
+    if (std::string mark = server::unavailable_mark(); !mark.empty()) {
+      std::printf("%s\n", mark.c_str());
+    }
+  };
   RequestKind kind = a.stop         ? RequestKind::kStop
                      : a.drop_trust ? RequestKind::kDropTrust
                                     : RequestKind::kStatus;
   std::optional<server::Reply> reply = server::control(kind);
   if (!reply) {
     std::printf("no server running\n");
+    print_mark();
     return a.stop ? 0 : 1;
   }
   if (reply->kind == server::ReplyKind::kIncompatible) {
@@ -50,6 +57,7 @@ int run_server_command(const ServerArgs& a) {
   }
   std::fputs(reply->info.c_str(), stdout);
   if (!reply->info.empty() && reply->info.back() != '\n') std::fputc('\n', stdout);
+  print_mark();
   return 0;
 }
 

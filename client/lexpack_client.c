@@ -200,7 +200,7 @@ struct Client {
   const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
-  int declined;    // the server answered "miss": lexpack need not ask it again
+  int declined;    // the server answered "miss", or was busy: lexpack need not ask it again
   int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
 
@@ -377,9 +377,10 @@ static int peer_pid(int fd) {
   return cred.pid;
 }
 
-// Whether process `pid` (the server) is stopped (state T or t in
-// /proc/<pid>/stat): then it will not answer.
-static int process_stopped(int pid) {
+// What /proc/<pid>/stat says of process `pid` (the server): its state
+// letter in *state and the CPU ticks it and its waited-for children used
+// (fields 14-17) in *ticks. 0: no such process.
+static int read_process(int pid, char* state, unsigned long* ticks) {
   if (pid <= 0) return 0;
   struct Buf path = {0};
   put_str0(&path, "/proc/");
@@ -396,17 +397,64 @@ static int process_stopped(int pid) {
     if (buf[i] == ')') close_paren = i;
   }
   if (close_paren < 0 || close_paren + 2 >= n) return 0;
-  char state = buf[close_paren + 2];
-  return state == 'T' || state == 't';
+  *state = buf[close_paren + 2];
+  *ticks = 0;
+  int field = 3;
+  unsigned long value = 0;
+  for (long i = close_paren + 3; i < n && field <= 17; ++i) {
+    if (buf[i] == ' ') {
+      if (field >= 14) *ticks += value;
+      ++field;
+      value = 0;
+    } else if (buf[i] >= '0' && buf[i] <= '9') {
+      value = value * 10 + (unsigned long)(buf[i] - '0');
+    }
+  }
+  return 1;
+}
+
+// Whether process `pid` (the server) is stopped (state T or t): then it
+// will not answer.
+static int process_stopped(int pid) {
+  char state = 0;
+  unsigned long ticks = 0;
+  return read_process(pid, &state, &ticks) && (state == 'T' || state == 't');
+}
+
+// Whether server `pid` was working since it used `ticks_before`: its CPU
+// time grew, or a child of it (a compiler it runs) is alive
+// (stopped_server.cpp's process_working).
+static int process_working(int pid, unsigned long ticks_before) {
+  char state = 0;
+  unsigned long ticks = 0;
+  if (!read_process(pid, &state, &ticks)) return 0;
+  if (ticks != ticks_before) return 1;
+  struct Buf path = {0};
+  put_str0(&path, "/proc/");
+  put_decimal(&path, (unsigned long)pid);
+  put_str0(&path, "/task/");
+  put_decimal(&path, (unsigned long)pid);
+  put_bytes(&path, "/children", 10);
+  if (path.failed) return 0;
+  int f = (int)sys_open(path.p, O_RDONLY | O_CLOEXEC, 0);
+  if (f < 0) return 0;
+  char c;
+  long n = sys_read(f, &c, 1);
+  sys_close(f);
+  return n == 1;
 }
 
 // Waits up to about 2 s for the server's reply, looking after 5 ms and then
 // every 50 ms whether its process is stopped (client.cpp's wait_for_reply):
 // a busy server is waited for, a stopped one is not. 1: readable. A running
-// server that let the whole bound pass: its pid in *unanswered.
-static int wait_reply(int fd, int* unanswered) {
+// server that let the whole bound pass without working: its pid in
+// *unanswered; one that was working: *busy set.
+static int wait_reply(int fd, int* unanswered, int* busy) {
   int waited = 0, slice = 5;
   int pid = peer_pid(fd);
+  char state = 0;
+  unsigned long ticks = 0;
+  read_process(pid, &state, &ticks);
   while (waited < 2000) {
     long r = sys_poll_in(fd, slice);
     if (r > 0) return 1;
@@ -415,7 +463,11 @@ static int wait_reply(int fd, int* unanswered) {
     if (process_stopped(pid)) return 0;
     slice = 50;
   }
-  *unanswered = pid;
+  if (process_working(pid, ticks)) {
+    *busy = 1;
+  } else {
+    *unanswered = pid;
+  }
   return 0;
 }
 
@@ -527,13 +579,14 @@ static int run(struct Client* c) {
   int fd = connect_server(&sa);
   if (fd < 0) run_lexpack(c);
   size_t n = 0;
-  char* reply =
-      send_frame(fd, req.p, req.len) && wait_reply(fd, &c->unanswered) ? recv_frame(fd, &n) : 0;
+  char* reply = send_frame(fd, req.p, req.len) && wait_reply(fd, &c->unanswered, &c->declined)
+                    ? recv_frame(fd, &n)
+                    : 0;
   int exit_code = 0;
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);
   if (!hit) {
-    c->declined = reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
+    c->declined |= reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
     run_lexpack(c);
   }
   return exit_code;

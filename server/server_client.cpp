@@ -77,15 +77,19 @@ std::string server_private_dir() {
 
 // How long a compile waits for the server's reply at most.
 constexpr int kReplyWaitMs = 2000;
+// How long `lexpack server --status` (or --stop) waits: the user asked.
+constexpr int kControlWaitMs = 5000;
 
 // The request sent and its reply read; nullopt on any failure. A server
 // whose process is stopped is not waited for, one that lets the request wait
 // the whole bound is marked (*stopped: its pid), and neither is asked while
-// its mark holds.
-std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullptr) {
+// its mark holds. A control request (`control`) is sent whatever the mark
+// says, waits longer and marks nothing.
+std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullptr,
+                         bool control = false) {
   std::string dir = server_private_dir();
   if (dir.empty()) return std::nullopt;
-  pid_t stopped_pid = marked_unavailable(dir);
+  pid_t stopped_pid = control ? 0 : marked_unavailable(dir);
   int fd = stopped_pid ? -1 : connect_to(socket_path(dir));
   if (fd < 0) {
     if (stopped) *stopped = stopped_pid;
@@ -94,7 +98,8 @@ std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullp
   std::string bytes;
   Reply reply;
   if (!send_frame(fd, encode_request(req)) ||
-      wait_for_reply(fd, kReplyWaitMs, dir, &stopped_pid, true) != ReplyWait::kReady ||
+      wait_for_reply(fd, control ? kControlWaitMs : kReplyWaitMs, dir, &stopped_pid, !control) !=
+          ReplyWait::kReady ||
       !recv_frame(fd, &bytes) || !decode_reply(bytes, &reply)) {
     ::close(fd);
     if (stopped) *stopped = stopped_pid;
@@ -308,7 +313,15 @@ std::optional<Reply> control(RequestKind kind) {
   req.kind = kind;
   req.version = protocol_version();
   req.cwd = "/";
-  return ask(req, nullptr);
+  return ask(req, nullptr, nullptr, true);
+}
+
+std::string unavailable_mark() {
+  std::string dir = server_private_dir();
+  Unavailable why = Unavailable::kStopped;
+  pid_t pid = dir.empty() ? 0 : marked_unavailable(dir, &why);
+  if (!pid) return {};
+  return "marked: its process " + std::to_string(pid) + " " + unavailable_text(why);
 }
 
 bool start_server(bool replacing, bool* started) {

@@ -57,6 +57,9 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
 // One control request (status, stop, drop trust) to the server of the
 // default cache directory. nullopt: no server answered.
 std::optional<Reply> control(RequestKind kind);
+// What the mark beside the socket says while it holds ("marked: its process
+// N did not answer in time; ..."): compiles skip that server. Empty: none.
+std::string unavailable_mark();
 
 // Starts a detached server (own session, no terminal) for the default cache
 // directory; returns at once. `lexpack` must be the running program. Not

@@ -37,14 +37,33 @@ bool process_state(pid_t pid, ProcessState* out) {
   char* p = std::strrchr(buf, ')');
   if (!p || p[1] != ' ' || p[2] == '\0') return false;
   out->state = p[2];
-  // Field 22, the start time: the 20th after the state.
-  p += 3;
-  for (int field = 0; field < 19 && p; ++field) {
+  // Fields 14-17 (utime, stime, cutime, cstime) are the 11th to 14th after
+  // the state (field 3); field 22, the start time, the 19th.
+  p += 4;  // past ") S "
+  if (p > buf + n) return false;
+  out->cpu_ticks = 0;
+  for (int field = 4; field <= 22 && p; ++field) {
+    if (field >= 14 && field <= 17) out->cpu_ticks += std::strtoull(p, nullptr, 10);
+    if (field == 22) break;
     p = std::strchr(p, ' ');
     if (p) ++p;
   }
   out->start_time = p ? std::strtoull(p, nullptr, 10) : 0;
   return true;
+}
+
+bool process_working(pid_t pid, const ProcessState& before) {
+  ProcessState now;
+  if (!process_state(pid, &now) || now.start_time != before.start_time) return false;
+  if (now.cpu_ticks != before.cpu_ticks) return true;
+  char path[80];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", int(pid), int(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char c = 0;
+  ssize_t n = ::read(fd, &c, 1);
+  ::close(fd);
+  return n == 1;
 }
 
 const char* unavailable_text(Unavailable why) {
@@ -110,6 +129,7 @@ ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* ma
   // A hit is answered in about a millisecond: the first look comes soon.
   int slice_ms = 5;
   pid_t pid = -1;
+  ProcessState first;  // the server's state when the wait began
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     int wait_ms = int(std::clamp<int64_t>(left.count(), 0, slice_ms));
@@ -119,9 +139,9 @@ ReplyWait wait_for_reply(int fd, int total_ms, const std::string& dir, pid_t* ma
     int r = ::poll(&p, 1, wait_ms);
     if (r > 0) return ReplyWait::kReady;
     if (r < 0 && errno != EINTR) return ReplyWait::kReady;  // the read says what went wrong
-    if (pid < 0) pid = peer_pid(fd);
+    if (pid < 0 && (pid = peer_pid(fd)) > 0) process_state(pid, &first);
     if (Clock::now() >= deadline) {
-      if (mark_if_unanswered && pid > 0) {
+      if (mark_if_unanswered && pid > 0 && !process_working(pid, first)) {
         mark_unanswered(dir, pid);
         *marked_pid = pid;
       }

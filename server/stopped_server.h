@@ -5,7 +5,9 @@
 // that mark, until the process runs again or is gone. A running server that
 // lets a compile wait the whole reply bound (deadlocked, or starved on a
 // machine far past its cores) is marked too, for kUnansweredSeconds: then
-// one compile asks it again.
+// one compile asks it again. One that was working all along (its CPU time
+// grew, or a child it started, such as the compiler it asks, still runs) is
+// only busy: that compile takes its own path, and nothing is marked.
 #pragma once
 
 #include <sys/types.h>
@@ -20,9 +22,15 @@ namespace lexpack::server {
 struct ProcessState {
   char state = '\0';
   uint64_t start_time = 0;
+  // Clock ticks of CPU used by the process and by the children it waited for.
+  uint64_t cpu_ticks = 0;
   bool stopped() const { return state == 'T' || state == 't'; }
 };
 bool process_state(pid_t pid, ProcessState* out);
+// Whether process `pid` was working between `before` and now: its CPU time
+// grew, or a child of it is alive (a compiler it runs). A deadlocked process
+// uses none; a starved one gets none.
+bool process_working(pid_t pid, const ProcessState& before);
 
 // Why a server is not asked.
 enum class Unavailable { kStopped, kUnanswered };

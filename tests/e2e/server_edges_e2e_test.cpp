@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -105,7 +107,53 @@ class ServerEdgeTest : public LauncherTest, public ::testing::WithParamInterface
   }
 
   pid_t stopped_ = -1;  // continued by TearDown whatever happens
-  pid_t silent_ = -1;   // killed by TearDown
+  // Listens on the server's socket as this process's child (so that the
+  // clients see its pid) holding the server's lock, as a server does (no
+  // other is started), accepts, counts in `accepted`, never answers. With
+  // `working`, each connection starts a child that lives on, as a compiler
+  // the server runs would.
+  void listen_without_answering(bool working) {
+    const std::string server = dir_.at("cache") + "/server-" + std::to_string(::geteuid());
+    const std::string sock = server + "/sock";
+    if (sock.size() >= 100) GTEST_SKIP() << "the socket path is too long here: " << sock;
+    ::mkdir(dir_.at("cache").c_str(), 0755);
+    ASSERT_EQ(::mkdir(server.c_str(), 0700), 0) << server;
+    const std::string count_file = dir_.at("accepted");
+    silent_ = ::fork();
+    ASSERT_GE(silent_, 0);
+    if (silent_ == 0) {
+      int lock = ::open((server + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (lock < 0 || ::flock(lock, LOCK_EX) != 0) ::_exit(1);
+      int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      struct sockaddr_un sa {};
+      sa.sun_family = AF_UNIX;
+      std::memcpy(sa.sun_path, sock.c_str(), sock.size() + 1);
+      if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+          ::listen(listener, 64) != 0) {
+        ::_exit(1);
+      }
+      std::vector<int> held;
+      for (;;) {
+        int c = ::accept(listener, nullptr, nullptr);
+        if (c < 0) continue;
+        held.push_back(c);
+        std::string n = std::to_string(held.size());
+        int f = ::open(count_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (f >= 0 && ::write(f, n.data(), n.size()) < 0) ::_exit(1);
+        if (f >= 0) ::close(f);
+        if (working && ::fork() == 0) {
+          ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+          ::sleep(30);
+          ::_exit(0);
+        }
+      }
+    }
+    struct stat st {};
+    for (int i = 0; i < 200 && ::stat(sock.c_str(), &st) != 0; ++i) ::usleep(10 * 1000);
+    ASSERT_EQ(::stat(sock.c_str(), &st), 0) << "the silent server did not listen";
+  }
+
+  pid_t silent_ = -1;  // killed by TearDown
 };
 
 // A stopped server is found out once, in moments, and every later compile
@@ -164,39 +212,8 @@ TEST_P(ServerEdgeTest, StoppedServerCostsTheBuildMoments) {
 TEST_P(ServerEdgeTest, UnansweringServerIsWaitedForOnce) {
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
-  const std::string server = dir_.at("cache") + "/server-" + std::to_string(::geteuid());
-  const std::string sock = server + "/sock";
-  if (sock.size() >= 100) GTEST_SKIP() << "the socket path is too long here: " << sock;
-  ::mkdir(dir_.at("cache").c_str(), 0755);
-  ASSERT_EQ(::mkdir(server.c_str(), 0700), 0) << server;
-  // The silent server: listens, accepts, counts, never answers. It listens
-  // itself, so that the clients see its pid (SO_PEERCRED).
-  const std::string count_file = dir_.at("accepted");
-  silent_ = ::fork();
-  ASSERT_GE(silent_, 0);
-  if (silent_ == 0) {
-    int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa {};
-    sa.sun_family = AF_UNIX;
-    std::memcpy(sa.sun_path, sock.c_str(), sock.size() + 1);
-    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-        ::listen(listener, 64) != 0) {
-      ::_exit(1);
-    }
-    std::vector<int> held;
-    for (;;) {
-      int c = ::accept(listener, nullptr, nullptr);
-      if (c < 0) continue;
-      held.push_back(c);
-      std::string n = std::to_string(held.size());
-      int f = ::open(count_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (f >= 0 && ::write(f, n.data(), n.size()) < 0) ::_exit(1);
-      if (f >= 0) ::close(f);
-    }
-  }
-  struct stat st {};
-  for (int i = 0; i < 200 && ::stat(sock.c_str(), &st) != 0; ++i) ::usleep(10 * 1000);
-  ASSERT_EQ(::stat(sock.c_str(), &st), 0) << "the silent server did not listen";
+  listen_without_answering(false);
+  if (HasFatalFailure() || IsSkipped()) return;
   for (int i = 0; i < 6; ++i) {
     compile_and_compare("-Iinc -c m.cpp");
     ASSERT_FALSE(HasFailure());
@@ -210,7 +227,28 @@ TEST_P(ServerEdgeTest, UnansweringServerIsWaitedForOnce) {
     EXPECT_NE(dir_.read("log.txt").find("did not answer in time; not asked for a while"),
               std::string::npos)
         << dir_.read("log.txt");
+    // The user who asks is told why the compiles skip it.
+    EXPECT_NE(lexpack("server --status", kServerEnv).out.find("did not answer in time"),
+              std::string::npos);
   }
+}
+
+// A server that is working while a compile waits (it runs a compiler, on a
+// loaded machine) is only busy: that compile takes its own path, and the
+// next one asks it again.
+TEST_P(ServerEdgeTest, BusyServerIsNotMarked) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  listen_without_answering(true);
+  if (HasFatalFailure() || IsSkipped()) return;
+  for (int i = 0; i < 2; ++i) {
+    compile_and_compare("-Iinc -c m.cpp");
+    ASSERT_FALSE(HasFailure());
+  }
+  // The second compile asked it again (through lexpack-client, the lexpack
+  // it becomes then tells the server what it compiled, unanswered).
+  EXPECT_GE(std::atoi(dir_.read("accepted").c_str()), 2);
+  EXPECT_FALSE(dir_.exists("cache/server-" + std::to_string(::geteuid()) + "/stopped"));
 }
 
 // A server started in another mount namespace sees other files under the
