@@ -240,6 +240,7 @@ class ClosureWalk {
       ClosureFile& file = closure_.files[size_t(position_[n->path_id])];
       file.content = summary.content;
       file.normal = n->normal;
+      if (position_[n->path_id] == 0) closure_.source_preprocessing = summary.preprocessing;
       closure_.uses_date = closure_.uses_date || summary.uses_date;
       closure_.uses_time = closure_.uses_time || summary.uses_time;
       if (summary.assembler_reads && assembler_file_.empty()) assembler_file_ = path;

@@ -50,6 +50,8 @@ struct Closure {
   // (ScanFileCache::candidate_ids); empty without a graph.
   std::vector<uint32_t> failed_probe_ids;
   std::shared_ptr<const void> storage;
+  // What preprocessing reads of the source (FileSummary::preprocessing).
+  cache::Hash128 source_preprocessing;
   bool uses_date = false;
   bool uses_time = false;  // __TIME__ or __TIMESTAMP__
   // A computed include (`#include MACRO`) the walk met and did not follow:

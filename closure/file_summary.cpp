@@ -2,12 +2,14 @@
 // written by another version reads as absent) and its making from a scan.
 #include "closure/file_summary.h"
 
+#include <algorithm>
+
 #include "base/byte_codec.h"
 
 namespace lexpack::closure {
 namespace {
 
-constexpr std::string_view kSummaryTag = "lexpack-summary-3";
+constexpr std::string_view kSummaryTag = "lexpack-summary-4";
 
 bool is_include_like(lexer::DirectiveKind k) {
   using K = lexer::DirectiveKind;
@@ -24,6 +26,8 @@ std::string encode_summary(const FileSummary& s) {
   w.u64(s.content.hi);
   w.u8(uint8_t((s.uses_date ? 1 : 0) | (s.uses_time ? 2 : 0) | (s.assembler_reads ? 4 : 0) |
                (s.pragma_once ? 8 : 0)));
+  w.u64(s.preprocessing.lo);
+  w.u64(s.preprocessing.hi);
   w.u64(s.includes.size());
   for (const IncludeDirective& d : s.includes) {
     w.u8(uint8_t(d.kind));
@@ -39,7 +43,8 @@ bool decode_summary(std::string_view bytes, FileSummary* s) {
   uint8_t flags = 0;
   uint64_t n = 0;
   if (!r.str(&tag) || tag != kSummaryTag || !r.u64(&s->content.lo) || !r.u64(&s->content.hi) ||
-      !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+      !r.u8(&flags) || !r.u64(&s->preprocessing.lo) || !r.u64(&s->preprocessing.hi) || !r.u64(&n) ||
+      n > bytes.size()) {
     return false;
   }
   s->uses_date = flags & 1;
@@ -91,6 +96,35 @@ bool names_assembler_file_read(std::string_view bytes) {
   return false;
 }
 
+cache::Hash128 preprocessing_fingerprint(const lexer::ScanResult& scan, std::string_view bytes,
+                                         bool assembler_reads) {
+  cache::Hasher h;
+  h.field("preprocessing-1");
+  h.field(uint64_t(scan.directives.size()));
+  for (const lexer::Directive& d : scan.directives) {
+    h.field(uint64_t(d.kind) | (d.angled ? 0x100 : 0) | (d.computed ? 0x200 : 0) |
+            (d.exported ? 0x400 : 0) | (d.header_unit ? 0x800 : 0));
+    h.field(uint64_t(d.line));
+    h.field(scan.text(d));
+    if (d.kind == lexer::DirectiveKind::kDefine) {
+      // The evaluation parses the define from the file's bytes.
+      const uint64_t end = std::min<uint64_t>(
+          std::max<uint64_t>(d.body_offset + d.body_size, d.offset), bytes.size());
+      const uint64_t begin = std::min<uint64_t>(d.offset, end);
+      h.field(bytes.substr(begin, end - begin));
+    }
+  }
+  h.field(uint64_t(scan.diagnostics.size()));
+  for (const lexer::Diagnostic& g : scan.diagnostics) {
+    h.field(uint64_t(g.line));
+    h.field(g.message);
+  }
+  h.field(scan.include_guard);
+  h.field(uint64_t((scan.uses_date ? 1 : 0) | (scan.uses_time ? 2 : 0) |
+                   (scan.uses_timestamp ? 4 : 0) | (assembler_reads ? 8 : 0)));
+  return h.digest();
+}
+
 FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content,
                       std::string_view bytes) {
   FileSummary s;
@@ -103,6 +137,7 @@ FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& conte
     if (!is_include_like(d.kind)) continue;
     s.includes.push_back({d.kind, d.angled, d.computed, std::string(scan.text(d))});
   }
+  s.preprocessing = preprocessing_fingerprint(scan, bytes, s.assembler_reads);
   return s;
 }
 

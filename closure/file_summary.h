@@ -30,6 +30,9 @@ struct FileSummary {
   // names_assembler_file_read().
   bool assembler_reads = false;
   bool pragma_once = false;  // #pragma once or _Pragma("once")
+  // What preprocessing reads of the file (preprocessing_fingerprint()): two
+  // versions with the same one give the same closure in the same context.
+  cache::Hash128 preprocessing;
   bool operator==(const FileSummary&) const = default;
 };
 
@@ -40,6 +43,15 @@ bool decode_summary(std::string_view bytes, FileSummary* summary);
 // The summary of a scan result; `bytes` are the scanned file's.
 FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& content,
                       std::string_view bytes);
+
+// Everything the walk and the exact evaluation read of a file: each
+// directive the lexer reports (kind, line, text, and a #define's whole
+// span), its diagnostics, include guard and flags (__DATE__, __TIME__,
+// __TIMESTAMP__, an assembler file read). An edit that leaves it unchanged
+// (the code of a function, a comment outside directives) changes the
+// file's content but not what the preprocessor makes of its directives.
+cache::Hash128 preprocessing_fingerprint(const lexer::ScanResult& scan, std::string_view bytes,
+                                         bool assembler_reads);
 
 // Whether `bytes` hold `.include` or `.incbin` (in any case, as gas reads
 // them) as a whole directive name, anywhere: in a string literal of inline

@@ -4,6 +4,7 @@
 // self-check its depfile, store outputs of successful compiles only.
 #include "launcher/launcher.h"
 
+#include "closure/closure_snapshot.h"
 #include "launcher/launcher_impl.h"
 
 namespace lexpack::launcher {
@@ -199,7 +200,7 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
 
 std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
                                                    const std::string& stale_memo) {
-  if (!slow_path()) return result_.error;
+  if (!closure_from_snapshot(tu, stale_memo) && !slow_path()) return result_.error;
   if (closure_.uses_time) {
     count("uncacheable_time_macro");
     return "uncacheable: __TIME__ or __TIMESTAMP__ in the closure";
@@ -213,6 +214,8 @@ std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
     if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
       if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
       store_->put_memo("closure", tu.hex(), *memo);
+      store_->put_memo(closure::kClosureSnapshotTable, tu.hex(),
+                       closure::encode_closure_snapshot(closure_, key_));
       drop_explain_memo(tu);
     } else {
       std::string latest = closure::encode_explain_memo(closure_, list_, key_);
@@ -300,6 +303,40 @@ bool Launcher::slow_path() {
       note("computed includes: not expanded exactly, their files checked one by one on a hit");
     }
   }
+  return true;
+}
+
+bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo) {
+  if (stale_memo.empty()) return false;
+  std::string snapshot;
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
+  closure::ClosureMemo memo;
+  if (snapshot.empty() || !closure::decode_closure_memo(stale_memo, &memo) ||
+      memo.dependencies.empty() || memo.dependencies[0].path != cmd_.source) {
+    return false;
+  }
+  // The source as it is now: its summary (a read and a lex, as the walk's).
+  base::StatSignature sig;
+  if (!base::stat_file(cmd_.source, &sig)) return false;
+  auto source = files_->load(cmd_.source, base::absolute_path(cmd_.source, cwd_), sig);
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!source.ok() || !list.ok()) return false;
+  closure::ContentLookup content = content_lookup();
+  std::string why;
+  std::optional<closure::Closure> taken = closure::closure_with_new_source(
+      snapshot, std::move(memo), sig, source->content, source->preprocessing, &content, &why);
+  if (!taken) {
+    note("closure evaluated again: the source changed, and " + why);
+    return false;
+  }
+  note("closure taken again: the source changed outside its directives");
+  list_ = std::move(list.value());
+  closure_ = std::move(*taken);
+  have_closure_ = true;
+  relocation_ = closure::decide_relocation(cmd_, cwd_, closure_, base_dir_);
+  key_ = closure::action_key(identity_, cmd_, cwd_, closure_, relocation_);
+  uses_date_ = closure_.uses_date;
   return true;
 }
 

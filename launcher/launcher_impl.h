@@ -115,6 +115,10 @@ class Launcher {
   std::optional<LaunchResult> look_up(cache::Hash128 key, std::string* why_miss);
   LaunchResult explain_miss(std::string why_miss);
   bool slow_path();  // fills list_, closure_, key_
+  // Fills list_, closure_, key_ as slow_path() would, from the closure kept
+  // with `stale_memo` when only the source changed, and outside what
+  // preprocessing reads (closure_snapshot.h); false when that does not hold.
+  bool closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo);
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
   // `outside`: the files outside the scan its payload checked (for the log).

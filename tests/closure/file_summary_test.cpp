@@ -59,6 +59,45 @@ TEST(FileSummary, KeepsAssemblerReadsAndPragmaOnce) {
   EXPECT_FALSE(s.pragma_once);
 }
 
+cache::Hash128 fingerprint(const std::string& text) {
+  const lexer::ScanResult scan = lexer::scan(text, lexer::scalar_kernel());
+  return summarize(scan, cache::hash_bytes(text), text).preprocessing;
+}
+
+TEST(PreprocessingFingerprint, SameForEditsOfCodeAndComments) {
+  const std::string base =
+      "#include \"a.h\"\n#define N(x) ((x) + 1)\nint f() { return N(1); }\n// note\n";
+  const cache::Hash128 h = fingerprint(base);
+  EXPECT_EQ(fingerprint("#include \"a.h\"\n#define N(x) ((x) + 1)\nint f() { return N(2); }\n"
+                        "// another note\n"),
+            h);
+  EXPECT_EQ(fingerprint("#include \"a.h\"\n#define N(x) ((x) + 1)\nint f() { return 7 * N(1); "
+                        "}\nint g() { return 0; }\n"),
+            h);
+}
+
+TEST(PreprocessingFingerprint, DiffersForWhatPreprocessingReads) {
+  const std::string base =
+      "#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nint f();\n";
+  const cache::Hash128 h = fingerprint(base);
+  for (const char* other : {
+           "#include \"c.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nint f();\n",  // a name
+           "#include \"a.h\"\n#define N 0\n#if N\n#include <b.h>\n#endif\nint f();\n",  // a body
+           "#include \"a.h\"\n#define N 1\n#if !N\n#include <b.h>\n#endif\nint f();\n",
+           "#include \"a.h\"\n#include \"d.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\n",
+           "\n#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nint f();\n",  // lines
+           "#include \"a.h\"\n#define N 1\n#if N\n/*\n#include <b.h>\n*/\n#endif\nint f();\n",
+           "#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nconst char* d = "
+           "__DATE__;\n",
+           "#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nint t = __TIME__[0];\n",
+           "#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\nasm(\".incbin "
+           "\\\"x\\\"\");\n",
+           "#include \"a.h\"\n#define N 1\n#if N\n#include <b.h>\n#endif\n_Pragma(\"once\")\n",
+       }) {
+    EXPECT_NE(fingerprint(other), h) << other;
+  }
+}
+
 ClosureFile file_of(std::string_view path, std::string_view bytes, uint64_t ino, int64_t sec) {
   ClosureFile f;
   f.path = path;

@@ -1,0 +1,161 @@
+// The snapshot's encoding (a format tag first: a snapshot of another version
+// reads as none) and the one check that lets a compile take it again.
+#include "closure/closure_snapshot.h"
+
+#include <deque>
+#include <memory>
+
+#include "base/byte_codec.h"
+
+namespace lexpack::closure {
+namespace {
+
+constexpr std::string_view kSnapshotTag = "lexpack-closure-snapshot-1";
+
+enum : uint64_t {
+  kUsesDate = 1,
+  kUsesTime = 2,
+  kComputedInclude = 4,
+  kPresenceEvaluated = 8,
+  kComputedEvaluated = 16,
+  kForcedMissing = 32,
+};
+enum : uint8_t { kPresenceOnly = 1, kOpaque = 2, kOnceTwin = 4 };
+
+void put_hash(base::VarintWriter* w, const cache::Hash128& h) {
+  w->u64(h.lo);
+  w->u64(h.hi);
+}
+bool get_hash(base::VarintReader* r, cache::Hash128* h) {
+  return r->u64(&h->lo) && r->u64(&h->hi);
+}
+
+}  // namespace
+
+std::string encode_closure_snapshot(const Closure& c, const cache::Hash128& action_key) {
+  base::VarintWriter w;
+  w.str(kSnapshotTag);
+  put_hash(&w, action_key);
+  put_hash(&w, c.source_preprocessing);
+  w.u64((c.uses_date ? kUsesDate : 0) | (c.uses_time ? kUsesTime : 0) |
+        (c.has_computed_include ? kComputedInclude : 0) |
+        (c.presence_evaluated ? kPresenceEvaluated : 0) |
+        (c.computed_evaluated ? kComputedEvaluated : 0) | (c.forced_missing ? kForcedMissing : 0));
+  w.str(c.once_twins);
+  w.u64(c.files.size());
+  for (const ClosureFile& f : c.files) {
+    w.str(f.path);
+    w.u64(f.stat.dev);
+    w.u64(f.stat.ino);
+    w.u64(f.stat.size);
+    w.i64(f.stat.mtime_ns);
+    w.i64(f.stat.ctime_ns);
+    put_hash(&w, f.content);
+    w.u8(uint8_t((f.presence_only ? kPresenceOnly : 0) | (f.opaque ? kOpaque : 0) |
+                 (f.once_twin ? kOnceTwin : 0)));
+  }
+  const bool numbered = c.failed_probe_dirs.size() == c.failed_probes.size();
+  w.u64(numbered ? c.failed_probes.size() : 0);
+  for (size_t i = 0; numbered && i < c.failed_probes.size(); ++i) {
+    w.str(c.failed_probes[i]);
+    w.u64(c.failed_probe_dirs[i]);
+  }
+  return w.take();
+}
+
+bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash128* action_key) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  uint64_t flags = 0, files = 0, probes = 0;
+  Closure c;
+  if (!r.str(&tag) || tag != kSnapshotTag || !get_hash(&r, action_key) ||
+      !get_hash(&r, &c.source_preprocessing) || !r.u64(&flags) || !r.str(&c.once_twins) ||
+      !r.u64(&files) || files > bytes.size()) {
+    return false;
+  }
+  // The paths live in the closure's storage (a deque: they never move).
+  auto paths = std::make_shared<std::deque<std::string>>();
+  c.files.reserve(files);
+  for (uint64_t i = 0; i < files; ++i) {
+    ClosureFile f;
+    uint8_t file_flags = 0;
+    std::string& path = paths->emplace_back();
+    if (!r.str(&path) || !r.u64(&f.stat.dev) || !r.u64(&f.stat.ino) || !r.u64(&f.stat.size) ||
+        !r.i64(&f.stat.mtime_ns) || !r.i64(&f.stat.ctime_ns) || !get_hash(&r, &f.content) ||
+        !r.u8(&file_flags)) {
+      return false;
+    }
+    f.path = path;
+    f.presence_only = file_flags & kPresenceOnly;
+    f.opaque = file_flags & kOpaque;
+    f.once_twin = file_flags & kOnceTwin;
+    c.files.push_back(f);
+  }
+  if (!r.u64(&probes) || probes > bytes.size()) return false;
+  c.failed_probes.reserve(probes);
+  c.failed_probe_dirs.reserve(probes);
+  for (uint64_t i = 0; i < probes; ++i) {
+    std::string& probe = paths->emplace_back();
+    uint64_t dir = 0;
+    if (!r.str(&probe) || !r.u64(&dir) || dir > UINT32_MAX) return false;
+    c.failed_probes.push_back(probe);
+    c.failed_probe_dirs.push_back(uint32_t(dir));
+  }
+  if (!r.done() || c.files.empty()) return false;
+  c.uses_date = flags & kUsesDate;
+  c.uses_time = flags & kUsesTime;
+  c.has_computed_include = flags & kComputedInclude;
+  c.presence_evaluated = flags & kPresenceEvaluated;
+  c.computed_evaluated = flags & kComputedEvaluated;
+  c.forced_missing = flags & kForcedMissing;
+  c.storage = std::move(paths);
+  *out = std::move(c);
+  return true;
+}
+
+std::optional<Closure> closure_with_new_source(std::string_view snapshot, ClosureMemo memo,
+                                               const base::StatSignature& source_stat,
+                                               const cache::Hash128& source_content,
+                                               const cache::Hash128& source_preprocessing,
+                                               const ContentLookup* content, std::string* why) {
+  Closure c;
+  cache::Hash128 action_key;
+  if (!decode_closure_snapshot(snapshot, &c, &action_key)) {
+    *why = "no closure kept for it";
+    return std::nullopt;
+  }
+  if (c.source_preprocessing.is_zero() || c.source_preprocessing != source_preprocessing) {
+    *why = "its directives changed";
+    return std::nullopt;
+  }
+  // A #pragma once twin is keyed by how its twins split, which its new
+  // signature or content may change.
+  if (c.files[0].once_twin) {
+    *why = "it holds #pragma once and has a twin";
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < c.files.size(); ++i) {
+    if (c.files[i].content == source_content) {
+      *why = "its new content is the content of " + std::string(c.files[i].path);
+      return std::nullopt;
+    }
+  }
+  // The memo is of this closure (stored with it: its action key is a hash of
+  // every file and probe), and everything it records but the source holds.
+  if (memo.action_key != action_key || memo.dependencies.size() != c.files.size() ||
+      memo.dependencies[0].path != c.files[0].path) {
+    *why = "its closure memo is of another closure";
+    return std::nullopt;
+  }
+  memo.dependencies[0].stat = source_stat;
+  memo.dependencies[0].content = source_content;
+  if (std::string changed = check_closure_memo(memo, nullptr, content); !changed.empty()) {
+    *why = "also " + changed;
+    return std::nullopt;
+  }
+  c.files[0].stat = source_stat;
+  c.files[0].content = source_content;
+  return c;
+}
+
+}  // namespace lexpack::closure
