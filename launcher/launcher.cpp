@@ -317,8 +317,9 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
     return false;
   }
   // The source as it is now: its summary (a read and a lex, as the walk's).
+  // One whose signature did not move is not what made the memo out of date.
   base::StatSignature sig;
-  if (!base::stat_file(cmd_.source, &sig)) return false;
+  if (!base::stat_file(cmd_.source, &sig) || sig == memo.dependencies[0].stat) return false;
   auto source = files_->load(cmd_.source, base::absolute_path(cmd_.source, cwd_), sig);
   auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
   if (!source.ok() || !list.ok()) return false;
