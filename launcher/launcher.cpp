@@ -4,6 +4,7 @@
 // self-check its depfile, store outputs of successful compiles only.
 #include "launcher/launcher.h"
 
+#include "base/heap_pages.h"
 #include "closure/closure_snapshot.h"
 #include "launcher/launcher_impl.h"
 
@@ -274,6 +275,9 @@ LaunchResult Launcher::explain_miss(std::string why_miss) {
 }
 
 bool Launcher::slow_path() {
+  // A closure of a thousand headers builds tens of megabytes of short-lived
+  // tables: in 2 MB pages, a fault each, not one per 4 kB.
+  base::use_huge_heap_pages(size_t(64) << 20);
   auto computed = compute_compile_key(store_.get(), !read_only_, files_.get(), identity_, cmd_,
                                       cwd_, base_dir_, kernel_);
   if (!computed.ok()) {
