@@ -24,7 +24,8 @@ int finish(const std::vector<std::string>& argv, bool explain, bool exec, int ex
 
 int run_launcher(const std::vector<std::string>& argv, bool explain) {
   // Taken out first: the compiler, the keys and any server never see it.
-  const bool declined = server::take_declined_mark();
+  bool busy = false;
+  const bool declined = server::take_declined_mark(&busy);
   if (argv.empty()) {
     std::fprintf(stderr, "lexpack: error: no compiler given\n");
     return 2;
@@ -39,7 +40,14 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   if (!explain && !declined && server::server_enabled()) {
     served = server::try_server(argv, true, &server_declined);
   }
-  launcher::LaunchResult r = served ? std::move(*served) : launcher::launch(argv, explain);
+  // A compile the server declined (it knows no valid memo for it) has the
+  // server evaluate its closure, with every header evaluation it keeps.
+  launcher::EvaluateElsewhere elsewhere;
+  if (!explain && !busy && server_declined && server::server_enabled()) {
+    elsewhere = [&argv] { return server::evaluate_with_server(argv); };
+  }
+  launcher::LaunchResult r =
+      served ? std::move(*served) : launcher::launch(argv, explain, elsewhere);
   // The server that declined checks this compile's new closure memo later.
   if (!explain && server_declined && !r.exec_compiler) server::tell_server_done(argv);
   if (explain && !declined && server::server_enabled()) {

@@ -193,6 +193,8 @@ static char* recv_frame(int fd, size_t* n) {
 
 enum { kPathMax = 4096 };
 
+enum { kDeclinedBusy = 2 };  // Client::declined: the server was busy
+
 struct Client {
   int argc;
   char** argv;
@@ -200,7 +202,9 @@ struct Client {
   const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
-  int declined;    // the server answered "miss", or was busy: lexpack need not ask it again
+  // The server answered "miss" (1), or was busy (kDeclinedBusy): lexpack need not
+  // ask it about a hit again (nor, when busy, anything else).
+  int declined;
   int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
 
@@ -214,8 +218,9 @@ __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
     // "unanswered:<pid>": lexpack marks that server (stopped_server.h), and
     // the compiles that follow do not wait for it.
     static char kDeclined[] = "LEXPACK_SERVER_DECLINED=1";
+    static char kBusy[] = "LEXPACK_SERVER_DECLINED=busy";
     static char kUnanswered[64] = "LEXPACK_SERVER_DECLINED=unanswered:";
-    char* mark = kDeclined;
+    char* mark = c->declined == kDeclinedBusy ? kBusy : kDeclined;
     if (!c->declined) {
       struct Buf pid = {0};
       put_decimal(&pid, (unsigned long)c->unanswered);
@@ -464,7 +469,7 @@ static int wait_reply(int fd, int* unanswered, int* busy) {
     slice = 50;
   }
   if (process_working(pid, ticks)) {
-    *busy = 1;
+    *busy = kDeclinedBusy;
   } else {
     *unanswered = pid;
   }
@@ -586,7 +591,7 @@ static int run(struct Client* c) {
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);
   if (!hit) {
-    c->declined |= reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
+    if (!c->declined) c->declined = reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
     run_lexpack(c);
   }
   return exit_code;

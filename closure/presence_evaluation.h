@@ -62,6 +62,9 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
     share_ = share;
     out_ = out;
   }
+  // Shares files, answers and header evaluations through `share` without
+  // evaluating every TU (the server's evaluations of launchers' closures).
+  void share_with(EvaluationShare* share) { share_ = share; }
   bool every_tu() const override { return out_ != nullptr; }
   std::vector<Resolution> computed_includes() const override { return computed_; }
 

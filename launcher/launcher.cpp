@@ -201,7 +201,9 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
 
 std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
                                                    const std::string& stale_memo) {
-  if (!closure_from_snapshot(tu, stale_memo) && !slow_path()) return result_.error;
+  if (!closure_from_snapshot(tu, stale_memo) && !closure_from_elsewhere(tu) && !slow_path()) {
+    return result_.error;
+  }
   if (closure_.uses_time) {
     count("uncacheable_time_macro");
     return "uncacheable: __TIME__ or __TIMESTAMP__ in the closure";
@@ -211,7 +213,7 @@ std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
                                      : "uncacheable_unsure_closure");
     return "uncacheable: " + closure_.unsure;
   }
-  if (!read_only_ && !explain_) {
+  if (!read_only_ && !explain_ && !memo_stored_elsewhere_) {
     if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
       if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
       store_->put_memo("closure", tu.hex(), *memo);
@@ -345,6 +347,38 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
   return true;
 }
 
+bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
+  if (!elsewhere_ || explain_ || read_only_ || !elsewhere_()) return false;
+  std::string memo, snapshot;
+  store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
+  // Checked here as for a hit: what was evaluated elsewhere must still hold.
+  cache::Hash128 memo_key, snapshot_key;
+  bool uses_date = false;
+  std::string changed;
+  closure::Closure taken;
+  if (!closure::check_encoded_closure_memo(memo, &memo_key, &uses_date, &changed) ||
+      !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
+      snapshot_key != memo_key || taken.files[0].path != cmd_.source) {
+    return false;
+  }
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!list.ok()) return false;
+  const closure::KeyRelocation relocation =
+      closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
+  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != memo_key) return false;
+  note("closure evaluated by the server");
+  list_ = std::move(list.value());
+  closure_ = std::move(taken);
+  have_closure_ = true;
+  relocation_ = relocation;
+  key_ = memo_key;
+  uses_date_ = closure_.uses_date;
+  memo_stored_elsewhere_ = true;
+  return true;
+}
+
 std::optional<cache::ActionRecord> Launcher::fetch_remote(const cache::Hash128& key) {
   std::string what;
   auto counter = [this](std::string_view name, int64_t delta) { count(name, delta); };
@@ -463,8 +497,9 @@ bool Launcher::use_previous_memo(const cache::Hash128& tu, const std::string& la
 
 }  // namespace detail
 
-LaunchResult launch(const std::vector<std::string>& argv, bool explain) {
-  detail::Launcher launcher(argv, explain);
+LaunchResult launch(const std::vector<std::string>& argv, bool explain,
+                    const EvaluateElsewhere& elsewhere) {
+  detail::Launcher launcher(argv, explain, elsewhere);
   return launcher.run();
 }
 

@@ -4,6 +4,7 @@
 // wrong inside lexpack, the compiler runs as it would have without it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,22 @@ struct LaunchResult {
   std::string warning;      // non-empty: one line for stderr (a setting ignored)
 };
 
+// Has another process (the server, which keeps every header's evaluation it
+// has seen) evaluate this compile's closure and store its closure memo and
+// snapshot (closure_snapshot.h); true when it did. Asked only when the
+// compile has no valid memo and its kept closure does not apply.
+using EvaluateElsewhere = std::function<bool()>;
+
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
 // compiled or written: the result only says whether the compile would hit,
-// and if not, why.
-LaunchResult launch(const std::vector<std::string>& argv, bool explain);
+// and if not, why. `elsewhere` may be empty: the closure is evaluated here.
+LaunchResult launch(const std::vector<std::string>& argv, bool explain,
+                    const EvaluateElsewhere& elsewhere = {});
+
+// The memo table of the closure memo each new one replaced: a header edited
+// and put back, or a branch switched back and forth, finds its closure there
+// instead of computing it again (ccache's manifest keeps several for the
+// same reason).
+constexpr char kPreviousMemoTable[] = "closure-previous";
 
 }  // namespace lexpack::launcher

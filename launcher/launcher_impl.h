@@ -60,10 +60,6 @@ bool decode_args(std::string_view bytes, std::vector<std::string>* out);
 // only, when its files were too fresh for a closure memo (the memo then still
 // describes some older build). Emptied when a memo is stored or used.
 constexpr std::string_view kExplainMemoTable = "closure-explain";
-// The closure memo the latest one replaced: a header edited and put back, or
-// a branch switched back and forth, finds its closure there instead of
-// computing it again (ccache's manifest keeps several for the same reason).
-constexpr std::string_view kPreviousMemoTable = "closure-previous";
 
 // When a miss's steps ended, in microseconds since the launcher started (the
 // self-check's own length), for the note that says it was stored.
@@ -83,7 +79,8 @@ struct MissOutputs {
 
 class Launcher {
  public:
-  Launcher(const std::vector<std::string>& argv, bool explain) : argv_(argv), explain_(explain) {}
+  Launcher(const std::vector<std::string>& argv, bool explain, const EvaluateElsewhere& elsewhere)
+      : argv_(argv), explain_(explain), elsewhere_(elsewhere) {}
   LaunchResult run();
 
  private:
@@ -119,6 +116,9 @@ class Launcher {
   // with `stale_memo` when only the source changed, and outside what
   // preprocessing reads (closure_snapshot.h); false when that does not hold.
   bool closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo);
+  // Fills them from the memo and snapshot `elsewhere_` stored; false when
+  // it did not, or they do not hold.
+  bool closure_from_elsewhere(const cache::Hash128& tu);
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
   // `outside`: the files outside the scan its payload checked (for the log).
@@ -170,6 +170,8 @@ class Launcher {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::vector<std::string> argv_;
   bool explain_;
+  EvaluateElsewhere elsewhere_;
+  bool memo_stored_elsewhere_ = false;  // closure_from_elsewhere() took it
   DecisionLog log_;
   LaunchResult result_;
   compiler::CompileCommand cmd_;

@@ -23,9 +23,10 @@ enum class RequestKind : uint8_t {
   kStop = 3,
   kDropTrust = 4,
   kExplain = 5,
-  kLearn = 6,       // the launcher of a declined compile is done: no reply
-  kPrepare = 7,     // `compiles` are about to be run: check them now (a kInfo reply)
-  kScanAnswers = 8  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
+  kLearn = 6,        // the launcher of a declined compile is done: no reply
+  kPrepare = 7,      // `compiles` are about to be run: check them now (a kInfo reply)
+  kScanAnswers = 8,  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
+  kClosure = 9,      // evaluate this compile's closure, store its memo (a kInfo reply)
 };
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 
@@ -63,6 +64,8 @@ struct Reply {
 };
 
 inline constexpr char kTrustedAnswer[] = "trusted";
+// kClosure: the kInfo reply's text when the memo and snapshot are stored.
+inline constexpr char kEvaluatedAnswer[] = "evaluated";
 
 std::string encode_request(const Request& r);
 bool decode_request(const std::string& bytes, Request* r);

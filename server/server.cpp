@@ -202,7 +202,8 @@ std::string Server::status_text() const {
          "\ntrust_drops " + std::to_string(drops_) + "\nbusy_declines " +
          std::to_string(busy_declines_) + "\nforeign_declines " +
          std::to_string(foreign_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
-         "\nlast_miss " + last_miss_ + "\n";
+         "\nclosures_evaluated " + std::to_string(evaluations_stored_) + "\nwalk_shares " +
+         std::to_string(walk_shares_made_) + "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {
@@ -227,8 +228,9 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   }
   // (Nor does one of another binary there make it leave: its own server
   // would not serve this namespace either.)
-  if (!foreign_.empty() && (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
-                            req.kind == RequestKind::kPrepare)) {
+  if (!foreign_.empty() &&
+      (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
+       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure)) {
     ++foreign_declines_;
     reply.kind = ReplyKind::kInfo;
     reply.info = "declined: " + foreign_;
@@ -264,6 +266,10 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       return true;
     case RequestKind::kScanAnswers:
       reply = scan_answers(req);
+      send_frame(fd, encode_reply(reply));
+      return true;
+    case RequestKind::kClosure:
+      reply = evaluate_closure(req);
       send_frame(fd, encode_reply(reply));
       return true;
     case RequestKind::kPrepare:

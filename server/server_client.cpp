@@ -75,30 +75,36 @@ std::string server_private_dir() {
   return dir;
 }
 
-// How long a compile waits for the server's reply at most.
+// How a request waits for its reply. A compile's hit: up to kReplyWaitMs;
+// a server that lets it wait that long without working is marked, and no
+// one asks it while the mark holds. A closure to evaluate: longer (the
+// alternative is evaluating it here), marking nothing. A control request
+// (`lexpack server --status`): sent whatever the mark says, marking nothing.
+enum class Waiting { kCompile, kEvaluation, kControl };
 constexpr int kReplyWaitMs = 2000;
-// How long `lexpack server --status` (or --stop) waits: the user asked.
+constexpr int kEvaluationWaitMs = 10000;
 constexpr int kControlWaitMs = 5000;
 
 // The request sent and its reply read; nullopt on any failure. A server
-// whose process is stopped is not waited for, one that lets the request wait
-// the whole bound is marked (*stopped: its pid), and neither is asked while
-// its mark holds. A control request (`control`) is sent whatever the mark
-// says, waits longer and marks nothing.
+// whose process is stopped is not waited for (*stopped: its pid, as for a
+// marked one).
 std::optional<Reply> ask(const Request& req, int* fd_out, pid_t* stopped = nullptr,
-                         bool control = false) {
+                         Waiting waiting = Waiting::kCompile) {
   std::string dir = server_private_dir();
   if (dir.empty()) return std::nullopt;
-  pid_t stopped_pid = control ? 0 : marked_unavailable(dir);
+  pid_t stopped_pid = waiting == Waiting::kControl ? 0 : marked_unavailable(dir);
   int fd = stopped_pid ? -1 : connect_to(socket_path(dir));
   if (fd < 0) {
     if (stopped) *stopped = stopped_pid;
     return std::nullopt;
   }
+  const int wait_ms = waiting == Waiting::kCompile      ? kReplyWaitMs
+                      : waiting == Waiting::kEvaluation ? kEvaluationWaitMs
+                                                        : kControlWaitMs;
   std::string bytes;
   Reply reply;
   if (!send_frame(fd, encode_request(req)) ||
-      wait_for_reply(fd, control ? kControlWaitMs : kReplyWaitMs, dir, &stopped_pid, !control) !=
+      wait_for_reply(fd, wait_ms, dir, &stopped_pid, waiting == Waiting::kCompile) !=
           ReplyWait::kReady ||
       !recv_frame(fd, &bytes) || !decode_reply(bytes, &reply)) {
     ::close(fd);
@@ -130,10 +136,12 @@ bool server_enabled() {
          !(disable && *disable && std::string_view(disable) != "0");
 }
 
-bool take_declined_mark() {
+bool take_declined_mark(bool* busy) {
   const char* v = std::getenv("LEXPACK_SERVER_DECLINED");
   std::string_view said = v ? v : "";
   bool declined = !said.empty() && said != "0";
+  // "busy": it was working all the while the client waited.
+  if (busy) *busy = said == "busy" || said.starts_with("unanswered:");
   // "unanswered:<pid>": lexpack-client waited the whole bound for that
   // server; marked, it is not asked by the compiles that follow.
   if (said.starts_with("unanswered:")) {
@@ -278,7 +286,9 @@ std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>&
     return std::nullopt;
   }
   if (!reply) {
-    if (start) start_server();
+    // One starting (by this compile or another) evaluates this closure once
+    // it listens, as one that declined would.
+    if (start && start_server()) *declined = true;
     return std::nullopt;
   }
   if (reply->kind != ReplyKind::kHit) {
@@ -313,7 +323,20 @@ std::optional<Reply> control(RequestKind kind) {
   req.kind = kind;
   req.version = protocol_version();
   req.cwd = "/";
-  return ask(req, nullptr, nullptr, true);
+  return ask(req, nullptr, nullptr, Waiting::kControl);
+}
+
+bool evaluate_with_server(const std::vector<std::string>& argv) {
+  std::optional<Request> req = compile_request(RequestKind::kClosure, argv);
+  std::string dir = server_private_dir();
+  if (!req || dir.empty()) return false;
+  // A server started a moment ago listens within a few tens of milliseconds;
+  // the evaluation here would take longer than waiting for it.
+  for (int tries = 0; tries < 25 && ::access(socket_path(dir).c_str(), F_OK) != 0; ++tries) {
+    ::usleep(20 * 1000);
+  }
+  std::optional<Reply> reply = ask(*req, nullptr, nullptr, Waiting::kEvaluation);
+  return reply && reply->kind == ReplyKind::kInfo && reply->info == kEvaluatedAnswer;
 }
 
 std::string unavailable_mark() {

@@ -19,7 +19,8 @@ bool server_enabled();
 // True when lexpack-client already asked the server about this compile and
 // was told "miss" (LEXPACK_SERVER_DECLINED, which this takes out of the
 // environment, so that neither the compiler nor a server sees it).
-bool take_declined_mark();
+// *busy: it did not answer in time (nothing more is asked of it then).
+bool take_declined_mark(bool* busy = nullptr);
 
 // A hit served by the server (outputs already in place), or nullopt (with
 // *declined set when the server answered "miss"). With `start`, a missing or
@@ -49,6 +50,11 @@ constexpr int kPrepareWaitMs = 20000;
 // answer when nothing it rests on changed since it was checked, else empty;
 // nullopt when no server answered.
 std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compiles, int wait_ms);
+
+// Has the server evaluate this compile's closure with every header
+// evaluation it keeps, and store its closure memo and snapshot; true when it
+// did (launcher::EvaluateElsewhere). Waits up to about 10 s.
+bool evaluate_with_server(const std::vector<std::string>& argv);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

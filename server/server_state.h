@@ -20,6 +20,7 @@
 #include "cache/store.h"
 #include "closure/closure_memo.h"
 #include "closure/file_state.h"
+#include "closure/presence_evaluation.h"
 #include "closure/scan_file_cache.h"
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
@@ -165,6 +166,10 @@ class Server {
                         closure::ScanFileCache* files, scan::DirStatCache* dirs);
   // Changes whenever a stat answer taken before may no longer hold.
   uint64_t stat_epoch() const { return watches_.events_read() + drops_; }
+  // Changes whenever an event or a drop untrusted an entry: a file some
+  // closure rests on changed (events on names no closure looked up, such
+  // as the compiler's temporary files, do not count).
+  uint64_t trust_epoch() const { return untrusted_by_events_ + drops_; }
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
@@ -180,6 +185,10 @@ class Server {
   std::optional<uint32_t> entry_of(const std::string& cwd, const compiler::CompileCommand& cmd,
                                    const std::string& base_dir, std::string* why,
                                    IdentityMemo* identities = nullptr);
+  // A compile's closure evaluated for its launcher (kClosure), with every
+  // header evaluation kept from the ones before; its closure memo and
+  // snapshot stored (closure_evaluation.cpp).
+  Reply evaluate_closure(const Request& req);
   // The closure checks of the compiles a build is about to run (kPrepare),
   // so that they are answered from memory when they come.
   Reply prepare(const Request& req);
@@ -197,6 +206,28 @@ class Server {
   std::unique_ptr<cache::Store> store_;
   const lexer::Kernel* kernel_ = nullptr;
   std::unique_ptr<closure::FileStates> files_;
+  // What evaluate_closure() keeps between requests: the walks' file graph
+  // (stat answers, summaries, include answers, lexed files) and the
+  // evaluations' files, compiler answers and header evaluations. A stat
+  // answer kept may be old: a memo made from it records the signature it
+  // saw, and its launcher checks the memo before taking it (a change since
+  // makes it evaluate the closure itself). Made anew once a file a trusted
+  // closure rests on changed (trust_epoch()), or after kWalkShareSeconds or
+  // kEvaluationsPerShare closures, so that it neither goes stale for long
+  // nor grows without end.
+  struct WalkShare {
+    std::shared_ptr<closure::ScanFileCache> walked;
+    std::unique_ptr<closure::FileStates> files;
+    std::unique_ptr<closure::EvaluationShare> evaluations;
+    uint64_t epoch = 0;  // trust_epoch() when made
+    std::chrono::steady_clock::time_point made;
+    uint64_t evaluated = 0;
+  };
+  static constexpr uint64_t kEvaluationsPerShare = 4096;
+  static constexpr std::chrono::seconds kWalkShareSeconds{60};
+  WalkShare& walk_share();
+  std::optional<WalkShare> walk_share_;
+  uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0, untrusted_by_events_ = 0;
   WatchTable watches_;
   StatRecheck rechecks_;
   SpareFiles spares_;

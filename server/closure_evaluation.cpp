@@ -1,0 +1,98 @@
+// The closure of a compile its launcher could not take from a memo,
+// evaluated by the server: the files, compiler answers and header
+// evaluations it has met are kept between requests (each file by its stat
+// signature, each header's evaluation by that signature and the macro state
+// it read), so a header a hundred TUs include is evaluated once per state,
+// not once per compile, and a fresh TU costs little more than its walk.
+#include <unistd.h>
+
+#include "closure/action_key.h"
+#include "closure/closure_snapshot.h"
+#include "closure/dependency_closure.h"
+#include "closure/key_relocation.h"
+#include "closure/scan_file_cache.h"
+#include "compiler/derived_search_list.h"
+#include "launcher/launcher.h"
+#include "server/server_state.h"
+
+namespace lexpack::server {
+
+Server::WalkShare& Server::walk_share() {
+  drain();  // the events read so far tell whether what is kept went stale
+  const auto now = std::chrono::steady_clock::now();
+  if (!walk_share_ || walk_share_->epoch != trust_epoch() ||
+      walk_share_->evaluated >= kEvaluationsPerShare ||
+      now - walk_share_->made > kWalkShareSeconds) {
+    walk_share_.reset();
+    ++walk_shares_made_;
+    WalkShare& w = walk_share_.emplace();
+    w.walked = std::make_shared<closure::ScanFileCache>();
+    w.walked->keep_lexed();
+    w.files = std::make_unique<closure::FileStates>(store_.get(), kernel_);
+    w.files->share(w.walked.get());
+    w.evaluations = std::make_unique<closure::EvaluationShare>();
+    w.evaluations->use_walked(w.walked.get());
+    w.epoch = trust_epoch();
+    w.made = now;
+  }
+  return *walk_share_;
+}
+
+Reply Server::evaluate_closure(const Request& req) {
+  Reply r;
+  r.kind = ReplyKind::kInfo;
+  auto declined = [&r](const std::string& why) {
+    r.info = "declined: " + why;
+    return r;
+  };
+  if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return declined("bad request");
+  if (::chdir(req.cwd.c_str()) != 0) return declined("cannot enter the working directory");
+  apply_client(req);
+  const compiler::CompileCommand cmd = compiler::parse_compile_command(req.argv);
+  if (!cmd.uncacheable.empty()) return declined("uncacheable");
+  auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+  if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
+    return declined("compiler unknown");
+  }
+  if (std::string sentence;
+      !compiler::refused_by_compiler(cmd, identity->kind, &sentence).empty()) {
+    return declined("uncacheable");
+  }
+  auto list = compiler::search_list_for(store_.get(), *identity, cmd, req.cwd);
+  if (!list.ok()) return declined("search list: " + list.message());
+  WalkShare& share = walk_share();
+  ++share.evaluated;
+  closure::CompilerPresenceEvaluator presence(store_.get(), *identity, cmd, req.cwd, kernel_);
+  presence.share_with(share.evaluations.get());
+  auto closure =
+      closure::compute_closure(share.files.get(), cmd, *list, identity->kind, req.cwd, &presence);
+  if (!closure.ok()) return declined("dependency scan: " + closure.message());
+  // What the launcher would not store either: it finds out again itself.
+  if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");
+  const std::string base_dir = client_base_dir();
+  const closure::KeyRelocation relocation =
+      closure::decide_relocation(cmd, req.cwd, *closure, base_dir);
+  const cache::Hash128 key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation);
+  // The directories' signatures from the share, taken before any probe in
+  // them (a signature taken now could be newer than a kept probe's answer).
+  std::optional<std::string> memo =
+      closure::encode_closure_memo(*closure, *list, key, share.walked.get(), req.cwd);
+  if (!memo) return declined("files too fresh for a memo");
+  const std::string tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir).hex();
+  // The memo replaced is kept, as the launcher keeps it.
+  std::string previous;
+  store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
+  if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
+  if (!store_
+           ->put_memo(closure::kClosureSnapshotTable, tu,
+                      closure::encode_closure_snapshot(*closure, key))
+           .ok() ||
+      !store_->put_memo("closure", tu, *memo).ok()) {
+    return declined("the memo could not be stored");
+  }
+  ++evaluations_stored_;
+  r.info = kEvaluatedAnswer;
+  return r;
+}
+
+}  // namespace lexpack::server

@@ -1,0 +1,120 @@
+// End to end, g++ and clang++, through lexpack and lexpack-client: a compile
+// the server declines has the server evaluate its closure, which keeps every
+// header evaluation it made (by the header's signature and the macro state
+// it read). A header state must never be reused for a TU whose state
+// differs in a macro the header reads, nor after the header changed. Each
+// object is compared with a plain compile's.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tests/support/launcher_fixture.h"
+#include "tests/support/server_ways.h"
+
+namespace lexpack::testing {
+namespace {
+
+constexpr char kByServer[] = "closure evaluated by the server";
+constexpr char kSelect[] =
+    "#if USE_X\n#define SEL_HEADER <x.h>\n#else\n#define SEL_HEADER <y.h>\n#endif\n"
+    "#include SEL_HEADER\n";
+
+class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterface<Way> {
+ protected:
+  void SetUp() override {
+    if (GetParam().client && kClientBin[0] == '\0') GTEST_SKIP() << "no lexpack-client here";
+    ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
+    for (int i = 0; i < 100; ++i) {
+      if (lexpack("server --status", kServerEnv).exit_code == 0) return;
+      ::usleep(50 * 1000);
+    }
+    FAIL() << "the server did not come up";
+  }
+  void TearDown() override { lexpack("server --stop", kServerEnv); }
+  // Signatures younger than a second leave no memo: wait them out.
+  static void settle() { ::usleep(1100 * 1000); }
+  std::string program() const { return GetParam().client ? kClientBin : LEXPACK_BIN; }
+  // Compiles `source` through lexpack and plainly; the objects must be
+  // equal. Returns this compile's decision log.
+  std::string compile(const std::string& source, const std::string& includes = "-Iinc") {
+    dir_.write("log.txt", "");
+    const std::string args = std::string(GetParam().cxx) + " " + includes + " -c " + source;
+    EXPECT_EQ(sh(args + " -o ref.o").exit_code, 0);
+    base::ProcessResult r = sh(program() + " " + args + " -o out.o", kServerEnv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"))
+        << source << ": a wrong object: " << dir_.read("log.txt");
+    return dir_.read("log.txt");
+  }
+  static bool says(const std::string& log, const char* what) {
+    return log.find(what) != std::string::npos;
+  }
+  // The header both TUs include: which file it includes depends on USE_X,
+  // through a computed include (so each TU's closure is evaluated exactly,
+  // and holds only the file its USE_X selects).
+  void write_project() {
+    dir_.write("inc/sel.h", kSelect);
+    dir_.write("inc/x.h", "#define V 10\n");
+    dir_.write("inc/y.h", "#define V 20\n");
+    dir_.write("a.cpp", "#define USE_X 1\n#include \"sel.h\"\nint a() { return V; }\n");
+    dir_.write("b.cpp", "#define USE_X 0\n#include \"sel.h\"\nint b() { return V; }\n");
+  }
+};
+
+TEST_P(ServerEvaluation, HeaderStateIsNotReusedAcrossMacroStates) {
+  write_project();
+  settle();
+  std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  log = compile("b.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  settle();
+  // b.cpp's closure holds y.h, a.cpp's x.h: a change of y.h is b.cpp's alone.
+  dir_.write("inc/y.h", "#define V 21\n");
+  log = compile("b.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+  log = compile("a.cpp");
+  EXPECT_TRUE(log.find("hit") != std::string::npos) << log;
+}
+
+TEST_P(ServerEvaluation, HeaderEvaluationIsNotKeptPastAChange) {
+  write_project();
+  settle();
+  std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  // sel.h now reads another macro and includes another file.
+  dir_.write("inc/z.h", "#undef V\n#define V 30\n");
+  dir_.write("inc/sel.h", std::string(kSelect) + "#if USE_X\n#include <z.h>\n#endif\n");
+  settle();
+  compile("b.cpp");
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+  settle();
+  // z.h is in a.cpp's closure now.
+  dir_.write("inc/z.h", "#undef V\n#define V 31\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
+// A file that appears where an earlier evaluation found none (x.h, searched
+// in inc2 before inc): whatever the server kept of that search, the next TU
+// that searches there finds it.
+TEST_P(ServerEvaluation, NewHeaderOnTheSearchPathIsSeen) {
+  write_project();
+  dir_.write("inc2/keep.txt", "");
+  dir_.write("c.cpp", "#define USE_X 1\n#include \"sel.h\"\nint c() { return V; }\n");
+  settle();
+  std::string log = compile("a.cpp", "-Iinc2 -Iinc");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  dir_.write("inc2/x.h", "#define V 40\n");
+  settle();
+  compile("c.cpp", "-Iinc2 -Iinc");
+  log = compile("a.cpp", "-Iinc2 -Iinc");
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ways, ServerEvaluation, kAllWays, WayName);
+
+}  // namespace
+}  // namespace lexpack::testing
