@@ -348,7 +348,10 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
 }
 
 bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
-  if (!elsewhere_ || explain_ || read_only_ || !elsewhere_()) return false;
+  if (!elsewhere_ || explain_ || read_only_) return false;
+  const int64_t asked_at = elapsed_us();
+  if (!elsewhere_()) return false;
+  const int64_t answered_in = elapsed_us() - asked_at;
   std::string memo, snapshot;
   store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
   store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
@@ -368,7 +371,7 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   const closure::KeyRelocation relocation =
       closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
   if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != memo_key) return false;
-  note("closure evaluated by the server");
+  note("closure evaluated by the server (" + std::to_string(answered_in / 1000) + " ms)");
   list_ = std::move(list.value());
   closure_ = std::move(taken);
   have_closure_ = true;

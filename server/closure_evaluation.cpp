@@ -60,6 +60,7 @@ Reply Server::evaluate_closure(const Request& req) {
   }
   auto list = compiler::search_list_for(store_.get(), *identity, cmd, req.cwd);
   if (!list.ok()) return declined("search list: " + list.message());
+  const auto start = std::chrono::steady_clock::now();
   WalkShare& share = walk_share();
   ++share.evaluated;
   closure::CompilerPresenceEvaluator presence(store_.get(), *identity, cmd, req.cwd, kernel_);
@@ -91,6 +92,9 @@ Reply Server::evaluate_closure(const Request& req) {
     return declined("the memo could not be stored");
   }
   ++evaluations_stored_;
+  evaluation_us_ += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
   r.info = kEvaluatedAnswer;
   return r;
 }

@@ -202,8 +202,10 @@ std::string Server::status_text() const {
          "\ntrust_drops " + std::to_string(drops_) + "\nbusy_declines " +
          std::to_string(busy_declines_) + "\nforeign_declines " +
          std::to_string(foreign_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
-         "\nclosures_evaluated " + std::to_string(evaluations_stored_) + "\nwalk_shares " +
-         std::to_string(walk_shares_made_) + "\nlast_miss " + last_miss_ + "\n";
+         "\nclosures_evaluated " + std::to_string(evaluations_stored_) + "\nevaluation_ms " +
+         std::to_string(evaluation_us_ / 1000) + "\nwalk_shares " +
+         std::to_string(walk_shares_made_) + "\ntrust_ms " + std::to_string(trust_us_ / 1000) +
+         "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {

@@ -311,6 +311,16 @@ bool Server::trusted_after_check(uint32_t id, std::string* why) {
 
 bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
                          SharedStats* shared) {
+  const auto start = std::chrono::steady_clock::now();
+  struct Timed {
+    std::chrono::steady_clock::time_point start;
+    uint64_t* total;
+    ~Timed() {
+      *total += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
+    }
+  } timed{start, &trust_us_};
   Entry& e = entries_[id];
   std::string bytes;
   if (!store_->visit_memo("closure", e.tu, [&](std::string_view b) { bytes.assign(b); })) {

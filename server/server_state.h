@@ -228,6 +228,8 @@ class Server {
   WalkShare& walk_share();
   std::optional<WalkShare> walk_share_;
   uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0, untrusted_by_events_ = 0;
+  // Time spent evaluating closures and building trust (the status shows it).
+  uint64_t evaluation_us_ = 0, trust_us_ = 0;
   WatchTable watches_;
   StatRecheck rechecks_;
   SpareFiles spares_;
