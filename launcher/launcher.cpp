@@ -201,7 +201,8 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
 
 std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
                                                    const std::string& stale_memo) {
-  if (!closure_from_snapshot(tu, stale_memo) && !closure_from_elsewhere(tu) && !slow_path()) {
+  if (!closure_from_snapshot(tu, stale_memo) && !closure_from_remote() &&
+      !closure_from_elsewhere(tu) && !slow_path()) {
     return result_.error;
   }
   if (closure_.uses_time) {
@@ -309,76 +310,6 @@ bool Launcher::slow_path() {
       note("computed includes: not expanded exactly, their files checked one by one on a hit");
     }
   }
-  return true;
-}
-
-bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo) {
-  if (stale_memo.empty()) return false;
-  std::string snapshot;
-  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
-                     [&](std::string_view bytes) { snapshot.assign(bytes); });
-  closure::ClosureMemo memo;
-  if (snapshot.empty() || !closure::decode_closure_memo(stale_memo, &memo) ||
-      memo.dependencies.empty() || memo.dependencies[0].path != cmd_.source) {
-    return false;
-  }
-  // The source as it is now: its summary (a read and a lex, as the walk's).
-  // One whose signature did not move is not what made the memo out of date.
-  base::StatSignature sig;
-  if (!base::stat_file(cmd_.source, &sig) || sig == memo.dependencies[0].stat) return false;
-  auto source = files_->load(cmd_.source, base::absolute_path(cmd_.source, cwd_), sig);
-  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
-  if (!source.ok() || !list.ok()) return false;
-  closure::ContentLookup content = content_lookup();
-  std::string why;
-  std::optional<closure::Closure> taken = closure::closure_with_new_source(
-      snapshot, std::move(memo), sig, source->content, source->preprocessing, &content, &why);
-  if (!taken) {
-    note("closure evaluated again: the source changed, and " + why);
-    return false;
-  }
-  note("closure taken again: the source changed outside its directives");
-  list_ = std::move(list.value());
-  closure_ = std::move(*taken);
-  have_closure_ = true;
-  relocation_ = closure::decide_relocation(cmd_, cwd_, closure_, base_dir_);
-  key_ = closure::action_key(identity_, cmd_, cwd_, closure_, relocation_);
-  uses_date_ = closure_.uses_date;
-  return true;
-}
-
-bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
-  if (!elsewhere_ || explain_ || read_only_) return false;
-  const int64_t asked_at = elapsed_us();
-  if (!elsewhere_()) return false;
-  const int64_t answered_in = elapsed_us() - asked_at;
-  std::string memo, snapshot;
-  store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
-  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
-                     [&](std::string_view bytes) { snapshot.assign(bytes); });
-  // Checked here as for a hit: what was evaluated elsewhere must still hold.
-  cache::Hash128 memo_key, snapshot_key;
-  bool uses_date = false;
-  std::string changed;
-  closure::Closure taken;
-  if (!closure::check_encoded_closure_memo(memo, &memo_key, &uses_date, &changed) ||
-      !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
-      snapshot_key != memo_key || taken.files[0].path != cmd_.source) {
-    return false;
-  }
-  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
-  if (!list.ok()) return false;
-  const closure::KeyRelocation relocation =
-      closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
-  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != memo_key) return false;
-  note("closure evaluated by the server (" + std::to_string(answered_in / 1000) + " ms)");
-  list_ = std::move(list.value());
-  closure_ = std::move(taken);
-  have_closure_ = true;
-  relocation_ = relocation;
-  key_ = memo_key;
-  uses_date_ = closure_.uses_date;
-  memo_stored_elsewhere_ = true;
   return true;
 }
 

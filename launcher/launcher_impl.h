@@ -119,6 +119,12 @@ class Launcher {
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
   // it did not, or they do not hold.
   bool closure_from_elsewhere(const cache::Hash128& tu);
+  // Fills them from another machine's memo of this compile in the remote,
+  // once everything it names holds here (closure/remote_memo.h).
+  bool closure_from_remote();
+  // Takes a closure found without a walk of its own, with its key.
+  void take_closure(compiler::SearchList list, closure::Closure closure,
+                    const closure::KeyRelocation& relocation, const cache::Hash128& key);
   // A valid remote entry for `key`, written into the local store; its record.
   std::optional<cache::ActionRecord> fetch_remote(const cache::Hash128& key);
   // `outside`: the files outside the scan its payload checked (for the log).

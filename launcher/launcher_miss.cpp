@@ -2,6 +2,7 @@
 // has none), self-check what it read, and store the outputs of a successful
 // compile under the action key, relocated under base_dir where no output names
 // the checkout.
+#include "closure/remote_memo.h"
 #include "launcher/launcher_impl.h"
 
 namespace lexpack::launcher::detail {
@@ -238,9 +239,19 @@ std::string Launcher::put_outputs(const MissOutputs& outputs, cache::ActionRecor
 
 void Launcher::upload_outputs(const cache::Hash128& key, const cache::ActionRecord& action,
                               MissOutputs outputs) {
-  if (remote_ && cache::remote::queue_upload(key)) {
+  if (!remote_) return;
+  // The closure's memo goes with the entry: another checkout that finds what
+  // it names takes it instead of evaluating the closure (remote_memo.h).
+  std::optional<std::string> memo;
+  if (have_closure_ && remote_->can_write()) {
+    memo = closure::encode_remote_memo(closure_, list_, relocation_, key_);
+  }
+  const cache::Hash128 memo_key = closure::remote_memo_key(identity_, cmd_, cwd_, base_dir_);
+  const char* queue = std::getenv(cache::remote::kUploadQueueEnv);
+  if (memo && queue && *queue) cache::remote::keep_answer_with_entry(*store_, key, memo_key, *memo);
+  if (cache::remote::queue_upload(key)) {
     note("queued for the build's uploader");
-  } else if (remote_) {
+  } else {
     // Not under `lexpack ninja`: upload here, after the outputs are in place.
     cache::remote::RemoteEntry entry;
     entry.compile_time_us = action.compile_time_us;
@@ -251,8 +262,10 @@ void Launcher::upload_outputs(const cache::Hash128& key, const cache::ActionReco
     entry.out = outputs.out;
     entry.err = outputs.err;
     std::string what;
-    remote_->upload(
-        key, entry, [this](std::string_view n, int64_t d) { count(n, d); }, &what);
+    auto counter = [this](std::string_view n, int64_t d) { count(n, d); };
+    if (remote_->upload(key, entry, counter, &what) && memo) {
+      remote_->upload_answer(memo_key, *memo, counter, &what);
+    }
     if (!what.empty()) note(what);
   }
 }

@@ -27,8 +27,10 @@
 #include "closure/action_key.h"
 #include "closure/closure_memo.h"
 #include "closure/file_state.h"
+#include "closure/remote_memo.h"
 #include "closure/scan_file_cache.h"
 #include "compiler/compile_command.h"
+#include "compiler/derived_search_list.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/shared_identity.h"
 #include "launcher/compile_key.h"
@@ -42,11 +44,36 @@ struct Keyed {
   std::string why_not;
 };
 
+// The key of a compile whose closure another machine's memo describes
+// (closure/remote_memo.h), its local memo stored; nullopt when the memo does
+// not hold here.
+std::optional<cache::Hash128> key_from_remote_memo(
+    cache::Store* store, closure::FileContents* contents, std::string_view remote_memo,
+    const compiler::CompilerIdentity& identity, const compiler::CompileCommand& cmd,
+    const std::string& cwd, const std::string& base_dir, const cache::Hash128& tu) {
+  auto list = compiler::search_list_for(store, identity, cmd, cwd);
+  if (!list.ok()) return std::nullopt;
+  auto taken =
+      closure::take_remote_memo(remote_memo, identity, cmd, cwd, base_dir, *list, contents);
+  if (!taken.ok()) {
+    store->add_counter("remote_memos_refused", 1);
+    return std::nullopt;
+  }
+  if (std::optional<std::string> memo =
+          closure::encode_closure_memo(taken->closure, *list, taken->key, nullptr, cwd)) {
+    store->put_memo("closure", tu.hex(), *memo);
+  }
+  store->add_counter("remote_memos_taken", 1);
+  return taken->closure.uses_date ? closure::dated_key(taken->key) : taken->key;
+}
+
 // One compile's key, as Launcher::run finds it: from a valid closure memo,
-// else computed (and its memo stored, as the launcher would store it).
-Keyed key_of(cache::Store* store, closure::FileStates* files,
-             const compiler::CompilerIdentity& identity, const compiler::CompileCommand& cmd,
-             const std::string& cwd, const std::string& base_dir, const lexer::Kernel* kernel) {
+// else from another machine's memo (`remote_memo`, may be null), else
+// computed (and its memo stored, as the launcher would store it).
+Keyed key_of(cache::Store* store, closure::FileStates* files, closure::FileContents* contents,
+             const std::string* remote_memo, const compiler::CompilerIdentity& identity,
+             const compiler::CompileCommand& cmd, const std::string& cwd,
+             const std::string& base_dir, const lexer::Kernel* kernel) {
   Keyed out;
   cache::Hash128 tu = closure::translation_unit_key(identity, cmd, cwd, base_dir);
   if (std::optional<std::string> memo = store->get_memo("closure", tu.hex())) {
@@ -57,6 +84,10 @@ Keyed key_of(cache::Store* store, closure::FileStates* files,
       out.key = uses_date ? closure::dated_key(key) : key;
       return out;
     }
+  }
+  if (remote_memo) {
+    out.key = key_from_remote_memo(store, contents, *remote_memo, identity, cmd, cwd, base_dir, tu);
+    if (out.key) return out;
   }
   auto computed = compute_compile_key(store, true, files, identity, cmd, cwd, base_dir, kernel);
   if (!computed.ok()) {
@@ -118,6 +149,12 @@ class Prefetcher {
  private:
   // The keys of `group`, compiles of the working directory `cwd`.
   void key_group(const std::vector<size_t>& group, const std::string& cwd);
+  // Per compile of `group` without a closure memo here, the memo another
+  // machine left in the remote (closure/remote_memo.h), in one batch.
+  std::vector<std::optional<std::string>> fetch_remote_memos(
+      const std::vector<size_t>& group, const std::vector<compiler::CompileCommand>& cmds,
+      std::map<std::string, base::Result<compiler::CompilerIdentity>>& identities,
+      const std::string& cwd);
   cache::remote::CountFn counter() {
     return [this](std::string_view name, int64_t delta) { locked_.add_counter(name, delta); };
   }
@@ -132,6 +169,7 @@ class Prefetcher {
   cache::BatchingStore batching_;
   cache::LockedStore locked_;
   closure::ScanFileCache graph_;
+  closure::FileContents contents_{&locked_};  // the files remote memos name, hashed once
   const int jobs_;
   bool have_old_cwd_ = false;
   std::string old_cwd_;
@@ -168,6 +206,8 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
     identities.emplace(cmds[k].compiler, compiler::compiler_identity(&locked_, cmds[k].compiler,
                                                                      tier_ ? &answers : nullptr));
   }
+  std::vector<std::optional<std::string>> remote_memos =
+      fetch_remote_memos(group, cmds, identities, cwd);
   std::atomic<size_t> next{0};
   auto work = [&] {
     base::use_huge_thread_heap_pages();
@@ -193,12 +233,39 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
         r_->why_not[i] = "uncacheable: " + why;
         continue;
       }
-      Keyed keyed = key_of(&locked_, &files, *id, cmd, cwd, base_dir_, kernel_);
+      const std::string* remote_memo = remote_memos[k] ? &*remote_memos[k] : nullptr;
+      Keyed keyed =
+          key_of(&locked_, &files, &contents_, remote_memo, *id, cmd, cwd, base_dir_, kernel_);
       r_->keys[i] = keyed.key;
       r_->why_not[i] = std::move(keyed.why_not);
     }
   };
   base::run_on_threads(std::min<int>(jobs_, int(group.size())), work);
+}
+
+std::vector<std::optional<std::string>> Prefetcher::fetch_remote_memos(
+    const std::vector<size_t>& group, const std::vector<compiler::CompileCommand>& cmds,
+    std::map<std::string, base::Result<compiler::CompilerIdentity>>& identities,
+    const std::string& cwd) {
+  std::vector<std::optional<std::string>> memos(group.size());
+  if (!tier_ || !options_.fetch) return memos;
+  std::vector<size_t> asked;
+  std::vector<cache::Hash128> keys;
+  for (size_t k = 0; k < group.size(); ++k) {
+    const compiler::CompileCommand& cmd = cmds[k];
+    if (!cmd.uncacheable.empty()) continue;
+    base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
+    if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown) continue;
+    const cache::Hash128 tu = closure::translation_unit_key(*id, cmd, cwd, base_dir_);
+    if (locked_.visit_memo("closure", tu.hex(), [](std::string_view) {})) continue;
+    asked.push_back(k);
+    keys.push_back(closure::remote_memo_key(*id, cmd, cwd, base_dir_));
+  }
+  if (keys.empty()) return memos;
+  std::string note;
+  std::vector<std::optional<std::string>> got = tier_->fetch_answers(keys, counter(), &note);
+  for (size_t j = 0; j < asked.size() && j < got.size(); ++j) memos[asked[j]] = std::move(got[j]);
+  return memos;
 }
 
 size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits,

@@ -207,12 +207,14 @@ std::optional<RemoteEntry> RemoteTier::fetch(const Hash128& key, const CountFn& 
   return std::nullopt;
 }
 
-std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_from(const Remote& r,
-                                                               const std::vector<Hash128>& keys,
-                                                               const CountFn& count,
-                                                               std::string* note) const {
+template <typename T, typename Decode>
+std::vector<std::optional<T>> RemoteTier::fetch_from(const Remote& r,
+                                                     const std::vector<Hash128>& keys,
+                                                     const Kind& kind, const Decode& decode,
+                                                     const CountFn& count,
+                                                     std::string* note) const {
   constexpr size_t kBatch = 64;
-  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  std::vector<std::optional<T>> found(keys.size());
   bool down = false;
   for (size_t begin = 0; begin < keys.size() && !down; begin += kBatch) {
     const size_t end = std::min(keys.size(), begin + kBatch);
@@ -221,20 +223,21 @@ std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_from(const Remote& r,
     std::vector<Reply> replies = r.backend->get_many(names);
     for (size_t i = begin; i < end && !down; ++i) {
       Reply& reply = replies[i - begin];
-      const Got got = take_reply(r, reply, "remote_misses", count, note);
+      const Got got = take_reply(r, reply, kind.miss_counter, count, note);
       down = got == Got::kFailed;
       if (got != Got::kBytes) continue;
-      found[i] = accepted(r, decode_entry(reply.bytes, keys[i], secret_), "entry " + keys[i].hex(),
-                          count, note);
-      if (found[i]) count("remote_hits", 1);
+      found[i] = accepted(r, decode(reply.bytes, keys[i]),
+                          std::string(kind.what) + " " + keys[i].hex(), count, note);
+      if (found[i]) count(kind.hit_counter, 1);
     }
   }
   return found;
 }
 
-std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector<Hash128>& keys,
-                                                               const CountFn& count,
-                                                               std::string* note) {
+template <typename T, typename Decode>
+std::vector<std::optional<T>> RemoteTier::fetch_each(const std::vector<Hash128>& keys,
+                                                     const Kind& kind, const Decode& decode,
+                                                     const CountFn& count, std::string* note) {
   std::vector<const Remote*> up;
   for (const Remote& r : remotes_) {
     if (is_down(r)) {
@@ -243,22 +246,23 @@ std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector
       up.push_back(&r);
     }
   }
-  if (up.size() == 1) return fetch_from(*up[0], keys, count, note);
+  if (up.size() == 1) return fetch_from<T>(*up[0], keys, kind, decode, count, note);
   // Every remote at once, so that a slow one costs its deadline once, not
-  // added to the others'; the first remote's valid entry wins, as in fetch().
+  // added to the others'; the first remote's valid reply wins, as in fetch().
   std::mutex counting;
   CountFn locked_count = [&](std::string_view name, int64_t delta) {
     std::lock_guard<std::mutex> hold(counting);
     count(name, delta);
   };
-  std::vector<std::vector<std::optional<RemoteEntry>>> each(up.size());
+  std::vector<std::vector<std::optional<T>>> each(up.size());
   std::vector<std::string> notes(up.size());
   std::vector<std::thread> threads;
   for (size_t k = 0; k < up.size(); ++k) {
-    threads.emplace_back([&, k] { each[k] = fetch_from(*up[k], keys, locked_count, &notes[k]); });
+    threads.emplace_back(
+        [&, k] { each[k] = fetch_from<T>(*up[k], keys, kind, decode, locked_count, &notes[k]); });
   }
   for (std::thread& t : threads) t.join();
-  std::vector<std::optional<RemoteEntry>> found(keys.size());
+  std::vector<std::optional<T>> found(keys.size());
   for (size_t k = 0; k < up.size(); ++k) {
     *note += notes[k];
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -266,6 +270,26 @@ std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector
     }
   }
   return found;
+}
+
+std::vector<std::optional<RemoteEntry>> RemoteTier::fetch_many(const std::vector<Hash128>& keys,
+                                                               const CountFn& count,
+                                                               std::string* note) {
+  auto decode = [this](std::string_view bytes, const Hash128& key) {
+    return decode_entry(bytes, key, secret_);
+  };
+  return fetch_each<RemoteEntry>(keys, {"remote_hits", "remote_misses", "entry"}, decode, count,
+                                 note);
+}
+
+std::vector<std::optional<std::string>> RemoteTier::fetch_answers(const std::vector<Hash128>& keys,
+                                                                  const CountFn& count,
+                                                                  std::string* note) {
+  auto decode = [this](std::string_view bytes, const Hash128& key) {
+    return decode_answer(bytes, key, secret_);
+  };
+  return fetch_each<std::string>(keys, {"remote_answer_hits", "remote_answer_misses", "answer"},
+                                 decode, count, note);
 }
 
 bool RemoteTier::can_write() const {

@@ -51,6 +51,9 @@ class RemoteTier {
                                           std::string* note);
   bool upload_answer(const Hash128& key, std::string_view answer, const CountFn& count,
                      std::string* note);
+  // fetch_answer() for many keys, batched as fetch_many() is.
+  std::vector<std::optional<std::string>> fetch_answers(const std::vector<Hash128>& keys,
+                                                        const CountFn& count, std::string* note);
 
   // True when some remote is not read-only.
   bool can_write() const;
@@ -76,10 +79,22 @@ class RemoteTier {
   void mark_down(const Remote& r, const std::string& why) const;
   // A reply came: a remote this process was probing is up again.
   void answered(const Remote& r) const;
-  // fetch_many() from one remote, until it fails.
-  std::vector<std::optional<RemoteEntry>> fetch_from(const Remote& r,
-                                                     const std::vector<Hash128>& keys,
-                                                     const CountFn& count, std::string* note) const;
+  // What fetch_many() and fetch_answers() take from one remote's reply.
+  struct Kind {
+    const char* hit_counter;
+    const char* miss_counter;
+    const char* what;  // "entry", "answer"
+  };
+  // `decode`d replies for `keys` from one remote, until it fails.
+  template <typename T, typename Decode>
+  std::vector<std::optional<T>> fetch_from(const Remote& r, const std::vector<Hash128>& keys,
+                                           const Kind& kind, const Decode& decode,
+                                           const CountFn& count, std::string* note) const;
+  // The same from every remote that is up, the first one's valid reply winning.
+  template <typename T, typename Decode>
+  std::vector<std::optional<T>> fetch_each(const std::vector<Hash128>& keys, const Kind& kind,
+                                           const Decode& decode, const CountFn& count,
+                                           std::string* note);
   void failed(const Remote& r, const Reply& reply, const CountFn& count, std::string* note) const;
   // What a reply of `r` came to, counted: a failure (the remote marked down,
   // *note says why), a miss (`miss_counter` counted) or bytes to decode

@@ -52,6 +52,22 @@ bool queue_upload(const Hash128& key) {
   return base::append_line(path, key.hex() + "\n");  // the build made the file
 }
 
+void keep_answer_with_entry(Store& store, const Hash128& entry_key, const Hash128& answer_key,
+                            std::string_view answer) {
+  store.put_memo(kAnswerWithEntryTable, entry_key.hex(), answer_key.hex() + std::string(answer));
+}
+
+void upload_answer_with_entry(Store& store, RemoteTier& tier, const Hash128& entry_key,
+                              const CountFn& count, std::string* note) {
+  std::optional<std::string> kept = store.get_memo(kAnswerWithEntryTable, entry_key.hex());
+  Hash128 answer_key;
+  if (!kept || kept->size() < 32 ||
+      !Hash128::from_hex(std::string_view(*kept).substr(0, 32), &answer_key)) {
+    return;
+  }
+  tier.upload_answer(answer_key, std::string_view(*kept).substr(32), count, note);
+}
+
 std::unique_ptr<Uploader> Uploader::start(const Config& config) {
   std::string error;
   std::unique_ptr<RemoteTier> tier = RemoteTier::open(config, &error);
@@ -176,6 +192,7 @@ void Uploader::send(Store& store, RemoteTier& tier, const std::string& bytes) {
     std::string note;
     if (tier.upload(key, *entry, count, &note)) {
       ++summary_.uploaded;
+      upload_answer_with_entry(store, tier, key, count, &note);
     } else {
       later_.push_back(line);  // no remote took it: the next build tries again
     }

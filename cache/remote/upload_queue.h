@@ -20,6 +20,7 @@
 #include "cache/config.h"
 #include "cache/hash.h"
 #include "cache/remote/remote_entry.h"
+#include "cache/remote/remote_tier.h"
 #include "cache/store.h"
 
 namespace lexpack::cache::remote {
@@ -35,6 +36,16 @@ inline constexpr int kFinishBudgetMs = 300;
 // Launcher side: appends `key` to the queue named by LEXPACK_UPLOAD_QUEUE.
 // False when there is no queue (or it cannot be written): upload directly.
 bool queue_upload(const Hash128& key);
+
+// An answer that goes up with an entry (the closure memo of the compile that
+// made it, closure/remote_memo.h): kept in the local store under the entry's
+// key until the entry is uploaded, then put in the remote under its own key.
+inline constexpr std::string_view kAnswerWithEntryTable = "answer-with-entry";
+void keep_answer_with_entry(Store& store, const Hash128& entry_key, const Hash128& answer_key,
+                            std::string_view answer);
+// Uploads what keep_answer_with_entry() kept for `entry_key`, if anything.
+void upload_answer_with_entry(Store& store, RemoteTier& tier, const Hash128& entry_key,
+                              const CountFn& count, std::string* note);
 
 class Uploader {
  public:

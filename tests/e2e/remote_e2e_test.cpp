@@ -168,12 +168,12 @@ TEST_F(RemoteBuild, CorruptedEntryIsAMissWithTheRightObject) {
     ASSERT_EQ(backend->put(name, got.bytes).outcome, cache::remote::Outcome::kStored);
     ++flipped;
   }
-  ASSERT_EQ(flipped, 2);  // the entry and the compiler's answer
+  ASSERT_EQ(flipped, 3);  // the entry, the compiler's answer and the closure memo
   base::ProcessResult p = compile("cache-b", b_, "x", redis.url() + "|read-only");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_TRUE(last_was_miss()) << last_decision();
   EXPECT_TRUE(dir_.read(b_ + "/build/x.o") == ref);
-  EXPECT_NE(stats("cache-b").find("remote_bad_entries 2"), std::string::npos) << stats("cache-b");
+  EXPECT_NE(stats("cache-b").find("remote_bad_entries 3"), std::string::npos) << stats("cache-b");
 }
 
 TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
@@ -203,12 +203,14 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
     EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");
   }
   EXPECT_FALSE(dir_.exists("runs.log")) << "machine B ran its compiler:\n" << dir_.read("runs.log");
-  // One answer per process until the identity is remembered locally, which
-  // waits for the just-written wrapper to settle: one or two.
+  // One identity answer per process until the identity is remembered
+  // locally, which waits for the just-written wrapper to settle (one or
+  // two), and each compile's closure memo (two).
   const std::string b_stats = stats("cache-b");
-  EXPECT_TRUE(b_stats.find("remote_answer_hits 1") != std::string::npos ||
-              b_stats.find("remote_answer_hits 2") != std::string::npos)
+  EXPECT_TRUE(b_stats.find("remote_answer_hits 3") != std::string::npos ||
+              b_stats.find("remote_answer_hits 4") != std::string::npos)
       << b_stats;
+  EXPECT_NE(b_stats.find("remote_memos_taken 2"), std::string::npos) << b_stats;
 }
 
 }  // namespace

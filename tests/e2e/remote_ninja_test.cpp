@@ -74,8 +74,9 @@ TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
   EXPECT_NE(stats.out.find("remote_uploads    3"), std::string::npos) << stats.out;
 }
 
-// A CI job on a fresh machine: `lexpack warm` computes every compile's key,
-// fetches the missing entries in one batch (one MGET) into the local store,
+// A CI job on a fresh machine: `lexpack warm` takes every compile's closure
+// memo from the remote in one batch (one MGET), computes the keys, fetches
+// the missing entries in one batch (a second MGET) into the local store,
 // and the build then hits them all without asking the remote again.
 TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
   RedisServer redis;
@@ -94,7 +95,7 @@ TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
       << warm.err;
   base::ProcessResult mgets =
       sh("cache-c", "", "redis-cli -p " + std::to_string(redis.port()) + " info commandstats");
-  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=1,"), std::string::npos) << mgets.out;
+  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=2,"), std::string::npos) << mgets.out;
   // The build needs no remote any more.
   base::ProcessResult b = sh("cache-c", "", std::string(LEXPACK_BIN) + " ninja -C b");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
@@ -102,8 +103,9 @@ TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
 }
 
 // A fresh machine running `lexpack ninja` alone: before ninja starts, the
-// keys of the compiles whose objects are missing are computed in one process
-// and their entries fetched in one batch; every compile is then a local hit
+// closure memos of the compiles whose objects are missing are fetched in one
+// batch, their keys computed in one process and their entries fetched in a
+// second batch; every compile is then a local hit
 // (its key is the one the launcher looks up) and asks the remote nothing.
 TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   RedisServer redis;
@@ -118,7 +120,7 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
   base::ProcessResult mgets =
       sh("cache-b", "", "redis-cli -p " + std::to_string(redis.port()) + " info commandstats");
-  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=1,"), std::string::npos) << mgets.out;
+  EXPECT_NE(mgets.out.find("cmdstat_mget:calls=2,"), std::string::npos) << mgets.out;
   std::string decisions = dir_.read("b.log");
   EXPECT_EQ(count_of(decisions, ": hit ("), 3u) << decisions;
   EXPECT_EQ(count_of(decisions, "remote redis"), 0u) << decisions;

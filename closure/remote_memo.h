@@ -1,0 +1,79 @@
+// A translation unit's closure as another machine can take it: the files it
+// read (named as the key names them, relative to the working directory under
+// base_dir) with their contents, the candidates it found missing and the
+// search list it walked. A machine that finds the same contents, the same
+// absences and the same search list would walk the same closure, so it takes
+// this one and computes the key itself, without evaluating anything.
+// Stored in the remote under a key of the command as relocated.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/file_stat.h"
+#include "base/status.h"
+#include "cache/hash.h"
+#include "cache/store.h"
+#include "closure/dependency_closure.h"
+#include "closure/key_relocation.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+#include "compiler/search_list.h"
+
+namespace lexpack::closure {
+
+// Where the memo of `command` lives in the remote: its compiler, arguments,
+// source and environment as a relocatable key names them (the working
+// directory too when base_dir is empty), so every checkout asks the same.
+cache::Hash128 remote_memo_key(const compiler::CompilerIdentity& identity,
+                               const compiler::CompileCommand& command, const std::string& cwd,
+                               std::string_view base_dir);
+
+// The memo of `closure` (keyed `action_key` before the date, walked with
+// `list`, named as `relocation` names paths). nullopt when it cannot travel:
+// not relocated while base_dir is set, unsure, __TIME__, #pragma once
+// twins, a precompiled header, a computed include left to the depfile, a
+// missing forced include, a search list that is not memoizable.
+std::optional<std::string> encode_remote_memo(const Closure& closure,
+                                              const compiler::SearchList& list,
+                                              const KeyRelocation& relocation,
+                                              const cache::Hash128& action_key);
+
+// Content hashes of one build's files, each file read and hashed once
+// however many memos name it (a file whose signature moved is hashed again).
+// Thread-safe. `store` (may be null) answers from its file table first.
+class FileContents {
+ public:
+  explicit FileContents(cache::Store* store) : store_(store) {}
+  // The content of `path` (absolute) at `sig`; an error when unreadable or
+  // changed while read.
+  base::Result<cache::Hash128> content(const std::string& path, const base::StatSignature& sig);
+
+ private:
+  cache::Store* store_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::pair<base::StatSignature, cache::Hash128>> known_;
+};
+
+struct TakenClosure {
+  Closure closure;  // paths as this machine's compiler names them, signatures taken now
+  KeyRelocation relocation;
+  cache::Hash128 key;  // before the date, equal to the one the memo was made with
+};
+
+// The closure memo `bytes` describes, for `command` in `cwd` here, whose
+// search list is `list`: only when every file it names has the same content
+// here, every candidate it found missing is missing here, the search list
+// names the same directories and the paths relocate as they did. An error
+// saying what differs otherwise (then the closure is evaluated as usual).
+base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
+                                            const compiler::CompilerIdentity& identity,
+                                            const compiler::CompileCommand& command,
+                                            const std::string& cwd, std::string_view base_dir,
+                                            const compiler::SearchList& list,
+                                            FileContents* contents);
+
+}  // namespace lexpack::closure

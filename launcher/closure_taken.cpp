@@ -1,0 +1,108 @@
+// Where a miss's closure comes from without a walk of its own: the closure
+// kept for this TU when only its source changed, another machine's memo from
+// the remote, or the server's evaluation. Each is checked here before it is
+// taken; when none applies, slow_path() walks and evaluates.
+#include "closure/closure_snapshot.h"
+#include "closure/remote_memo.h"
+#include "launcher/launcher_impl.h"
+
+namespace lexpack::launcher::detail {
+
+void Launcher::take_closure(compiler::SearchList list, closure::Closure closure,
+                            const closure::KeyRelocation& relocation, const cache::Hash128& key) {
+  list_ = std::move(list);
+  closure_ = std::move(closure);
+  have_closure_ = true;
+  relocation_ = relocation;
+  key_ = key;
+  uses_date_ = closure_.uses_date;
+}
+
+bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo) {
+  if (stale_memo.empty()) return false;
+  std::string snapshot;
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
+  closure::ClosureMemo memo;
+  if (snapshot.empty() || !closure::decode_closure_memo(stale_memo, &memo) ||
+      memo.dependencies.empty() || memo.dependencies[0].path != cmd_.source) {
+    return false;
+  }
+  // The source as it is now: its summary (a read and a lex, as the walk's).
+  // One whose signature did not move is not what made the memo out of date.
+  base::StatSignature sig;
+  if (!base::stat_file(cmd_.source, &sig) || sig == memo.dependencies[0].stat) return false;
+  auto source = files_->load(cmd_.source, base::absolute_path(cmd_.source, cwd_), sig);
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!source.ok() || !list.ok()) return false;
+  closure::ContentLookup content = content_lookup();
+  std::string why;
+  std::optional<closure::Closure> taken = closure::closure_with_new_source(
+      snapshot, std::move(memo), sig, source->content, source->preprocessing, &content, &why);
+  if (!taken) {
+    note("closure evaluated again: the source changed, and " + why);
+    return false;
+  }
+  note("closure taken again: the source changed outside its directives");
+  const closure::KeyRelocation relocation =
+      closure::decide_relocation(cmd_, cwd_, *taken, base_dir_);
+  const cache::Hash128 key = closure::action_key(identity_, cmd_, cwd_, *taken, relocation);
+  take_closure(std::move(list.value()), std::move(*taken), relocation, key);
+  return true;
+}
+
+bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
+  if (!elsewhere_ || explain_ || read_only_) return false;
+  const int64_t asked_at = elapsed_us();
+  if (!elsewhere_()) return false;
+  const int64_t answered_in = elapsed_us() - asked_at;
+  std::string memo, snapshot;
+  store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
+  // Checked here as for a hit: what was evaluated elsewhere must still hold.
+  cache::Hash128 memo_key, snapshot_key;
+  bool uses_date = false;
+  std::string changed;
+  closure::Closure taken;
+  if (!closure::check_encoded_closure_memo(memo, &memo_key, &uses_date, &changed) ||
+      !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
+      snapshot_key != memo_key || taken.files[0].path != cmd_.source) {
+    return false;
+  }
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!list.ok()) return false;
+  const closure::KeyRelocation relocation =
+      closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
+  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != memo_key) return false;
+  note("closure evaluated by the server (" + std::to_string(answered_in / 1000) + " ms)");
+  take_closure(std::move(list.value()), std::move(taken), relocation, memo_key);
+  memo_stored_elsewhere_ = true;
+  return true;
+}
+
+bool Launcher::closure_from_remote() {
+  if (!remote_ || explain_ || read_only_) return false;
+  const cache::Hash128 remote_key = closure::remote_memo_key(identity_, cmd_, cwd_, base_dir_);
+  std::string what;
+  auto counter = [this](std::string_view name, int64_t delta) { count(name, delta); };
+  std::optional<std::string> bytes = remote_->fetch_answer(remote_key, counter, &what);
+  if (!what.empty()) note(what);
+  if (!bytes) return false;
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!list.ok()) return false;
+  closure::FileContents contents(store_.get());
+  auto taken =
+      closure::take_remote_memo(*bytes, identity_, cmd_, cwd_, base_dir_, *list, &contents);
+  if (!taken.ok()) {
+    count("remote_memos_refused");
+    note("closure memo from the remote refused: " + taken.message());
+    return false;
+  }
+  count("remote_memos_taken");
+  note("closure taken from the remote's memo");
+  take_closure(std::move(list.value()), std::move(taken->closure), taken->relocation, taken->key);
+  return true;
+}
+
+}  // namespace lexpack::launcher::detail
