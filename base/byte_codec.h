@@ -32,6 +32,7 @@ class VarintWriter {
   }
   // Room for `n` more bytes, so a large record is not regrown as it is written.
   void reserve(size_t n) { out_.reserve(out_.size() + n); }
+  void raw(std::string_view s) { out_.append(s); }
   const std::string& bytes() const { return out_; }
   std::string take() { return std::move(out_); }
 

@@ -41,3 +41,19 @@ write_std_project() {
   } > "$1/CMakeLists.txt"
   for i in $(seq "$2"); do write_std_tu "$1/t$i.cpp" "$i"; done
 }
+
+# write_boost_project DIR TUS [CMAKE LINE]: write_std_project's project whose
+# TUs also include three Boost headers each (a rotation of eight, from the
+# Debian package libboost-dev), so that each TU reads some hundreds of headers.
+BOOST_HEADERS=(algorithm/string.hpp lexical_cast.hpp optional.hpp variant.hpp format.hpp
+  range/algorithm.hpp container/flat_map.hpp tokenizer.hpp)
+write_boost_project() {
+  [ -f /usr/include/boost/version.hpp ] || { echo "needs libboost-dev" >&2; exit 2; }
+  write_std_project "$@"
+  local i n=${#BOOST_HEADERS[@]}
+  for i in $(seq "$2"); do
+    write_std_tu "$1/t$i.cpp" "$i" "$(printf '#include <boost/%s>\n' \
+      "${BOOST_HEADERS[$((i % n))]}" "${BOOST_HEADERS[$(((i + 3) % n))]}" \
+      "${BOOST_HEADERS[$(((i + 5) % n))]}")"
+  done
+}

@@ -1,50 +1,22 @@
-// The remote memo's encoding (a format tag first: a memo of another version
-// reads as none) and the checks that let another machine take it. Every
-// check answers "would this machine's walk meet exactly these files and
-// these absences?": when one fails the closure is evaluated as usual.
+// The remote memo's encoding: a format tag first (a memo of another version
+// reads as none), the key and search list, then every path as its
+// directory's number in a table and the rest of its name.
 #include "closure/remote_memo.h"
 
-#include <cerrno>
-#include <deque>
-#include <memory>
+#include <unordered_map>
 
 #include "base/byte_codec.h"
 #include "base/file_util.h"
-#include "base/relocation.h"
-#include "closure/action_key.h"
+#include "closure/remote_memo_format.h"
 
 namespace lexpack::closure {
 namespace {
-
-constexpr std::string_view kRemoteMemoTag = "lexpack-remote-memo-1";
-
-constexpr uint64_t kUsesDate = 1;
-constexpr uint64_t kComputedInclude = 2;
-constexpr uint64_t kPresenceEvaluated = 4;
-constexpr uint64_t kComputedEvaluated = 8;
-constexpr uint64_t kRelocated = 16;
-constexpr uint8_t kPresenceOnly = 1;
-constexpr uint8_t kAbsolute = 2;
-
 void put_hash(base::VarintWriter* w, const cache::Hash128& h) {
   w->u64(h.lo);
   w->u64(h.hi);
 }
 bool get_hash(base::VarintReader* r, cache::Hash128* h) {
   return r->u64(&h->lo) && r->u64(&h->hi);
-}
-
-// `list` with every directory named as `relocation` names paths.
-compiler::SearchList named_list(const compiler::SearchList& list, const KeyRelocation& relocation) {
-  compiler::SearchList out = list;
-  for (std::vector<std::string>* dirs : {&out.quote_dirs, &out.bracket_dirs, &out.missing_dirs}) {
-    for (std::string& d : *dirs) d = relocation.name(d);
-  }
-  for (compiler::SearchList::SameDir& s : out.same_dirs) {
-    s.dropped = relocation.name(s.dropped);
-    s.kept = relocation.name(s.kept);
-  }
-  return out;
 }
 
 void put_strings(base::VarintWriter* w, const std::vector<std::string>& v) {
@@ -84,15 +56,79 @@ bool get_list(base::VarintReader* r, size_t limit, compiler::SearchList* list) {
   return true;
 }
 
-// One path of the memo: its name and whether the compiler named it absolute.
-void put_name(base::VarintWriter* w, std::string_view path, const KeyRelocation& relocation,
-              uint8_t flags) {
-  w->str(relocation.name(path));
-  w->u8(uint8_t(flags | (!path.empty() && path[0] == '/' ? kAbsolute : 0)));
+// The memo's paths, each as its directory's number in a table written
+// first (0: a name without a directory) and the rest of its name: the
+// closures of one project name a few hundred directories thousands of times.
+class NameWriter {
+ public:
+  explicit NameWriter(const KeyRelocation& relocation) : relocation_(relocation) {}
+  // Adds `path` (how the compiler names it) with `flags`.
+  void add(std::string_view path, uint8_t flags) {
+    std::string name = relocation_.name(path);
+    const size_t slash = name.rfind('/');
+    uint64_t dir = 0;
+    if (slash != std::string::npos) {
+      dir = dirs_.try_emplace(name.substr(0, slash), dirs_.size() + 1).first->second;
+    }
+    body_.u64(dir);
+    body_.str(slash == std::string::npos ? std::string_view(name)
+                                         : std::string_view(name).substr(slash + 1));
+    body_.u8(uint8_t(flags | (!path.empty() && path[0] == '/' ? kRemoteAbsolute : 0)));
+  }
+  void count(uint64_t n) { body_.u64(n); }
+  // The table, then what was added.
+  void write(base::VarintWriter* w) {
+    std::vector<std::string_view> table(dirs_.size());
+    for (const auto& [dir, number] : dirs_) table[number - 1] = dir;
+    w->u64(table.size());
+    for (std::string_view dir : table) w->str(dir);
+    w->raw(body_.take());
+  }
+
+ private:
+  const KeyRelocation& relocation_;
+  std::unordered_map<std::string, uint64_t> dirs_;
+  base::VarintWriter body_;
+};
+
+// `count` names (directory number, rest, flags) into `out`, their text
+// appended to *names; their views are set by set_views() once all are in.
+bool get_names(base::VarintReader* r, size_t limit, const std::vector<std::string>& dirs,
+               std::vector<RemoteMemoView::Named>* out, std::string* names,
+               std::vector<std::pair<size_t, size_t>>* spans) {
+  uint64_t count = 0;
+  if (!r->u64(&count) || count > limit) return false;
+  out->resize(count);
+  std::string rest;
+  for (RemoteMemoView::Named& n : *out) {
+    uint64_t dir = 0;
+    if (!r->u64(&dir) || dir > dirs.size() || !r->str(&rest) || !r->u8(&n.flags)) return false;
+    const size_t at = names->size();
+    if (dir > 0) {
+      *names += dirs[dir - 1];
+      *names += '/';
+    }
+    *names += rest;
+    spans->emplace_back(at, names->size() - at);
+  }
+  return true;
 }
 
-// The path this machine's compiler gives a file the memo names `name`; ""
-// when the name does not come back to itself here.
+}  // namespace
+
+compiler::SearchList named_search_list(const compiler::SearchList& list,
+                                       const KeyRelocation& relocation) {
+  compiler::SearchList out = list;
+  for (std::vector<std::string>* dirs : {&out.quote_dirs, &out.bracket_dirs, &out.missing_dirs}) {
+    for (std::string& d : *dirs) d = relocation.name(d);
+  }
+  for (compiler::SearchList::SameDir& s : out.same_dirs) {
+    s.dropped = relocation.name(s.dropped);
+    s.kept = relocation.name(s.kept);
+  }
+  return out;
+}
+
 std::string path_here(const std::string& name, bool absolute, const KeyRelocation& relocation) {
   std::string path = name;
   if (absolute && (name.empty() || name[0] != '/')) {
@@ -103,88 +139,26 @@ std::string path_here(const std::string& name, bool absolute, const KeyRelocatio
   return relocation.name(path) == name ? path : "";
 }
 
-struct Decoded {
-  cache::Hash128 action_key;
-  uint64_t flags = 0;
-  compiler::SearchList list;
-  struct Named {
-    std::string name;
-    uint8_t flags = 0;
-    cache::Hash128 content;
-  };
-  std::vector<Named> files, probes;
-};
-
-bool decode(std::string_view bytes, Decoded* d) {
+bool decode_remote_memo(std::string_view bytes, RemoteMemoView* d) {
   base::VarintReader r(bytes);
   std::string tag;
-  uint64_t files = 0, probes = 0;
+  std::vector<std::string> dirs;
+  std::vector<std::pair<size_t, size_t>> spans;
   if (!r.str(&tag) || tag != kRemoteMemoTag || !get_hash(&r, &d->action_key) || !r.u64(&d->flags) ||
-      !get_list(&r, bytes.size(), &d->list) || !r.u64(&files) || files == 0 ||
-      files > bytes.size()) {
+      !get_list(&r, bytes.size(), &d->list) || !get_strings(&r, bytes.size(), &dirs) ||
+      !get_names(&r, bytes.size(), dirs, &d->files, &d->names, &spans) || d->files.empty() ||
+      !get_names(&r, bytes.size(), dirs, &d->probes, &d->names, &spans) || !r.done()) {
     return false;
   }
-  d->files.resize(files);
-  for (Decoded::Named& f : d->files) {
-    if (!r.str(&f.name) || !r.u8(&f.flags) || !get_hash(&r, &f.content)) return false;
+  size_t k = 0;
+  for (std::vector<RemoteMemoView::Named>* named : {&d->files, &d->probes}) {
+    for (RemoteMemoView::Named& n : *named) {
+      n.name = std::string_view(d->names).substr(spans[k].first, spans[k].second);
+      ++k;
+    }
   }
-  if (!r.u64(&probes) || probes > bytes.size()) return false;
-  d->probes.resize(probes);
-  for (Decoded::Named& p : d->probes) {
-    if (!r.str(&p.name) || !r.u8(&p.flags)) return false;
-  }
-  return r.done();
+  return true;
 }
-
-// Fills `c` with the memo's files as found here, or says what differs.
-base::Status take_files(const Decoded& d, const KeyRelocation& relocation,
-                        const compiler::CompileCommand& command, FileContents* contents,
-                        std::deque<std::string>* paths, Closure* c) {
-  for (size_t i = 0; i < d.files.size(); ++i) {
-    const Decoded::Named& f = d.files[i];
-    std::string path = i == 0 ? command.source : path_here(f.name, f.flags & kAbsolute, relocation);
-    if (path.empty() || relocation.name(path) != f.name) {
-      return base::Status::error("names " + f.name + " differently here");
-    }
-    ClosureFile file;
-    file.presence_only = f.flags & kPresenceOnly;
-    bool is_dir = false;
-    if (!base::stat_file(path, &file.stat, &is_dir) || is_dir) {
-      return base::Status::error("missing here: " + path);
-    }
-    if (!file.presence_only) {
-      auto content = contents->content(base::normal_path(path, relocation.cwd), file.stat);
-      if (!content.ok()) return content.status();
-      if (*content != f.content) return base::Status::error("changed here: " + path);
-      file.content = *content;
-    }
-    file.path = paths->emplace_back(std::move(path));
-    c->files.push_back(file);
-  }
-  return base::Status();
-}
-
-// Fills `c` with the memo's missing candidates, each still missing here and
-// numbered by its directory, or says which one is here.
-base::Status take_probes(const Decoded& d, const KeyRelocation& relocation,
-                         std::deque<std::string>* paths, Closure* c) {
-  std::unordered_map<std::string, uint32_t> dirs;
-  for (const Decoded::Named& p : d.probes) {
-    std::string path = path_here(p.name, p.flags & kAbsolute, relocation);
-    if (path.empty()) return base::Status::error("names " + p.name + " differently here");
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
-      return base::Status::error("present here: " + path);
-    }
-    std::string dir(base::dir_of(base::normal_path(path, relocation.cwd)));
-    const uint32_t number = dirs.emplace(dir, uint32_t(dirs.size())).first->second;
-    c->failed_probes.push_back(paths->emplace_back(std::move(path)));
-    c->failed_probe_dirs.push_back(number);
-  }
-  return base::Status();
-}
-
-}  // namespace
 
 cache::Hash128 remote_memo_key(const compiler::CompilerIdentity& identity,
                                const compiler::CompileCommand& command, const std::string& cwd,
@@ -217,84 +191,24 @@ std::optional<std::string> encode_remote_memo(const Closure& c, const compiler::
   base::VarintWriter w;
   w.str(kRemoteMemoTag);
   put_hash(&w, action_key);
-  w.u64((c.uses_date ? kUsesDate : 0) | (c.has_computed_include ? kComputedInclude : 0) |
-        (c.presence_evaluated ? kPresenceEvaluated : 0) |
-        (c.computed_evaluated ? kComputedEvaluated : 0) | (relocation.relocated ? kRelocated : 0));
-  put_list(&w, named_list(list, relocation));
-  w.u64(c.files.size());
+  w.u64((c.uses_date ? kRemoteUsesDate : 0) |
+        (c.has_computed_include ? kRemoteComputedInclude : 0) |
+        (c.presence_evaluated ? kRemotePresenceEvaluated : 0) |
+        (c.computed_evaluated ? kRemoteComputedEvaluated : 0) |
+        (relocation.relocated ? kRemoteRelocated : 0));
+  put_list(&w, named_search_list(list, relocation));
+  // No contents: the key the memo leads to here is checked against its own,
+  // and it holds every file's content.
+  NameWriter names(relocation);
+  names.count(c.files.size());
   for (const ClosureFile& f : c.files) {
     if (f.opaque || f.once_twin) return std::nullopt;
-    put_name(&w, f.path, relocation, f.presence_only ? kPresenceOnly : 0);
-    put_hash(&w, f.content);
+    names.add(f.path, f.presence_only ? kRemotePresenceOnly : 0);
   }
-  w.u64(c.failed_probes.size());
-  for (std::string_view p : c.failed_probes) put_name(&w, p, relocation, 0);
+  names.count(c.failed_probes.size());
+  for (std::string_view p : c.failed_probes) names.add(p, 0);
+  names.write(&w);
   return w.take();
-}
-
-base::Result<cache::Hash128> FileContents::content(const std::string& path,
-                                                   const base::StatSignature& sig) {
-  {
-    std::lock_guard<std::mutex> hold(mutex_);
-    auto it = known_.find(path);
-    if (it != known_.end() && it->second.first == sig) return it->second.second;
-  }
-  cache::Hash128 content;
-  std::optional<cache::FileRecord> rec;
-  if (store_) rec = store_->get_file(path);
-  if (rec && rec->stat == sig) {
-    content = rec->content;
-  } else {
-    base::Result<std::string> read = base::read_file(path);
-    if (!read.ok()) return read.status();
-    base::StatSignature after;
-    if (!base::stat_file(path, &after) || !(after == sig)) {
-      return base::Status::error(path + " changed while it was read");
-    }
-    content = cache::hash_bytes(*read);
-  }
-  std::lock_guard<std::mutex> hold(mutex_);
-  known_[path] = {sig, content};
-  return content;
-}
-
-base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
-                                            const compiler::CompilerIdentity& identity,
-                                            const compiler::CompileCommand& command,
-                                            const std::string& cwd, std::string_view base_dir,
-                                            const compiler::SearchList& list,
-                                            FileContents* contents) {
-  Decoded d;
-  if (!decode(bytes, &d)) return base::Status::error("not a closure memo of this version");
-  TakenClosure out;
-  out.relocation.base_dir = std::string(base_dir);
-  out.relocation.cwd = cwd;
-  out.relocation.relocated = d.flags & kRelocated;
-  if (!base_dir.empty() && !out.relocation.relocated) {
-    return base::Status::error("its paths are absolute, and base_dir is set here");
-  }
-  if (!list.memoizable || named_list(list, out.relocation) != d.list) {
-    return base::Status::error("the search list differs here");
-  }
-  auto paths = std::make_shared<std::deque<std::string>>();
-  Closure& c = out.closure;
-  if (base::Status s = take_files(d, out.relocation, command, contents, paths.get(), &c); !s.ok()) {
-    return s;
-  }
-  if (base::Status s = take_probes(d, out.relocation, paths.get(), &c); !s.ok()) return s;
-  c.uses_date = d.flags & kUsesDate;
-  c.has_computed_include = d.flags & kComputedInclude;
-  c.presence_evaluated = d.flags & kPresenceEvaluated;
-  c.computed_evaluated = d.flags & kComputedEvaluated;
-  c.storage = std::move(paths);
-  // The same relocation decision here, and the same key: anything else
-  // means the memo is not this compile's.
-  if (decide_relocation(command, cwd, c, base_dir).relocated != out.relocation.relocated) {
-    return base::Status::error("its paths do not relocate here as they did");
-  }
-  out.key = action_key(identity, command, cwd, c, out.relocation);
-  if (out.key != d.action_key) return base::Status::error("it leads to another key here");
-  return out;
 }
 
 }  // namespace lexpack::closure

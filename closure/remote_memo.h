@@ -7,11 +7,11 @@
 // Stored in the remote under a key of the command as relocated.
 #pragma once
 
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "base/file_stat.h"
 #include "base/status.h"
@@ -24,6 +24,8 @@
 #include "compiler/search_list.h"
 
 namespace lexpack::closure {
+
+class ScanFileCache;
 
 // Where the memo of `command` lives in the remote: its compiler, arguments,
 // source and environment as a relocatable key names them (the working
@@ -42,20 +44,28 @@ std::optional<std::string> encode_remote_memo(const Closure& closure,
                                               const KeyRelocation& relocation,
                                               const cache::Hash128& action_key);
 
-// Content hashes of one build's files, each file read and hashed once
-// however many memos name it (a file whose signature moved is hashed again).
-// Thread-safe. `store` (may be null) answers from its file table first.
-class FileContents {
+// What one build learns about this machine's files while it takes remote
+// memos: each name a memo gives (in one working directory) is resolved,
+// stat'ed, hashed or found missing once, however many memos give it.
+// Thread-safe. `store` (may be null) answers contents from its file table.
+// A closure taken with it keeps what it needs of it alive.
+class LocalFacts {
  public:
-  explicit FileContents(cache::Store* store) : store_(store) {}
-  // The content of `path` (absolute) at `sig`; an error when unreadable or
-  // changed while read.
-  base::Result<cache::Hash128> content(const std::string& path, const base::StatSignature& sig);
+  explicit LocalFacts(cache::Store* store);
+  ~LocalFacts();
+  LocalFacts(const LocalFacts&) = delete;
+  LocalFacts& operator=(const LocalFacts&) = delete;
+  // Finds what the names of `memos` (the memos of compiles in `cwd`) come to
+  // here, on `jobs` threads, each name once: the memos taken next find
+  // everything known.
+  void learn(const std::vector<std::string_view>& memos, const std::string& cwd,
+             std::string_view base_dir, ScanFileCache* shared, int jobs);
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
 
  private:
-  cache::Store* store_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::pair<base::StatSignature, cache::Hash128>> known_;
+  std::shared_ptr<Impl> impl_;
 };
 
 struct TakenClosure {
@@ -69,11 +79,14 @@ struct TakenClosure {
 // here, every candidate it found missing is missing here, the search list
 // names the same directories and the paths relocate as they did. An error
 // saying what differs otherwise (then the closure is evaluated as usual).
+// A whole build passes its `shared` cache: each path is then stat'ed once
+// per build, each directory before the candidates in it (so a closure memo
+// encoded with the same cache vouches only for what was seen).
 base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
                                             const compiler::CompilerIdentity& identity,
                                             const compiler::CompileCommand& command,
                                             const std::string& cwd, std::string_view base_dir,
-                                            const compiler::SearchList& list,
-                                            FileContents* contents);
+                                            const compiler::SearchList& list, LocalFacts* facts,
+                                            ScanFileCache* shared = nullptr);
 
 }  // namespace lexpack::closure

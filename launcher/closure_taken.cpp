@@ -91,7 +91,7 @@ bool Launcher::closure_from_remote() {
   if (!bytes) return false;
   auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
   if (!list.ok()) return false;
-  closure::FileContents contents(store_.get());
+  closure::LocalFacts contents(store_.get());
   auto taken =
       closure::take_remote_memo(*bytes, identity_, cmd_, cwd_, base_dir_, *list, &contents);
   if (!taken.ok()) {

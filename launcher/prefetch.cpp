@@ -48,19 +48,20 @@ struct Keyed {
 // (closure/remote_memo.h), its local memo stored; nullopt when the memo does
 // not hold here.
 std::optional<cache::Hash128> key_from_remote_memo(
-    cache::Store* store, closure::FileContents* contents, std::string_view remote_memo,
-    const compiler::CompilerIdentity& identity, const compiler::CompileCommand& cmd,
-    const std::string& cwd, const std::string& base_dir, const cache::Hash128& tu) {
+    cache::Store* store, closure::LocalFacts* contents, closure::ScanFileCache* shared,
+    std::string_view remote_memo, const compiler::CompilerIdentity& identity,
+    const compiler::CompileCommand& cmd, const std::string& cwd, const std::string& base_dir,
+    const cache::Hash128& tu) {
   auto list = compiler::search_list_for(store, identity, cmd, cwd);
   if (!list.ok()) return std::nullopt;
   auto taken =
-      closure::take_remote_memo(remote_memo, identity, cmd, cwd, base_dir, *list, contents);
+      closure::take_remote_memo(remote_memo, identity, cmd, cwd, base_dir, *list, contents, shared);
   if (!taken.ok()) {
     store->add_counter("remote_memos_refused", 1);
     return std::nullopt;
   }
   if (std::optional<std::string> memo =
-          closure::encode_closure_memo(taken->closure, *list, taken->key, nullptr, cwd)) {
+          closure::encode_closure_memo(taken->closure, *list, taken->key, shared, cwd)) {
     store->put_memo("closure", tu.hex(), *memo);
   }
   store->add_counter("remote_memos_taken", 1);
@@ -70,7 +71,7 @@ std::optional<cache::Hash128> key_from_remote_memo(
 // One compile's key, as Launcher::run finds it: from a valid closure memo,
 // else from another machine's memo (`remote_memo`, may be null), else
 // computed (and its memo stored, as the launcher would store it).
-Keyed key_of(cache::Store* store, closure::FileStates* files, closure::FileContents* contents,
+Keyed key_of(cache::Store* store, closure::FileStates* files, closure::LocalFacts* contents,
              const std::string* remote_memo, const compiler::CompilerIdentity& identity,
              const compiler::CompileCommand& cmd, const std::string& cwd,
              const std::string& base_dir, const lexer::Kernel* kernel) {
@@ -86,7 +87,8 @@ Keyed key_of(cache::Store* store, closure::FileStates* files, closure::FileConte
     }
   }
   if (remote_memo) {
-    out.key = key_from_remote_memo(store, contents, *remote_memo, identity, cmd, cwd, base_dir, tu);
+    out.key = key_from_remote_memo(store, contents, files->shared(), *remote_memo, identity, cmd,
+                                   cwd, base_dir, tu);
     if (out.key) return out;
   }
   auto computed = compute_compile_key(store, true, files, identity, cmd, cwd, base_dir, kernel);
@@ -169,7 +171,7 @@ class Prefetcher {
   cache::BatchingStore batching_;
   cache::LockedStore locked_;
   closure::ScanFileCache graph_;
-  closure::FileContents contents_{&locked_};  // the files remote memos name, hashed once
+  closure::LocalFacts contents_{&locked_};  // the files remote memos name, hashed once
   const int jobs_;
   bool have_old_cwd_ = false;
   std::string old_cwd_;
@@ -208,6 +210,11 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
   }
   std::vector<std::optional<std::string>> remote_memos =
       fetch_remote_memos(group, cmds, identities, cwd);
+  std::vector<std::string_view> memos;
+  for (const std::optional<std::string>& m : remote_memos) {
+    if (m) memos.push_back(*m);
+  }
+  if (!memos.empty()) contents_.learn(memos, cwd, base_dir_, &graph_, jobs_);
   std::atomic<size_t> next{0};
   auto work = [&] {
     base::use_huge_thread_heap_pages();

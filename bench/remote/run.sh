@@ -11,7 +11,8 @@
 # servers: Redis INFO, nginx's access log), and the cold-build ratios.
 #
 #   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX, COLD=0: no cold builds,
-#                                             TEAM=0: no A and B builds)
+#                                             TEAM=0: no A and B builds,
+#                                             PROJECT=boost: TUs that include Boost)
 set -eu
 LEXPACK=${1:-$(pwd)/build/bin/lexpack}
 TUS=${2:-60}
@@ -32,10 +33,12 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 . "$(cd "$(dirname "$0")" && pwd)/../lib.sh"
 
-# The project: TUS sources of a few standard headers each, one OBJECT
-# library (compiles only: ccache caches nothing else).
+# The project: TUS sources of a few standard headers each (and three Boost
+# headers with PROJECT=boost), one OBJECT library (compiles only: ccache
+# caches nothing else).
+PROJECT=${PROJECT:-std}
 write_project() {
-  write_std_project "$1" "$TUS" \
+  write_${PROJECT}_project "$1" "$TUS" \
     "add_compile_options(-ffile-prefix-map=\${CMAKE_SOURCE_DIR}=. -ffile-prefix-map=\${CMAKE_BINARY_DIR}=build)"
 }
 A_SRC="$WORK/a/proj"
@@ -123,7 +126,7 @@ ccache_build() {  # SRC CACHE REMOTE
   echo "$(now) - $t0" | bc -l
 }
 
-echo "project: $TUS TUs (one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
+echo "project: $TUS TUs ($PROJECT headers, one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
 declare -A T
 for run in $(seq "$RUNS"); do
   for kind in $TEAM_REMOTES; do

@@ -1,0 +1,342 @@
+// The checks that let another machine take a remote memo. Every one
+// answers "would this machine's walk meet exactly these files and these
+// absences?": when one fails the closure is evaluated as usual. What a name
+// comes to here is found once per build (LocalFacts), however many memos
+// give it.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "base/file_util.h"
+#include "base/run_on_threads.h"
+#include "closure/absence.h"
+#include "closure/action_key.h"
+#include "closure/remote_memo.h"
+#include "closure/remote_memo_format.h"
+#include "closure/scan_file_cache.h"
+
+namespace lexpack::closure {
+
+// What a name of a memo comes to here, in one working directory: found once
+// and kept for every memo that gives the name.
+struct LocalFacts::Impl {
+  struct File {
+    std::string path;                         // "" when the name does not come back to itself here
+    std::optional<base::StatSignature> stat;  // nullopt: not a regular file
+    std::optional<cache::Hash128> content;    // asked only for files read
+    std::string error;                        // why the content is unknown
+  };
+  struct Probe {
+    std::string path;  // "" as for File
+    std::string dir;   // as encode_closure_memo() groups it
+    bool absent = false;
+  };
+  template <typename T>
+  using ByName = std::unordered_map<std::string, T, cache::StringHash, std::equal_to<>>;
+  struct InDir {
+    ByName<File> files[2];  // by the name's kRemoteAbsolute flag
+    ByName<Probe> probes[2];
+  };
+
+  cache::Store* store;
+  std::mutex mutex;
+  std::map<std::string, InDir, std::less<>> by_cwd;
+
+  // The facts for the names of `named` from `first` on, in `cwd`: looked up
+  // under one lock, the missing ones made by `make(i)` outside it (two
+  // threads may both make one: the first is kept), then kept under one more.
+  template <typename T, typename Make>
+  std::vector<T*> facts_for(ByName<T> (InDir::*table)[2], const std::string& cwd,
+                            const std::vector<RemoteMemoView::Named>& named, size_t first,
+                            const Make& make) {
+    std::vector<T*> out(named.size());
+    std::vector<size_t> missing;
+    InDir* in = nullptr;
+    {
+      std::lock_guard<std::mutex> hold(mutex);
+      in = &by_cwd[cwd];
+      for (size_t i = first; i < named.size(); ++i) {
+        auto& names = (in->*table)[(named[i].flags & kRemoteAbsolute) != 0];
+        if (auto it = names.find(named[i].name); it != names.end()) {
+          out[i] = &it->second;
+        } else {
+          missing.push_back(i);
+        }
+      }
+    }
+    if (missing.empty()) return out;
+    std::vector<T> made;
+    made.reserve(missing.size());
+    for (size_t i : missing) made.push_back(make(i));
+    std::lock_guard<std::mutex> hold(mutex);
+    for (size_t k = 0; k < missing.size(); ++k) {
+      const RemoteMemoView::Named& n = named[missing[k]];
+      auto& names = (in->*table)[(n.flags & kRemoteAbsolute) != 0];
+      out[missing[k]] = &names.try_emplace(std::string(n.name), std::move(made[k])).first->second;
+    }
+    return out;
+  }
+  base::Result<cache::Hash128> hash(const std::string& abs, const base::StatSignature& sig);
+};
+
+LocalFacts::LocalFacts(cache::Store* store) : impl_(std::make_shared<Impl>()) {
+  impl_->store = store;
+}
+LocalFacts::~LocalFacts() = default;
+
+base::Result<cache::Hash128> LocalFacts::Impl::hash(const std::string& abs,
+                                                    const base::StatSignature& sig) {
+  std::optional<cache::FileRecord> rec;
+  if (store) rec = store->get_file(abs);
+  if (rec && rec->stat == sig) return rec->content;
+  base::Result<std::string> read = base::read_file(abs);
+  if (!read.ok()) return read.status();
+  base::StatSignature after;
+  if (!base::stat_file(abs, &after) || !(after == sig)) {
+    return base::Status::error(abs + " changed while it was read");
+  }
+  return cache::hash_bytes(*read);
+}
+
+namespace {
+
+using Facts = LocalFacts::Impl;
+
+// The file at `path` as found here (its content only when `read`).
+Facts::File find_file(Facts* facts, std::string path, bool read, const std::string& cwd,
+                      ScanFileCache* shared) {
+  Facts::File f;
+  f.path = std::move(path);
+  if (f.path.empty()) return f;
+  const std::string abs = base::normal_path(f.path, cwd);
+  if (shared) {
+    f.stat = shared->stat_once(f.path, abs);
+  } else if (base::StatSignature sig; base::stat_file(f.path, &sig, nullptr)) {
+    if (!base::is_directory(f.path)) f.stat = sig;
+  }
+  if (f.stat && read) {
+    auto content = facts->hash(abs, *f.stat);
+    if (content.ok()) {
+      f.content = *content;
+    } else {
+      f.error = content.message();
+    }
+  }
+  return f;
+}
+
+// The candidate named `name` as found here: missing or not.
+Facts::Probe find_probe(std::string_view name, bool absolute, const KeyRelocation& relocation,
+                        ScanFileCache* shared) {
+  Facts::Probe p;
+  p.path = path_here(std::string(name), absolute, relocation);
+  if (p.path.empty()) return p;
+  p.dir = std::string(base::dir_of(p.path));
+  if (!shared) {
+    p.absent = no_entry(p.path);
+    return p;
+  }
+  // The directory's signature before any answer about an entry in it,
+  // under the names encode_closure_memo() asks them by.
+  const std::string& cwd = relocation.cwd;
+  if (p.dir.empty()) {
+    shared->dir_stat_once(".", cwd.empty() ? "." : cwd);
+  } else {
+    shared->dir_stat_once(p.dir, p.dir[0] == '/' ? p.dir : base::absolute_path(p.dir, cwd));
+  }
+  p.absent = shared->no_entry_once(base::absolute_path(p.path, cwd));
+  return p;
+}
+
+// The closure's strings: the source as the command names it, the rest in
+// the facts, which the closure keeps alive.
+struct TakenStorage {
+  std::shared_ptr<Facts> facts;
+  std::string source;
+};
+
+// Fills `c` with the memo's files as found here, or says what differs.
+base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation,
+                        const compiler::CompileCommand& command, Facts* facts,
+                        ScanFileCache* shared, TakenStorage* storage, Closure* c) {
+  // The source as the command names it (its name must match the memo's).
+  const RemoteMemoView::Named& source = d.files[0];
+  storage->source = command.source;
+  if (relocation.name(command.source) != source.name) {
+    return base::Status::error("names " + std::string(source.name) + " differently here");
+  }
+  auto make = [&](size_t i) {
+    const RemoteMemoView::Named& n = d.files[i];
+    return find_file(facts, path_here(std::string(n.name), n.flags & kRemoteAbsolute, relocation),
+                     !(n.flags & kRemotePresenceOnly), relocation.cwd, shared);
+  };
+  std::vector<Facts::File*> found =
+      facts->facts_for(&Facts::InDir::files, relocation.cwd, d.files, 1, make);
+  Facts::File own_source = find_file(facts, storage->source, !(source.flags & kRemotePresenceOnly),
+                                     relocation.cwd, shared);
+  found[0] = &own_source;
+  c->files.reserve(d.files.size());
+  for (size_t i = 0; i < d.files.size(); ++i) {
+    const RemoteMemoView::Named& n = d.files[i];
+    const bool read = !(n.flags & kRemotePresenceOnly);
+    const Facts::File* f = found[i];
+    if (read && !f->content && f->stat && f->error.empty()) {
+      // A file met only through __has_include before, read now.
+      Facts::File again = make(i);
+      std::lock_guard<std::mutex> hold(facts->mutex);
+      if (!found[i]->content && found[i]->error.empty()) {
+        found[i]->content = again.content;
+        found[i]->error = again.error;
+      }
+    }
+    if (f->path.empty()) {
+      return base::Status::error("names " + std::string(n.name) + " differently here");
+    }
+    if (!f->stat) return base::Status::error("missing here: " + f->path);
+    if (read && !f->content) return base::Status::error(f->error);
+    ClosureFile file;
+    file.presence_only = !read;
+    file.path = i == 0 ? std::string_view(storage->source) : std::string_view(f->path);
+    file.stat = *f->stat;
+    if (read) file.content = *f->content;
+    c->files.push_back(file);
+  }
+  return base::Status();
+}
+
+// Fills `c` with the memo's missing candidates, each still missing here and
+// numbered by its directory, or says which one is here.
+base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocation, Facts* facts,
+                         ScanFileCache* shared, Closure* c) {
+  auto make = [&](size_t i) {
+    return find_probe(d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation, shared);
+  };
+  std::vector<Facts::Probe*> found =
+      facts->facts_for(&Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
+  std::unordered_map<std::string_view, uint32_t> dirs;
+  c->failed_probes.reserve(d.probes.size());
+  c->failed_probe_dirs.reserve(d.probes.size());
+  for (size_t i = 0; i < d.probes.size(); ++i) {
+    const Facts::Probe& p = *found[i];
+    if (p.path.empty()) {
+      return base::Status::error("names " + std::string(d.probes[i].name) + " differently here");
+    }
+    if (!p.absent) return base::Status::error("present here: " + p.path);
+    c->failed_probes.push_back(p.path);
+    c->failed_probe_dirs.push_back(dirs.emplace(p.dir, uint32_t(dirs.size())).first->second);
+  }
+  return base::Status();
+}
+
+}  // namespace
+
+void LocalFacts::learn(const std::vector<std::string_view>& memos, const std::string& cwd,
+                       std::string_view base_dir, ScanFileCache* shared, int jobs) {
+  std::vector<RemoteMemoView> decoded(memos.size());
+  // Each name once, read when any memo reads it.
+  std::unordered_map<std::string_view, uint8_t> files[2], probes[2];
+  for (size_t m = 0; m < memos.size(); ++m) {
+    RemoteMemoView& d = decoded[m];
+    if (!decode_remote_memo(memos[m], &d) ||
+        ((d.flags & kRemoteRelocated) != 0) != !base_dir.empty())
+      continue;
+    for (size_t i = 1; i < d.files.size(); ++i) {
+      uint8_t& flags = files[(d.files[i].flags & kRemoteAbsolute) != 0][d.files[i].name];
+      flags =
+          uint8_t(flags | (~d.files[i].flags & kRemotePresenceOnly));  // kRemotePresenceOnly: read
+    }
+    for (const RemoteMemoView::Named& n : d.probes)
+      probes[(n.flags & kRemoteAbsolute) != 0][n.name] = n.flags;
+  }
+  KeyRelocation relocation;
+  relocation.base_dir = std::string(base_dir);
+  relocation.cwd = cwd;
+  relocation.relocated = !base_dir.empty();
+  std::vector<RemoteMemoView::Named> names[2][2];  // files, probes; by kRemoteAbsolute
+  for (int a = 0; a < 2; ++a) {
+    for (const auto& [name, read] : files[a]) {
+      names[0][a].push_back({name, uint8_t(read | (a ? kRemoteAbsolute : 0))});
+    }
+    for (const auto& [name, flags] : probes[a]) names[1][a].push_back({name, flags});
+  }
+  // Tasks of a few dozen names each, taken by `jobs` threads.
+  struct Task {
+    int kind, absolute;
+    size_t begin, end;
+  };
+  std::vector<Task> tasks;
+  for (int kind = 0; kind < 2; ++kind) {
+    for (int a = 0; a < 2; ++a) {
+      for (size_t begin = 0; begin < names[kind][a].size(); begin += 32) {
+        tasks.push_back({kind, a, begin, std::min(names[kind][a].size(), begin + 32)});
+      }
+    }
+  }
+  Impl* facts = impl_.get();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t t; (t = next.fetch_add(1)) < tasks.size();) {
+      const Task& task = tasks[t];
+      const std::vector<RemoteMemoView::Named>& all = names[task.kind][task.absolute];
+      std::vector<RemoteMemoView::Named> slice(all.begin() + long(task.begin),
+                                               all.begin() + long(task.end));
+      if (task.kind == 0) {
+        facts->facts_for(&Impl::InDir::files, cwd, slice, 0, [&](size_t i) {
+          return find_file(facts, path_here(std::string(slice[i].name), task.absolute, relocation),
+                           slice[i].flags & kRemotePresenceOnly, cwd, shared);
+        });
+      } else {
+        facts->facts_for(&Impl::InDir::probes, cwd, slice, 0, [&](size_t i) {
+          return find_probe(slice[i].name, task.absolute, relocation, shared);
+        });
+      }
+    }
+  };
+  base::run_on_threads(std::max(1, std::min<int>(jobs, int(tasks.size()))), work);
+}
+
+base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
+                                            const compiler::CompilerIdentity& identity,
+                                            const compiler::CompileCommand& command,
+                                            const std::string& cwd, std::string_view base_dir,
+                                            const compiler::SearchList& list, LocalFacts* facts,
+                                            ScanFileCache* shared) {
+  RemoteMemoView d;
+  if (!decode_remote_memo(bytes, &d))
+    return base::Status::error("not a closure memo of this version");
+  TakenClosure out;
+  out.relocation.base_dir = std::string(base_dir);
+  out.relocation.cwd = cwd;
+  out.relocation.relocated = d.flags & kRemoteRelocated;
+  if (!base_dir.empty() && !out.relocation.relocated) {
+    return base::Status::error("its paths are absolute, and base_dir is set here");
+  }
+  if (!list.memoizable || named_search_list(list, out.relocation) != d.list) {
+    return base::Status::error("the search list differs here");
+  }
+  auto storage = std::make_shared<TakenStorage>();
+  storage->facts = facts->impl();
+  Closure& c = out.closure;
+  base::Status s =
+      take_files(d, out.relocation, command, facts->impl().get(), shared, storage.get(), &c);
+  if (s.ok()) s = take_probes(d, out.relocation, facts->impl().get(), shared, &c);
+  if (!s.ok()) return s;
+  c.uses_date = d.flags & kRemoteUsesDate;
+  c.has_computed_include = d.flags & kRemoteComputedInclude;
+  c.presence_evaluated = d.flags & kRemotePresenceEvaluated;
+  c.computed_evaluated = d.flags & kRemoteComputedEvaluated;
+  c.storage = std::move(storage);
+  // The same relocation decision here, and the same key: anything else
+  // means the memo is not this compile's.
+  if (decide_relocation(command, cwd, c, base_dir).relocated != out.relocation.relocated) {
+    return base::Status::error("its paths do not relocate here as they did");
+  }
+  out.key = action_key(identity, command, cwd, c, out.relocation);
+  if (out.key != d.action_key) {
+    return base::Status::error("it leads to another key here (a file it names differs here)");
+  }
+  return out;
+}
+
+}  // namespace lexpack::closure

@@ -1,0 +1,160 @@
+// The remote closure memo on real files in two checkouts: taken in another
+// checkout with the same contents (the same key, this checkout's paths),
+// refused where a file, a candidate or the search list differs, never made
+// for a closure that cannot travel, and never a crash on cut bytes.
+#include "closure/remote_memo.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "closure/action_key.h"
+#include "tests/support/test_dir.h"
+
+namespace lexpack::closure {
+namespace {
+
+class RemoteMemoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.real_path();
+    for (const char* c : {"a", "b"}) {
+      dir_.write(std::string(c) + "/src/m.cpp", "#include \"h.h\"\nint m() { return H; }\n");
+      dir_.write(std::string(c) + "/inc/h.h", "#define H 1\n");
+      dir_.write(std::string(c) + "/build/.keep", "");
+    }
+    identity_.kind = compiler::CompilerKind::kGcc;
+    identity_.hash = cache::hash_bytes("a compiler");
+  }
+  std::string top(const char* c) const { return root_ + "/" + c; }
+  compiler::CompileCommand command(const char* c) const {
+    return compiler::parse_compile_command({"g++", "-ffile-prefix-map=" + top(c) + "=.",
+                                            "-I" + top(c) + "/inc", "-c", top(c) + "/src/m.cpp",
+                                            "-o", "m.o"});
+  }
+  compiler::SearchList list(const char* c) const {
+    compiler::SearchList l;
+    l.bracket_dirs = {top(c) + "/inc", "/usr/include"};
+    return l;
+  }
+  // The closure A's walk makes: the source, its header, and the header's
+  // candidate in the source's directory found missing.
+  Closure closure_of(const char* c) {
+    auto paths = std::make_shared<std::deque<std::string>>();
+    Closure out;
+    for (const char* f : {"/src/m.cpp", "/inc/h.h"}) {
+      ClosureFile file;
+      file.path = paths->emplace_back(top(c) + f);
+      file.content = cache::hash_bytes(dir_.read(std::string(c) + f));
+      out.files.push_back(file);
+    }
+    out.failed_probes.push_back(paths->emplace_back(top(c) + "/src/h.h"));
+    out.failed_probe_dirs.push_back(0);
+    out.storage = paths;
+    return out;
+  }
+  KeyRelocation relocation(const char* c, const Closure& closure) const {
+    return decide_relocation(command(c), top(c) + "/build", closure, root_);
+  }
+  // A's memo and the key it was made with.
+  std::string memo_of_a(cache::Hash128* key) {
+    const Closure c = closure_of("a");
+    const KeyRelocation r = relocation("a", c);
+    EXPECT_TRUE(r.relocated) << r.not_relocatable;
+    *key = action_key(identity_, command("a"), top("a") + "/build", c, r);
+    std::optional<std::string> memo = encode_remote_memo(c, list("a"), r, *key);
+    EXPECT_TRUE(memo.has_value());
+    return memo.value_or("");
+  }
+  base::Result<TakenClosure> take_in_b(const std::string& memo) {
+    LocalFacts contents(nullptr);
+    return take_remote_memo(memo, identity_, command("b"), top("b") + "/build", root_, list("b"),
+                            &contents);
+  }
+
+  testing::TestDir dir_;
+  std::string root_;
+  compiler::CompilerIdentity identity_;
+};
+
+TEST_F(RemoteMemoTest, TakenInAnotherCheckoutWithTheSameKey) {
+  cache::Hash128 key;
+  const std::string memo = memo_of_a(&key);
+  base::Result<TakenClosure> taken = take_in_b(memo);
+  ASSERT_TRUE(taken.ok()) << taken.message();
+  EXPECT_EQ(taken->key, key);
+  ASSERT_EQ(taken->closure.files.size(), 2u);
+  EXPECT_EQ(taken->closure.files[1].path, top("b") + "/inc/h.h");
+  ASSERT_EQ(taken->closure.failed_probes.size(), 1u);
+  EXPECT_EQ(taken->closure.failed_probes[0], top("b") + "/src/h.h");
+  // Both checkouts ask the remote under one name.
+  EXPECT_EQ(remote_memo_key(identity_, command("a"), top("a") + "/build", root_),
+            remote_memo_key(identity_, command("b"), top("b") + "/build", root_));
+}
+
+TEST_F(RemoteMemoTest, RefusedWhereAFileACandidateOrTheListDiffers) {
+  cache::Hash128 key;
+  const std::string memo = memo_of_a(&key);
+  dir_.write("b/inc/h.h", "#define H 2\n");
+  EXPECT_NE(take_in_b(memo).message().find("a file it names differs here"), std::string::npos);
+  dir_.write("b/inc/h.h", "#define H 1\n");
+  ASSERT_TRUE(take_in_b(memo).ok());
+  dir_.write("b/src/h.h", "#define H 3\n");
+  EXPECT_NE(take_in_b(memo).message().find("present here"), std::string::npos);
+  dir_.remove("b/src/h.h");
+  ASSERT_TRUE(take_in_b(memo).ok());
+  compiler::SearchList other = list("b");
+  other.missing_dirs.push_back(top("b") + "/gen");
+  LocalFacts contents(nullptr);
+  EXPECT_FALSE(
+      take_remote_memo(memo, identity_, command("b"), top("b") + "/build", root_, other, &contents)
+          .ok());
+}
+
+TEST_F(RemoteMemoTest, NotMadeForAClosureThatCannotTravel) {
+  const Closure plain = closure_of("a");
+  const KeyRelocation r = relocation("a", plain);
+  const compiler::SearchList l = list("a");
+  const cache::Hash128 key = cache::hash_bytes("k");
+  ASSERT_TRUE(encode_remote_memo(plain, l, r, key).has_value());
+  auto refused = [&](auto change) {
+    Closure c = closure_of("a");
+    KeyRelocation rel = r;
+    compiler::SearchList sl = l;
+    change(&c, &rel, &sl);
+    return !encode_remote_memo(c, sl, rel, key).has_value();
+  };
+  EXPECT_TRUE(refused([](Closure* c, KeyRelocation*, compiler::SearchList*) { c->unsure = "?"; }));
+  EXPECT_TRUE(
+      refused([](Closure* c, KeyRelocation*, compiler::SearchList*) { c->uses_time = true; }));
+  EXPECT_TRUE(
+      refused([](Closure* c, KeyRelocation*, compiler::SearchList*) { c->once_twins = "x"; }));
+  EXPECT_TRUE(refused(
+      [](Closure* c, KeyRelocation*, compiler::SearchList*) { c->files[1].opaque = true; }));
+  EXPECT_TRUE(refused(
+      [](Closure* c, KeyRelocation*, compiler::SearchList*) { c->has_computed_include = true; }));
+  EXPECT_TRUE(refused([](Closure*, KeyRelocation* rel, compiler::SearchList*) {
+    rel->relocated = false;  // base_dir set, paths absolute
+  }));
+  EXPECT_TRUE(
+      refused([](Closure*, KeyRelocation*, compiler::SearchList* sl) { sl->memoizable = false; }));
+}
+
+TEST_F(RemoteMemoTest, CutOrChangedBytesAreRefusedWithoutACrash) {
+  cache::Hash128 key;
+  const std::string memo = memo_of_a(&key);
+  for (size_t n = 0; n < memo.size(); ++n) {
+    EXPECT_FALSE(take_in_b(memo.substr(0, n)).ok()) << n;
+  }
+  for (size_t i = 0; i < memo.size(); i += 7) {
+    std::string changed = memo;
+    changed[i] = char(changed[i] ^ 0x5a);
+    base::Result<TakenClosure> taken = take_in_b(changed);
+    if (taken.ok()) EXPECT_EQ(taken->key, key) << i;  // a change that made no difference
+  }
+}
+
+}  // namespace
+}  // namespace lexpack::closure
