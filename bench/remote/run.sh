@@ -172,6 +172,26 @@ for run in $(seq "$RUNS"); do
   echo "run $run of $RUNS done" >&2
 done
 
+# Machine B once more, from the Redis A filled: the compiler processes it
+# runs (strace, execve of cc1plus, cc1, g++, c++, clang) and its objects
+# against a plain build of the same checkout.
+if [ -n "$TEAM_REMOTES" ] && command -v strace >/dev/null; then
+  flush_remotes
+  rm -rf "$WORK/ca" "$WORK/cb"
+  lexpack_build "$A_SRC" "$WORK/ca" "$REDIS_URL" >/dev/null
+  configure "$B_SRC" "$B_SRC/build"
+  LEXPACK_DIR="$WORK/cb" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$REDIS_URL" LEXPACK_SERVER=0 \
+    strace -f -qq -e trace=execve -o "$WORK/execs" "$LEXPACK" ninja -C "$B_SRC/build" >/dev/null 2>&1
+  compilers=$(grep -v ENOENT "$WORK/execs" | grep -cE 'execve\("[^"]*/(cc1plus|cc1|g\+\+[^"/]*|c\+\+|clang[^"/]*)"' || true)
+  configure "$B_SRC" "$WORK/plain"
+  ninja -C "$WORK/plain" >/dev/null 2>&1
+  differ=0
+  for o in $(cd "$WORK/plain" && find . -name '*.o'); do
+    cmp -s "$WORK/plain/$o" "$B_SRC/build/$o" || differ=$((differ + 1))
+  done
+  echo "machine B (lexpack ninja, Redis): $compilers compiler processes; $differ objects differ from a plain build (targets: 0, 0)"
+fi
+
 med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }
 [ -z "$TEAM_REMOTES" ] ||
   printf "\n%-6s %-28s %9s %9s %12s %14s\n" remote tool "A (s)" "B (s)" "B req/TU" "B bytes/TU"
