@@ -127,6 +127,51 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   EXPECT_EQ(count_of(decisions, ".cpp: miss"), 0u) << decisions;
 }
 
+// Another checkout (a fresh machine, base_dir set): the prefetch takes the
+// closure memos A uploaded in one batch, evaluates nothing, and no compiler
+// runs on B; the objects are a plain build's.
+TEST_F(RemoteNinja, AnotherCheckoutTakesTheClosureMemosAndRunsNoCompiler) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.22)\n"
+             "project(rn CXX)\n"
+             "add_compile_options(-ffile-prefix-map=${CMAKE_SOURCE_DIR}=. "
+             "-ffile-prefix-map=${CMAKE_BINARY_DIR}=build)\n"
+             "add_library(parts STATIC t0.cpp t1.cpp t2.cpp)\n");
+  dir_.write("bin/g++", "#!/bin/sh\necho \"$@\" >> " + shell_quote(dir_.at("runs.log")) +
+                            "\nexec g++ \"$@\"\n");
+  ASSERT_EQ(sh("cache-a", "", "chmod +x bin/g++ && mkdir -p m2 && cp -r src m2/src").exit_code, 0);
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  const std::string lexpack = "LEXPACK_BASE_DIR=" + shell_quote(dir_.real_path()) + " " +
+                              std::string(LEXPACK_BIN) + " ninja -C ";
+  auto configure = [&](const std::string& top) {
+    return "rm -rf " + top + "/b && cmake -S " + top + "/src -B " + top +
+           "/b -G Ninja -DCMAKE_CXX_COMPILER=" + shell_quote(dir_.at("bin/g++")) + " >/dev/null";
+  };
+  base::ProcessResult a = sh("cache-a", redis.url(), configure(".") + " && " + lexpack + "b");
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  ASSERT_EQ(sh("cache-b", "", configure("m2")).exit_code, 0);
+  dir_.remove("runs.log");  // CMake's compiler checks ran it
+  base::ProcessResult b =
+      sh("cache-b", redis.url(),
+         "export LEXPACK_LOGFILE=" + shell_quote(dir_.at("b.log")) + "; " + lexpack + "m2/b");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("3 of 3 compiles prefetched from the remote"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  EXPECT_FALSE(dir_.exists("runs.log")) << "machine B ran its compiler:\n" << dir_.read("runs.log");
+  base::ProcessResult stats = sh("cache-b", "", std::string(LEXPACK_BIN) + " stats");
+  EXPECT_NE(stats.out.find("remote_memos_taken 3"), std::string::npos) << stats.out;
+  base::ProcessResult plain =
+      sh("cache-a", "",
+         "rm -rf p && cmake -S m2/src -B p -G Ninja -DCMAKE_CXX_COMPILER=g++ "
+         ">/dev/null && ninja -C p >/dev/null");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  for (int i = 0; i < 3; ++i) {
+    const std::string o = "CMakeFiles/parts.dir/t" + std::to_string(i) + ".cpp.o";
+    EXPECT_TRUE(dir_.read("m2/b/" + o) == dir_.read("p/" + o)) << o;
+  }
+}
+
 // With the server (started by this build): it checks the closures the
 // prefetch computed (while their entries are being fetched) and answers
 // every compile from memory. A rebuild of the same compiles (after `ninja -t
