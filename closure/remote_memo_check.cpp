@@ -96,7 +96,14 @@ base::Result<cache::Hash128> LocalFacts::Impl::hash(const std::string& abs,
   if (!base::stat_file(abs, &after) || !(after == sig)) {
     return base::Status::error(abs + " changed while it was read");
   }
-  return cache::hash_bytes(*read);
+  const cache::Hash128 content = cache::hash_bytes(*read);
+  // Recorded as the walk records it, so the next compile reads nothing.
+  if (store && base::signature_is_settled(sig, base::now_ns())) {
+    store->put_file(abs, cache::FileRecord{
+                             sig, content,
+                             rec && rec->content == content ? rec->scan_result : cache::BlobId{}});
+  }
+  return content;
 }
 
 namespace {
