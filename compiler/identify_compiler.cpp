@@ -277,6 +277,7 @@ base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std:
   // there (never with search-path variables set: their lists are not shared).
   std::string driver_digest;
   cache::Hash128 remote_key{};
+  if (remote && !remote->tier && remote->open_tier) remote->tier = remote->open_tier();
   if (remote && remote->tier && !search_path_environment_set() && !library_path_has_specs()) {
     driver_digest = file_digest(program);
     remote_key = identity_answer_key(program, driver_digest);

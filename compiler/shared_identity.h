@@ -4,6 +4,7 @@
 // running the compiler, once every machine-local fact in it checks out here.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,9 @@ namespace lexpack::compiler {
 // The remote to ask, and where its events are counted and noted.
 struct RemoteAnswers {
   cache::remote::RemoteTier* tier = nullptr;
+  // When `tier` is null: opens it, once, only when an answer is to be asked
+  // (what the store remembers costs no remote); may return null.
+  std::function<cache::remote::RemoteTier*()> open_tier;
   cache::remote::CountFn count = [](std::string_view, int64_t) {};
   std::string note;  // what happened, for the decision log
 };

@@ -50,7 +50,7 @@ Reply Server::evaluate_closure(const Request& req) {
   apply_client(req);
   const compiler::CompileCommand cmd = compiler::parse_compile_command(req.argv);
   if (!cmd.uncacheable.empty()) return declined("uncacheable");
-  auto identity = compiler::compiler_identity(store_.get(), cmd.compiler);
+  auto identity = shared_compiler_identity(store_.get(), cmd.compiler);
   if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
     return declined("compiler unknown");
   }

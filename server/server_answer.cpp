@@ -15,9 +15,11 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "cache/config.h"
+#include "cache/remote/remote_tier.h"
 #include "closure/action_key.h"
 #include "closure/closure_memo.h"
 #include "compiler/identify_compiler.h"
+#include "compiler/shared_identity.h"
 #include "scan/build_scan.h"
 #include "server/server_state.h"
 
@@ -116,6 +118,18 @@ void Server::apply_client(const Request& req) {
   ::umask(req.umask);
 }
 
+base::Result<compiler::CompilerIdentity> shared_compiler_identity(cache::Store* store,
+                                                                  const std::string& compiler) {
+  std::unique_ptr<cache::remote::RemoteTier> tier;
+  compiler::RemoteAnswers answers;
+  answers.open_tier = [&tier]() -> cache::remote::RemoteTier* {
+    std::string error;
+    tier = cache::remote::RemoteTier::open(cache::load_config(""), &error);
+    return tier.get();
+  };
+  return compiler::compiler_identity(store, compiler, &answers);
+}
+
 base::Result<compiler::CompilerIdentity> IdentityMemo::get(cache::Store* store,
                                                            const std::string& compiler,
                                                            const std::string& cwd) {
@@ -124,7 +138,7 @@ base::Result<compiler::CompilerIdentity> IdentityMemo::get(cache::Store* store,
   std::string key = relative ? cwd + '\0' + compiler : compiler;
   auto it = known_.find(key);
   if (it == known_.end()) {
-    it = known_.emplace(std::move(key), compiler::compiler_identity(store, compiler)).first;
+    it = known_.emplace(std::move(key), shared_compiler_identity(store, compiler)).first;
   }
   return it->second;
 }
@@ -138,7 +152,7 @@ std::optional<uint32_t> Server::entry_of(const std::string& cwd,
     return std::nullopt;
   }
   auto identity = identities ? identities->get(store_.get(), cmd.compiler, cwd)
-                             : compiler::compiler_identity(store_.get(), cmd.compiler);
+                             : shared_compiler_identity(store_.get(), cmd.compiler);
   if (!identity.ok() || identity->kind == compiler::CompilerKind::kUnknown) {
     *why = "compiler unknown";
     return std::nullopt;

@@ -74,6 +74,13 @@ class SharedStats : public closure::MemoStatSource {
 
 // Each compiler's identity asked once per request about many compiles (it
 // looks the program up on PATH, stats it and reads its memo).
+// A compiler's identity as a launcher finds it: remembered in the store,
+// else another machine's answer from the remote of the client's
+// configuration (the server runs no compiler a launcher would not), else
+// asked.
+base::Result<compiler::CompilerIdentity> shared_compiler_identity(cache::Store* store,
+                                                                  const std::string& compiler);
+
 class IdentityMemo {
  public:
   base::Result<compiler::CompilerIdentity> get(cache::Store* store, const std::string& compiler,

@@ -79,6 +79,8 @@ class RemoteBuild : public LauncherTest {
     EXPECT_TRUE(last_was_hit()) << last_decision();
   }
 
+  void fresh_machine_runs_no_compiler(const std::string& extra_env);
+
   std::string root_;
   std::string a_ = "machine-a/src-tree/proj";
   std::string b_ = "b/proj";
@@ -176,7 +178,10 @@ TEST_F(RemoteBuild, CorruptedEntryIsAMissWithTheRightObject) {
   EXPECT_NE(stats("cache-b").find("remote_bad_entries 3"), std::string::npos) << stats("cache-b");
 }
 
-TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
+// Machine B asks its compiler nothing: the identity is another machine's
+// answer, the closures come from the remote's memos; with `extra_env`
+// (a server on: it finds identities the same way).
+void RemoteBuild::fresh_machine_runs_no_compiler(const std::string& extra_env) {
   RedisServer redis;
   ASSERT_TRUE(redis.start());
   // The team's compiler, at one path on both machines; it logs every run.
@@ -186,7 +191,7 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
   auto with_wrapper = [&](const std::string& machine, const std::string& c, const std::string& tu) {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at(machine)) +
                       " LEXPACK_BASE_DIR=" + shell_quote(root_) +
-                      " LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url());
+                      " LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url()) + " " + extra_env;
     return sh("cd " + c + "/build && " + std::string(LEXPACK_BIN) + " " + dir_.at("bin/") +
                   command(c, tu),
               env);
@@ -197,12 +202,28 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
   }
   ASSERT_TRUE(dir_.exists("runs.log"));
   dir_.remove("runs.log");
+  if (extra_env == "LEXPACK_SERVER=1") {
+    // B's server up before its first compile, which it is asked about.
+    const std::string b_env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache-b")) +
+                              " LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url()) + " ";
+    ASSERT_EQ(sh(b_env + LEXPACK_BIN + " server --start").exit_code, 0);
+    ASSERT_EQ(sh(b_env + LEXPACK_BIN + " server --status").exit_code, 0);
+  }
   for (const std::string tu : {"x", "y"}) {
     base::ProcessResult p = with_wrapper("cache-b", b_, tu);
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_TRUE(last_was_hit()) << last_decision() << "\n" << dir_.read("log.txt");
   }
+  for (const char* machine : {"cache-a", "cache-b"}) {
+    sh("LEXPACK_DIR=" + shell_quote(dir_.at(machine)) + " " + LEXPACK_BIN + " server --stop");
+  }
   EXPECT_FALSE(dir_.exists("runs.log")) << "machine B ran its compiler:\n" << dir_.read("runs.log");
+  const std::string b_stats = stats("cache-b");
+  EXPECT_NE(b_stats.find("remote_memos_taken 2"), std::string::npos) << b_stats;
+}
+
+TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
+  fresh_machine_runs_no_compiler("LEXPACK_SERVER=0");
   // One identity answer per process until the identity is remembered
   // locally, which waits for the just-written wrapper to settle (one or
   // two), and each compile's closure memo (two).
@@ -210,7 +231,10 @@ TEST_F(RemoteBuild, FreshMachineRunsNoCompilerForItsQuestions) {
   EXPECT_TRUE(b_stats.find("remote_answer_hits 3") != std::string::npos ||
               b_stats.find("remote_answer_hits 4") != std::string::npos)
       << b_stats;
-  EXPECT_NE(b_stats.find("remote_memos_taken 2"), std::string::npos) << b_stats;
+}
+
+TEST_F(RemoteBuild, FreshMachineWithAServerRunsNoCompiler) {
+  fresh_machine_runs_no_compiler("LEXPACK_SERVER=1");
 }
 
 }  // namespace
