@@ -12,7 +12,10 @@
 #
 #   bench/remote/run.sh [LEXPACK] [TUS]      (RUNS, CXX, COLD=0: no cold builds,
 #                                             TEAM=0: no A and B builds,
-#                                             PROJECT=boost: TUs that include Boost)
+#                                             PROJECT=boost: TUs that include Boost,
+#                                             SOURCE=DIR: a real CMake project's
+#                                             tree instead, CMAKE_ARGS for it;
+#                                             TUS: its compiles, for the per-TU figures)
 set -eu
 LEXPACK=${1:-$(pwd)/build/bin/lexpack}
 TUS=${2:-60}
@@ -37,7 +40,12 @@ wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/n
 # headers with PROJECT=boost), one OBJECT library (compiles only: ccache
 # caches nothing else).
 PROJECT=${PROJECT:-std}
+SOURCE=${SOURCE:-}
 write_project() {
+  if [ -n "$SOURCE" ]; then
+    mkdir -p "$(dirname "$1")" && cp -a "$SOURCE" "$1"
+    return
+  fi
   write_${PROJECT}_project "$1" "$TUS" \
     "add_compile_options(-ffile-prefix-map=\${CMAKE_SOURCE_DIR}=. -ffile-prefix-map=\${CMAKE_BINARY_DIR}=build)"
 }
@@ -97,11 +105,14 @@ nginx_counts() {  # GET/HEAD requests, bytes of their bodies
   awk '$1 != "PUT" {n++; b += $3} END {printf "%d %d\n", n, b}' "$N/access.log" 2>/dev/null || echo "0 0"
 }
 
-# configure SRC BUILD [launcher]
+# configure SRC BUILD [launcher]; a real project gets its prefix maps here.
 configure() {
   rm -rf "$2"
+  local maps=""
+  [ -n "$SOURCE" ] && maps="-ffile-prefix-map=$1=. -ffile-prefix-map=$2=build"
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
-    ${3:+-DCMAKE_CXX_COMPILER_LAUNCHER=$3} >/dev/null
+    ${3:+-DCMAKE_CXX_COMPILER_LAUNCHER=$3} ${3:+-DCMAKE_C_COMPILER_LAUNCHER=$3} \
+    ${maps:+"-DCMAKE_CXX_FLAGS=$maps"} ${maps:+"-DCMAKE_C_FLAGS=$maps"} ${CMAKE_ARGS:-} >/dev/null
 }
 # Seconds of one build, run with the environment given before the command.
 timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t0" | bc -l; }
@@ -126,7 +137,11 @@ ccache_build() {  # SRC CACHE REMOTE
   echo "$(now) - $t0" | bc -l
 }
 
-echo "project: $TUS TUs ($PROJECT headers, one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
+if [ -n "$SOURCE" ]; then
+  echo "project: $SOURCE (every target), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
+else
+  echo "project: $TUS TUs ($PROJECT headers, one OBJECT library), $CXX, RUNS=$RUNS; A at $A_SRC, B at $B_SRC"
+fi
 declare -A T
 for run in $(seq "$RUNS"); do
   for kind in $TEAM_REMOTES; do
