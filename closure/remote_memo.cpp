@@ -3,6 +3,7 @@
 // directory's number in a table and the rest of its name.
 #include "closure/remote_memo.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "base/byte_codec.h"
@@ -133,7 +134,23 @@ std::string path_here(const std::string& name, bool absolute, const KeyRelocatio
   std::string path = name;
   if (absolute && (name.empty() || name[0] != '/')) {
     if (!relocation.relocated) return "";
-    path = base::normal_path(name, relocation.cwd);
+    // base::relative_to() climbed from the working directory with its
+    // leading "..", then wrote the rest of the path as the compiler spelled
+    // it ("a/../b" stays): climb back, and keep the rest as written.
+    std::string_view rest = name;
+    std::string_view base = relocation.cwd;
+    while (rest == ".." || rest.starts_with("../")) {
+      rest.remove_prefix(std::min<size_t>(3, rest.size()));
+      const size_t slash = base.rfind('/');
+      if (slash == std::string_view::npos) return "";
+      base = base.substr(0, slash);
+    }
+    if (rest == ".") rest = {};
+    path = std::string(base.empty() ? "/" : base);
+    if (!rest.empty()) {
+      if (path.back() != '/') path += '/';
+      path += rest;
+    }
   }
   if (!absolute && !name.empty() && name[0] == '/') return "";
   return relocation.name(path) == name ? path : "";
