@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "cache/archive_format.h"
-#include "cache/sha256.h"
+#include "cache/hash/sha256.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache {
 

@@ -11,7 +11,7 @@
 
 #include "base/file_util.h"
 #include "cache/archive_format.h"
-#include "cache/sha256.h"
+#include "cache/hash/sha256.h"
 #include "cache/store_impl.h"
 
 namespace lexpack::cache {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 
 namespace lexpack::cache {
 

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <memory>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache {
 

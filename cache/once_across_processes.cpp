@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "cache/cache_files.h"
-#include "cache/config.h"
-#include "cache/hash.h"
+#include "cache/config/config.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache {
 

@@ -15,7 +15,7 @@
 
 #include "base/file_stat.h"
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache {
 
@@ -66,7 +66,7 @@ struct BlobPlace {
 struct StoreOptions {
   std::string dir;  // empty: LEXPACK_DIR, XDG_CACHE_HOME/lexpack, ~/.cache/lexpack
   bool read_only = false;
-  // Zero: take the value from the configuration (see cache/config.h).
+  // Zero: take the value from the configuration (see cache/config/config.h).
   uint64_t pack_size = 0;
   uint64_t max_size = 0;
   // A blob's last use is written to the index at most this often, in one
@@ -81,7 +81,7 @@ struct StoreOptions {
   // `gc()` finishes it at once. Zero: one chunk per put.
   int64_t auto_gc_budget_us = 2000;
   // Signs exported archives and is required of imported ones; empty: the
-  // remote_secret setting (see cache/config.h).
+  // remote_secret setting (see cache/config/config.h).
   std::string remote_secret;
 };
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cache/cache_files.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/counters_file.h"
 #include "cache/function_ref.h"
 #include "cache/index_env.h"

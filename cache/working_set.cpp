@@ -3,7 +3,7 @@
 // one sequential pack write of the working set.
 #include "cache/working_set.h"
 
-#include "cache/config.h"
+#include "cache/config/config.h"
 
 #include <stdlib.h>
 

@@ -18,7 +18,7 @@
 
 #include "base/file_util.h"
 #include "base/program_paths.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/remote/upload_queue.h"
 #include "cli/commands.h"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "base/json_string.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/store.h"
 #include "cache/working_set.h"

@@ -14,7 +14,7 @@
 #include "base/process.h"
 #include "base/program_paths.h"
 #include "base/run_on_threads.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/store.h"

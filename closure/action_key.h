@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "closure/dependency_closure.h"
 #include "closure/key_relocation.h"
 #include "compiler/compile_command.h"

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/dependency_closure.h"
 #include "closure/memo_stat_source.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "base/file_stat.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "closure/closure_memo.h"
 #include "closure/dependency_closure.h"
 

@@ -11,7 +11,7 @@
 
 #include "base/file_stat.h"
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/file_state.h"
 #include "closure/resolution.h"

@@ -9,7 +9,7 @@
 
 #include "base/file_stat.h"
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/file_summary.h"
 #include "lexer/kernel.h"

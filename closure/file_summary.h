@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "lexer/scan_result.h"
 
 namespace lexpack::closure {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/file_stat.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "closure/closure_memo.h"
 
 namespace lexpack::closure {

@@ -20,7 +20,7 @@
 
 #include "base/file_stat.h"
 #include "base/view_map.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/file_summary.h"
 #include "closure/resolution.h"

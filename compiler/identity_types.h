@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/file_stat.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::compiler {
 

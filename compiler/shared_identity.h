@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/remote_tier.h"
 #include "compiler/identity_types.h"
 #include "compiler/search_list.h"

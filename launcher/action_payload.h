@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "closure/absence.h"
 #include "closure/file_state.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/dependency_closure.h"
 #include "closure/file_state.h"

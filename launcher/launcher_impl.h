@@ -19,7 +19,7 @@
 #include "base/process.h"
 #include "base/program_paths.h"
 #include "base/relocation.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/remote/upload_queue.h"

@@ -19,7 +19,7 @@
 #include "base/heap_pages.h"
 #include "base/run_on_threads.h"
 #include "cache/batching_store.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/locked_store.h"
 #include "cache/remote/local_copy.h"
 #include "cache/remote/remote_tier.h"

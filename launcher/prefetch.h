@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::launcher {
 

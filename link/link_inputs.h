@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/file_state.h"
 

@@ -19,7 +19,7 @@
 #include "base/file_util.h"
 #include "base/process.h"
 #include "base/relocation.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/store.h"
 #include "closure/file_state.h"
 #include "launcher/decision_log.h"

@@ -11,7 +11,7 @@
 #include <cstdlib>
 
 #include "base/byte_codec.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::server {
 namespace {

@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "base/file_util.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/store.h"
 #include "server/protocol.h"
 #include "server/server_state.h"

@@ -14,7 +14,7 @@
 
 #include "base/file_util.h"
 #include "base/process.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/remote/remote_tier.h"
 #include "closure/action_key.h"
 #include "closure/closure_memo.h"

@@ -19,7 +19,7 @@
 #include <ctime>
 
 #include "base/file_util.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "compiler/compile_command.h"
 #include "launcher/decision_log.h"
 #include "ninja_integration/build_counts.h"

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/closure_memo.h"
 #include "closure/file_state.h"

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/remote_entry.h"
 #include "cache/store.h"
 

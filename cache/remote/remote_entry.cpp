@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "base/byte_codec.h"
-#include "cache/sha256.h"
+#include "cache/hash/sha256.h"
 
 namespace lexpack::cache::remote {
 namespace {

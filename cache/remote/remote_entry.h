@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache::remote {
 

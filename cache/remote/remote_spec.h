@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "cache/config.h"
+#include "cache/config/config.h"
 
 namespace lexpack::cache::remote {
 

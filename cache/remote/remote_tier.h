@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/config.h"
+#include "cache/config/config.h"
 #include "cache/function_ref.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/backend.h"
 #include "cache/remote/remote_entry.h"
 

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "cache/config.h"
-#include "cache/hash.h"
+#include "cache/config/config.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/remote_entry.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/store.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 namespace lexpack::cache::testing {
 

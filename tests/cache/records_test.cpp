@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/records.h"
 
 namespace lexpack::cache {

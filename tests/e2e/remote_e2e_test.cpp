@@ -9,7 +9,7 @@
 #include <chrono>
 #include <string>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/backend.h"
 #include "tests/support/launcher_fixture.h"
 #include "tests/support/servers.h"

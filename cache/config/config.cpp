@@ -1,6 +1,6 @@
 // Reads the effective configuration: defaults, then lexpack.conf in the cache
 // directory, then LEXPACK_* variables. Never fails: bad values become warnings.
-#include "cache/config.h"
+#include "cache/config/config.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // SHA-256 against the FIPS 180-4 examples and HMAC-SHA256 against the
 // RFC 4231 test cases, including updates split at every block boundary.
-#include "cache/sha256.h"
+#include "cache/hash/sha256.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // XXH3-128 behind the Hash128 type, so that no other file includes xxhash.h
 // and the hash can be swapped in one place.
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 
 #include <xxhash.h>
 

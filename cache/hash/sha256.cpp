@@ -1,6 +1,6 @@
 // SHA-256 and HMAC-SHA256; see sha256.h. A plain scalar implementation:
 // signing touches each archive byte once, next to a read from disk.
-#include "cache/sha256.h"
+#include "cache/hash/sha256.h"
 
 #include <cstring>
 

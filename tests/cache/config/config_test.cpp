@@ -1,55 +1,15 @@
-// Hash128 hex round trips, Hasher field framing, size parsing and the
+// The settings: size parsing, base_dir and directory resolution, and the
 // precedence of environment over config file over defaults.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <fstream>
 
-#include "cache/config.h"
-#include "cache/hash.h"
+#include "cache/config/config.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::cache {
 namespace {
-
-TEST(Hash, HexRoundTrip) {
-  Hash128 h = hash_bytes("hello");
-  std::string hex = h.hex();
-  ASSERT_EQ(hex.size(), 32u);
-  Hash128 back;
-  ASSERT_TRUE(Hash128::from_hex(hex, &back));
-  EXPECT_EQ(back, h);
-  EXPECT_FALSE(Hash128::from_hex("xyz", &back));
-  EXPECT_FALSE(Hash128::from_hex(std::string(32, 'g'), &back));
-  EXPECT_NE(hash_bytes("hello"), hash_bytes("hellp"));
-}
-
-TEST(Hash, FieldsAreFramed) {
-  Hasher a, b, c;
-  a.field("ab");
-  a.field("c");
-  b.field("a");
-  b.field("bc");
-  c.field("ab");
-  c.field("c");
-  EXPECT_NE(a.digest(), b.digest());
-  EXPECT_EQ(a.digest(), c.digest());
-  Hasher whole;
-  whole.update("hello");
-  EXPECT_EQ(whole.digest(), hash_bytes("hello"));
-}
-
-// hash_bytes may use a wider vector kernel than the streaming Hasher; both
-// must agree on every size, including the ones around its cut-over.
-TEST(Hash, OneShotAgreesWithStreamingOnEverySize) {
-  std::string data;
-  for (size_t i = 0; i < 20000; ++i) data.push_back(static_cast<char>((i * 2654435761u) >> 13));
-  for (size_t n = 0; n < data.size(); n = n < 600 ? n + 1 : n * 3 / 2) {
-    Hasher h;
-    h.update(std::string_view(data).substr(0, n));
-    ASSERT_EQ(hash_bytes(std::string_view(data).substr(0, n)), h.digest()) << "size " << n;
-  }
-}
 
 TEST(Config, ParseSize) {
   EXPECT_EQ(parse_size("123"), 123u);
