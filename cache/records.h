@@ -1,6 +1,7 @@
-// How index records are laid out as bytes (internal to cache/). Every value
-// ends with a checksum over its table, key and bytes, so a flipped bit in the
-// index reads as a damaged record, never as a different answer.
+// How index records are laid out as bytes (internal to cache/ and
+// cache/archive/). Every value ends with a checksum over its table, key and
+// bytes, so a flipped bit in the index reads as a damaged record, never as a
+// different answer.
 #pragma once
 
 #include <cstdint>

@@ -119,13 +119,25 @@ struct VerifyReport {
   bool clean() const { return bad_blobs == 0 && bad_records == 0; }
 };
 
-struct ImportReport {
-  uint64_t blobs = 0;
-  uint64_t files = 0;
-  uint64_t actions = 0;
-  uint64_t memos = 0;
-  bool signed_archive = false;     // the archive carries a signature
-  bool signature_checked = false;  // ... and it matched the secret
+// The index's entries as they lie in it, for the archive code
+// (cache/archive/), which writes them to one file and back.
+enum class RecordKind : uint32_t { kFile, kAction, kMemo };
+struct StoredRecord {
+  RecordKind kind = RecordKind::kFile;
+  std::string key;    // the index key
+  std::string value;  // the record's bytes (cache/records.h)
+};
+struct StoredBlob {
+  BlobId id;
+  bool page_aligned = false;
+  // Where the index says its bytes lie (for Store::read_stored_blob).
+  uint32_t pack = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+struct StoreEntries {
+  std::vector<StoredBlob> blobs;
+  std::vector<StoredRecord> records;  // files, then actions, then memos
 };
 
 // A process-wide handle. Thread-compatible; many processes may share one
@@ -205,12 +217,21 @@ class Store {
   // A fresh empty file in the cache's tmp/ for a temporary of this process
   // (named after its pid, so gc and clear sweep it once the process is gone).
   virtual base::Result<std::string> make_temp(const std::string& suffix);
-  // The whole cache as one file, and back. Import checks every blob and record
-  // and writes only through the store, never to a path named by the file; it
-  // stores all of it or nothing. Checksums prove integrity, not origin: with
-  // a secret set, export signs and import refuses what it did not sign.
-  virtual base::Status export_to(const std::string& file);
-  virtual base::Result<ImportReport> import_from(const std::string& file);
+
+  // Entry-level access for export and import (cache/archive/archive.h).
+  // Every blob and record the index holds, read in one transaction; damaged
+  // ones are left out.
+  virtual base::Result<StoreEntries> list_entries();
+  // A listed blob's bytes, checked against its id; nullopt when damaged.
+  // Marks no use and reports nothing.
+  virtual std::optional<std::string_view> read_stored_blob(const StoredBlob& blob);
+  // Records written back as they were listed, all in one index transaction.
+  virtual base::Status put_stored_records(const std::vector<StoredRecord>& records);
+  // Ok when entries can be written: the index is open, the store not read-only.
+  virtual base::Status check_writable();
+  // Signs exported archives and is required of imported ones:
+  // StoreOptions::remote_secret, else the remote_secret setting.
+  virtual std::string archive_secret();
 };
 
 }  // namespace lexpack::cache

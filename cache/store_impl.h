@@ -1,7 +1,7 @@
 // The Store behind store.h (internal to cache/): an LMDB index, a set of pack
 // files and a counters file in one directory. Split over store.cpp (blobs and
 // records), store_gc.cpp (eviction, clear, stats), store_verify.cpp and
-// archive.cpp (export/import).
+// store_entries.cpp (the entry-level access export and import go through).
 #pragma once
 
 #include <sys/types.h>
@@ -72,8 +72,11 @@ class StoreImpl final : public Store {
   base::Result<VerifyReport> verify() override;
   base::Status clear() override;
   base::Result<std::string> make_temp(const std::string& suffix) override;
-  base::Status export_to(const std::string& file) override;
-  base::Result<ImportReport> import_from(const std::string& file) override;
+  base::Result<StoreEntries> list_entries() override;
+  std::optional<std::string_view> read_stored_blob(const StoredBlob& blob) override;
+  base::Status put_stored_records(const std::vector<StoredRecord>& records) override;
+  base::Status check_writable() override;
+  std::string archive_secret() override;
 
  private:
   StoreImpl() = default;

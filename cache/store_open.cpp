@@ -340,13 +340,22 @@ base::Result<VerifyReport> Store::verify() {
 base::Status Store::clear() {
   return base::Status::error("clear: not supported by this store");
 }
-base::Status Store::export_to(const std::string&) {
-  return base::Status::error("export: not supported by this store");
-}
 base::Result<std::string> Store::make_temp(const std::string&) {
   return base::Status::error("make_temp: not supported by this store");
 }
-base::Result<ImportReport> Store::import_from(const std::string&) {
+base::Result<StoreEntries> Store::list_entries() {
+  return base::Status::error("export: not supported by this store");
+}
+std::optional<std::string_view> Store::read_stored_blob(const StoredBlob&) {
+  return std::nullopt;
+}
+base::Status Store::put_stored_records(const std::vector<StoredRecord>&) {
   return base::Status::error("import: not supported by this store");
+}
+base::Status Store::check_writable() {
+  return base::Status::error("import: not supported by this store");
+}
+std::string Store::archive_secret() {
+  return {};
 }
 }  // namespace lexpack::cache

@@ -10,10 +10,11 @@
 #include <string>
 
 #include "base/json_string.h"
+#include "cache/archive/archive.h"
+#include "cache/archive/working_set.h"
 #include "cache/config/config.h"
 #include "cache/remote/remote_tier.h"
 #include "cache/store.h"
-#include "cache/working_set.h"
 #include "cli/commands.h"
 #include "ninja_integration/build_record.h"
 #include "server/server_client.h"
@@ -247,7 +248,7 @@ void add_export_command(CLI::App& app, int* exit_code) {
       *exit_code = export_working_set(*store, *export_file, *build_dir);
       return;
     }
-    base::Status status = store->export_to(*export_file);
+    base::Status status = cache::export_archive(*store, *export_file);
     print_messages(*store);
     if (!status.ok()) *exit_code = fail(status.message());
   });
@@ -261,7 +262,7 @@ void add_import_command(CLI::App& app, int* exit_code) {
   imp->callback([exit_code, import_file] {
     auto store = open_store(exit_code);
     if (!store) return;
-    auto report = store->import_from(*import_file);
+    auto report = cache::import_archive(*store, *import_file);
     print_messages(*store);
     if (!report.ok()) {
       *exit_code = fail(report.message());

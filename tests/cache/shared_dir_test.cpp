@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "as_user.h"
+#include "cache/archive/archive.h"
 #include "cache/store.h"
 #include "tests/support/test_dir.h"
 
@@ -116,7 +117,7 @@ TEST_F(PlantedLinks, ExportTemporaryLinkIsNotFollowed) {
     std::string name = out + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(i);
     ASSERT_EQ(::symlink(victim_.c_str(), name.c_str()), 0);
   }
-  base::Status st = (*store)->export_to(out);
+  base::Status st = export_archive(**store, out);
   EXPECT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(read_file(victim_), "precious\n");
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 
+#include "cache/archive/archive.h"
 #include "cache/store.h"
 #include "tests/support/test_dir.h"
 
@@ -327,7 +328,7 @@ TEST(StoreDamage, MaliciousArchivesAreRejected) {
   {
     auto src = open_store(tmp.at("src"));
     fill(*src, blobs);
-    ASSERT_TRUE(src->export_to(tmp.at("good.lpa")).ok());
+    ASSERT_TRUE(export_archive(*src, tmp.at("good.lpa")).ok());
   }
   std::string good;
   {
@@ -338,7 +339,7 @@ TEST(StoreDamage, MaliciousArchivesAreRejected) {
   ASSERT_TRUE(dst);
   auto try_import = [&](const std::string& bytes) {
     std::ofstream(tmp.at("bad.lpa"), std::ios::binary) << bytes;
-    return dst->import_from(tmp.at("bad.lpa"));
+    return import_archive(*dst, tmp.at("bad.lpa"));
   };
 
   // Truncated anywhere.

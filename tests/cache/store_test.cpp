@@ -1,6 +1,7 @@
 // Store basics on real files: blob round trips, dedup, reopen, rollover over
 // many packs, page alignment, records, counters, stats, gc, clear, export/import.
 #include "cache/store.h"
+#include "cache/archive/archive.h"
 
 #include <gtest/gtest.h>
 
@@ -415,10 +416,10 @@ TEST(Store, ExportImportRoundTrip) {
   ASSERT_TRUE(src->put_action(hash_bytes("k"), action).ok());
   ASSERT_TRUE(src->put_file("a.h", FileRecord{}).ok());
   ASSERT_TRUE(src->put_memo("m", "k", "v").ok());
-  ASSERT_TRUE(src->export_to(tmp.at("cache.lpa")).ok());
+  ASSERT_TRUE(export_archive(*src, tmp.at("cache.lpa")).ok());
 
   auto dst = open_store(tmp.at("dst"));
-  auto report = dst->import_from(tmp.at("cache.lpa"));
+  auto report = import_archive(*dst, tmp.at("cache.lpa"));
   ASSERT_TRUE(report.ok()) << report.message();
   EXPECT_EQ(report->blobs, blobs.size());
   EXPECT_EQ(report->actions, 1u);

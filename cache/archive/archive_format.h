@@ -1,7 +1,8 @@
 // The archive format shared by export (archive.cpp) and import
-// (archive_import.cpp), internal to cache/. Layout: a 16-byte header (magic,
-// version u32, zero u32), then entries {type u32, length u64, payload,
-// checksum u64}, ending with an end entry {count u64 [, signature 32 bytes]}.
+// (archive_import.cpp), internal to cache/archive/. Layout: a 16-byte header
+// (magic, version u32, zero u32), then entries {type u32, length u64,
+// payload, checksum u64}, ending with an end entry {count u64 [, signature
+// 32 bytes]}.
 // The signature is HMAC-SHA256 with the remote_secret setting over
 // kSignatureDomain and every byte of the file before it (the end entry's
 // type, length and count included); checksums catch accidents, only the

@@ -9,9 +9,10 @@
 #include <cstring>
 #include <optional>
 
-#include "cache/archive_format.h"
+#include "cache/archive/archive.h"
+#include "cache/archive/archive_format.h"
 #include "cache/hash/sha256.h"
-#include "cache/store_impl.h"
+#include "cache/records.h"
 
 namespace lexpack::cache {
 
@@ -90,43 +91,27 @@ class ArchiveWriter {
   char signature_[kSignatureBytes];
 };
 
+// A record's entry type in the archive; an action's payload is its key, then
+// its value.
+uint32_t entry_type(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::kFile:
+      return kFile;
+    case RecordKind::kAction:
+      return kAction;
+    case RecordKind::kMemo:
+      break;
+  }
+  return kMemo;
+}
+
 }  // namespace
 
-base::Status StoreImpl::export_to(const std::string& file) {
-  if (!index_) return base::Status::error(dir_ + ": the index is not open");
-  flush();
-  struct BlobRef {
-    BlobId id;
-    BlobLocation loc;
-  };
-  std::vector<BlobRef> blobs;
-  std::vector<std::pair<uint32_t, std::string>> records;  // type, payload
-  base::Status st = index_->read([&](Txn& t) {
-    base::Status s = t.each(Table::kBlobs, "", [&](std::string_view key, std::string_view raw) {
-      auto value = unseal("blobs", key, raw);
-      auto loc = value ? decode_blob_location(*value) : std::nullopt;
-      if (loc && key.size() == 16) blobs.push_back(BlobRef{key_hash(key), *loc});
-      return true;
-    });
-    if (!s.ok()) return s;
-    s = t.each(Table::kFiles, "", [&](std::string_view key, std::string_view raw) {
-      if (auto v = unseal("files", key, raw)) records.emplace_back(kFile, std::string(*v));
-      return true;
-    });
-    if (!s.ok()) return s;
-    s = t.each(Table::kActions, "", [&](std::string_view key, std::string_view raw) {
-      if (auto v = unseal("actions", key, raw)) {
-        records.emplace_back(kAction, std::string(key) + std::string(*v));
-      }
-      return true;
-    });
-    if (!s.ok()) return s;
-    return t.each(Table::kMemo, "", [&](std::string_view key, std::string_view raw) {
-      if (auto v = unseal("memo", key, raw)) records.emplace_back(kMemo, std::string(*v));
-      return true;
-    });
-  });
-  if (!st.ok()) return after_failure(st);
+base::Status export_archive(Store& store, const std::string& file) {
+  store.flush();
+  base::Result<StoreEntries> entries = store.list_entries();
+  if (!entries.ok()) return entries.status();
+  base::Status st;
 
   // A fresh name, created exclusively and never through a symlink: the
   // archive's directory may be shared (/tmp), and a planted link must not
@@ -139,25 +124,24 @@ base::Status StoreImpl::export_to(const std::string& file) {
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return base::Status::error(tmp + ": cannot create: " + errno_text());
-  ArchiveWriter out(
-      fd, options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret);
+  ArchiveWriter out(fd, store.archive_secret());
   FixedWriter header;
   header.bytes().append(kMagic, sizeof kMagic);
   header.u32(kArchiveVersion);
   header.u32(0);
   st = out.put(header.bytes());
   uint64_t count = 0;
-  for (const auto& b : blobs) {
+  for (const StoredBlob& b : entries->blobs) {
     if (!st.ok()) break;
-    auto bytes = packs_->view(b.loc.pack, b.loc.offset, b.loc.size);
-    if (!bytes.ok() || hash_bytes(bytes.value()) != b.id) continue;  // damaged: not exported
-    uint32_t type = (b.loc.flags & kBlobPageAligned) ? kAlignedBlob : kBlob;
-    st = out.entry(type, hash_key(b.id), bytes.value());
+    std::optional<std::string_view> bytes = store.read_stored_blob(b);
+    if (!bytes) continue;  // damaged: not exported
+    st = out.entry(b.page_aligned ? kAlignedBlob : kBlob, hash_key(b.id), *bytes);
     ++count;
   }
-  for (const auto& [type, payload] : records) {
+  for (const StoredRecord& r : entries->records) {
     if (!st.ok()) break;
-    st = out.entry(type, payload, "");
+    st = out.entry(entry_type(r.kind), r.kind == RecordKind::kAction ? r.key + r.value : r.value,
+                   "");
     ++count;
   }
   FixedWriter end;

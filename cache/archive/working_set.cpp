@@ -1,8 +1,9 @@
 // Reuses the archive writer of a whole-cache export through a scratch store,
 // so there is one archive format and one writer for it; the extra copy costs
 // one sequential pack write of the working set.
-#include "cache/working_set.h"
+#include "cache/archive/working_set.h"
 
+#include "cache/archive/archive.h"
 #include "cache/config/config.h"
 
 #include <stdlib.h>
@@ -77,7 +78,7 @@ base::Result<WorkingSetReport> export_working_set(Store& store, const std::vecto
     if (!s.ok()) return base::Status::error("scratch store: " + s.message());
     ++report.actions;
   }
-  base::Status s = out.export_to(file);
+  base::Status s = export_archive(out, file);
   if (!s.ok()) return s;
   return report;
 }

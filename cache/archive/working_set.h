@@ -1,5 +1,5 @@
 // The working set of one build as an archive: only the given action records
-// and the blobs they refer to, in the same format as Store::export_to, so
+// and the blobs they refer to, in the same format as export_archive, so
 // `lexpack import` restores it like a full export.
 #pragma once
 

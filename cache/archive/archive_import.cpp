@@ -10,9 +10,10 @@
 #include <cstring>
 
 #include "base/file_util.h"
-#include "cache/archive_format.h"
+#include "cache/archive/archive.h"
+#include "cache/archive/archive_format.h"
 #include "cache/hash/sha256.h"
-#include "cache/store_impl.h"
+#include "cache/records.h"
 
 namespace lexpack::cache {
 
@@ -68,7 +69,7 @@ struct BlobEntry {
 struct CheckedArchive {
   ImportReport report;
   std::vector<BlobEntry> blobs;
-  std::vector<std::pair<Table, std::pair<std::string, std::string>>> records;  // key, value
+  std::vector<StoredRecord> records;
 };
 
 // One entry as the first pass read it, its checksum (and signed bytes) taken.
@@ -187,7 +188,7 @@ class ArchiveCheck {
       case kFile: {
         std::string path;
         if (!decode_file_record(payload, &path)) return bad(pos, "damaged file record");
-        out->records.push_back({Table::kFiles, {file_key(path), payload}});
+        out->records.push_back({RecordKind::kFile, file_key(path), payload});
         ++report.files;
         return {};
       }
@@ -195,14 +196,14 @@ class ArchiveCheck {
         if (e->length < 16 || !decode_action_record(std::string_view(payload).substr(16))) {
           return bad(pos, "damaged action record");
         }
-        out->records.push_back({Table::kActions, {payload.substr(0, 16), payload.substr(16)}});
+        out->records.push_back({RecordKind::kAction, payload.substr(0, 16), payload.substr(16)});
         ++report.actions;
         return {};
       }
       case kMemo: {
         std::string_view t, k, v;
         if (!decode_memo(payload, &t, &k, &v)) return bad(pos, "damaged memo record");
-        out->records.push_back({Table::kMemo, {memo_key(t, k), payload}});
+        out->records.push_back({RecordKind::kMemo, memo_key(t, k), payload});
         ++report.memos;
         return {};
       }
@@ -253,9 +254,8 @@ class ArchiveCheck {
 
 }  // namespace
 
-base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
-  if (!index_) return base::Status::error(dir_ + ": the index is not open");
-  if (read_only_) return base::Status::error(dir_ + ": the cache is read-only");
+base::Result<ImportReport> import_archive(Store& store, const std::string& file) {
+  if (base::Status s = store.check_writable(); !s.ok()) return s;
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return base::Status::error(file + ": cannot open: " + std::strerror(errno));
   struct Closer {
@@ -268,8 +268,7 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
   ArchiveFile in(fd);
 
   // Pass 1: check everything; nothing is stored yet.
-  const std::string& secret =
-      options_.remote_secret.empty() ? config_.remote_secret : options_.remote_secret;
+  const std::string secret = store.archive_secret();
   CheckedArchive checked;
   ArchiveCheck check(&in, file, static_cast<uint64_t>(st.st_size), secret);
   if (base::Status s = check.run(&checked); !s.ok()) return s;
@@ -292,7 +291,7 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
       std::vector<std::string_view> views(batch.begin(), batch.end());
       BlobOptions options;
       options.page_aligned = aligned == 1;
-      auto ids = put_blobs(views, options);
+      auto ids = store.put_blobs(views, options);
       if (ids.ok()) stored += batch.size();
       batch.clear();
       batch_bytes = 0;
@@ -312,14 +311,8 @@ base::Result<ImportReport> StoreImpl::import_from(const std::string& file) {
     }
     if (base::Status s = flush(); !s.ok()) return failed(s.message());
   }
-  base::Status s = index_->write([&](Txn& t) {
-    for (const auto& [table, kv] : checked.records) {
-      base::Status p = t.put(table, kv.first, seal(table_name(table), kv.first, kv.second));
-      if (!p.ok()) return p;
-    }
-    return base::Status();
-  });
-  if (!s.ok()) return failed(after_failure(s).message());
+  base::Status s = store.put_stored_records(checked.records);
+  if (!s.ok()) return failed(s.message());
   return checked.report;
 }
 

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "archive_forge.h"
+#include "cache/archive/archive.h"
 #include "cache/store.h"
 #include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
@@ -47,7 +48,7 @@ TEST(ArchiveImport, DamagedRecordAfterManyBlobsImportsNothing) {
 
   auto store = lexpack::testing::open_store(tmp.at("cache"));
   ASSERT_TRUE(store);
-  auto r = store->import_from(tmp.at("a.lpa"));
+  auto r = import_archive(*store, tmp.at("a.lpa"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("damaged action record"), std::string::npos) << r.message();
   EXPECT_NE(r.message().find("nothing imported"), std::string::npos) << r.message();
@@ -97,7 +98,7 @@ TEST(ArchiveImport, HugeClaimOnASparseFileCostsNoMemory) {
     struct rlimit rl = {limit, limit};
     ::setrlimit(RLIMIT_AS, &rl);
     try {
-      auto r = store->import_from(path);
+      auto r = import_archive(*store, path);
       if (r.ok()) ::_exit(2);
       ::_exit(r.message().find("checksum") != std::string::npos ? 0 : 3);
     } catch (...) {
@@ -158,11 +159,11 @@ class SignedArchive : public ::testing::Test {
       action.outputs.push_back({"object", id.value()});
       ASSERT_TRUE(src->put_action(hash_bytes(std::string("action of ") + name), action).ok());
     }
-    ASSERT_TRUE(src->export_to(tmp_.at("signed.lpa")).ok());
+    ASSERT_TRUE(export_archive(*src, tmp_.at("signed.lpa")).ok());
     auto plain = open_signed(tmp_.at("plain"), "");
     ASSERT_TRUE(plain);
     ASSERT_TRUE(plain->put_blob("plain").ok());
-    ASSERT_TRUE(plain->export_to(tmp_.at("unsigned.lpa")).ok());
+    ASSERT_TRUE(export_archive(*plain, tmp_.at("unsigned.lpa")).ok());
   }
   static constexpr const char* kSecret = "a secret of the team, 32 chars.";
   lexpack::testing::TestDir tmp_;
@@ -170,7 +171,7 @@ class SignedArchive : public ::testing::Test {
 
 TEST_F(SignedArchive, SameSecretImportsAndChecks) {
   auto dst = open_signed(tmp_.at("dst"), kSecret);
-  auto r = dst->import_from(tmp_.at("signed.lpa"));
+  auto r = import_archive(*dst, tmp_.at("signed.lpa"));
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_TRUE(r->signed_archive);
   EXPECT_TRUE(r->signature_checked);
@@ -179,7 +180,7 @@ TEST_F(SignedArchive, SameSecretImportsAndChecks) {
 
 TEST_F(SignedArchive, UnsignedIsRefusedWhenASecretIsSet) {
   auto dst = open_signed(tmp_.at("dst"), kSecret);
-  auto r = dst->import_from(tmp_.at("unsigned.lpa"));
+  auto r = import_archive(*dst, tmp_.at("unsigned.lpa"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("not signed"), std::string::npos) << r.message();
   EXPECT_EQ(dst->stats()->blobs, 0u);
@@ -187,7 +188,7 @@ TEST_F(SignedArchive, UnsignedIsRefusedWhenASecretIsSet) {
 
 TEST_F(SignedArchive, AnotherSecretIsRefused) {
   auto dst = open_signed(tmp_.at("dst"), "another secret, also 32 chars..");
-  auto r = dst->import_from(tmp_.at("signed.lpa"));
+  auto r = import_archive(*dst, tmp_.at("signed.lpa"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("signature does not match"), std::string::npos) << r.message();
 }
@@ -206,13 +207,13 @@ TEST_F(SignedArchive, ActionPointedAtAnotherObjectIsRefused) {
   write_file(tmp_.at("forged.lpa"), forged);
 
   auto unchecked = open_signed(tmp_.at("unchecked"), "");
-  auto accepted = unchecked->import_from(tmp_.at("forged.lpa"));
+  auto accepted = import_archive(*unchecked, tmp_.at("forged.lpa"));
   ASSERT_TRUE(accepted.ok()) << "without a secret only integrity is checked: "
                              << accepted.message();
   EXPECT_FALSE(accepted->signature_checked);
 
   auto dst = open_signed(tmp_.at("dst"), kSecret);
-  auto r = dst->import_from(tmp_.at("forged.lpa"));
+  auto r = import_archive(*dst, tmp_.at("forged.lpa"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("signature does not match"), std::string::npos) << r.message();
   EXPECT_FALSE(dst->get_action(hash_bytes("action of good object")));
@@ -226,7 +227,7 @@ TEST_F(SignedArchive, SignatureCannotBeStripped) {
       });
   write_file(tmp_.at("stripped.lpa"), stripped);
   auto dst = open_signed(tmp_.at("dst"), kSecret);
-  auto r = dst->import_from(tmp_.at("stripped.lpa"));
+  auto r = import_archive(*dst, tmp_.at("stripped.lpa"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("not signed"), std::string::npos) << r.message();
 }
