@@ -143,7 +143,7 @@ static const char* working_dir(char** envp, char* buf) {
   return sys_getcwd(buf, kPathMax) > 0 ? buf : 0;
 }
 
-// get_env(), with an empty value taken as unset (cache/config.cpp's env()).
+// get_env(), with an empty value taken as unset (cache/config/config.cpp's env()).
 static const char* get_set_env(char** envp, const char* name) {
   const char* v = get_env(envp, name);
   return v && *v ? v : 0;

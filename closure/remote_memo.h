@@ -15,7 +15,7 @@
 
 #include "base/file_stat.h"
 #include "base/status.h"
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/dependency_closure.h"
 #include "closure/key_relocation.h"

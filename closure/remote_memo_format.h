@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "closure/key_relocation.h"
 #include "compiler/search_list.h"
 

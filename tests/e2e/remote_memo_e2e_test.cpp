@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/hash.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/backend.h"
 #include "cache/remote/remote_entry.h"
 #include "tests/support/launcher_fixture.h"
