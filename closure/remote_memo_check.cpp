@@ -77,7 +77,10 @@ struct LocalFacts::Impl {
     }
     return out;
   }
-  base::Result<cache::Hash128> hash(const std::string& abs, const base::StatSignature& sig);
+  // The content of `path` (as the compiler names it) at `sig`, recorded in
+  // the file table under `abs`.
+  base::Result<cache::Hash128> hash(const std::string& path, const std::string& abs,
+                                    const base::StatSignature& sig);
 };
 
 LocalFacts::LocalFacts(cache::Store* store) : impl_(std::make_shared<Impl>()) {
@@ -85,16 +88,18 @@ LocalFacts::LocalFacts(cache::Store* store) : impl_(std::make_shared<Impl>()) {
 }
 LocalFacts::~LocalFacts() = default;
 
-base::Result<cache::Hash128> LocalFacts::Impl::hash(const std::string& abs,
+base::Result<cache::Hash128> LocalFacts::Impl::hash(const std::string& path, const std::string& abs,
                                                     const base::StatSignature& sig) {
   std::optional<cache::FileRecord> rec;
   if (store) rec = store->get_file(abs);
   if (rec && rec->stat == sig) return rec->content;
-  base::Result<std::string> read = base::read_file(abs);
+  // Read where the compiler reads it ("dir/../x.h" through a symlink is not
+  // the lexically normal path).
+  base::Result<std::string> read = base::read_file(path);
   if (!read.ok()) return read.status();
   base::StatSignature after;
-  if (!base::stat_file(abs, &after) || !(after == sig)) {
-    return base::Status::error(abs + " changed while it was read");
+  if (!base::stat_file(path, &after) || !(after == sig)) {
+    return base::Status::error(path + " changed while it was read");
   }
   const cache::Hash128 content = cache::hash_bytes(*read);
   // Recorded as the walk records it, so the next compile reads nothing.
@@ -119,11 +124,13 @@ Facts::File find_file(Facts* facts, std::string path, bool read, const std::stri
   const std::string abs = base::normal_path(f.path, cwd);
   if (shared) {
     f.stat = shared->stat_once(f.path, abs);
-  } else if (base::StatSignature sig; base::stat_file(f.path, &sig, nullptr)) {
-    if (!base::is_directory(f.path)) f.stat = sig;
+  } else {
+    base::StatSignature sig;
+    bool is_dir = false;
+    if (base::stat_file(f.path, &sig, &is_dir) && !is_dir) f.stat = sig;
   }
   if (f.stat && read) {
-    auto content = facts->hash(abs, *f.stat);
+    auto content = facts->hash(f.path, abs, *f.stat);
     if (content.ok()) {
       f.content = *content;
     } else {

@@ -5,6 +5,7 @@
 #include "closure/remote_memo.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <deque>
 #include <memory>
@@ -115,6 +116,43 @@ TEST_F(RemoteMemoTest, RefusedWhereAFileACandidateOrTheListDiffers) {
   EXPECT_FALSE(
       take_remote_memo(memo, identity_, command("b"), top("b") + "/build", root_, other, &contents)
           .ok());
+}
+
+// "inc/../x.h" with inc a symlink: the compiler reads the x.h beside inc's
+// target, not the lexically normal one. B's lexically normal x.h has A's
+// content, the one its compiler reads does not: refused.
+TEST_F(RemoteMemoTest, ContentIsReadWhereTheCompilerReadsIt) {
+  for (const char* c : {"a", "b"}) {
+    dir_.remove(std::string(c) + "/inc/h.h");
+    ASSERT_EQ(::rmdir((top(c) + "/inc").c_str()), 0);
+    dir_.write(std::string(c) + "/real/inc/h.h", "#define H 1\n");
+    ASSERT_EQ(::symlink((top(c) + "/real/inc").c_str(), (top(c) + "/inc").c_str()), 0);
+  }
+  dir_.write("a/real/x.h", "int x = 1;\n");
+  dir_.write("a/x.h", "int x = 2;\n");
+  dir_.write("b/real/x.h", "int x = 3;\n");
+  dir_.write("b/x.h", "int x = 1;\n");
+  auto with_x = [&](const char* c) {
+    Closure closure = closure_of(c);
+    auto paths = std::make_shared<std::deque<std::string>>();
+    ClosureFile x;
+    x.path = paths->emplace_back(top(c) + "/inc/../x.h");
+    x.content = cache::hash_bytes(dir_.read(std::string(c) + "/real/x.h"));
+    closure.files.push_back(x);
+    closure.storage = std::make_shared<std::pair<std::shared_ptr<const void>, decltype(paths)>>(
+        closure.storage, paths);
+    return closure;
+  };
+  const Closure a = with_x("a");
+  const KeyRelocation r = relocation("a", a);
+  ASSERT_TRUE(r.relocated) << r.not_relocatable;
+  const cache::Hash128 key = action_key(identity_, command("a"), top("a") + "/build", a, r);
+  std::optional<std::string> memo = encode_remote_memo(a, list("a"), r, key);
+  ASSERT_TRUE(memo.has_value());
+  base::Result<TakenClosure> taken = take_in_b(*memo);
+  EXPECT_FALSE(taken.ok()) << "took a memo whose x.h differs where the compiler reads it";
+  dir_.write("b/real/x.h", "int x = 1;\n");
+  EXPECT_TRUE(take_in_b(*memo).ok());
 }
 
 TEST_F(RemoteMemoTest, NotMadeForAClosureThatCannotTravel) {
