@@ -1,6 +1,8 @@
 // `lexpack server`: start, stop or query the per-user server of the cache
 // directory (`--run` is what a launcher starts in the background; it stays
 // in the foreground here).
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -10,6 +12,9 @@
 
 namespace lexpack::cli {
 namespace {
+
+// How long `server --start` waits for the server it started to answer.
+constexpr int kStartWaitMs = 10000;
 
 struct ServerArgs {
   bool start = false, stop = false, status = false, run = false, drop_trust = false;
@@ -34,7 +39,15 @@ int run_server_command(const ServerArgs& a) {
       std::fprintf(stderr, "lexpack: error: cannot start the server\n");
       return 1;
     }
-    return 0;
+    // Started in the background: `--start` returns once it answers, so a
+    // `--status` or a compile right after it finds it.
+    for (int waited_ms = 0; waited_ms < kStartWaitMs; waited_ms += 10) {
+      if (server::control(RequestKind::kStatus)) return 0;
+      ::usleep(10 * 1000);
+    }
+    std::fprintf(stderr, "lexpack: error: the server started but did not answer within %d s\n",
+                 kStartWaitMs / 1000);
+    return 1;
   }
   // A server the compiles skip for now: the user is told which and why.
   auto print_mark = [] {
