@@ -72,9 +72,11 @@ bool leaves_next_alone(std::string_view arg) {
 }
 
 // A path gcc and clang both print exactly as given: no sysroot prefix, no
-// empty, "." (unless `dot_parts_allowed`) or ".." component, no trailing
-// slash, nothing that would break the line-based -E -v report.
-bool plain_path(std::string_view dir, bool dot_parts_allowed = false) {
+// empty component, no trailing slash, nothing that would break the
+// line-based -E -v report. "." and ".." components are printed as given
+// (`-I src/catch2/..`, CMake's `/path/.`) and resolved by the kernel, as
+// the stat of derive_search_list resolves them.
+bool plain_path(std::string_view dir) {
   if (dir.empty() || dir == "-" || dir[0] == '=' || starts_with(dir, "$SYSROOT")) return false;
   if (dir.back() == '/' || dir.find("//") != std::string_view::npos) return false;
   for (char c : dir) {
@@ -85,7 +87,7 @@ bool plain_path(std::string_view dir, bool dot_parts_allowed = false) {
     size_t end = dir.find('/', start);
     if (end == std::string_view::npos) end = dir.size();
     std::string_view part = dir.substr(start, end - start);
-    if (part.empty() || (part == "." && !dot_parts_allowed) || part == "..") return false;
+    if (part.empty()) return false;
     start = end + 1;
   }
   return true;
@@ -212,9 +214,7 @@ std::optional<std::string> system_dir_at(const std::vector<std::string>& search_
   } else {
     return std::nullopt;
   }
-  // CMake writes a target's own directory as `/path/.`; both compilers
-  // print such a dir as given.
-  if (dir.empty() || dir[0] != '/' || !plain_path(dir, true)) return std::nullopt;
+  if (dir.empty() || dir[0] != '/' || !plain_path(dir)) return std::nullopt;
   *i = next;
   return dir;
 }
