@@ -246,7 +246,7 @@ void print_beside_ninja(cache::remote::Uploader* uploader, bool ninja_signalled,
       if (up.drain_us >= 100000)
         after += " (" + std::to_string(up.drain_us / 1000) + " ms after the build)";
       if (up.waiting > 0) after += "; " + std::to_string(up.waiting) + " wait for the next build";
-      std::fprintf(stderr, "lexpack: %llu of %llu stored compiles uploaded to the remote%s\n",
+      std::fprintf(stderr, "lexpack: %llu of %llu stored entries uploaded to the remote%s\n",
                    static_cast<unsigned long long>(up.uploaded),
                    static_cast<unsigned long long>(up.queued), after.c_str());
     }

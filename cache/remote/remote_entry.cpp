@@ -126,18 +126,23 @@ base::Result<RemoteEntry> decode_entry(std::string_view bytes, const Hash128& ke
   if (!r.u64(&entry.compile_time_us) || !r.str(&entry.payload) || !r.u64(&count) || count > 3) {
     return Status::error("malformed entry");
   }
-  int objects = 0;
+  // A compile's object (with its depfile and .dwo), or an archive or link
+  // step's one output.
+  int objects = 0, step_outputs = 0;
   for (uint64_t i = 0; i < count; ++i) {
     RemoteEntry::File f;
     if (!r.str(&f.role) || !r.str(&f.bytes)) return Status::error("malformed entry");
     if (f.role == "object") {
       ++objects;
+    } else if (f.role == "output") {
+      ++step_outputs;
     } else if (f.role != "depfile" && f.role != "dwo") {
       return Status::error("entry with an unknown output " + f.role);
     }
     entry.outputs.push_back(std::move(f));
   }
-  if (!r.str(&entry.out) || !r.str(&entry.err) || !r.done() || objects != 1) {
+  const bool shaped = (objects == 1 && step_outputs == 0) || (step_outputs == 1 && count == 1);
+  if (!r.str(&entry.out) || !r.str(&entry.err) || !r.done() || !shaped) {
     return Status::error("malformed entry");
   }
   return entry;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/process.h"
+#include "tests/support/servers.h"
 #include "tests/support/summary_counts.h"
 #include "tests/support/test_dir.h"
 
@@ -88,7 +89,7 @@ class LinkRelocationE2eTest : public ::testing::Test {
   }
 
   base::ProcessResult sh(const std::string& c, const std::string& command) {
-    std::string env = "LEXPACK_DIR=" + shell_quote(root_ + "/cache") +
+    std::string env = "LEXPACK_DIR=" + shell_quote(root_ + "/" + cache_) + extra_env_ +
                       " LEXPACK_LOGFILE=" + shell_quote(root_ + "/log.txt") +
                       " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO) +
                       " LEXPACK_BASE_DIR=" + shell_quote(root_);
@@ -131,6 +132,8 @@ class LinkRelocationE2eTest : public ::testing::Test {
 
   TestDir dir_;
   std::string root_;
+  std::string cache_ = "cache";  // the machine's cache directory, under root_
+  std::string extra_env_;        // " NAME=value ..." for every command
   std::string cflags_;
   std::string last_out_, last_err_;
 };
@@ -156,6 +159,46 @@ TEST_F(LinkRelocationE2eTest, SecondCheckoutHitsEveryArchiveAndLinkStep) {
   std::string warned = root_ + "/b/build/main_static.o: in function";
   EXPECT_NE(last_out_.find(warned), std::string::npos) << last_out_;
   EXPECT_EQ(last_out_.find(root_ + "/a/"), std::string::npos) << last_out_;
+}
+
+// Another machine (a cache directory of its own) with the remote the first
+// one filled: every archive and link step is taken from the remote (a link
+// never run there keys the files another machine's run read, as found
+// here), and its outputs are a plain build's there. Where an input differs
+// on the second machine, the steps that read it run.
+TEST_F(LinkRelocationE2eTest, AnotherMachineTakesTheStepsFromTheRemote) {
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  write_ninja("a");
+  write_ninja("b");
+  write_ninja("c");
+  dir_.write("c/src/foo2.cpp", "int foo2() { return 5; }\n");
+  std::map<std::string, std::string> want_b = plain_outputs("b", kNinjaOutputs);
+  std::map<std::string, std::string> want_c = plain_outputs("c", kNinjaOutputs);
+  extra_env_ = " LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url());
+
+  std::map<std::string, int> first = lexpack_ninja("a");
+  EXPECT_EQ(first["misses"], 5) << last_err_;
+  EXPECT_NE(last_err_.find("10 of 10 stored entries uploaded"), std::string::npos) << last_err_;
+
+  cache_ = "cache-b";
+  std::map<std::string, int> second = lexpack_ninja("b");
+  EXPECT_EQ(second["hits"], 5) << last_err_ << dir_.read("log.txt");
+  EXPECT_EQ(second["misses"], 0) << last_err_;
+  EXPECT_EQ(outputs("b", kNinjaOutputs), want_b);
+  EXPECT_EQ(sh("b/build", "./app_static").exit_code, 3);
+  EXPECT_EQ(sh("b/build", "LD_LIBRARY_PATH=. ./app_shared").exit_code, 7);
+  base::ProcessResult stats = sh("b", std::string(LEXPACK_BIN) + " stats");
+  EXPECT_NE(stats.out.find("link_remote_hits  5"), std::string::npos) << stats.out;
+
+  // foo2 differs here: the archive, its ranlib and the program linking it
+  // run; the shared library and its program are taken.
+  cache_ = "cache-c";
+  std::map<std::string, int> third = lexpack_ninja("c");
+  EXPECT_EQ(third["hits"], 2) << last_err_ << dir_.read("log.txt");
+  EXPECT_EQ(third["misses"], 3) << last_err_;
+  EXPECT_EQ(outputs("c", kNinjaOutputs), want_c);
+  EXPECT_EQ(sh("c/build", "./app_static").exit_code, 6);
 }
 
 // Objects with debug info name their checkout (no prefix map), and so does

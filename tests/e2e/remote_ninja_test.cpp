@@ -65,13 +65,16 @@ TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
   ASSERT_TRUE(redis.start());
   base::ProcessResult a = build("cache-a", redis.url());
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  EXPECT_NE(a.err.find("3 of 3 stored compiles uploaded to the remote"), std::string::npos)
-      << a.err;
+  // Three compiles, the archive's `ar` and `ranlib` steps.
+  EXPECT_NE(a.err.find("5 of 5 stored entries uploaded to the remote"), std::string::npos) << a.err;
+  ASSERT_EQ(sh("cache-a", "", "cp b/libparts.a a-libparts.a").exit_code, 0);
   base::ProcessResult b = build("cache-b", redis.url());
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("2 archive/link steps, 2 hits"), std::string::npos) << b.err;
+  EXPECT_EQ(dir_.read("b/libparts.a"), dir_.read("a-libparts.a"));
   base::ProcessResult stats = sh("cache-a", "", std::string(LEXPACK_BIN) + " stats");
-  EXPECT_NE(stats.out.find("remote_uploads    3"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("remote_uploads    5"), std::string::npos) << stats.out;
 }
 
 // A CI job on a fresh machine: `lexpack warm` takes every compile's closure
@@ -123,7 +126,7 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
   EXPECT_NE(mgets.out.find("cmdstat_mget:calls=2,"), std::string::npos) << mgets.out;
   std::string decisions = dir_.read("b.log");
   EXPECT_EQ(count_of(decisions, ": hit ("), 3u) << decisions;
-  EXPECT_EQ(count_of(decisions, "remote redis"), 0u) << decisions;
+  EXPECT_EQ(count_of(decisions, ".cpp: remote redis"), 0u) << decisions;
   EXPECT_EQ(count_of(decisions, ".cpp: miss"), 0u) << decisions;
 }
 
@@ -238,7 +241,7 @@ TEST_F(RemoteNinja, WithoutPrefetchEachCompileAsksTheRemote) {
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;
   EXPECT_EQ(b.err.find("prefetched"), std::string::npos) << b.err;
-  EXPECT_EQ(count_of(dir_.read("b.log"), "remote redis"), 3u) << dir_.read("b.log");
+  EXPECT_EQ(count_of(dir_.read("b.log"), ".cpp: remote redis"), 3u) << dir_.read("b.log");
 }
 
 TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {
@@ -250,7 +253,7 @@ TEST_F(RemoteNinja, ADeadRemoteNeverBreaksTheBuildAndCostsOneTimeout) {
   base::ProcessResult a = build("cache-a", remote, "-j1");
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   EXPECT_NE(a.err.find("3 compiles, 0 hits"), std::string::npos) << a.err;
-  EXPECT_NE(a.err.find("0 of 3 stored compiles uploaded"), std::string::npos) << a.err;
+  EXPECT_NE(a.err.find("0 of 5 stored entries uploaded"), std::string::npos) << a.err;
   base::ProcessResult stats = sh("cache-a", "", std::string(LEXPACK_BIN) + " stats");
   EXPECT_NE(stats.out.find("remote_timeouts   1"), std::string::npos) << stats.out;
 }
@@ -262,7 +265,7 @@ TEST_F(RemoteNinja, WhatADeadRemoteDidNotTakeWaitsForTheNextBuild) {
   base::ProcessResult a =
       build("cache-a", "redis://127.0.0.1:" + std::to_string(hole.port()), "-j1");
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  EXPECT_NE(a.err.find("0 of 3 stored compiles uploaded to the remote; 3 wait for the next build"),
+  EXPECT_NE(a.err.find("0 of 5 stored entries uploaded to the remote; 5 wait for the next build"),
             std::string::npos)
       << a.err;
   EXPECT_NE(a.err.find("marked down at"), std::string::npos) << a.err;  // said once, with why
@@ -271,7 +274,7 @@ TEST_F(RemoteNinja, WhatADeadRemoteDidNotTakeWaitsForTheNextBuild) {
   ASSERT_TRUE(redis.start());
   base::ProcessResult again = sh("cache-a", redis.url(), std::string(LEXPACK_BIN) + " ninja -C b");
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
-  EXPECT_NE(again.err.find("3 of 3 stored compiles uploaded"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("5 of 5 stored entries uploaded"), std::string::npos) << again.err;
   base::ProcessResult b = build("cache-b", redis.url());
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   EXPECT_NE(b.err.find("3 compiles, 3 hits"), std::string::npos) << b.err;

@@ -48,6 +48,33 @@ TEST(RemoteEntry, RefusesAnythingWrong) {
   RemoteEntry no_object = sample();
   no_object.outputs.erase(no_object.outputs.begin());
   EXPECT_FALSE(decode_entry(encode_entry(key, no_object), key).ok());
+  // An archive or link step's output stands alone: never beside an object
+  // or a depfile, never twice.
+  RemoteEntry mixed = sample();
+  mixed.outputs.push_back({"output", "ELF"});
+  EXPECT_FALSE(decode_entry(encode_entry(key, mixed), key).ok());
+  RemoteEntry twice;
+  twice.outputs = {{"output", "a"}, {"output", "b"}};
+  EXPECT_FALSE(decode_entry(encode_entry(key, twice), key).ok());
+  RemoteEntry with_depfile;
+  with_depfile.outputs = {{"output", "a"}, {"depfile", "d"}};
+  EXPECT_FALSE(decode_entry(encode_entry(key, with_depfile), key).ok());
+}
+
+TEST(RemoteEntry, AnArchiveOrLinkOutputRoundTrips) {
+  Hash128 key{5, 6};
+  RemoteEntry step;
+  step.compile_time_us = 42;
+  step.outputs.push_back({"output", std::string("\x7f"
+                                                "ELF") +
+                                        std::string(3000, 'x')});
+  step.err = "warning: foo1 is old\n";
+  base::Result<RemoteEntry> back = decode_entry(encode_entry(key, step), key);
+  ASSERT_TRUE(back.ok()) << back.message();
+  ASSERT_EQ(back->outputs.size(), 1u);
+  EXPECT_EQ(back->outputs[0].role, "output");
+  EXPECT_EQ(back->outputs[0].bytes, step.outputs[0].bytes);
+  EXPECT_EQ(back->err, step.err);
 }
 
 TEST(RemoteEntry, SignedEntriesAreTakenOnlyWithTheirSecret) {
