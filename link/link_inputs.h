@@ -1,6 +1,5 @@
-// What a link or archive step depends on beyond its command line: the
-// identity of the tools that run, the search directories a linker looks in,
-// and the key over every file read plus the candidates that were missing
+// What a link or archive step depends on beyond its command line and its
+// tools: the key over every file read plus the candidates that were missing
 // before each library found through a search.
 #pragma once
 
@@ -14,27 +13,6 @@
 #include "closure/file_state.h"
 
 namespace lexpack::link {
-
-// A driver and the linker it runs: the identity hashes the driver, its
-// collect2 and ld binaries, -print-search-dirs and ld's built-in SEARCH_DIRs;
-// `search_dirs` are those SEARCH_DIRs in order.
-struct Toolchain {
-  cache::Hash128 identity;
-  std::vector<std::string> search_dirs;
-};
-
-// Asked from the driver once per binary (memo table "linktool", checked
-// against the stat signatures of the driver, collect2 and ld).
-base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileStates* files,
-                                         const std::string& driver);
-
-// The content hash of a program found as `name` would be run (ar, ranlib).
-base::Result<cache::Hash128> program_identity(closure::FileStates* files, const std::string& name);
-
-// The -L directories, in order, of the linker command the driver would run
-// for `args` (asked with -###). Empty with an error when it cannot be read.
-base::Result<std::vector<std::string>> driver_link_dirs(const std::string& driver,
-                                                        const std::vector<std::string>& args);
 
 // The files to record for a link that read `read` (its dependency file, in
 // order) while searching `dirs`: every file read, and for each one found in

@@ -21,6 +21,7 @@
 #include "link/link_inputs.h"
 #include "link/link_relocation.h"
 #include "link/link_remote.h"
+#include "link/toolchain.h"
 
 namespace lexpack::link {
 namespace detail {
@@ -98,13 +99,23 @@ bool StepLauncher::open_store() {
 }
 
 std::string StepLauncher::make_command_key() {
+  const cache::Config config = cache::load_config("");
+  if (!explain_) {
+    std::string error;
+    remote_ = cache::remote::RemoteTier::open(config, &error);
+    if (!error.empty()) note(error);
+  }
   cache::Hasher h;
   h.field("link-step");
   h.field(kLinkKeyFormat);
   h.field(kind_name(step_.kind));
   if (step_.kind == StepKind::kLink) {
+    ToolchainRemote asked;
+    asked.tier = remote_.get();
+    asked.count = counter();
     base::Result<Toolchain> t =
-        driver_toolchain(read_only_ ? nullptr : store_.get(), files_.get(), step_.tool);
+        driver_toolchain(read_only_ ? nullptr : store_.get(), files_.get(), step_.tool, &asked);
+    if (!asked.note.empty()) note(asked.note);
     if (!t.ok()) return "toolchain: " + t.message();
     toolchain_ = t.value();
     h.field(toolchain_.identity.lo);
@@ -115,13 +126,7 @@ std::string StepLauncher::make_command_key() {
     h.field(id->lo);
     h.field(id->hi);
   }
-  const cache::Config config = cache::load_config("");
   relocation_ = decide_link_relocation(step_, cwd_, config.base_dir);
-  if (!explain_) {
-    std::string error;
-    remote_ = cache::remote::RemoteTier::open(config, &error);
-    if (!error.empty()) note(error);
-  }
   if (!relocation_.base_dir.empty()) {
     note(relocation_.relocated
              ? "relocatable: paths under " + relocation_.base_dir + " are keyed relative to " + cwd_

@@ -19,6 +19,7 @@
 #include "link/link_inputs.h"
 #include "link/link_launcher.h"
 #include "link/link_step.h"
+#include "link/toolchain.h"
 #include "ninja_integration/build_counts.h"
 
 namespace lexpack::link::detail {

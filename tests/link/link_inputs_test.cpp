@@ -1,6 +1,7 @@
 // The recorded inputs of a link: search candidates before each library, the
 // deterministic-archive check on archives made by the real ar, the memo.
 #include "link/link_inputs.h"
+#include "link/toolchain.h"
 
 #include <gtest/gtest.h>
 
