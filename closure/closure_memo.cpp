@@ -83,14 +83,23 @@ std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLo
 // Signatures are judged settled by `now`.
 std::optional<std::string> encode_memo_at(const Closure& closure, const compiler::SearchList& list,
                                           const cache::Hash128& action_key, ScanFileCache* shared,
-                                          const std::string& cwd, int64_t now) {
+                                          const std::string& cwd, int64_t now,
+                                          YoungFiles young = YoungFiles::kNoMemo) {
   MemoView m;
   m.dependencies.reserve(closure.files.size());
   for (const ClosureFile& f : closure.files) {
-    if (!base::signature_is_settled(f.stat, now)) return std::nullopt;
     // A #pragma once twin whose signature moves may have joined or left its
     // twin's mtime or inode: the key is made again (content zero).
-    m.dependencies.push_back({f.path, f.stat, f.once_twin ? cache::Hash128{} : f.content});
+    const cache::Hash128 content = f.once_twin ? cache::Hash128{} : f.content;
+    base::StatSignature stat = f.stat;
+    if (!base::signature_is_settled(f.stat, now)) {
+      // Written within the last second (a configure's generated header): a
+      // next write may leave its signature as it is, so it is recorded as
+      // no file's (zero) and checked by its content on every use.
+      if (young == YoungFiles::kNoMemo || content.is_zero()) return std::nullopt;
+      stat = base::StatSignature{};
+    }
+    m.dependencies.push_back({f.path, stat, content});
   }
   // Probes by directory, the directories in name order and each one's probes
   // in the order the walk met them: grouped by the directories' numbers, then
@@ -183,12 +192,13 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
 std::optional<std::string> encode_closure_memo(const Closure& closure,
                                                const compiler::SearchList& list,
                                                const cache::Hash128& action_key,
-                                               ScanFileCache* shared, const std::string& cwd) {
+                                               ScanFileCache* shared, const std::string& cwd,
+                                               YoungFiles young) {
   if (!list.memoizable) return std::nullopt;  // see SearchList::memoizable
   // Settled means settled when stat'ed: a scan's stats may be minutes old, but
   // none is older than its cache.
   int64_t now = shared ? shared->created_ns() : base::now_ns();
-  return encode_memo_at(closure, list, action_key, shared, cwd, now);
+  return encode_memo_at(closure, list, action_key, shared, cwd, now, young);
 }
 
 std::string encode_explain_memo(const Closure& closure, const compiler::SearchList& list,

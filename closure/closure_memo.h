@@ -77,17 +77,28 @@ using ContentLookup =
 // (a fresh one could still change unseen). False when nothing was applied.
 bool apply_memo_refresh(const std::vector<MemoRefresh>& refresh, int64_t now_ns, ClosureMemo* memo);
 
+// How a memo records a file whose signature is too fresh to be trusted.
+enum class YoungFiles {
+  kNoMemo,            // no memo may be stored
+  kCheckedByContent,  // recorded as no file's signature: its content is
+                      // compared on every use, until a check finds it
+                      // settled and refreshes it (the prefetch, right
+                      // after a configure wrote generated headers)
+};
+
 // The encoded memo of `closure` (action key before the date is mixed in).
-// nullopt when some signature is too fresh to be trusted: then no memo may be
-// stored. A whole-build scan passes its `shared` cache, whose directory
-// signatures were taken before any probe in them, and whose creation time is
-// when signatures are judged settled; without one each probed directory is
+// nullopt when some signature is too fresh to be trusted and `young` says
+// kNoMemo (or the file has no content to compare: a #pragma once twin). A
+// whole-build scan passes its `shared` cache, whose directory signatures
+// were taken before any probe in them, and whose creation time is when
+// signatures are judged settled; without one each probed directory is
 // stat'ed now.
 std::optional<std::string> encode_closure_memo(const Closure& closure,
                                                const compiler::SearchList& list,
                                                const cache::Hash128& action_key,
                                                ScanFileCache* shared = nullptr,
-                                               const std::string& cwd = {});
+                                               const std::string& cwd = {},
+                                               YoungFiles young = YoungFiles::kNoMemo);
 // For explain only, when encode_closure_memo() refused: the same layout
 // whatever the age of the signatures. Never to be checked for a hit: a file
 // changed again within its signature's resolution looks unchanged. Empty when

@@ -60,8 +60,8 @@ std::optional<cache::Hash128> key_from_remote_memo(
     store->add_counter("remote_memos_refused", 1);
     return std::nullopt;
   }
-  if (std::optional<std::string> memo =
-          closure::encode_closure_memo(taken->closure, *list, taken->key, shared, cwd)) {
+  if (std::optional<std::string> memo = closure::encode_closure_memo(
+          taken->closure, *list, taken->key, shared, cwd, closure::YoungFiles::kCheckedByContent)) {
     store->put_memo("closure", tu.hex(), *memo);
   }
   store->add_counter("remote_memos_taken", 1);
@@ -106,7 +106,8 @@ Keyed key_of(cache::Store* store, closure::FileStates* files, closure::LocalFact
     return out;
   }
   if (std::optional<std::string> memo =
-          closure::encode_closure_memo(c, computed->list, computed->key, files->shared(), cwd)) {
+          closure::encode_closure_memo(c, computed->list, computed->key, files->shared(), cwd,
+                                       closure::YoungFiles::kCheckedByContent)) {
     store->put_memo("closure", tu.hex(), *memo);
   }
   out.key = c.uses_date ? closure::dated_key(computed->key) : computed->key;

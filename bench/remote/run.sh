@@ -187,24 +187,31 @@ for run in $(seq "$RUNS"); do
   echo "run $run of $RUNS done" >&2
 done
 
-# Machine B once more, from the Redis A filled: the compiler processes it
-# runs (strace, execve of cc1plus, cc1, g++, c++, clang) and its objects
-# against a plain build of the same checkout.
+# Machine B once more, from the Redis A filled: the compiler, driver and
+# linker processes it runs (strace, execve of cc1plus, cc1, g++, c++, clang,
+# ld, collect2) and its outputs (objects, archives, libraries, programs)
+# against a plain build in the same build directory.
 if [ -n "$TEAM_REMOTES" ] && command -v strace >/dev/null; then
   flush_remotes
-  rm -rf "$WORK/ca" "$WORK/cb"
+  rm -rf "$WORK/ca" "$WORK/cb" "$WORK/plain"
   lexpack_build "$A_SRC" "$WORK/ca" "$REDIS_URL" >/dev/null
+  configure "$B_SRC" "$B_SRC/build"
+  ninja -C "$B_SRC/build" >/dev/null 2>&1
+  outputs() { (cd "$1" && find . -path ./CMakeFiles -prune -o -type f \( -name '*.o' -o -name '*.a' \
+    -o -name '*.so*' -o -perm -u+x \) -print | sort); }
+  mkdir -p "$WORK/plain"
+  for f in $(outputs "$B_SRC/build"); do mkdir -p "$WORK/plain/$(dirname "$f")"; cp -p "$B_SRC/build/$f" "$WORK/plain/$f"; done
   configure "$B_SRC" "$B_SRC/build"
   LEXPACK_DIR="$WORK/cb" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$REDIS_URL" LEXPACK_SERVER=0 \
     strace -f -qq -e trace=execve -o "$WORK/execs" "$LEXPACK" ninja -C "$B_SRC/build" >/dev/null 2>&1
-  compilers=$(grep -v ENOENT "$WORK/execs" | grep -cE 'execve\("[^"]*/(cc1plus|cc1|g\+\+[^"/]*|c\+\+|clang[^"/]*)"' || true)
-  configure "$B_SRC" "$WORK/plain"
-  ninja -C "$WORK/plain" >/dev/null 2>&1
-  differ=0
-  for o in $(cd "$WORK/plain" && find . -name '*.o'); do
-    cmp -s "$WORK/plain/$o" "$B_SRC/build/$o" || differ=$((differ + 1))
+  compilers=$(grep -v ENOENT "$WORK/execs" |
+    grep -cE 'execve\("[^"]*/(cc1plus|cc1|g\+\+[^"/]*|c\+\+|clang[^"/]*|ld[^"/]*|collect2)"' || true)
+  differ=0 outs=0
+  for f in $(outputs "$WORK/plain"); do
+    outs=$((outs + 1))
+    cmp -s "$WORK/plain/$f" "$B_SRC/build/$f" || differ=$((differ + 1))
   done
-  echo "machine B (lexpack ninja, Redis): $compilers compiler processes; $differ objects differ from a plain build (targets: 0, 0)"
+  echo "machine B (lexpack ninja, Redis): $compilers compiler or linker processes; $differ of $outs outputs differ from a plain build (targets: 0, 0)"
 fi
 
 med() { echo "${T[$1]}" | tr ' ' '\n' | grep -v '^$' | median; }

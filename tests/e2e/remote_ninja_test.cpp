@@ -133,13 +133,21 @@ TEST_F(RemoteNinja, NinjaPrefetchesTheBuildsEntriesAndTheCompilesHitLocally) {
 // Another checkout (a fresh machine, base_dir set): the prefetch takes the
 // closure memos A uploaded in one batch, evaluates nothing, and no compiler
 // runs on B; the objects are a plain build's.
+//
+// t0 includes a header the configure writes right before the build: too
+// young for a memo checked by stat, the prefetch's memo checks it by
+// content, so the compile takes no remote memo again (3 taken, not 4).
 TEST_F(RemoteNinja, AnotherCheckoutTakesTheClosureMemosAndRunsNoCompiler) {
   dir_.write("src/CMakeLists.txt",
              "cmake_minimum_required(VERSION 3.22)\n"
              "project(rn CXX)\n"
              "add_compile_options(-ffile-prefix-map=${CMAKE_SOURCE_DIR}=. "
              "-ffile-prefix-map=${CMAKE_BINARY_DIR}=build)\n"
+             "configure_file(cfg.h.in ${CMAKE_BINARY_DIR}/gen/cfg.h)\n"
+             "include_directories(${CMAKE_BINARY_DIR}/gen)\n"
              "add_library(parts STATIC t0.cpp t1.cpp t2.cpp)\n");
+  dir_.write("src/cfg.h.in", "#define CFG 7\n");
+  dir_.write("src/t0.cpp", "#include \"cfg.h\"\nint t0() { return CFG; }\n");
   dir_.write("bin/g++", "#!/bin/sh\necho \"$@\" >> " + shell_quote(dir_.at("runs.log")) +
                             "\nexec g++ \"$@\"\n");
   ASSERT_EQ(sh("cache-a", "", "chmod +x bin/g++ && mkdir -p m2 && cp -r src m2/src").exit_code, 0);
@@ -153,7 +161,7 @@ TEST_F(RemoteNinja, AnotherCheckoutTakesTheClosureMemosAndRunsNoCompiler) {
   };
   base::ProcessResult a = sh("cache-a", redis.url(), configure(".") + " && " + lexpack + "b");
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  ASSERT_EQ(sh("cache-b", "", configure("m2")).exit_code, 0);
+  ASSERT_EQ(sh("cache-b", "", configure("m2") + " && touch m2/b/gen/cfg.h").exit_code, 0);
   dir_.remove("runs.log");  // CMake's compiler checks ran it
   base::ProcessResult b =
       sh("cache-b", redis.url(),
@@ -173,6 +181,16 @@ TEST_F(RemoteNinja, AnotherCheckoutTakesTheClosureMemosAndRunsNoCompiler) {
     const std::string o = "CMakeFiles/parts.dir/t" + std::to_string(i) + ".cpp.o";
     EXPECT_TRUE(dir_.read("m2/b/" + o) == dir_.read("p/" + o)) << o;
   }
+  // The young header rewritten with other bytes of the same size: its
+  // memo compares content, so t0 misses and gets the compiler's object.
+  dir_.write("m2/b/gen/cfg.h", "#define CFG 8\n");
+  dir_.write("p/gen/cfg.h", "#define CFG 8\n");
+  const std::string t0 = "CMakeFiles/parts.dir/t0.cpp.o";
+  b = sh("cache-b", redis.url(), "rm m2/b/" + t0 + " && " + lexpack + "m2/b");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("1 compile, 0 hits, 1 miss,"), std::string::npos) << b.err;
+  ASSERT_EQ(sh("cache-a", "", "ninja -C p >/dev/null").exit_code, 0);
+  EXPECT_TRUE(dir_.read("m2/b/" + t0) == dir_.read("p/" + t0));
 }
 
 // With the server (started by this build): it checks the closures the
