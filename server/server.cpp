@@ -205,7 +205,7 @@ std::string Server::status_text() const {
          "\nclosures_evaluated " + std::to_string(evaluations_stored_) + "\nevaluation_ms " +
          std::to_string(evaluation_us_ / 1000) + "\nwalk_shares " +
          std::to_string(walk_shares_made_) + "\ntrust_ms " + std::to_string(trust_us_ / 1000) +
-         "\nlast_miss " + last_miss_ + "\n";
+         "\ncontent_trusts " + std::to_string(content_trusts_) + "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {

@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/process.h"
 #include "cache/config/config.h"
+#include "cache/hash/hash.h"
 #include "cache/remote/remote_tier.h"
 #include "closure/action_key.h"
 #include "closure/closure_memo.h"
@@ -351,11 +353,37 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   cache::Hash128 key;
   bool uses_date = false;
   if (shared) shared->start_check(cwd, stat_epoch());
-  if (!closure::check_encoded_closure_memo(bytes, shared, &key, &uses_date, &changed, nullptr) ||
+  // A dependency whose signature is not the memo's (a generated header
+  // rewritten with the same bytes, or one recorded as too young to trust
+  // by stat) is compared by content, once: the watch added above reports
+  // any write after it.
+  closure::ContentLookup content =
+      [&cwd](std::string_view path,
+             const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+    const std::string p = !path.empty() && path[0] == '/'
+                              ? std::string(path)
+                              : base::absolute_path(std::string(path), cwd);
+    base::Result<std::string> bytes = base::read_file(p);
+    base::StatSignature after;
+    if (!bytes.ok() || !base::stat_file(p, &after) || !(after == sig)) return std::nullopt;
+    return cache::hash_bytes(*bytes);
+  };
+  std::vector<closure::MemoRefresh> refresh;
+  if (!closure::check_encoded_closure_memo(bytes, shared, &key, &uses_date, &changed, nullptr,
+                                           &content, &refresh) ||
       !changed.empty()) {
     *why = changed.empty() ? "closure memo unreadable" : "closure memo out of date: " + changed;
     return false;
   }
+  // Later rechecks compare against the signatures found now.
+  bool by_content = false;
+  for (const closure::MemoRefresh& r : refresh) {
+    if (r.kind == closure::MemoRefresh::Kind::kDependency && r.index < memo.dependencies.size()) {
+      memo.dependencies[r.index].stat = r.stat;
+      by_content = true;
+    }
+  }
+  content_trusts_ += by_content;
   e.action_key = key;
   e.uses_date = uses_date;
   note_rechecks(&e, memo, cwd);

@@ -261,6 +261,7 @@ class Server {
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
   uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
   uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
+  uint64_t content_trusts_ = 0;    // trusts built with a dependency compared by content
   std::string last_miss_;
   struct BaseDirSource {
     std::optional<std::string> variable;
