@@ -137,10 +137,13 @@ class ServerEdgeTest : public LauncherTest, public ::testing::WithParamInterface
         int c = ::accept(listener, nullptr, nullptr);
         if (c < 0) continue;
         held.push_back(c);
+        // Written aside and renamed over: a reader never sees it half done.
         std::string n = std::to_string(held.size());
-        int f = ::open(count_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const std::string aside = count_file + ".new";
+        int f = ::open(aside.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (f >= 0 && ::write(f, n.data(), n.size()) < 0) ::_exit(1);
         if (f >= 0) ::close(f);
+        if (::rename(aside.c_str(), count_file.c_str()) != 0) ::_exit(1);
         if (working && ::fork() == 0) {
           ::prctl(PR_SET_PDEATHSIG, SIGKILL);
           ::sleep(30);
