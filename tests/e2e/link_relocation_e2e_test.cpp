@@ -179,8 +179,8 @@ TEST_F(LinkRelocationE2eTest, AnotherMachineTakesTheStepsFromTheRemote) {
   dir_.write("bin/g++", "#!/bin/sh\necho \"$@\" >> " + shell_quote(root_ + "/runs.log") +
                             "\nexec " + base::find_program("g++") + " \"$@\"\n");
   ASSERT_EQ(sh("", "chmod +x bin/g++").exit_code, 0);
-  extra_env_ = " PATH=" + shell_quote(root_ + "/bin") + ":$PATH LEXPACK_REMOTE_STORAGE=" +
-               shell_quote(redis.url());
+  extra_env_ = " PATH=" + shell_quote(root_ + "/bin") +
+               ":$PATH LEXPACK_REMOTE_STORAGE=" + shell_quote(redis.url());
 
   std::map<std::string, int> first = lexpack_ninja("a");
   EXPECT_EQ(first["misses"], 5) << last_err_;
