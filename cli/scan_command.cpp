@@ -191,9 +191,9 @@ int check_with_ninja(const ScanArgs& a, const scan::ScanReport& report) {
     std::fprintf(stderr, "lexpack: error: %s\n", deps.message().c_str());
     return 1;
   }
-  uint64_t unrecorded = 0;
+  uint64_t unrecorded = 0, took_precompiled = 0;
   std::vector<scan::CheckFinding> findings =
-      scan::check_against_ninja(report, *deps, a.build_dir, &unrecorded);
+      scan::check_against_ninja(report, *deps, a.build_dir, &unrecorded, &took_precompiled);
   uint64_t missed_tus = 0, extra_tus = 0;
   for (const scan::CheckFinding& f : findings) {
     missed_tus += !f.missed.empty();
@@ -206,9 +206,14 @@ int check_with_ninja(const ScanArgs& a, const scan::ScanReport& report) {
   }
   std::fprintf(stderr,
                "lexpack: check: %llu TUs miss a file the compiler read, %llu have extra files, "
-               "%llu not recorded by ninja\n",
+               "%llu not recorded by ninja%s\n",
                (unsigned long long)missed_tus, (unsigned long long)extra_tus,
-               (unsigned long long)unrecorded);
+               (unsigned long long)unrecorded,
+               took_precompiled == 0
+                   ? ""
+                   : ("; " + std::to_string(took_precompiled) +
+                      " took a precompiled header (the compiler lists none of the files it holds)")
+                         .c_str());
   return missed_tus == 0 ? 0 : 1;
 }
 

@@ -127,9 +127,12 @@ struct CheckFinding {
 };
 
 // Compares each scanned TU with ninja's record of its output; TUs ninja has no
-// record of are counted in *unrecorded.
+// record of are counted in *unrecorded. A TU that took a precompiled header
+// the report's TUs make (counted in *took_precompiled) is not charged with
+// the files that header's TU read: the compiler read them from the header.
 std::vector<CheckFinding> check_against_ninja(const ScanReport& report,
                                               const ninja_integration::NinjaDeps& deps,
-                                              const std::string& build_dir, uint64_t* unrecorded);
+                                              const std::string& build_dir, uint64_t* unrecorded,
+                                              uint64_t* took_precompiled);
 
 }  // namespace lexpack::scan

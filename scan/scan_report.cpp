@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
+#include <map>
 #include <set>
 
 #include "base/file_util.h"
@@ -90,13 +91,52 @@ std::string format_json(const ScanReport& report) {
   return out + "\n]}\n";
 }
 
+namespace {
+
+// The precompiled headers the report's own TUs make, by the header they
+// stand in for (X for X.gch or X.pch, absolute and normal): each with the
+// files its TU read.
+std::map<std::string, const TuScan*> precompiled_headers(const ScanReport& report) {
+  std::map<std::string, const TuScan*> made;
+  for (const TuScan& tu : report.tus) {
+    if (!tu.skipped.empty() || tu.output.size() < 4) continue;
+    std::string_view suffix = std::string_view(tu.output).substr(tu.output.size() - 4);
+    if (suffix != ".gch" && suffix != ".pch") continue;
+    made[base::normal_path(tu.output.substr(0, tu.output.size() - 4), tu.directory)] = &tu;
+  }
+  return made;
+}
+
+// When `tu` took a precompiled header the report makes (its header is among
+// the scanned files but not among those the compiler listed, as gcc lists
+// none of the files a .gch holds), the files that header's TU read are
+// dropped from `extra`; returns whether it took one.
+bool drop_precompiled(const TuScan& tu, const std::set<std::string>& recorded,
+                      const std::map<std::string, const TuScan*>& made,
+                      std::vector<std::string>* extra) {
+  bool took = false;
+  for (std::string_view d : tu.deps) {
+    auto it = made.find(std::string(d));
+    if (it == made.end() || recorded.count(it->first)) continue;
+    took = true;
+    const std::set<std::string_view> held(it->second->deps.begin(), it->second->deps.end());
+    std::erase_if(*extra, [&](const std::string& x) { return held.count(x) != 0; });
+  }
+  return took;
+}
+
+}  // namespace
+
 std::vector<CheckFinding> check_against_ninja(const ScanReport& report,
                                               const ninja_integration::NinjaDeps& deps,
-                                              const std::string& build_dir, uint64_t* unrecorded) {
+                                              const std::string& build_dir, uint64_t* unrecorded,
+                                              uint64_t* took_precompiled) {
   std::vector<CheckFinding> findings;
   *unrecorded = 0;
+  *took_precompiled = 0;
   std::error_code ec;
   std::string base = std::filesystem::absolute(build_dir, ec).string();
+  const std::map<std::string, const TuScan*> made = precompiled_headers(report);
   for (const TuScan& tu : report.tus) {
     if (!tu.skipped.empty()) continue;
     auto it = deps.find(tu.output);
@@ -113,6 +153,9 @@ std::vector<CheckFinding> check_against_ninja(const ScanReport& report,
                         std::back_inserter(f.missed));
     std::set_difference(scanned.begin(), scanned.end(), recorded.begin(), recorded.end(),
                         std::back_inserter(f.extra));
+    if (!made.empty() && !f.extra.empty() && drop_precompiled(tu, recorded, made, &f.extra)) {
+      ++*took_precompiled;
+    }
     if (!f.missed.empty() || !f.extra.empty()) findings.push_back(std::move(f));
   }
   return findings;

@@ -135,6 +135,44 @@ TEST(ScanCheck, DifferencesGoToStderr) {
   EXPECT_NE(r.out.find("b.o: \\\n"), std::string::npos) << r.out;
 }
 
+// gcc lists none of the files a precompiled header holds: a TU that took
+// one the build makes is not charged with them (the files the header's own
+// compile read), while a file it includes since the build still shows.
+TEST(ScanCheck, ATuThatTookAPrecompiledHeaderHasNoExtraFiles) {
+  TestDir dir;
+  dir.write("build.ninja",
+            "rule cc\n  command = g++ $flags -MD -MF $out.d -c $in -o $out\n"
+            "  deps = gcc\n  depfile = $out.d\n"
+            "build pch.h.gch: cc pch.h\n  flags = -x c++-header\n"
+            "build a.o: cc a.cpp | pch.h.gch\n  flags = -Winvalid-pch -include pch.h\n"
+            "build b.o: cc b.cpp | pch.h.gch\n  flags = -Winvalid-pch -include pch.h\n");
+  dir.write("pch.h", "#include <vector>\n#include \"held.h\"\n");
+  dir.write("held.h", "inline int held() { return 3; }\n");
+  dir.write("later.h", "int later;\n");
+  dir.write("a.cpp", "#include <vector>\nint a() { return held(); }\n");
+  dir.write("b.cpp", "int b() { return held() + 1; }\n");
+  ASSERT_EQ(sh(dir, "ninja").exit_code, 0);
+  auto recorded = ninja_integration::read_ninja_deps(dir.at(".ninja_deps"));
+  ASSERT_TRUE(recorded.ok()) << recorded.message();
+  const std::vector<std::string>& a_deps = (*recorded)["a.o"];
+  ASSERT_EQ(std::count(a_deps.begin(), a_deps.end(), "held.h"), 0) << "the .gch was not taken";
+
+  base::ProcessResult r = sh(dir, std::string(LEXPACK_BIN) + " scan -C . --check");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("check: 0 TUs miss a file the compiler read, 0 have extra files, 0 not "
+                       "recorded by ninja; 2 took a precompiled header"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("\nextra "), std::string::npos) << r.err;
+
+  dir.write("b.cpp", "#include \"later.h\"\nint b() { return held() + 1; }\n");
+  r = sh(dir, std::string(LEXPACK_BIN) + " scan -C . --check");
+  EXPECT_NE(r.err.find("extra b.o: " + dir.at("later.h") + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("extra b.o: " + dir.at("held.h")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 have extra files, 0 not recorded by ninja; 2 took"), std::string::npos)
+      << r.err;
+}
+
 // A compile whose forced include is not made yet, with a computed include
 // the walk cannot follow: its files cannot be told, and the compiler, which
 // would fail on it as well, is not asked. The scan says so on stderr, by
@@ -187,10 +225,12 @@ TEST(ScanCheck, ScanCoversWhatTheCompilerRead) {
   ASSERT_EQ(report.scanned, 2u) << report.tus[0].skipped;
   auto deps = ninja_integration::read_ninja_deps(dir.at(".ninja_deps"));
   ASSERT_TRUE(deps.ok());
-  uint64_t unrecorded = 0;
-  EXPECT_TRUE(scan::check_against_ninja(report, *deps, dir.path(), &unrecorded).empty());
+  uint64_t unrecorded = 0, took_precompiled = 0;
+  EXPECT_TRUE(
+      scan::check_against_ninja(report, *deps, dir.path(), &unrecorded, &took_precompiled).empty());
   (*deps)["b.o"].push_back("unseen.h");
-  auto findings = scan::check_against_ninja(report, *deps, dir.path(), &unrecorded);
+  auto findings =
+      scan::check_against_ninja(report, *deps, dir.path(), &unrecorded, &took_precompiled);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].output, "b.o");
   EXPECT_EQ(findings[0].missed, (std::vector<std::string>{dir.at("unseen.h")}));
