@@ -3,6 +3,7 @@
 // fast hit path), through the scan's shared stat answers.
 #include "scan/scan_memo.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "base/byte_codec.h"
@@ -201,7 +202,8 @@ bool open_scan_memo(std::string_view bytes, base::VarintReader* r, std::string_v
 
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes) {
+                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes,
+                             const closure::ContentLookup* content, bool* settled) {
   base::VarintReader r(bytes);
   std::string_view closure;
   if (!open_scan_memo(bytes, &r, &closure)) return false;
@@ -210,10 +212,18 @@ bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
   bool uses_date = false;
   std::string changed;
   std::vector<std::string_view> closure_deps;
+  std::vector<closure::MemoRefresh> refresh;
   if (!closure::check_encoded_closure_memo(closure, &stats, &action_key, &uses_date, &changed,
-                                           &closure_deps) ||
+                                           &closure_deps, content, settled ? &refresh : nullptr) ||
       !changed.empty()) {
     return false;
+  }
+  if (settled) {
+    const int64_t now = base::now_ns();
+    *settled = std::any_of(refresh.begin(), refresh.end(), [&](const closure::MemoRefresh& f) {
+      return f.kind == closure::MemoRefresh::Kind::kDependency &&
+             base::signature_is_settled(f.stat, now);
+    });
   }
   deps->clear();
   sizes->clear();

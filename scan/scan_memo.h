@@ -40,9 +40,15 @@ using DirStatCache = std::unordered_map<std::string, std::optional<base::StatSig
 // string built per dependency or probe): true when every signature recorded
 // still holds, with the memo's deps (kept by `shared`, ScanFileCache::intern)
 // and sizes; false when something changed or `bytes` is not a scan memo.
+// `content` answers for a file the memo records by its content (written just
+// before the memo was: closure::YoungFiles::kCheckedByContent), and *settled
+// (when given) tells whether one of those is now settled: the memo may then
+// be made again with its signature.
 bool check_encoded_scan_memo(std::string_view bytes, const std::string& cwd,
                              closure::ScanFileCache* shared, DirStatCache* dirs,
-                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes);
+                             std::vector<std::string_view>* deps, std::vector<uint64_t>* sizes,
+                             const closure::ContentLookup* content = nullptr,
+                             bool* settled = nullptr);
 
 // The encoded closure memo inside a scan memo (what `lexpack server` watches
 // for that TU); false when `bytes` is not a scan memo.

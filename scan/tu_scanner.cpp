@@ -187,8 +187,10 @@ void note_dep_sizes(const TuScan& tu, ReachedFiles* r, FileSizes* sizes) {
 bool remember_scan(cache::Store* store, const TuScan& tu, const std::string& key,
                    const closure::Closure& closure, const compiler::SearchList& list,
                    closure::FileStates* files, const std::string& dir, ReachedFiles* r) {
-  std::optional<std::string> closure_memo =
-      closure::encode_closure_memo(closure, list, {}, files->shared(), dir);
+  // A file a configure has just written is recorded by its content: the
+  // next scan, right after, checks it so instead of scanning again.
+  std::optional<std::string> closure_memo = closure::encode_closure_memo(
+      closure, list, {}, files->shared(), dir, closure::YoungFiles::kCheckedByContent);
   if (!closure_memo) return false;
   const std::vector<closure::ClosureFile>& reached = *r->files;
   std::vector<ScanMemoDep> deps;
@@ -316,12 +318,24 @@ std::optional<TuScan> Scanner::answer_from_memo(const TuScan& tu, const CompdbEn
   TuScan remembered = tu;  // tu itself is left as it is when the memo does not hold
   // Checked where the store leaves it, not copied (a memo holds every
   // dependency's path).
+  // A file recorded by its content (written just before the memo was).
+  const closure::ContentLookup content =
+      [&](std::string_view path, const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+    const std::string p = base::normal_path(std::string(path), e.directory);
+    base::Result<cache::Hash128> h = files->content_hash(p, p, sig);
+    if (!h.ok()) return std::nullopt;
+    return h.value();
+  };
+  bool settled = false;
   if (exact && decode_exact(*exact, &remembered)) {
     store_->visit_memo(kScanMemoTable, key, [&](std::string_view bytes) {
-      held = check_encoded_scan_memo(bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes);
+      held = check_encoded_scan_memo(bytes, e.directory, files->shared(), dirs, &deps, &dep_sizes,
+                                     &content, &settled);
     });
   }
-  if (!held) return std::nullopt;
+  // A file the memo holds by its content has settled: scanned again, the
+  // memo is made with its signature (and a group memo can be made of it).
+  if (!held || settled) return std::nullopt;
   for (size_t i = 0; i < deps.size(); ++i) note_size(sizes, deps[i], dep_sizes[i]);
   remembered.deps = std::move(deps);
   remembered.deps_owner = walked_;

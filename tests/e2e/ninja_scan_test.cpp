@@ -465,6 +465,34 @@ TEST(ScanMemo, WarmScanRescansOnlyWhatChanged) {
 
 // The report says where the scan's time went: a cold scan walks and
 // evaluates, a warm one of an unchanged build only checks its group memos.
+// Right after a configure wrote its headers, a second scan takes every TU
+// from its memo: a file written within the last second is recorded by its
+// content. Changed within that second, even to the same size, it is
+// scanned again.
+TEST(ScanMemo, FilesJustWrittenAreCheckedByContent) {
+  TestDir dir;
+  dir.write("inc2/x.h", "#pragma once\n#include \"y.h\"\n");
+  dir.write("inc1/y.h", "#pragma once\n");
+  dir.write("inc1/w.h", "#pragma once\n");
+  dir.write("a.cpp", "#include \"x.h\"\nint a() { return 1; }\n");
+  dir.write("b.cpp", "#include \"y.h\"\nint b() { return 2; }\n");
+  const std::vector<scan::CompdbEntry> entries = two_dir_entries(dir, {"a", "b"});
+  auto scan = [&] { return scan_with_cache(dir, entries, 2); };
+  scan::ScanReport cold = scan();
+  ASSERT_EQ(cold.scanned, 2u) << cold.tus[0].skipped;
+  ASSERT_TRUE(has_dep(cold.tus[0], dir.at("inc1/y.h")));
+  scan::ScanReport warm = scan();
+  EXPECT_EQ(warm.from_memo, 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(warm.tus[i].deps, cold.tus[i].deps) << i;
+
+  dir.write("inc2/x.h", "#pragma once\n#include \"w.h\"\n");  // the same size
+  scan::ScanReport edited = scan();
+  EXPECT_FALSE(edited.tus[0].from_memo);
+  EXPECT_TRUE(has_dep(edited.tus[0], dir.at("inc1/w.h")));
+  EXPECT_FALSE(has_dep(edited.tus[0], dir.at("inc1/y.h")));
+  EXPECT_TRUE(edited.tus[1].from_memo);
+}
+
 TEST(ScanReport, PhasesTellWhereTheTimeWent) {
   TestDir dir;
   dir.write("x.h", "#pragma once\n#if __has_include(<y.h>)\n#endif\n");
