@@ -51,13 +51,20 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   bool records_cwd = command.debug_info && !compiler::cwd_is_mapped(command, cwd);
   h.field(records_cwd ? cwd : std::string("-"));
   h.field(closure.files.size());
-  for (const ClosureFile& f : closure.files) {
+  for (size_t i = 0; i < closure.files.size(); ++i) {
+    const ClosureFile& f = closure.files[i];
     if (relocation.relocated) {
       h.field(relocation.name(f.path));
     } else {
       h.field(f.path);
     }
-    h.field(f.presence_only ? std::string("present") : f.content.hex());
+    if (f.opaque && !f.made_by.is_zero()) {
+      h.field("made by " + f.made_by.hex());
+    } else if (f.presence_only) {
+      h.field("present");
+    } else {
+      h.field((relocation.relocated ? relocation.content_of(i, f.content) : f.content).hex());
+    }
   }
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
@@ -69,6 +76,19 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
       h.field(p);
     }
   }
+  return h.digest();
+}
+
+cache::Hash128 pch_maker_key(const compiler::CompilerIdentity& identity,
+                             const compiler::CompileCommand& command, const std::string& cwd,
+                             const Closure& closure, const KeyRelocation& relocation) {
+  if (!command.makes_pch) return cache::Hash128();
+  KeyRelocation as_maker = relocation;
+  as_maker.relocated = relocation.relocated || relocation.pch_maker_relocatable;
+  cache::Hasher h;
+  h.field("pch-maker");
+  const cache::Hash128 key = action_key(identity, command, cwd, closure, as_maker);
+  h.field((closure.uses_date ? dated_key(key) : key).hex());
   return h.digest();
 }
 

@@ -31,6 +31,14 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
                           const Closure& closure, const KeyRelocation& relocation);
 
+// The key a compile that makes a precompiled header is known by to the
+// compiles that take it (pch_maker.h): its key with the paths relocated
+// where only the precompiled header kept them absolute, dated like its
+// stored key; zero when it makes none.
+cache::Hash128 pch_maker_key(const compiler::CompilerIdentity& identity,
+                             const compiler::CompileCommand& command, const std::string& cwd,
+                             const Closure& closure, const KeyRelocation& relocation);
+
 // `key` with today's date mixed in (for sources that expand __DATE__).
 cache::Hash128 dated_key(const cache::Hash128& key);
 

@@ -10,7 +10,7 @@
 namespace lexpack::closure {
 namespace {
 
-constexpr std::string_view kSnapshotTag = "lexpack-closure-snapshot-1";
+constexpr std::string_view kSnapshotTag = "lexpack-closure-snapshot-2";
 
 enum : uint64_t {
   kUsesDate = 1,
@@ -20,7 +20,7 @@ enum : uint64_t {
   kComputedEvaluated = 16,
   kForcedMissing = 32,
 };
-enum : uint8_t { kPresenceOnly = 1, kOpaque = 2, kOnceTwin = 4 };
+enum : uint8_t { kPresenceOnly = 1, kOpaque = 2, kOnceTwin = 4, kAbsoluteIncludes = 8 };
 
 void put_hash(base::VarintWriter* w, const cache::Hash128& h) {
   w->u64(h.lo);
@@ -52,7 +52,8 @@ std::string encode_closure_snapshot(const Closure& c, const cache::Hash128& acti
     w.i64(f.stat.ctime_ns);
     put_hash(&w, f.content);
     w.u8(uint8_t((f.presence_only ? kPresenceOnly : 0) | (f.opaque ? kOpaque : 0) |
-                 (f.once_twin ? kOnceTwin : 0)));
+                 (f.once_twin ? kOnceTwin : 0) | (f.absolute_includes ? kAbsoluteIncludes : 0)));
+    if (f.opaque) put_hash(&w, f.made_by);
   }
   const bool numbered = c.failed_probe_dirs.size() == c.failed_probes.size();
   w.u64(numbered ? c.failed_probes.size() : 0);
@@ -89,6 +90,8 @@ bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash12
     f.presence_only = file_flags & kPresenceOnly;
     f.opaque = file_flags & kOpaque;
     f.once_twin = file_flags & kOnceTwin;
+    f.absolute_includes = file_flags & kAbsoluteIncludes;
+    if (f.opaque && !get_hash(&r, &f.made_by)) return false;
     c.files.push_back(f);
   }
   if (!r.u64(&probes) || probes > bytes.size()) return false;

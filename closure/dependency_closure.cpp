@@ -3,6 +3,7 @@
 // and its includes are resolved once per search context: the nodes of the
 // graph are shared by every TU of a scan, or private to one compile.
 #include "closure/dependency_closure.h"
+#include "closure/relocated_content.h"
 
 #include <atomic>
 #include <memory>
@@ -150,6 +151,7 @@ void add_precompiled_headers(FileStates* files, const compiler::CompileCommand& 
       return;
     }
     f.content = content.value();
+    f.made_by = files->pch_maker(f.content);
     closure->files.push_back(f);
   }
 }
@@ -240,6 +242,7 @@ class ClosureWalk {
       ClosureFile& file = closure_.files[size_t(position_[n->path_id])];
       file.content = summary.content;
       file.normal = n->normal;
+      file.absolute_includes = names_absolute_include(summary);
       if (position_[n->path_id] == 0) closure_.source_preprocessing = summary.preprocessing;
       closure_.uses_date = closure_.uses_date || summary.uses_date;
       closure_.uses_time = closure_.uses_time || summary.uses_time;

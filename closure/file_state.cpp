@@ -3,6 +3,7 @@
 #include "closure/file_state.h"
 
 #include "base/file_util.h"
+#include "closure/pch_maker.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/scanner.h"
 
@@ -64,6 +65,10 @@ base::Result<std::shared_ptr<const FileSummary>> FileStates::load_shared(
   auto s = std::make_shared<const FileSummary>(std::move(loaded.value()));
   if (shared_) shared_->put_summary(key_path, sig, s);
   return s;
+}
+
+cache::Hash128 FileStates::pch_maker(const cache::Hash128& content) const {
+  return closure::pch_maker(store_, content);
 }
 
 base::Result<cache::Hash128> FileStates::content_hash(const std::string& path,

@@ -41,6 +41,10 @@ class FileStates {
   base::Result<cache::Hash128> content_hash(const std::string& path, const std::string& key_path,
                                             const base::StatSignature& sig);
 
+  // The compile that made a precompiled header with these bytes, when
+  // lexpack made it (pch_maker.h); zero otherwise.
+  cache::Hash128 pch_maker(const cache::Hash128& content) const;
+
   uint64_t files_read() const { return files_read_; }
 
  private:

@@ -7,7 +7,9 @@
 
 #include <array>
 
+#include "base/file_util.h"
 #include "base/relocation.h"
+#include "closure/relocated_content.h"
 
 namespace lexpack::closure {
 namespace {
@@ -105,7 +107,31 @@ std::string visit_args(const compiler::CompileCommand& command, std::string_view
   return blocker;
 }
 
+// Fills r->relocated_contents (r's base_dir and cwd set); why not, else.
+std::string relocate_contents(const Closure& closure, KeyRelocation* r) {
+  auto rename = [r](std::string_view path) { return base::relative_to(path, r->cwd); };
+  for (size_t i = 0; i < closure.files.size(); ++i) {
+    const ClosureFile& f = closure.files[i];
+    if (!f.absolute_includes || f.presence_only) continue;
+    const std::string path = base::absolute_path(std::string(f.path), r->cwd);
+    base::Result<std::string> bytes = base::read_file(path);
+    if (!bytes.ok() || !(cache::hash_bytes(*bytes) == f.content)) {
+      return std::string(f.path) + " changed while its key was made";
+    }
+    const cache::Hash128 content = relocated_content(*bytes, r->base_dir, rename);
+    if (!(content == f.content)) r->relocated_contents.emplace_back(i, content);
+  }
+  return "";
+}
+
 }  // namespace
+
+const cache::Hash128& KeyRelocation::content_of(size_t index, const cache::Hash128& content) const {
+  for (const auto& [i, relocated] : relocated_contents) {
+    if (i == index) return relocated;
+  }
+  return content;
+}
 
 std::string KeyRelocation::name(std::string_view path) const {
   if (!relocated || !base::path_is_under(path, base_dir)) return std::string(path);
@@ -120,9 +146,6 @@ KeyRelocation decide_relocation(const compiler::CompileCommand& command, const s
   if (base_dir.empty()) return r;
   std::string why =
       visit_args(command, base_dir, [](size_t, std::string_view, std::string_view) {});
-  if (why.empty() && command.makes_pch) {
-    why = "a precompiled header records the paths of the headers it holds";
-  }
   if (why.empty() && command.split_dwarf && base::path_is_under(command.output, base_dir)) {
     why = "-gsplit-dwarf records the .dwo path " + command.output;
   }
@@ -134,6 +157,13 @@ KeyRelocation decide_relocation(const compiler::CompileCommand& command, const s
   for (const ClosureFile& f : closure.files) {
     if (!why.empty()) break;
     why = path_blocker(f.path, command, base_dir);
+  }
+  if (why.empty()) why = relocate_contents(closure, &r);
+  if (why.empty() && command.makes_pch) {
+    r.pch_maker_relocatable = true;
+    why =
+        "a precompiled header records the paths of the headers it holds (its users' keys name "
+        "the compile that made it, and are relocated)";
   }
   r.not_relocatable = why;
   r.relocated = why.empty();

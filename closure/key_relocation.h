@@ -5,6 +5,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "closure/dependency_closure.h"
 #include "compiler/compile_command.h"
@@ -18,6 +20,16 @@ struct KeyRelocation {
   // When base_dir is set but the key keeps absolute paths: why, with the flag
   // that would make it relocatable.
   std::string not_relocatable;
+  // Not relocated only because the compile makes a precompiled header: its
+  // output is this checkout's, but its key may still name its maker
+  // (pch_maker_key).
+  bool pch_maker_relocatable = false;
+  // When relocated: the content the key gives closure files whose include
+  // directives name paths under base_dir (relocated_content.h), by index.
+  std::vector<std::pair<size_t, cache::Hash128>> relocated_contents;
+
+  // The content the key gives closure file `index`.
+  const cache::Hash128& content_of(size_t index, const cache::Hash128& content) const;
 
   // `path` as the key names it.
   std::string name(std::string_view path) const;

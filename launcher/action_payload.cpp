@@ -3,12 +3,15 @@
 
 #include "base/byte_codec.h"
 #include "base/file_util.h"
+#include "closure/pch_maker.h"
 
 namespace lexpack::launcher {
 
 namespace {
-constexpr std::string_view kPayloadFormat = "lexpack-payload-2";
-}
+constexpr std::string_view kPayloadFormat = "lexpack-payload-3";
+// The format before a maker was kept: read as one without.
+constexpr std::string_view kPayloadFormatWithoutMaker = "lexpack-payload-2";
+}  // namespace
 
 std::string encode_payload(const ActionPayload& p) {
   base::VarintWriter w;
@@ -22,6 +25,8 @@ std::string encode_payload(const ActionPayload& p) {
   w.u64(p.present_probes.size());
   for (const std::string& path : p.present_probes) w.str(path);
   w.str(p.absent_probes);
+  w.u64(p.pch_maker.lo);
+  w.u64(p.pch_maker.hi);
   return w.take();
 }
 
@@ -32,7 +37,10 @@ bool decode_payload_head(std::string_view bytes, ActionPayload* p, std::string_v
   base::VarintReader r(bytes);
   std::string tag;
   uint64_t n = 0;
-  if (!r.str(&tag) || tag != kPayloadFormat || !r.u64(&n) || n > bytes.size()) return false;
+  if (!r.str(&tag) || (tag != kPayloadFormat && tag != kPayloadFormatWithoutMaker) || !r.u64(&n) ||
+      n > bytes.size()) {
+    return false;
+  }
   p->extra_files.resize(n);
   for (auto& f : p->extra_files) {
     if (!r.str(&f.path) || !r.u64(&f.content.lo) || !r.u64(&f.content.hi)) return false;
@@ -45,7 +53,11 @@ bool decode_payload_head(std::string_view bytes, ActionPayload* p, std::string_v
   uint64_t size = 0;
   if (!r.u64(&size) || size > bytes.size() - r.pos()) return false;
   *absent = bytes.substr(r.pos(), size);
-  return r.skip(size) && r.done();
+  if (!r.skip(size)) return false;
+  if (tag == kPayloadFormat && (!r.u64(&p->pch_maker.lo) || !r.u64(&p->pch_maker.hi))) {
+    return false;
+  }
+  return r.done();
 }
 
 }  // namespace
@@ -94,6 +106,20 @@ bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
   if (extra_files) *extra_files = p.extra_files.size();
   *changed = check_head(p, files, cwd);
   return !changed->empty() || closure::AbsenceProof::check(absent, nullptr, changed);
+}
+
+cache::Hash128 payload_pch_maker(std::string_view bytes) {
+  ActionPayload p;
+  std::string_view absent;
+  if (!decode_payload_head(bytes, &p, &absent)) return cache::Hash128();
+  return p.pch_maker;
+}
+
+void note_served_pch_maker(cache::Store* store, const cache::ActionRecord& action) {
+  for (const cache::ActionRecord::Output& o : action.outputs) {
+    if (o.role == "object")
+      closure::note_pch_maker(store, o.blob, payload_pch_maker(action.payload));
+  }
 }
 
 }  // namespace lexpack::launcher

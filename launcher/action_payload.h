@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/hash/hash.h"
+#include "cache/store.h"
 #include "closure/absence.h"
 #include "closure/file_state.h"
 
@@ -24,6 +25,10 @@ struct ActionPayload {
   // missing ones are held by their directories' signatures (absence.h).
   std::vector<std::string> present_probes;
   std::string absent_probes;  // closure::AbsenceProof::encode()
+  // A compile that makes a precompiled header: the key its takers know it by
+  // (closure::pch_maker_key), recorded for the object's bytes wherever the
+  // entry is served; zero otherwise.
+  cache::Hash128 pch_maker;
 };
 
 std::string encode_payload(const ActionPayload& payload);
@@ -40,5 +45,13 @@ std::string check_payload(const ActionPayload& payload, closure::FileStates* fil
 bool check_encoded_payload(std::string_view bytes, closure::FileStates* files,
                            const std::string& cwd, std::string* changed,
                            size_t* extra_files = nullptr);
+
+// The payload's pch_maker; zero when it has none or is not a payload.
+cache::Hash128 payload_pch_maker(std::string_view bytes);
+
+// A served entry of a compile that makes a precompiled header: its payload's
+// maker recorded for the object's bytes (closure/pch_maker.h), so that the
+// compiles taking it key the maker, as where it was made.
+void note_served_pch_maker(cache::Store* store, const cache::ActionRecord& action);
 
 }  // namespace lexpack::launcher

@@ -309,8 +309,22 @@ bool Launcher::slow_path() {
     } else if (closure_.has_computed_include) {
       note("computed includes: not expanded exactly, their files checked one by one on a hit");
     }
+    explain_precompiled_headers();
   }
   return true;
+}
+
+void Launcher::explain_precompiled_headers() {
+  if (cmd_.makes_pch) {
+    note("precompiled header: known to the compiles that take it as made by " +
+         closure::pch_maker_key(identity_, cmd_, cwd_, closure_, relocation_).hex());
+  }
+  for (const closure::ClosureFile& f : closure_.files) {
+    if (!f.opaque) continue;
+    note("precompiled header " + std::string(f.path) + ": " +
+         (f.made_by.is_zero() ? "keyed by its bytes (not made through lexpack here)"
+                              : "keyed by its maker " + f.made_by.hex()));
+  }
 }
 
 std::optional<cache::ActionRecord> Launcher::fetch_remote(const cache::Hash128& key) {
@@ -381,6 +395,7 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
     }
   }
   if (!vouched_files.empty() && !read_only_) store_->put_records(vouched_files, {});
+  if (cmd_.makes_pch && !read_only_) note_served_pch_maker(store_.get(), action);
   count("hits");
   count("time_saved_us", int64_t(action.compile_time_us));
   note("hit (" + std::to_string(elapsed_us()) + " us, " + std::to_string(outside) +

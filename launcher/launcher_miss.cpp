@@ -2,6 +2,7 @@
 // has none), self-check what it read, and store the outputs of a successful
 // compile under the action key, relocated under base_dir where no output names
 // the checkout.
+#include "closure/pch_maker.h"
 #include "closure/remote_memo.h"
 #include "launcher/launcher_impl.h"
 
@@ -182,13 +183,17 @@ std::string Launcher::store_outputs(const std::string& depfile_bytes, const Acti
   // CPU time, not wall time: with every core busy the wall time of one
   // compile grows with the others, and a sum of those exceeds the build.
   action.compile_time_us = p.cpu_us;
-  action.payload = encode_payload(payload);
+  ActionPayload kept = payload;
+  kept.pch_maker = closure::pch_maker_key(identity_, cmd_, cwd_, closure_, relocation_);
+  action.payload = encode_payload(kept);
   if (std::string why = put_outputs(outputs, &action); !why.empty()) return why;
   cache::Hash128 key = uses_date_ ? closure::dated_key(key_) : key_;
   if (!pinned.empty()) key = closure::pinned_key(key, cwd_);
   base::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return "not stored: " + stored.message();
   ninja_integration::note_build_use(key);
+  // outputs[0] is the object (put_outputs): its blob id is its bytes' hash.
+  closure::note_pch_maker(store_.get(), action.outputs[0].blob, kept.pch_maker);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
   upload_outputs(key, action, std::move(outputs));
   return "stored " + key.hex() + " (lexpack " +

@@ -221,6 +221,7 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   store_->add_counter("server_hits", 1);
   store_->add_counter("time_saved_us", int64_t(action->compile_time_us));
   ninja_integration::note_build_use(key);
+  if (cmd.makes_pch) launcher::note_served_pch_maker(store_.get(), *action);
   log->write("hit (server)");
   return hit;
 }
