@@ -122,9 +122,25 @@ int run_warm(const WarmArgs& a) {
     std::fprintf(stderr, "lexpack: error: %s\n", entries.message().c_str());
     return 1;
   }
+  // A compile behind another launcher is left to it by the build: no
+  // question of a hit or a miss.
   std::vector<const scan::CompdbEntry*> compiles;
+  ninja_integration::OtherLaunchers behind;
   for (const scan::CompdbEntry& e : *entries) {
-    if (compiler::parse_compile_command(e.argv).uncacheable.empty()) compiles.push_back(&e);
+    if (!compiler::parse_compile_command(e.argv).uncacheable.empty()) continue;
+    if (e.launcher.empty()) {
+      compiles.push_back(&e);
+      continue;
+    }
+    if (behind.compiles++ == 0) behind.first = e.launcher;
+    if (a.verbose) {
+      std::printf("%s -> %s: left to %s by the build\n", e.file.c_str(), e.output.c_str(),
+                  e.launcher.c_str());
+    }
+  }
+  if (behind.compiles > 0) {
+    std::fprintf(stderr, "lexpack: note: %s\n",
+                 ninja_integration::launcher_hint(behind, true).c_str());
   }
   if (!a.verbose) return warm_in_process(a, compiles);
   std::string self = base::self_executable();

@@ -142,12 +142,16 @@ OtherLaunchers finish_launcher_report(const std::string& path) {
   return others;
 }
 
-std::string launcher_hint(const OtherLaunchers& others) {
+std::string launcher_hint(const OtherLaunchers& others, bool before_build) {
   if (others.compiles == 0) return {};
   const bool one = others.compiles == 1;
-  return std::to_string(others.compiles) + (one ? " compile" : " compiles") +
-         " already went through another launcher (" + others.first + ") and " +
-         (one ? "was" : "were") + " left to it; to cache " + (one ? "it" : "them") +
+  const std::string what =
+      before_build ? std::string(one ? " runs" : " run") + " behind another launcher (" +
+                         others.first + "), which the build leaves " + (one ? "it" : "them") + " to"
+                   : " already went through another launcher (" + others.first + ") and " +
+                         (one ? "was" : "were") + " left to it";
+  return std::to_string(others.compiles) + (one ? " compile" : " compiles") + what + "; to cache " +
+         (one ? "it" : "them") +
          ", configure without that launcher (CMake: unset CMAKE_<LANG>_COMPILER_LAUNCHER; "
          "Meson, which picks up ccache or sccache by itself: set CC and CXX to the compiler "
          "alone when first configuring)";

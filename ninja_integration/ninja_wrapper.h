@@ -41,7 +41,8 @@ struct OtherLaunchers {
 std::string start_launcher_report();
 // Reads the file and removes it.
 OtherLaunchers finish_launcher_report(const std::string& path);
-// What to tell the user about them; "" when there were none.
-std::string launcher_hint(const OtherLaunchers& others);
+// What to tell the user about them; "" when there were none. `before_build`:
+// said of the compiles a build will run (lexpack warm), not of those it ran.
+std::string launcher_hint(const OtherLaunchers& others, bool before_build = false);
 
 }  // namespace lexpack::ninja_integration

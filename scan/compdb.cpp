@@ -235,7 +235,11 @@ base::Result<std::vector<CompdbEntry>> parse_compdb(std::string_view json,
       e.directory = base::absolute_path(e.argv[1], e.directory);
       e.argv.erase(e.argv.begin(), e.argv.begin() + 3);
     }
-    while (e.argv.size() > 1 && is_launcher(e.argv[0])) e.argv.erase(e.argv.begin());
+    while (e.argv.size() > 1 && is_launcher(e.argv[0])) {
+      const std::string_view name = std::string_view(e.argv[0]).substr(e.argv[0].rfind('/') + 1);
+      if (e.launcher.empty() && name != "lexpack") e.launcher = e.argv[0];
+      e.argv.erase(e.argv.begin());
+    }
     if (e.argv.empty()) continue;  // ninja lists phony edges with an empty command
     if (e.directory.empty()) return base::Status::error(where + "no \"directory\"");
     entries.push_back(std::move(e));

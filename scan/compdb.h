@@ -16,6 +16,9 @@ struct CompdbEntry {
   std::string file;               // as written in the entry
   std::string output;             // empty when the entry has none
   std::vector<std::string> argv;  // argv[0] is the compiler (launchers removed)
+  // The first launcher removed that is not lexpack (ccache, sccache,
+  // distcc): `lexpack ninja` leaves such a compile to it. Empty otherwise.
+  std::string launcher;
 };
 
 // Parses the JSON text of a compile database; `name` is used in errors

@@ -233,6 +233,26 @@ TEST_F(NinjaE2eTest, WarmCountsWhatWouldHit) {
   EXPECT_NE(warm.err.find("6 compiles, 4 would hit, 2 would miss"), std::string::npos) << warm.err;
 }
 
+// A compile behind another launcher is left to it by the build: warm says
+// so, for each such compile and in a note, instead of counting a miss.
+TEST_F(NinjaE2eTest, WarmTellsTheCompilesLeftToAnotherLauncher) {
+  dir_.write("bin/ccache", "#!/bin/sh\nexec \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/ccache").exit_code, 0);
+  configure("build", "-DCMAKE_CXX_COMPILER_LAUNCHER=" + dir_.at("bin/ccache"));
+  base::ProcessResult r = sh(std::string(LEXPACK_BIN) + " warm -v -C build");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("t0.cpp -> CMakeFiles/parts.dir/t0.cpp.o: left to " + dir_.at("bin/ccache") +
+                       " by the build\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("would miss"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("lexpack: note: 6 compiles run behind another launcher (" +
+                       dir_.at("bin/ccache") + "), which the build leaves them to"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warm: 0 compiles"), std::string::npos) << r.err;
+}
+
 // warm -v tells each compile by source and output, and why it would miss;
 // neither warm nor the explain it runs changes the counters.
 TEST_F(NinjaE2eTest, WarmVerboseSaysWhyAndCountsNothing) {
