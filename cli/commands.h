@@ -24,6 +24,8 @@ void add_store_commands(CLI::App& app, int* exit_code);  // store_commands.cpp
 // before the CLI11 app is built (every cache hit would pay for building it),
 // so it knows the subcommands by name from kSubcommandNames.
 std::optional<int> maybe_launch(int argc, char** argv);
+// `lexpack explain -C BUILD [OUTPUT...]`: `args` after "explain".
+int explain_build(const std::vector<std::string>& args);  // explain_build.cpp
 
 // The name of a subcommand registered on `app` that maybe_launch() would
 // take for a compiler (missing from kSubcommandNames), or "" when none is.

@@ -101,7 +101,9 @@ bool is_subcommand(std::string_view name) {
 
 void add_explain_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
-      "explain", "Tell whether `lexpack <compiler> <args...>` would hit, and if not, why");
+      "explain",
+      "Tell whether `lexpack <compiler> <args...>` would hit, and if not, why; "
+      "`explain -C BUILD [OUTPUT...]`: why the last `lexpack ninja` build of BUILD missed");
   sub->prefix_command();
   sub->allow_extras();
 }
@@ -109,6 +111,9 @@ void add_explain_command(CLI::App& app) {
 std::optional<int> maybe_launch(int argc, char** argv) {
   if (argc < 2) return std::nullopt;
   std::string_view first = argv[1];
+  if (first == "explain" && argc > 2 && std::string_view(argv[2]) == "-C") {
+    return explain_build(std::vector<std::string>(argv + 2, argv + argc));
+  }
   if (first == "explain") {
     return run_launcher(std::vector<std::string>(argv + 2, argv + argc), true);
   }

@@ -44,7 +44,11 @@ LaunchResult Launcher::compile_and_store() {
       p, read_only_, words,
       [this](std::string_view name) {
         count(name);
-        if (name == "misses") ninja_integration::note_miss_cause(miss_cause_);
+        if (name == "misses") {
+          ninja_integration::note_miss_cause(miss_cause_);
+          ninja_integration::note_build_miss(base::absolute_path(cmd_.output, cwd_),
+                                             miss_cause_.empty() ? "other" : miss_cause_);
+        }
       },
       &r);
   if (!why) {

@@ -45,15 +45,16 @@ void note_build_count(std::string_view name, int64_t delta) {
   append_count(name, delta, 64);
 }
 
+std::string_view miss_cause_name(std::string_view launcher_cause) {
+  if (launcher_cause.starts_with("changed: ")) return launcher_cause.substr(9);
+  if (launcher_cause == "never compiled with these arguments") return "new";
+  return "other";
+}
+
 void note_miss_cause(std::string_view launcher_cause) {
-  std::string_view what = "other";
-  if (launcher_cause.starts_with("changed: ")) {
-    what = launcher_cause.substr(9);
-  } else if (launcher_cause == "never compiled with these arguments") {
-    what = "new";
-  }
   // A path up to what one small write appends whole.
-  append_count(std::string(kMissCausePrefix) + std::string(what), 1, 1024);
+  append_count(std::string(kMissCausePrefix) + std::string(miss_cause_name(launcher_cause)), 1,
+               1024);
 }
 
 std::optional<Counters> read_build_counts(const std::string& path) {

@@ -31,6 +31,8 @@ void note_build_count(std::string_view name, int64_t delta);
 // under kMissCausePrefix + that.
 inline constexpr std::string_view kMissCausePrefix = "why:";
 void note_miss_cause(std::string_view launcher_cause);
+// What a summary counts a launcher's cause as: the path, "new" or "other".
+std::string_view miss_cause_name(std::string_view launcher_cause);
 
 // The sums of a counts file; nullopt when it cannot be read. A name may hold
 // spaces (a path): the delta is the last word.

@@ -109,6 +109,37 @@ void note_build_use(const cache::ActionKey& key) {
   base::append_line(path, key.hex() + "\n");  // the build made the file
 }
 
+namespace {
+constexpr std::string_view kMissLine = "# miss ";
+}  // namespace
+
+void note_build_miss(const std::string& output, std::string_view cause) {
+  const char* path = std::getenv(kBuildRecordEnv);
+  if (!path || !*path || output.find_first_of("\t\n") != std::string::npos) return;
+  std::string line = std::string(kMissLine) + output + "\t";
+  for (char c : cause) line += c == '\n' ? ' ' : c;
+  base::append_line(path, line + "\n");
+}
+
+base::Result<std::vector<BuildMiss>> read_build_misses(const std::string& path) {
+  base::Result<std::string> read = base::read_file(path);
+  if (!read.ok()) return base::Status::error(read.message());
+  std::vector<BuildMiss> misses;
+  const std::string& bytes = *read;
+  for (size_t pos = 0; pos < bytes.size();) {
+    size_t end = bytes.find('\n', pos);
+    if (end == std::string::npos) break;  // a torn last line is left out
+    std::string_view line(bytes.data() + pos, end - pos);
+    pos = end + 1;
+    if (!line.starts_with(kMissLine)) continue;
+    line.remove_prefix(kMissLine.size());
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) continue;
+    misses.push_back({std::string(line.substr(0, tab)), std::string(line.substr(tab + 1))});
+  }
+  return misses;
+}
+
 base::Result<std::vector<cache::ActionKey>> read_build_record(const std::string& path,
                                                               std::string* build_dir) {
   base::Result<std::string> read = base::read_file(path);

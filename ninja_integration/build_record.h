@@ -40,6 +40,19 @@ base::Status finish_build_record(const std::string& cache_dir, const std::string
 // are ignored (the record is a convenience, never a reason to fail a compile).
 void note_build_use(const cache::ActionKey& key);
 
+// Appends why a compile of the build missed (the launcher's cause: "changed:
+// PATH", "never compiled with these arguments", ...) with its output
+// (absolute) to that record, for `lexpack explain -C BUILD`: a comment line,
+// which read_build_record() passes over.
+void note_build_miss(const std::string& output, std::string_view cause);
+
+// The misses a record names, in the order the build met them.
+struct BuildMiss {
+  std::string output;  // absolute
+  std::string cause;
+};
+base::Result<std::vector<BuildMiss>> read_build_misses(const std::string& path);
+
 // The keys in a record, in first-use order, without repeats; *build_dir, when
 // given, the directory it was built in ("" for a record without one).
 base::Result<std::vector<cache::ActionKey>> read_build_record(const std::string& path,

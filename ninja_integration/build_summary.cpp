@@ -66,8 +66,6 @@ BuildSummary summarize_build(const Counters& before, const Counters& after) {
   return s;
 }
 
-namespace {
-
 std::string format_miss_causes(const BuildSummary& s) {
   if (s.misses == 0 || s.miss_causes.empty()) return {};
   std::string out = "lexpack: " + plural(s.misses, "miss", "misses") + ": ";
@@ -88,8 +86,6 @@ std::string format_miss_causes(const BuildSummary& s) {
   if (s.miss_causes.size() > kShown) out += ", " + std::to_string(s.misses - shown) + " more";
   return out;
 }
-
-}  // namespace
 
 std::string format_link_summary(const BuildSummary& s) {
   if (s.link_steps() == 0) return {};

@@ -46,5 +46,9 @@ BuildSummary summarize_build(const Counters& before, const Counters& after);
 std::string format_link_summary(const BuildSummary& s);
 
 std::string format_summary(const BuildSummary& s, int64_t wall_us);
+// The line naming the few causes of most of the misses ("lexpack: 84
+// misses: 80 because include/foo.h changed, 4 new compiles ..."); "" when
+// there were none.
+std::string format_miss_causes(const BuildSummary& s);
 
 }  // namespace lexpack::ninja_integration

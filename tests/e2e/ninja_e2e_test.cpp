@@ -165,6 +165,37 @@ TEST_F(NinjaE2eTest, HeaderEditRebuildsExactlyItsDependents) {
   EXPECT_EQ(summary(back.err)["hits"], 2) << back.err;
 }
 
+// `lexpack explain -C BUILD` says again why the last build missed, and per
+// output on request; a build with no miss leaves the last record as it was.
+TEST_F(NinjaE2eTest, ExplainOfABuildNamesWhyItsCompilesMissed) {
+  configure("build");
+  ASSERT_EQ(lexpack_ninja("-C build").exit_code, 0);
+  const std::string lexpack = LEXPACK_BIN;
+  EXPECT_EQ(sh(lexpack + " explain -C build").out,
+            "lexpack: 6 misses: 6 new compiles (or arguments changed)\n");
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 4; }\n");
+  base::ProcessResult edit = lexpack_ninja("-C build");
+  ASSERT_EQ(edit.exit_code, 0) << edit.err;
+  const std::string header = dir_.at("src/include/b.h");
+  base::ProcessResult r = sh(lexpack + " explain -C build");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "lexpack: 2 misses: 2 because " + header + " changed\n");
+  EXPECT_NE(edit.err.find(r.out), std::string::npos) << edit.err;
+  r = sh(lexpack + " explain -C build CMakeFiles/parts.dir/t2.cpp.o CMakeFiles/parts.dir/t0.cpp.o");
+  EXPECT_EQ(r.out, "CMakeFiles/parts.dir/t2.cpp.o: missed: changed: " + header +
+                       "\nCMakeFiles/parts.dir/t0.cpp.o: not a miss of the last build (a hit, "
+                       "not run, or not a compile)\n");
+  r = sh(lexpack + " explain -C no-such-dir");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no-such-dir: no such directory"), std::string::npos) << r.err;
+  configure("other");
+  r = sh(lexpack + " explain -C other");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no build of " + dir_.at("other") + " through `lexpack ninja`"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {
   dir_.write("src/t4.cpp", "int t4() { return missing_name_42; }\n");
   configure("build");

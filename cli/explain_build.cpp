@@ -1,0 +1,75 @@
+// `lexpack explain -C BUILD [OUTPUT...]`: why the last `lexpack ninja` build
+// of BUILD compiled what it compiled. Its misses and their causes come from
+// the build's record (ninja_integration/build_record.h): the same line as the
+// build's summary, and with outputs named, each one's own cause.
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "base/file_util.h"
+#include "cache/store.h"
+#include "cli/commands.h"
+#include "ninja_integration/build_counts.h"
+#include "ninja_integration/build_record.h"
+#include "ninja_integration/build_summary.h"
+
+namespace lexpack::cli {
+namespace {
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "lexpack: error: %s\n", message.c_str());
+  return 1;
+}
+
+// "N misses: ..." over `misses`, as the build's summary says it.
+std::string causes_line(const std::vector<ninja_integration::BuildMiss>& misses) {
+  ninja_integration::BuildSummary s;
+  s.misses = int64_t(misses.size());
+  std::map<std::string, int64_t> by_cause;
+  for (const auto& m : misses) ++by_cause[std::string(ninja_integration::miss_cause_name(m.cause))];
+  s.miss_causes.assign(by_cause.begin(), by_cause.end());
+  std::stable_sort(s.miss_causes.begin(), s.miss_causes.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return ninja_integration::format_miss_causes(s);
+}
+
+}  // namespace
+
+int explain_build(const std::vector<std::string>& args) {
+  if (args.size() < 2 || args[0] != "-C") {
+    return fail("usage: lexpack explain -C BUILD [OUTPUT...]");
+  }
+  char real[PATH_MAX];
+  if (!::realpath(args[1].c_str(), real)) return fail(args[1] + ": no such directory");
+  auto store = cache::Store::open(cache::StoreOptions{});
+  if (!store.ok()) return fail(store.message());
+  const std::string record = ninja_integration::build_dir_record(store.value()->dir(), real);
+  if (::access(record.c_str(), F_OK) != 0) {
+    return fail(std::string("no build of ") + real + " through `lexpack ninja` with this cache");
+  }
+  auto misses = ninja_integration::read_build_misses(record);
+  if (!misses.ok()) return fail(misses.message());
+  if (args.size() == 2) {
+    std::string line = causes_line(*misses);
+    std::printf("%s\n", line.empty() ? "lexpack: the last build missed no compile" : line.c_str());
+    return 0;
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string output = base::absolute_path(args[i], real);
+    auto it = std::find_if(misses->begin(), misses->end(),
+                           [&](const auto& m) { return m.output == output; });
+    if (it == misses->end()) {
+      std::printf("%s: not a miss of the last build (a hit, not run, or not a compile)\n",
+                  args[i].c_str());
+    } else {
+      std::printf("%s: missed: %s\n", args[i].c_str(), it->cause.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace lexpack::cli
