@@ -17,6 +17,16 @@
 #include "closure/scan_file_cache.h"
 
 namespace lexpack::closure {
+
+ContentLookup content_lookup(FileStates* files, const std::string& cwd) {
+  return [files, &cwd](std::string_view path,
+                       const base::StatSignature& sig) -> std::optional<cache::Hash128> {
+    const std::string p = base::absolute_path(std::string(path), cwd);
+    base::Result<cache::Hash128> h = files->content_hash(p, p, sig);
+    if (!h.ok()) return std::nullopt;
+    return h.value();
+  };
+}
 namespace {
 
 // check_closure_memo() of a memo's view.

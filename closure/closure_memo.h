@@ -73,6 +73,11 @@ struct MemoRefresh {
 using ContentLookup =
     std::function<std::optional<cache::Hash128>(std::string_view path, const base::StatSignature&)>;
 
+// The lookup through `files` (FileStates::content_hash: the file table's
+// answer, shared by every process, else the file read and hashed), paths
+// relative to `cwd` made absolute. `files` and `cwd` must outlive it.
+ContentLookup content_lookup(FileStates* files, const std::string& cwd);
+
 // Applies `refresh` to `memo`, keeping only signatures settled by `now_ns`
 // (a fresh one could still change unseen). False when nothing was applied.
 bool apply_memo_refresh(const std::vector<MemoRefresh>& refresh, int64_t now_ns, ClosureMemo* memo);

@@ -407,13 +407,7 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
 }
 
 closure::ContentLookup Launcher::content_lookup() {
-  return [this](std::string_view path,
-                const base::StatSignature& sig) -> std::optional<cache::Hash128> {
-    std::string p(path);
-    base::Result<cache::Hash128> h = files_->content_hash(p, base::absolute_path(p, cwd_), sig);
-    if (!h.ok()) return std::nullopt;
-    return h.value();
-  };
+  return closure::content_lookup(files_.get(), cwd_);
 }
 
 bool Launcher::use_previous_memo(const cache::Hash128& tu, const std::string& latest,

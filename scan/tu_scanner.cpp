@@ -319,13 +319,7 @@ std::optional<TuScan> Scanner::answer_from_memo(const TuScan& tu, const CompdbEn
   // Checked where the store leaves it, not copied (a memo holds every
   // dependency's path).
   // A file recorded by its content (written just before the memo was).
-  const closure::ContentLookup content =
-      [&](std::string_view path, const base::StatSignature& sig) -> std::optional<cache::Hash128> {
-    const std::string p = base::normal_path(std::string(path), e.directory);
-    base::Result<cache::Hash128> h = files->content_hash(p, p, sig);
-    if (!h.ok()) return std::nullopt;
-    return h.value();
-  };
+  const closure::ContentLookup content = closure::content_lookup(files, e.directory);
   bool settled = false;
   if (exact && decode_exact(*exact, &remembered)) {
     store_->visit_memo(kScanMemoTable, key, [&](std::string_view bytes) {

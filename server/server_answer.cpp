@@ -357,17 +357,7 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   // rewritten with the same bytes, or one recorded as too young to trust
   // by stat) is compared by content, once: the watch added above reports
   // any write after it.
-  closure::ContentLookup content =
-      [&cwd](std::string_view path,
-             const base::StatSignature& sig) -> std::optional<cache::Hash128> {
-    const std::string p = !path.empty() && path[0] == '/'
-                              ? std::string(path)
-                              : base::absolute_path(std::string(path), cwd);
-    base::Result<std::string> bytes = base::read_file(p);
-    base::StatSignature after;
-    if (!bytes.ok() || !base::stat_file(p, &after) || !(after == sig)) return std::nullopt;
-    return cache::hash_bytes(*bytes);
-  };
+  const closure::ContentLookup content = closure::content_lookup(files_.get(), cwd);
   std::vector<closure::MemoRefresh> refresh;
   if (!closure::check_encoded_closure_memo(bytes, shared, &key, &uses_date, &changed, nullptr,
                                            &content, &refresh) ||
