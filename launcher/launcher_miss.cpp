@@ -256,27 +256,22 @@ void Launcher::upload_outputs(const cache::Hash128& key, const cache::ActionReco
     memo = closure::encode_remote_memo(closure_, list_, relocation_, key_);
   }
   const cache::Hash128 memo_key = closure::remote_memo_key(identity_, cmd_, cwd_, base_dir_);
-  const char* queue = std::getenv(cache::remote::kUploadQueueEnv);
-  if (memo && queue && *queue) cache::remote::keep_answer_with_entry(*store_, key, memo_key, *memo);
-  if (cache::remote::queue_upload(key)) {
-    note("queued for the build's uploader");
-  } else {
-    // Not under `lexpack ninja`: upload here, after the outputs are in place.
-    cache::remote::RemoteEntry entry;
-    entry.compile_time_us = action.compile_time_us;
-    entry.payload = action.payload;
-    entry.outputs.push_back({"object", std::move(outputs.object)});
-    if (outputs.dwo) entry.outputs.push_back({"dwo", std::move(*outputs.dwo)});
-    if (cmd_.wants_depfile) entry.outputs.push_back({"depfile", outputs.depfile});
-    entry.out = outputs.out;
-    entry.err = outputs.err;
-    std::string what;
-    auto counter = [this](std::string_view n, int64_t d) { count(n, d); };
-    if (remote_->upload(key, entry, counter, &what) && memo) {
-      remote_->upload_answer(memo_key, *memo, counter, &what);
-    }
-    if (!what.empty()) note(what);
-  }
+  std::string what;
+  cache::remote::queue_or_send(
+      *store_, *remote_, key, memo_key, memo ? std::string_view(*memo) : std::string_view(),
+      [&]() -> std::optional<cache::remote::RemoteEntry> {
+        cache::remote::RemoteEntry entry;
+        entry.compile_time_us = action.compile_time_us;
+        entry.payload = action.payload;
+        entry.outputs.push_back({"object", std::move(outputs.object)});
+        if (outputs.dwo) entry.outputs.push_back({"dwo", std::move(*outputs.dwo)});
+        if (cmd_.wants_depfile) entry.outputs.push_back({"depfile", outputs.depfile});
+        entry.out = outputs.out;
+        entry.err = outputs.err;
+        return entry;
+      },
+      [this](std::string_view n, int64_t d) { count(n, d); }, &what);
+  if (!what.empty()) note(what);
 }
 
 // The depfile lexpack asks for when the command has none: in the cache's

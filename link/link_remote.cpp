@@ -53,26 +53,14 @@ void upload_step_entry(cache::remote::RemoteTier& tier, cache::Store& store,
                        const cache::Hash128& key, const cache::Hash128& command_key,
                        const std::string& records, const cache::remote::CountFn& count,
                        std::string* note) {
-  if (!tier.can_write()) return;
-  const cache::Hash128 records_key = link_records_key(command_key);
-  const char* queue = std::getenv(cache::remote::kUploadQueueEnv);
-  if (queue && *queue) {
-    if (!records.empty()) {
-      cache::remote::keep_answer_with_entry(store, key, records_key, records);
-    }
-    if (cache::remote::queue_upload(key)) {
-      *note += "queued for the build's uploader";
-      return;
-    }
-  }
-  // Not under `lexpack ninja`: sent here, after the output is in place.
-  std::optional<cache::ActionRecord> action = store.get_action(key);
-  if (!action) return;
-  std::optional<cache::remote::RemoteEntry> entry = cache::remote::entry_from_store(store, *action);
-  if (!entry) return;
-  if (tier.upload(key, *entry, count, note) && !records.empty()) {
-    tier.upload_answer(records_key, records, count, note);
-  }
+  cache::remote::queue_or_send(
+      store, tier, key, link_records_key(command_key), records,
+      [&]() -> std::optional<cache::remote::RemoteEntry> {
+        std::optional<cache::ActionRecord> action = store.get_action(key);
+        if (!action) return std::nullopt;
+        return cache::remote::entry_from_store(store, *action);
+      },
+      count, note);
 }
 
 }  // namespace lexpack::link

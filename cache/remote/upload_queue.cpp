@@ -168,6 +168,27 @@ void Uploader::drain(Store& store, RemoteTier& tier, uint64_t* offset) {
   send(store, tier, bytes);
 }
 
+bool queue_or_send(Store& store, RemoteTier& tier, const Hash128& key, const Hash128& answer_key,
+                   std::string_view answer,
+                   const std::function<std::optional<RemoteEntry>()>& make_entry,
+                   const CountFn& count, std::string* note) {
+  if (!tier.can_write()) return false;
+  const char* queue = std::getenv(kUploadQueueEnv);
+  if (queue && *queue) {
+    if (!answer.empty()) keep_answer_with_entry(store, key, answer_key, answer);
+    if (queue_upload(key)) {
+      *note += "queued for the build's uploader";
+      return true;
+    }
+  }
+  // Not under `lexpack ninja`: sent here, after the outputs are in place.
+  std::optional<RemoteEntry> entry = make_entry();
+  if (entry && tier.upload(key, *entry, count, note) && !answer.empty()) {
+    tier.upload_answer(answer_key, answer, count, note);
+  }
+  return false;
+}
+
 void Uploader::send(Store& store, RemoteTier& tier, const std::string& bytes) {
   auto count = [&store](std::string_view name, int64_t delta) { store.add_counter(name, delta); };
   for (size_t pos = 0; pos < bytes.size();) {

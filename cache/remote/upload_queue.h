@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -46,6 +47,15 @@ void keep_answer_with_entry(Store& store, const Hash128& entry_key, const Hash12
 // Uploads what keep_answer_with_entry() kept for `entry_key`, if anything.
 void upload_answer_with_entry(Store& store, RemoteTier& tier, const Hash128& entry_key,
                               const CountFn& count, std::string* note);
+
+// A stored entry and the answer that goes with it (may be empty) on their
+// way to the remotes, when `tier` can write: under `lexpack ninja` the answer
+// is kept beside the entry and the key queued for the build's uploader
+// (true); else the entry `make_entry` gives is sent now, then the answer.
+bool queue_or_send(Store& store, RemoteTier& tier, const Hash128& key, const Hash128& answer_key,
+                   std::string_view answer,
+                   const std::function<std::optional<RemoteEntry>()>& make_entry,
+                   const CountFn& count, std::string* note);
 
 class Uploader {
  public:
