@@ -155,15 +155,20 @@ std::vector<std::vector<std::string>> StepLauncher::input_records() {
   std::vector<std::vector<std::string>> records;
   if (step_.kind == StepKind::kLink) {
     std::optional<std::string> memo = store_->get_memo("link", command_key_.hex());
+    bool fetched = false;
     if (!memo && remote_) {
       // Never run here: what another machine's run of it read.
       std::string what;
       memo = fetch_link_records(*remote_, command_key_, counter(), &what);
       if (!what.empty()) note(what);
       if (memo) note("records of this link from the remote");
+      fetched = memo.has_value();
     }
     if (memo && decode_records(*memo, &records)) {
       memo_records_ = records;
+      // Kept here: the next build asks no remote for them. Only keys are
+      // made of them, from this machine's files; a run here replaces them.
+      if (fetched && !explain_ && !read_only_) store_->put_memo("link", command_key_.hex(), *memo);
     } else {
       records.clear();
     }

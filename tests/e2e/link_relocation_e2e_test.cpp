@@ -203,6 +203,13 @@ TEST_F(LinkRelocationE2eTest, AnotherMachineTakesTheStepsFromTheRemote) {
   base::ProcessResult stats = sh("b", std::string(LEXPACK_BIN) + " stats");
   EXPECT_NE(stats.out.find("link_remote_hits  5"), std::string::npos) << stats.out;
   EXPECT_NE(stats.out.find("link_toolchain_answers_taken 1"), std::string::npos) << stats.out;
+  // What B took is kept: with no remote, its steps hit from its own cache.
+  ASSERT_EQ(sh("b/build", "rm libs/libfoo.a libshared.so app_static app_shared").exit_code, 0);
+  const std::string with_remote = extra_env_;
+  extra_env_ = " PATH=" + shell_quote(root_ + "/bin") + ":$PATH";
+  EXPECT_EQ(lexpack_ninja("b")["hits"], 5) << last_err_ << dir_.read("log.txt");
+  EXPECT_EQ(outputs("b", kNinjaOutputs), want_b);
+  extra_env_ = with_remote;
 
   // foo2 differs here: the archive, its ranlib and the program linking it
   // run; the shared library and its program are taken.
