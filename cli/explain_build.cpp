@@ -4,7 +4,10 @@
 // build's summary, and with outputs named, each one's own cause.
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <algorithm>
 #include <cstdio>
@@ -53,6 +56,15 @@ int explain_build(const std::vector<std::string>& args) {
   }
   auto misses = ninja_integration::read_build_misses(record);
   if (!misses.ok()) return fail(misses.message());
+  // A build that compiled nothing leaves the record before it: say which.
+  struct stat st {};
+  if (::stat(record.c_str(), &st) == 0) {
+    char when[64] = "";
+    struct tm local {};
+    if (::localtime_r(&st.st_mtime, &local)) std::strftime(when, sizeof when, "%F %T", &local);
+    std::fprintf(stderr, "lexpack: the last build of %s that compiled something, ended %s\n", real,
+                 when);
+  }
   if (args.size() == 2) {
     std::string line = causes_line(*misses);
     std::printf("%s\n", line.empty() ? "lexpack: the last build missed no compile" : line.c_str());

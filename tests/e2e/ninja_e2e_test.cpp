@@ -180,6 +180,7 @@ TEST_F(NinjaE2eTest, ExplainOfABuildNamesWhyItsCompilesMissed) {
   base::ProcessResult r = sh(lexpack + " explain -C build");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "lexpack: 2 misses: 2 because " + header + " changed\n");
+  EXPECT_NE(r.err.find("that compiled something, ended "), std::string::npos) << r.err;
   EXPECT_NE(edit.err.find(r.out), std::string::npos) << edit.err;
   r = sh(lexpack + " explain -C build CMakeFiles/parts.dir/t2.cpp.o CMakeFiles/parts.dir/t0.cpp.o");
   EXPECT_EQ(r.out, "CMakeFiles/parts.dir/t2.cpp.o: missed: changed: " + header +
