@@ -111,7 +111,7 @@ class Launcher {
   // the compile misses.
   std::optional<LaunchResult> look_up(cache::Hash128 key, std::string* why_miss);
   LaunchResult explain_miss(std::string why_miss);
-  bool slow_path();  // fills list_, closure_, key_
+  bool slow_path();                    // fills list_, closure_, key_
   void explain_precompiled_headers();  // under explain: makers and takers
   // Fills list_, closure_, key_ as slow_path() would, from the closure kept
   // with `stale_memo` when only the source changed, and outside what
