@@ -12,15 +12,10 @@ namespace {
 
 constexpr std::string_view kSnapshotTag = "lexpack-closure-snapshot-2";
 
-enum : uint64_t {
-  kUsesDate = 1,
-  kUsesTime = 2,
-  kComputedInclude = 4,
-  kPresenceEvaluated = 8,
-  kComputedEvaluated = 16,
-  kForcedMissing = 32,
-};
-enum : uint8_t { kPresenceOnly = 1, kOpaque = 2, kOnceTwin = 4, kAbsoluteIncludes = 8 };
+// The closure's flags, then each file's.
+constexpr uint64_t kUsesDate = 1, kUsesTime = 2, kComputedInclude = 4, kPresenceEvaluated = 8,
+                   kComputedEvaluated = 16, kForcedMissing = 32;
+constexpr uint8_t kPresenceOnly = 1, kOpaque = 2, kOnceTwin = 4, kAbsoluteIncludes = 8;
 
 void put_hash(base::VarintWriter* w, const cache::Hash128& h) {
   w->u64(h.lo);

@@ -35,7 +35,7 @@ struct ClosureFile {
   bool opaque = false;
   // An opaque file lexpack made: the relocated key of the compile that made
   // it, in the key in place of its bytes (pch_maker.h); zero otherwise.
-  cache::Hash128 made_by;
+  cache::Hash128 made_by{};
   // Holds #pragma once, and another file of the closure has its bytes: gcc
   // may take the two as one by their mtimes, clang by their inodes
   // (once_twins.h). A memo takes any change of its signature as a change.
