@@ -37,9 +37,11 @@ cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
 
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
-                          const Closure& closure, const KeyRelocation& relocation) {
+                          const Closure& closure, const KeyRelocation& relocation,
+                          const std::vector<cache::Hash128>* tokens) {
   cache::Hasher h;
   h.field(kActionFormat);
+  if (tokens) h.field("tokens");
   if (relocation.relocated) {
     // Never equal to a key whose stored text holds absolute paths.
     h.field("relocated");
@@ -63,7 +65,10 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     } else if (f.presence_only) {
       h.field("present");
     } else {
-      h.field((relocation.relocated ? relocation.content_of(i, f.content) : f.content).hex());
+      const cache::Hash128& content =
+          relocation.relocated ? relocation.content_of(i, f.content) : f.content;
+      // A relocated content (relocated_content.h) stays as it is.
+      h.field(tokens && content == f.content ? "t" + (*tokens)[i].hex() : content.hex());
     }
   }
   // Which identical #pragma once files the compiler takes as one.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cache/hash/hash.h"
 #include "closure/dependency_closure.h"
@@ -26,10 +27,12 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
                           const Closure& closure);
 // The same with the paths under relocation.base_dir named relative when
-// relocation.relocated (decide_relocation).
+// relocation.relocated (decide_relocation). With `tokens`, the token key
+// (token_keys.h): (*tokens)[i] stands for the bytes of closure file i.
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
-                          const Closure& closure, const KeyRelocation& relocation);
+                          const Closure& closure, const KeyRelocation& relocation,
+                          const std::vector<cache::Hash128>* tokens = nullptr);
 
 // The key a compile that makes a precompiled header is known by to the
 // compiles that take it (pch_maker.h): its key with the paths relocated

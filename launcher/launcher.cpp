@@ -72,9 +72,10 @@ LaunchResult Launcher::run() {
 
   std::string why_miss = "no cached result for this key";
   if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) return *answered;
-  if (explain_) return explain_miss(why_miss);
-  note("miss: " + why_miss);
+  if (!explain_) note("miss: " + why_miss);
   if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  if (std::optional<LaunchResult> answered = look_up_tokens(key)) return *answered;
+  if (explain_) return explain_miss(why_miss);
   // has_computed_include: one the evaluation did not expand, whose files
   // only the depfile names (and -MMD leaves system headers out of it).
   if (cmd_.wants_depfile && closure_.has_computed_include) {

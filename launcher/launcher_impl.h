@@ -111,6 +111,13 @@ class Launcher {
   // the compile misses.
   std::optional<LaunchResult> look_up(cache::Hash128 key, std::string* why_miss);
   LaunchResult explain_miss(std::string why_miss);
+  // After a miss on `key`: the entry under the token key (token_hit.cpp),
+  // served and stored under `key` as well.
+  std::optional<LaunchResult> look_up_tokens(const cache::Hash128& key);
+  void find_token_key();  // sets token_key_ when the compile may have one
+  // A miss's entry, kept under the token key too when the compile wrote no
+  // message.
+  void store_under_token_key(const cache::ActionRecord& action, const LaunchResult& r);
   bool slow_path();                    // fills list_, closure_, key_
   void explain_precompiled_headers();  // under explain: makers and takers
   // Fills list_, closure_, key_ as slow_path() would, from the closure kept
@@ -191,7 +198,8 @@ class Launcher {
   compiler::SearchList list_;
   closure::Closure closure_;
   bool have_closure_ = false;
-  cache::Hash128 key_;  // before the date
+  cache::Hash128 key_;                       // before the date
+  std::optional<cache::Hash128> token_key_;  // dated where key_ is, when the compile has one
   bool uses_date_ = false;
   std::string miss_cause_;  // explain: what changed since the last compile
   std::string base_dir_;    // config base_dir (empty: off)

@@ -196,6 +196,7 @@ std::string Launcher::store_outputs(const std::string& depfile_bytes, const Acti
   base::Status stored = store_->put_action(key, action);
   if (!stored.ok()) return "not stored: " + stored.message();
   ninja_integration::note_build_use(key);
+  if (pinned.empty()) store_under_token_key(action, r);
   // outputs[0] is the object (put_outputs): its blob id is its bytes' hash.
   closure::note_pch_maker(store_.get(), action.outputs[0].blob, kept.pch_maker);
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));

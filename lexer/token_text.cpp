@@ -47,6 +47,7 @@ class TokenText {
       if (!step()) return false;
     }
     strip_blanks();
+    end_file();
     return true;
   }
 
@@ -183,6 +184,21 @@ class TokenText {
     header_name_at_ = std::string_view::npos;
     unsure_line_ = false;
     return true;
+  }
+
+  // Empty lines at the end of the file precede no token: all go, but
+  // whether the file ends in a line end stays (clang's -Wnewline-eof), and
+  // so does the line end of a splice (gcc warns of one at the end).
+  void end_file() {
+    const size_t n = out_->size();
+    size_t run = n;  // where the trailing line ends start
+    while (run > 0 && ((*out_)[run - 1] == '\n' || (*out_)[run - 1] == '\r')) --run;
+    size_t before = run;
+    while (before > 0 && is_blank((*out_)[before - 1])) --before;
+    if (before > 0 && (*out_)[before - 1] == '\\') return;
+    if (run == n) return;
+    const bool ends_in_line_end = !b_.empty() && b_.back() == '\n';
+    out_->resize(!ends_in_line_end ? run : run + ((*out_)[run] == '\r' ? 2 : 1));
   }
 
   // Drops blanks before the line end, unless a backslash precedes them (gcc

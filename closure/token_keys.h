@@ -1,0 +1,66 @@
+// Token keys: a second key of a compile that counts each file by its token
+// text (lexer/token_text.h) where the action key counts its bytes. A
+// comment that ends a line, edited, added or removed, or blanks at a line
+// end, leave it as it was, so the compile after such an edit finds the
+// result of the one before without running the preprocessor.
+//
+// Exact only for compiles whose output reads no comment and no trailing
+// blank: token_keys_refused() says which are not, and only a compile that
+// wrote nothing on stdout or stderr (a diagnostic quotes its source line,
+// comment and all) is stored under its token key.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/hash/hash.h"
+#include "cache/store.h"
+#include "closure/dependency_closure.h"
+#include "closure/key_relocation.h"
+#include "compiler/compile_command.h"
+#include "compiler/identify_compiler.h"
+
+namespace lexpack::closure {
+
+// Memo table: content hash (hex) -> token fingerprint (hex), or "-" where
+// the token text is unsure.
+inline constexpr std::string_view kTokenTable = "tokens";
+
+// Why this compile's output may read comments or trailing blanks, so that
+// it keeps its byte key only; "" when a token key is exact for it:
+// - C and C++ only, not a precompiled header;
+// - no trigraphs (ISO modes before C++17, -trigraphs, -ansi) and no C90
+//   (it warns about // comments under -pedantic);
+// - nothing that keeps or reads comments: -C, -CC, -save-temps,
+//   -fdirectives-only, -traditional, a plugin, options passed to the
+//   preprocessor or the compiler proper unread (-Wp, -Xpreprocessor,
+//   -Xclang), -Wdocumentation, -Weverything, -Wimplicit-fallthrough=1 (any
+//   comment counts), -Wtrailing-whitespace, -Wc90-c99-compat, Microsoft
+//   modes;
+// - no debug info that holds the sources' bytes: clang's DWARF 5 line
+//   table records each file's MD5 (DWARF 4 and lower do not), and
+//   -gembed-source the text itself.
+std::string token_keys_refused(const compiler::CompileCommand& command,
+                               compiler::CompilerKind kind);
+
+// The token fingerprint of the file `path` whose content hash is `content`:
+// from the store's table, else read (and checked to still hold `content`)
+// and added to *learned for the caller to record. Where the token text is
+// unsure, `content` itself: the file counts by its bytes. nullopt when the
+// file cannot be read or no longer holds `content`.
+std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
+                                                const cache::Hash128& content,
+                                                std::vector<cache::Store::MemoWrite>* learned);
+
+// The token key of a compile with this closure, undated (dated_key() as
+// for its action key); nullopt when a file cannot be read or changed since
+// the closure was taken. New fingerprints are recorded when `write`.
+std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identity,
+                                        const compiler::CompileCommand& command,
+                                        const std::string& cwd, const Closure& closure,
+                                        const KeyRelocation& relocation, cache::Store* store,
+                                        bool write);
+
+}  // namespace lexpack::closure
