@@ -25,6 +25,7 @@
 
 #include "lexer/kernel.h"
 #include "lexer/scanner.h"
+#include "lexer/token_text.h"
 #if defined(LEXPACK_HAVE_CLANG_MINIMIZER)
 #include "bench/lexer/clang_minimizer.h"
 #endif
@@ -271,6 +272,36 @@ int main(int argc, char** argv) {
       std::printf("ratio kernel=%s vs=%s x=%.2f\n", c.name.c_str(), baseline->name.c_str(),
                   baseline->best.seconds / c.best.seconds);
     }
+  }
+
+  // The token text (lexer/token_text.h) a token key reads of a changed
+  // file, against the fastest directive scan of the same corpus.
+  size_t unsure = 0, text_bytes = 0;
+  const Timing text = best_of(opt.runs, [&] {
+    std::string out;
+    unsure = text_bytes = 0;
+    for (const std::string& f : corpus.files) {
+      if (lexpack::lexer::token_text(f, &out)) {
+        text_bytes += out.size();
+      } else {
+        ++unsure;
+      }
+    }
+    return text_bytes;
+  });
+  std::printf(
+      "pass=token-text files=%zu bytes=%zu seconds=%.4f mbps=%.1f text_bytes=%zu unsure=%zu\n",
+      corpus.files.size(), corpus.bytes, text.seconds, mbps(corpus.bytes, text.seconds), text_bytes,
+      unsure);
+  const Contestant* fastest = nullptr;
+  for (const Contestant& c : contestants) {
+    if (c.name != "clang-minimizer" && (!fastest || c.best.seconds < fastest->best.seconds)) {
+      fastest = &c;
+    }
+  }
+  if (fastest && text.seconds > 0) {
+    std::printf("ratio pass=token-text vs=%s x=%.2f\n", fastest->name.c_str(),
+                fastest->best.seconds / text.seconds);
   }
 
   if (opt.primitives) {
