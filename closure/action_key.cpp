@@ -67,8 +67,10 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     } else {
       const cache::Hash128& content =
           relocation.relocated ? relocation.content_of(i, f.content) : f.content;
-      // A relocated content (relocated_content.h) stays as it is.
-      h.field(tokens && content == f.content ? "t" + (*tokens)[i].hex() : content.hex());
+      // A relocated content (relocated_content.h) and a precompiled header
+      // count as for the action key.
+      h.field(tokens && !f.opaque && content == f.content ? "t" + (*tokens)[i].hex()
+                                                          : content.hex());
     }
   }
   // Which identical #pragma once files the compiler takes as one.
