@@ -39,7 +39,9 @@ TEST_F(LauncherTest, PrefixCommandThatCannotRunIsIgnored) {
   for (const char* compiler : {"g++", "clang++-14"}) {
     for (const char* prefix : {"lexpack-no-such-distcc", "/nonexistent/distcc --x"}) {
       SCOPED_TRACE(std::string(compiler) + " with " + prefix);
-      dir_.write("a.cpp", std::string("int f(int x) { return x * 3; }\n// ") + prefix + "\n");
+      // A token of its own (a comment would hit by the token key).
+      dir_.write("a.cpp", std::string("int f(int x) { return x * 3; }\nconst char* tag = \"") +
+                              prefix + "\";\n");
       const std::string line = std::string(compiler) + " -O2 -c a.cpp -o a.o";
       ASSERT_EQ(sh(line).exit_code, 0);
       const std::string ref = dir_.read("a.o");
