@@ -83,7 +83,8 @@ int finish(const std::vector<std::string>& argv, bool explain, bool exec, int ex
   return exit_code;
 }
 
-// Every subcommand the add_* functions register; main() checks the list
+// Every subcommand the add_* functions register (the front door in
+// client/lexpack_client.c keeps the same list); main() checks the list
 // against the app on every run that is not a compile.
 constexpr std::string_view kSubcommandNames[] = {
     "lex",    "explain", "ninja",  "scan",   "warm",   "stats",  "gc",

@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   // A compile: no CLI11 app is built, a cache hit starts as fast as it can.
   if (std::optional<int> launched = lexpack::cli::maybe_launch(argc, argv)) return *launched;
-  CLI::App app{"lexpack: a compile cache for Ninja builds"};
+  CLI::App app{"lexpack: a compile cache for Ninja builds", "lexpack"};
   app.require_subcommand(1);
   int exit_code = 0;
   lexpack::cli::add_lex_command(app, &exit_code);

@@ -7,6 +7,13 @@
 // what it would have done alone. The wire format is the one of
 // server/protocol.cpp; the end-to-end server tests run
 // every case through both programs.
+//
+// Built with LEXPACK_FRONT_DOOR, this is `lexpack` itself, the program users
+// and CMake's compiler launcher start: a compile (an argument "-c") asks the
+// server first, so that a hit costs what it costs through lexpack-client;
+// anything else (a subcommand, an option, a link step) becomes the full
+// program, `lexpack-main` beside it, at once. Without a front door (where
+// this file is not built) the full program is `lexpack` itself.
 #include "client/client_bytes.h"
 #include "client/linux_syscalls.h"
 
@@ -32,6 +39,13 @@ enum { kPathMax = 4096 };
 
 enum { kDeclinedBusy = 2 };  // Client::declined: the server was busy
 
+// The name this program's messages start with.
+#if defined(LEXPACK_FRONT_DOOR)
+static const char kSelf[] = "lexpack";
+#else
+static const char kSelf[] = "lexpack-client";
+#endif
+
 struct Client {
   int argc;
   char** argv;
@@ -45,7 +59,7 @@ struct Client {
   int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
 
-// Becomes `lexpack` with the same arguments and environment.
+// Becomes the full program with the same arguments and environment.
 __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   c->argv[0] = c->lexpack;
   char** envp = c->envp;
@@ -80,7 +94,8 @@ __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   }
   long err = sys_execve(c->lexpack, c->argv, envp);
   struct Buf msg = {0};
-  put_str0(&msg, "lexpack-client: cannot run ");
+  put_str0(&msg, kSelf);
+  put_str0(&msg, ": cannot run ");
   put_str0(&msg, c->lexpack);
   put_str0(&msg, " (error ");
   put_decimal(&msg, (unsigned long)-err);
@@ -89,9 +104,10 @@ __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
   sys_exit(127);
 }
 
-// c->lexpack = "<dir>/lexpack" for the directory part of `path` (n bytes).
+// c->lexpack = "<dir>/lexpack-main" for the directory part of `path` (n
+// bytes): the full program.
 static int lexpack_beside(struct Client* c, const char* path, size_t n) {
-  static const char kName[] = "/lexpack";
+  static const char kName[] = "/lexpack-main";
   while (n > 0 && path[n - 1] != '/') --n;
   if (n == 0 || n + sizeof kName > kPathMax) return 0;
   memcpy(c->lexpack, path, n - 1);
@@ -386,13 +402,39 @@ static int take_hit(struct Client* c, int fd, const char* reply, size_t n, int* 
   return 1;
 }
 
+#if defined(LEXPACK_FRONT_DOOR)
+// The subcommands of the full program (cli/launch_command.cpp's list).
+static const char* const kSubcommands[] = {
+    "lex",    "explain", "ninja",  "scan",   "warm",   "stats",  "gc",
+    "verify", "clear",   "export", "import", "config", "server", 0,
+};
+
+// Whether the front door asks the server: a compiler with "-c" among its
+// arguments, not a subcommand or an option of lexpack's.
+static int is_compile(const struct Client* c) {
+  const char* first = c->argv[1];
+  if (first[0] == '-' || first[0] == '\0') return 0;
+  for (const char* const* s = kSubcommands; *s; ++s) {
+    if (str_eq(first, *s)) return 0;
+  }
+  for (int i = 2; i < c->argc; ++i) {
+    if (str_eq(c->argv[i], "-c")) return 1;
+  }
+  return 0;
+}
+#endif
+
 static int run(struct Client* c) {
   if (!find_lexpack(c)) {
-    static const char kMsg[] = "lexpack-client: cannot find lexpack beside this program\n";
+    static const char kMsg[] = ": cannot find lexpack-main beside this program\n";
+    write_full(2, kSelf, str_len(kSelf), 0);
     write_full(2, kMsg, sizeof kMsg - 1, 0);
     return 127;
   }
   if (c->argc < 2) run_lexpack(c);
+#if defined(LEXPACK_FRONT_DOOR)
+  if (!is_compile(c)) run_lexpack(c);
+#endif
   // LEXPACK_SERVER=0 turns the server off; LEXPACK_DISABLE means lexpack
   // touches nothing (client.cpp's server_enabled()).
   const char* server = get_env(c->envp, "LEXPACK_SERVER");

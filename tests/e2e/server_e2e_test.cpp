@@ -234,9 +234,12 @@ TEST_P(ServerTest, ServerOfAnotherBinaryLeaves) {
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
   warm("-Iinc -c m.cpp");
-  // A copy is another binary; lexpack-client speaks for the lexpack beside it.
-  ASSERT_EQ(sh("mkdir other && cp " + shell_quote(LEXPACK_BIN) + " other/lexpack && cp " +
-               shell_quote(kClientBin) + " other/lexpack-client")
+  // A copy is another binary; lexpack-client speaks for the full program
+  // beside it (lexpack-main, behind the front door `lexpack`).
+  ASSERT_EQ(sh("mkdir other && cp " + shell_quote(LEXPACK_BIN) + " other/" +
+               (kFrontBin[0] ? "lexpack-main && cp " + shell_quote(kFrontBin) + " other/lexpack"
+                             : std::string("lexpack")) +
+               " && cp " + shell_quote(kClientBin) + " other/lexpack-client")
                 .exit_code,
             0);
   std::string other = GetParam().client ? "./other/lexpack-client" : "./other/lexpack";
@@ -464,7 +467,48 @@ TEST_F(ServerCaseTest, ClientFindsTheServerOfLexpacksCacheDirectory) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(last_decision(), "hit (server)");
   std::string trace = dir_.read("trace.txt");
-  EXPECT_EQ(trace.find("/lexpack\""), std::string::npos) << trace;
+  EXPECT_EQ(trace.find("/lexpack-main\""), std::string::npos) << trace;
+}
+
+// `lexpack` is the front door: a compile takes a hit from the server without
+// starting the full program (lexpack-main), as lexpack-client does; a miss,
+// a subcommand, an option and a link step become the full program, with the
+// same arguments, output and exit status.
+TEST_F(ServerCaseTest, TheFrontDoorTakesAHitItself) {
+  if (kFrontBin[0] == '\0') GTEST_SKIP() << "no front door here";
+  if (sh("command -v strace >/dev/null").exit_code != 0) GTEST_SKIP() << "needs strace";
+  const std::string front = kFrontBin;
+  const std::string env = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
+  dir_.write("m.cpp", "int v() { return 5; }\n");
+  ASSERT_EQ(sh(front + " server --start", env).exit_code, 0);
+  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(front + " server --stop", env); });
+  sleep(2);  // settled signatures: the memo is kept
+  ASSERT_TRUE(compile_until_served(front + " g++ -c m.cpp -o m.o", env)) << dir_.read("log.txt");
+  base::ProcessResult r = sh(
+      "strace -f -qq -s 4096 -e trace=execve -o trace.txt " + front + " g++ -c m.cpp -o m.o", env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(last_decision(), "hit (server)");
+  EXPECT_EQ(dir_.read("trace.txt").find("/lexpack-main\""), std::string::npos)
+      << dir_.read("trace.txt");
+  // Everything else is the full program's.
+  for (const std::string& args :
+       {std::string("--help"), std::string("stats"), std::string("explain g++ -c m.cpp -o m.o")}) {
+    base::ProcessResult by_front = sh(front + " " + args, env);
+    base::ProcessResult by_main = sh(std::string(LEXPACK_BIN) + " " + args, env);
+    EXPECT_EQ(by_front.exit_code, by_main.exit_code) << args;
+    EXPECT_EQ(by_front.out, by_main.out) << args;
+  }
+  EXPECT_NE(sh(front + " --help").out.find("lexpack"), std::string::npos);
+  // A failing compile's messages and status pass through.
+  dir_.write("bad.cpp", "int v( {\n");
+  r = sh(front + " g++ -c bad.cpp -o bad.o", env);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("bad.cpp"), std::string::npos) << r.err;
+  // A link step through the front door is the full program's (archive and
+  // link caching).
+  r = sh(front + " g++ m.o -shared -o libm.so", env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(dir_.read("log.txt").find("libm.so"), std::string::npos) << dir_.read("log.txt");
 }
 
 // With LEXPACK_SERVER unset (or empty) the server is on: the first compile
@@ -963,8 +1007,8 @@ TEST_F(ServerCaseTest, ClientWithoutServerIsLexpack) {
   // Reached through a symlink, it runs the lexpack beside the program itself,
   // not whatever is beside the link.
   ASSERT_EQ(sh("mkdir links && ln -s " + shell_quote(kClientBin) +
-               " links/lexpack-client && printf '#!/bin/sh\\nexit 42\\n' > links/lexpack && "
-               "chmod +x links/lexpack")
+               " links/lexpack-client && printf '#!/bin/sh\\nexit 42\\n' > links/lexpack-main && "
+               "chmod +x links/lexpack-main")
                 .exit_code,
             0);
   r = sh("./links/lexpack-client g++ -c m.cpp -o out.o", "LEXPACK_SERVER=1");

@@ -13,6 +13,8 @@ namespace lexpack::testing {
 
 inline constexpr char kServerEnv[] = "LEXPACK_SERVER=1 LEXPACK_SERVER_IDLE=120";
 inline constexpr char kClientBin[] = LEXPACK_CLIENT_BIN;
+// `lexpack` itself, the front door of the full program (LEXPACK_BIN).
+inline constexpr char kFrontBin[] = LEXPACK_FRONT_BIN;
 
 struct Way {
   const char* cxx;
