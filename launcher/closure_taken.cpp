@@ -1,6 +1,7 @@
 // Where a miss's closure comes from without a walk of its own: the closure
-// kept for this TU when only its source changed, another machine's memo from
-// the remote, or the server's evaluation. Each is checked here before it is
+// kept for this TU when only its source changed, or kept with a memo that
+// still holds, another machine's memo from the remote, or the server's
+// evaluation. Each is checked here before it is
 // taken; when none applies, slow_path() walks and evaluates.
 #include "closure/closure_snapshot.h"
 #include "closure/remote_memo.h"
@@ -51,6 +52,27 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
   return true;
 }
 
+bool Launcher::closure_from_kept_snapshot(const cache::Hash128& tu) {
+  if (key_.is_zero()) return false;
+  std::string snapshot;
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
+  closure::Closure taken;
+  cache::Hash128 snapshot_key;
+  if (!closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) || snapshot_key != key_ ||
+      taken.files.empty() || taken.files[0].path != cmd_.source) {
+    return false;
+  }
+  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
+  if (!list.ok()) return false;
+  const closure::KeyRelocation relocation =
+      closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
+  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != key_) return false;
+  note("closure taken from the memo's snapshot");
+  take_closure(std::move(list.value()), std::move(taken), relocation, key_);
+  return true;
+}
+
 bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   if (!elsewhere_ || explain_ || read_only_) return false;
   const int64_t asked_at = elapsed_us();
@@ -65,7 +87,9 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   bool uses_date = false;
   std::string changed;
   closure::Closure taken;
-  if (!closure::check_encoded_closure_memo(memo, &memo_key, &uses_date, &changed) ||
+  const closure::ContentLookup content = content_lookup();  // for files recorded by content
+  if (!closure::check_encoded_closure_memo(memo, nullptr, &memo_key, &uses_date, &changed, nullptr,
+                                           &content) ||
       !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
       snapshot_key != memo_key || taken.files[0].path != cmd_.source) {
     return false;

@@ -73,7 +73,9 @@ LaunchResult Launcher::run() {
   std::string why_miss = "no cached result for this key";
   if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) return *answered;
   if (!explain_) note("miss: " + why_miss);
-  if (!have_closure_ && !slow_path()) return passthrough(result_.error);
+  if (!have_closure_ && !closure_from_kept_snapshot(tu) && !slow_path()) {
+    return passthrough(result_.error);
+  }
   if (std::optional<LaunchResult> answered = look_up_tokens(key)) return *answered;
   if (explain_) return explain_miss(why_miss);
   // has_computed_include: one the evaluation did not expand, whose files

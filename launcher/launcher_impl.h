@@ -124,6 +124,10 @@ class Launcher {
   // with `stale_memo` when only the source changed, and outside what
   // preprocessing reads (closure_snapshot.h); false when that does not hold.
   bool closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo);
+  // Fills them from the snapshot kept with the closure memo that gave key_
+  // (it still holds): a miss whose memo holds walks nothing. False when the
+  // snapshot is of another key.
+  bool closure_from_kept_snapshot(const cache::Hash128& tu);
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
   // it did not, or they do not hold.
   bool closure_from_elsewhere(const cache::Hash128& tu);

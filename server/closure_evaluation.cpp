@@ -11,6 +11,7 @@
 #include "closure/dependency_closure.h"
 #include "closure/key_relocation.h"
 #include "closure/scan_file_cache.h"
+#include "closure/token_keys.h"
 #include "compiler/derived_search_list.h"
 #include "launcher/launcher.h"
 #include "server/server_state.h"
@@ -76,14 +77,19 @@ Reply Server::evaluate_closure(const Request& req) {
   const cache::Hash128 key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation);
   // The directories' signatures from the share, taken before any probe in
   // them (a signature taken now could be newer than a kept probe's answer).
-  std::optional<std::string> memo =
-      closure::encode_closure_memo(*closure, *list, key, share.walked.get(), req.cwd);
+  // A file edited a moment ago (the header of a rebuild right after the
+  // edit) is recorded by its content, compared on each use until settled.
+  std::optional<std::string> memo = closure::encode_closure_memo(
+      *closure, *list, key, share.walked.get(), req.cwd, closure::YoungFiles::kCheckedByContent);
   if (!memo) return declined("files too fresh for a memo");
   const std::string tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir).hex();
   // The memo replaced is kept, as the launcher keeps it.
   std::string previous;
   store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
   if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
+  // A translation unit compiled before, evaluated again because a file
+  // changed: a comment edit finds the entry of the compile before it.
+  if (!previous.empty()) take_token_entry(*identity, cmd, req.cwd, *closure, relocation, key);
   if (!store_
            ->put_memo(closure::kClosureSnapshotTable, tu,
                       closure::encode_closure_snapshot(*closure, key))
@@ -97,6 +103,22 @@ Reply Server::evaluate_closure(const Request& req) {
                                  .count());
   r.info = kEvaluatedAnswer;
   return r;
+}
+
+void Server::take_token_entry(const compiler::CompilerIdentity& identity,
+                              const compiler::CompileCommand& cmd, const std::string& cwd,
+                              const closure::Closure& closure,
+                              const closure::KeyRelocation& relocation, const cache::Hash128& key) {
+  const cache::Hash128 dated = closure.uses_date ? closure::dated_key(key) : key;
+  if (store_->get_action(dated) || !closure::token_keys_refused(cmd, identity.kind).empty()) return;
+  std::optional<cache::Hash128> token =
+      closure::token_key(identity, cmd, cwd, closure, relocation, store_.get(), true);
+  if (!token) return;
+  std::optional<cache::ActionRecord> action =
+      store_->get_action(closure.uses_date ? closure::dated_key(*token) : *token);
+  // Whoever serves it checks its payload (the files outside the scan).
+  if (!action || action->exit_code != 0) return;
+  if (store_->put_action(dated, *action).ok()) store_->add_counter("token_hits", 1);
 }
 
 }  // namespace lexpack::server

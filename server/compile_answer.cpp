@@ -139,6 +139,21 @@ bool Server::place_outputs(const compiler::CompileCommand& cmd, const cache::Act
   return true;
 }
 
+bool Server::evaluated_again(const Request& req, const compiler::CompileCommand& cmd,
+                             const std::string& why) {
+  // A header changed (a source alone changing is the launcher's: it takes
+  // the closure kept with the memo, without an evaluation). Evaluated here,
+  // the compile is answered in this request when an entry holds for it (a
+  // comment edit, a change undone), and its launcher finds the memo stored
+  // when none does.
+  constexpr std::string_view kOutOfDate = "closure memo out of date: changed: ";
+  if (!why.starts_with(kOutOfDate) || others_waiting()) return false;
+  const std::string_view changed = std::string_view(why).substr(kOutOfDate.size());
+  const std::string_view source = cmd.source;
+  if (changed.substr(changed.rfind('/') + 1) == source.substr(source.rfind('/') + 1)) return false;
+  return evaluate_closure(req).info == kEvaluatedAnswer;
+}
+
 Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
   Reply miss;
   miss.kind = ReplyKind::kMiss;
@@ -190,7 +205,10 @@ Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
     ++busy_declines_;
     return missed("busy: its closure is checked when the server is idle");
   }
-  if (!entries_[id].trusted && !build_trust(id, req.cwd, &why)) return missed(why);
+  if (!entries_[id].trusted && !build_trust(id, req.cwd, &why) &&
+      !(!dry && evaluated_again(req, cmd, why) && build_trust(id, req.cwd, &why))) {
+    return missed(why);
+  }
   if (!still_trusted(&entries_[id], &why)) return missed(why);
   cache::Hash128 key;
   std::optional<cache::ActionRecord> action = cached_action(entries_[id], req.cwd, &key);

@@ -19,7 +19,9 @@
 #include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/closure_memo.h"
+#include "closure/dependency_closure.h"
 #include "closure/file_state.h"
+#include "closure/key_relocation.h"
 #include "closure/presence_evaluation.h"
 #include "closure/scan_file_cache.h"
 #include "compiler/compile_command.h"
@@ -146,6 +148,10 @@ class Server {
   // without `temps`, a dry run for `lexpack explain` (nothing written or
   // counted, a kInfo reply).
   Reply compile(const Request& req, std::vector<std::string>* temps);
+  // For a compile declined `why`: whether its closure was evaluated again
+  // (and its memo stored) because a file other than its source changed.
+  bool evaluated_again(const Request& req, const compiler::CompileCommand& cmd,
+                       const std::string& why);
   // compile()'s steps (compile_answer.cpp), each false with *why on a
   // decline. A trusted entry's checks that no event covers: its files with
   // several links, its dropped search dirs, its look by stat when due.
@@ -196,6 +202,13 @@ class Server {
   // header evaluation kept from the ones before; its closure memo and
   // snapshot stored (closure_evaluation.cpp).
   Reply evaluate_closure(const Request& req);
+  // After evaluating a known translation unit again: when no entry is stored
+  // under its new action key `key` but one is under its token key
+  // (closure/token_keys.h), that entry is stored under `key` too.
+  void take_token_entry(const compiler::CompilerIdentity& identity,
+                        const compiler::CompileCommand& cmd, const std::string& cwd,
+                        const closure::Closure& closure, const closure::KeyRelocation& relocation,
+                        const cache::Hash128& key);
   // The closure checks of the compiles a build is about to run (kPrepare),
   // so that they are answered from memory when they come.
   Reply prepare(const Request& req);
