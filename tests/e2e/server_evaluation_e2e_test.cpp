@@ -114,6 +114,30 @@ TEST_P(ServerEvaluation, NewHeaderOnTheSearchPathIsSeen) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
+// A comment edited in a header (and compiled at once, the header still too
+// young for a memo by signature): the server evaluates the closure again in
+// the hit request itself and answers with the entry of the compile before
+// the edit (its token key). A token edit right after is a miss, and the
+// object the compiler's.
+TEST_P(ServerEvaluation, ACommentEditInAHeaderIsAnsweredByTheServer) {
+  write_project();
+  settle();
+  compile("a.cpp");
+  compile("b.cpp");
+  settle();
+  compile("a.cpp");
+  ASSERT_EQ(last_decision(), "hit (server)") << dir_.read("log.txt");
+  dir_.write("inc/x.h", "#define V 10 /* ten */\n// more words\n");
+  std::string log = compile("a.cpp");
+  EXPECT_EQ(last_decision(), "hit (server)") << log;
+  // b.cpp does not include x.h: still its own entry.
+  compile("b.cpp");
+  EXPECT_TRUE(last_was_hit()) << dir_.read("log.txt");
+  dir_.write("inc/x.h", "#define V 11 /* ten */\n// more words\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEvaluation, kAllWays, WayName);
 
 }  // namespace
