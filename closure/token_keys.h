@@ -24,15 +24,14 @@
 
 namespace lexpack::closure {
 
-// Memo table: content hash (hex) -> token fingerprint (hex), or "-" where
-// the token text is unsure.
+// Memo table: content hash (hex) -> token fingerprint (hex, with a '?' after
+// it when the bytes hold "??"), or "-" where the token text is unsure.
 inline constexpr std::string_view kTokenTable = "tokens";
 
 // Why this compile's output may read comments or trailing blanks, so that
 // it keeps its byte key only; "" when a token key is exact for it:
 // - C and C++ only, not a precompiled header;
-// - no trigraphs (ISO modes before C++17, -trigraphs, -ansi) and no C90
-//   (it warns about // comments under -pedantic);
+// - not C90 (it warns about // comments under -pedantic), nor -ansi;
 // - nothing that keeps or reads comments: -C, -CC, -save-temps,
 //   -fdirectives-only, -traditional, a plugin, options passed to the
 //   preprocessor or the compiler proper unread (-Wp, -Xpreprocessor,
@@ -45,13 +44,18 @@ inline constexpr std::string_view kTokenTable = "tokens";
 std::string token_keys_refused(const compiler::CompileCommand& command,
                                compiler::CompilerKind kind);
 
+// Whether the compile reads trigraphs (-trigraphs; ISO C, and ISO C++
+// before C++17): a file holding "??" then counts by its bytes.
+bool reads_trigraphs(const compiler::CompileCommand& command);
+
 // The token fingerprint of the file `path` whose content hash is `content`:
 // from the store's table, else read (and checked to still hold `content`)
 // and added to *learned for the caller to record. Where the token text is
-// unsure, `content` itself: the file counts by its bytes. nullopt when the
-// file cannot be read or no longer holds `content`.
+// unsure (or, with `trigraphs`, the bytes hold "??"), `content` itself: the
+// file counts by its bytes. nullopt when the file cannot be read or no
+// longer holds `content`.
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
-                                                const cache::Hash128& content,
+                                                const cache::Hash128& content, bool trigraphs,
                                                 std::vector<cache::Store::MemoWrite>* learned);
 
 // The token key of a compile with this closure, undated (dated_key() as

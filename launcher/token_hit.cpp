@@ -23,11 +23,13 @@ void Launcher::find_token_key() {
 }
 
 std::optional<LaunchResult> Launcher::look_up_tokens(const cache::Hash128& key) {
+  const int64_t start_us = elapsed_us();
   find_token_key();
   if (!token_key_) return std::nullopt;
   std::optional<cache::ActionRecord> action = store_->get_action(*token_key_);
   if (!action) {
-    note("token key " + token_key_->hex() + ": no result either");
+    note("token key " + token_key_->hex() + ": no result either (" +
+         std::to_string(elapsed_us() - start_us) + " us)");
     return std::nullopt;
   }
   std::string changed;

@@ -169,6 +169,25 @@ TEST_P(TokenKeys, AFallthroughCommentIsRead) {
   }
 }
 
+TEST_P(TokenKeys, TrigraphModes) {
+  // ISO C reads trigraphs: a file without "??" still has its token text.
+  first("-std=c99");
+  append("inc/common.h", "// appended\n");
+  expect_comment_edit_hits("-std=c99");
+  // "??/" ends a line comment in a splice there: the next line is comment
+  // too. A file holding "??" counts by its bytes.
+  append("inc/common.h", "// why??/\nint hidden;\n");
+  expect_miss(args("-std=c99"));
+  append("inc/common.h", "// one more\n");
+  expect_miss(args("-std=c99"));
+  // Without trigraphs (gnu99) a file holding "??" has its token text (one
+  // that is not "??/" at a line end: gcc warns of that one).
+  replace("inc/common.h", "// why??/\nint hidden;\n", "// why?? no\n");
+  first("-std=gnu99");
+  append("inc/common.h", "// and another\n");
+  expect_comment_edit_hits("-std=gnu99");
+}
+
 TEST_P(TokenKeys, KeepCommentsMisses) {
   if (std::string(GetParam().compiler) != "gcc") return;  // clang refuses -C without -E
   first("-C");
