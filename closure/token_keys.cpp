@@ -16,7 +16,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// C90 warns about // comments under -pedantic.
+// C90: no // comments (strict), or a warning for each file with one
+// (-pedantic).
 bool is_c90(std::string_view standard) {
   return standard == "c89" || standard == "c90" || standard == "gnu89" || standard == "gnu90" ||
          standard == "iso9899:1990" || standard == "iso9899:199409";
@@ -24,8 +25,9 @@ bool is_c90(std::string_view standard) {
 
 // ISO C modes and C++ before C++17 read trigraphs.
 bool iso_with_trigraphs(std::string_view standard) {
-  static constexpr std::array<std::string_view, 12> kModes = {
-      "c9x", "c99", "c1x", "c11", "c17", "c18", "c2x", "c23", "c++98", "c++03", "c++0x", "c++11"};
+  static constexpr std::array<std::string_view, 14> kModes = {
+      "c89", "c90", "c9x", "c99",   "c1x",   "c11",   "c17",
+      "c18", "c2x", "c23", "c++98", "c++03", "c++0x", "c++11"};
   if (standard.starts_with("iso9899") || standard == "c++1y" || standard == "c++14") return true;
   for (std::string_view m : kModes) {
     if (standard == m) return true;
@@ -52,7 +54,7 @@ std::string token_keys_refused(const compiler::CompileCommand& command,
     return "not C or C++";
   }
   if (command.makes_pch) return "makes a precompiled header";
-  static constexpr std::array<std::string_view, 16> kReadsComments = {"-save-temps",
+  static constexpr std::array<std::string_view, 15> kReadsComments = {"-save-temps",
                                                                       "-fdirectives-only",
                                                                       "-traditional",
                                                                       "-fplugin",
@@ -62,7 +64,6 @@ std::string token_keys_refused(const compiler::CompileCommand& command,
                                                                       "-Wdocumentation",
                                                                       "-Weverything",
                                                                       "-Wtrailing-whitespace",
-                                                                      "-Wc90-c99-compat",
                                                                       "-fms-",
                                                                       "-gembed-source",
                                                                       "-Wimplicit-fallthrough=1",
@@ -70,14 +71,11 @@ std::string token_keys_refused(const compiler::CompileCommand& command,
                                                                       "-fsave-optimization-record"};
   std::string_view dwarf;
   for (std::string_view a : command.args) {
-    if (a == "-C" || a == "-CC" || a == "-ansi") return std::string(a);
+    if (a == "-C" || a == "-CC") return std::string(a);
     for (std::string_view p : kReadsComments) {
       if (starts_with(a, p)) return std::string(a);
     }
     if (starts_with(a, "-gdwarf")) dwarf = a;
-  }
-  if (std::string_view standard = last_standard(command); is_c90(standard)) {
-    return "-std=" + std::string(standard);
   }
   if (kind == compiler::CompilerKind::kClang && command.debug_info && dwarf != "-gdwarf-2" &&
       dwarf != "-gdwarf-3" && dwarf != "-gdwarf-4") {
@@ -86,20 +84,33 @@ std::string token_keys_refused(const compiler::CompileCommand& command,
   return "";
 }
 
-bool reads_trigraphs(const compiler::CompileCommand& command) {
+TokenMode token_mode(const compiler::CompileCommand& command) {
+  TokenMode mode;
+  const std::string_view standard = last_standard(command);
+  mode.trigraphs = iso_with_trigraphs(standard);
+  mode.c90 = is_c90(standard);
   for (std::string_view a : command.args) {
-    if (a == "-trigraphs") return true;
+    if (a == "-trigraphs") mode.trigraphs = true;
+    if (a == "-ansi") mode.trigraphs = mode.c90 = true;  // C90 in C, C++98 in C++
+    if (a == "-Wc90-c99-compat") mode.c90 = true;
   }
-  return iso_with_trigraphs(last_standard(command));
+  return mode;
 }
 
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
-                                                const cache::Hash128& content, bool trigraphs,
+                                                const cache::Hash128& content, TokenMode mode,
                                                 std::vector<cache::Store::MemoWrite>* learned) {
+  // Marks after the fingerprint: '?' the bytes hold "??", '/' they hold "//".
+  auto by_bytes = [mode](std::string_view marks) {
+    return (mode.trigraphs && marks.find('?') != std::string_view::npos) ||
+           (mode.c90 && marks.find('/') != std::string_view::npos);
+  };
   const std::string content_hex = content.hex();
   if (std::optional<std::string> known = store->get_memo(kTokenTable, content_hex)) {
     cache::Hash128 fingerprint;
-    if (*known == "-" || (trigraphs && known->ends_with("?"))) return content;
+    if (*known == "-" || (known->size() >= 32 && by_bytes(std::string_view(*known).substr(32)))) {
+      return content;
+    }
     if (cache::Hash128::from_hex(std::string_view(*known).substr(0, 32), &fingerprint)) {
       return fingerprint;
     }
@@ -115,11 +126,11 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
   h.field("token text");
   h.field(text);
   const cache::Hash128 fingerprint = h.digest();
-  // "??" anywhere: a trigraph where they are read (kept apart with a '?').
-  const bool question_marks = bytes->find("??") != std::string::npos;
-  learned->push_back(
-      {std::string(kTokenTable), content_hex, fingerprint.hex() + (question_marks ? "?" : "")});
-  return trigraphs && question_marks ? content : fingerprint;
+  std::string marks;
+  if (bytes->find("??") != std::string::npos) marks += '?';
+  if (bytes->find("//") != std::string::npos) marks += '/';
+  learned->push_back({std::string(kTokenTable), content_hex, fingerprint.hex() + marks});
+  return by_bytes(marks) ? content : fingerprint;
 }
 
 std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identity,
@@ -129,12 +140,12 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         bool write) {
   std::vector<cache::Hash128> tokens(closure.files.size());
   std::vector<cache::Store::MemoWrite> learned;
-  const bool trigraphs = reads_trigraphs(command);
+  const TokenMode mode = token_mode(command);
   for (size_t i = 0; i < closure.files.size(); ++i) {
     const ClosureFile& f = closure.files[i];
     if (f.opaque || f.presence_only) continue;  // in the key as for the action key
     std::optional<cache::Hash128> fingerprint = token_fingerprint(
-        store, base::absolute_path(std::string(f.path), cwd), f.content, trigraphs, &learned);
+        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned);
     if (!fingerprint) return std::nullopt;
     tokens[i] = *fingerprint;
   }

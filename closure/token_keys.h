@@ -24,38 +24,42 @@
 
 namespace lexpack::closure {
 
-// Memo table: content hash (hex) -> token fingerprint (hex, with a '?' after
-// it when the bytes hold "??"), or "-" where the token text is unsure.
-inline constexpr std::string_view kTokenTable = "tokens";
+// Memo table: content hash (hex) -> token fingerprint (hex, then '?' when
+// the bytes hold "??" and '/' when they hold "//"), or "-" where the token
+// text is unsure.
+inline constexpr std::string_view kTokenTable = "token-text";
 
 // Why this compile's output may read comments or trailing blanks, so that
 // it keeps its byte key only; "" when a token key is exact for it:
 // - C and C++ only, not a precompiled header;
-// - not C90 (it warns about // comments under -pedantic), nor -ansi;
 // - nothing that keeps or reads comments: -C, -CC, -save-temps,
 //   -fdirectives-only, -traditional, a plugin, options passed to the
 //   preprocessor or the compiler proper unread (-Wp, -Xpreprocessor,
 //   -Xclang), -Wdocumentation, -Weverything, -Wimplicit-fallthrough=1 (any
-//   comment counts), -Wtrailing-whitespace, -Wc90-c99-compat, Microsoft
-//   modes;
+//   comment counts), -Wtrailing-whitespace, Microsoft modes;
 // - no debug info that holds the sources' bytes: clang's DWARF 5 line
 //   table records each file's MD5 (DWARF 4 and lower do not), and
 //   -gembed-source the text itself.
 std::string token_keys_refused(const compiler::CompileCommand& command,
                                compiler::CompilerKind kind);
 
-// Whether the compile reads trigraphs (-trigraphs; ISO C, and ISO C++
-// before C++17): a file holding "??" then counts by its bytes.
-bool reads_trigraphs(const compiler::CompileCommand& command);
+// How a compile reads what the token text leaves out.
+struct TokenMode {
+  bool trigraphs = false;  // ISO C, ISO C++ before C++17, -trigraphs, -ansi
+  // C90 (and -ansi): // is no comment, or draws a warning under -pedantic;
+  // -Wc90-c99-compat warns of one too
+  bool c90 = false;
+};
+TokenMode token_mode(const compiler::CompileCommand& command);
 
 // The token fingerprint of the file `path` whose content hash is `content`:
 // from the store's table, else read (and checked to still hold `content`)
 // and added to *learned for the caller to record. Where the token text is
-// unsure (or, with `trigraphs`, the bytes hold "??"), `content` itself: the
-// file counts by its bytes. nullopt when the file cannot be read or no
-// longer holds `content`.
+// unsure, or where `mode` reads what the file holds ("??" with trigraphs,
+// "//" in C90), `content` itself: the file counts by its bytes. nullopt
+// when the file cannot be read or no longer holds `content`.
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
-                                                const cache::Hash128& content, bool trigraphs,
+                                                const cache::Hash128& content, TokenMode mode,
                                                 std::vector<cache::Store::MemoWrite>* learned);
 
 // The token key of a compile with this closure, undated (dated_key() as

@@ -59,17 +59,22 @@ bool Launcher::closure_from_kept_snapshot(const cache::Hash128& tu) {
                      [&](std::string_view bytes) { snapshot.assign(bytes); });
   closure::Closure taken;
   cache::Hash128 snapshot_key;
-  if (!closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) || snapshot_key != key_ ||
-      taken.files.empty() || taken.files[0].path != cmd_.source) {
+  if (!closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) || snapshot_key != key_) {
     return false;
   }
+  return take_snapshot(std::move(taken), key_, "closure taken from the memo's snapshot");
+}
+
+bool Launcher::take_snapshot(closure::Closure taken, const cache::Hash128& key,
+                             const std::string& line) {
+  if (taken.files.empty() || taken.files[0].path != cmd_.source) return false;
   auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
   if (!list.ok()) return false;
   const closure::KeyRelocation relocation =
       closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
-  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != key_) return false;
-  note("closure taken from the memo's snapshot");
-  take_closure(std::move(list.value()), std::move(taken), relocation, key_);
+  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != key) return false;
+  note(line);
+  take_closure(std::move(list.value()), std::move(taken), relocation, key);
   return true;
 }
 
@@ -91,16 +96,12 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   if (!closure::check_encoded_closure_memo(memo, nullptr, &memo_key, &uses_date, &changed, nullptr,
                                            &content) ||
       !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
-      snapshot_key != memo_key || taken.files[0].path != cmd_.source) {
+      snapshot_key != memo_key ||
+      !take_snapshot(
+          std::move(taken), memo_key,
+          "closure evaluated by the server (" + std::to_string(answered_in / 1000) + " ms)")) {
     return false;
   }
-  auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
-  if (!list.ok()) return false;
-  const closure::KeyRelocation relocation =
-      closure::decide_relocation(cmd_, cwd_, taken, base_dir_);
-  if (closure::action_key(identity_, cmd_, cwd_, taken, relocation) != memo_key) return false;
-  note("closure evaluated by the server (" + std::to_string(answered_in / 1000) + " ms)");
-  take_closure(std::move(list.value()), std::move(taken), relocation, memo_key);
   memo_stored_elsewhere_ = true;
   return true;
 }

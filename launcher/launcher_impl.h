@@ -128,6 +128,9 @@ class Launcher {
   // (it still holds): a miss whose memo holds walks nothing. False when the
   // snapshot is of another key.
   bool closure_from_kept_snapshot(const cache::Hash128& tu);
+  // Takes a snapshot's closure as this compile's when it is of its source
+  // and its key is `key` here; notes `line`.
+  bool take_snapshot(closure::Closure taken, const cache::Hash128& key, const std::string& line);
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
   // it did not, or they do not hold.
   bool closure_from_elsewhere(const cache::Hash128& tu);

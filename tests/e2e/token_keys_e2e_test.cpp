@@ -188,6 +188,26 @@ TEST_P(TokenKeys, TrigraphModes) {
   expect_comment_edit_hits("-std=gnu99");
 }
 
+TEST_P(TokenKeys, C90Modes) {
+  // gnu90 -pedantic warns once per file of a // comment: a file without one
+  // has its token text, a file with one counts by its bytes.
+  const std::string c90 = "-std=gnu90 -pedantic";
+  replace("a.c", "  assert(y > 0);  // positive\n", "  assert(y > 0);  /* positive */\n");
+  replace("inc/common.h", "  // scaled x", "  /* scaled x */");
+  // (no message at all: a compile with one keeps its byte key only)
+  replace("inc/common.h", "static inline int scaled", "static __inline__ int scaled");
+  replace("inc/common.h", "static inline int line_here", "static __inline__ int line_here");
+  first(c90);
+  append("inc/common.h", "/* appended */\n");
+  expect_comment_edit_hits(c90);
+  append("inc/common.h", "// a line comment\n");
+  base::ProcessResult plain = sh(args(c90) + " -o ref.o");
+  base::ProcessResult cached = lexpack(args(c90) + " -o out.o");
+  EXPECT_TRUE(last_was_miss()) << last_decision();
+  EXPECT_EQ(cached.err, plain.err);
+  EXPECT_EQ(dir_.read("out.o"), dir_.read("ref.o"));
+}
+
 TEST_P(TokenKeys, KeepCommentsMisses) {
   if (std::string(GetParam().compiler) != "gcc") return;  // clang refuses -C without -E
   first("-C");
