@@ -100,7 +100,7 @@ TokenMode token_mode(const compiler::CompileCommand& command) {
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,
                                                 std::vector<cache::Store::MemoWrite>* learned) {
-  // Marks after the fingerprint: '?' the bytes hold "??", '/' they hold "//".
+  // Marks after the fingerprint: '?' the bytes hold "??", '/' a line comment.
   auto by_bytes = [mode](std::string_view marks) {
     return (mode.trigraphs && marks.find('?') != std::string_view::npos) ||
            (mode.c90 && marks.find('/') != std::string_view::npos);
@@ -118,7 +118,8 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
   base::Result<std::string> bytes = base::read_file(path);
   if (!bytes.ok() || cache::hash_bytes(*bytes) != content) return std::nullopt;
   std::string text;
-  if (!lexer::token_text(*bytes, &text)) {
+  bool line_comment = false;
+  if (!lexer::token_text(*bytes, &text, &line_comment)) {
     learned->push_back({std::string(kTokenTable), content_hex, "-"});
     return content;
   }
@@ -128,7 +129,7 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
   const cache::Hash128 fingerprint = h.digest();
   std::string marks;
   if (bytes->find("??") != std::string::npos) marks += '?';
-  if (bytes->find("//") != std::string::npos) marks += '/';
+  if (line_comment) marks += '/';
   learned->push_back({std::string(kTokenTable), content_hex, fingerprint.hex() + marks});
   return by_bytes(marks) ? content : fingerprint;
 }

@@ -25,8 +25,8 @@
 namespace lexpack::closure {
 
 // Memo table: content hash (hex) -> token fingerprint (hex, then '?' when
-// the bytes hold "??" and '/' when they hold "//"), or "-" where the token
-// text is unsure.
+// the bytes hold "??" and '/' when they hold a line comment), or "-" where
+// the token text is unsure.
 inline constexpr std::string_view kTokenTable = "token-text";
 
 // Why this compile's output may read comments or trailing blanks, so that
@@ -56,7 +56,7 @@ TokenMode token_mode(const compiler::CompileCommand& command);
 // from the store's table, else read (and checked to still hold `content`)
 // and added to *learned for the caller to record. Where the token text is
 // unsure, or where `mode` reads what the file holds ("??" with trigraphs,
-// "//" in C90), `content` itself: the file counts by its bytes. nullopt
+// a line comment in C90), `content` itself: the file counts by its bytes. nullopt
 // when the file cannot be read or no longer holds `content`.
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,

@@ -51,6 +51,8 @@ class TokenText {
     return true;
   }
 
+  bool saw_line_comment() const { return saw_line_comment_; }
+
  private:
   // One stop byte at i_.
   bool step() {
@@ -269,6 +271,7 @@ class TokenText {
   }
 
   bool line_comment() {
+    saw_line_comment_ = true;
     // Up to the first line end that no splice continues (a continued line
     // comment draws -Wcomment, and so is never inert).
     size_t p = i_ + 2;
@@ -309,12 +312,20 @@ class TokenText {
   bool directive_ = false;      // the line starts with '#'
   size_t header_name_at_ = std::string_view::npos;  // its header name's '<'
   bool unsure_line_ = false;                        // the rest of the line keeps its comments
+  bool saw_line_comment_ = false;
 };
 
 }  // namespace
 
 bool token_text(std::string_view bytes, std::string* out) {
   return TokenText(bytes, out).run();
+}
+
+bool token_text(std::string_view bytes, std::string* out, bool* line_comment) {
+  TokenText pass(bytes, out);
+  const bool sure = pass.run();
+  *line_comment = pass.saw_line_comment();
+  return sure;
 }
 
 }  // namespace lexpack::lexer

@@ -29,5 +29,8 @@ namespace lexpack::lexer {
 // The caller decides when the text is exact for a compile: not in trigraph
 // modes, not with options that keep comments (-C) or read them.
 bool token_text(std::string_view bytes, std::string* out);
+// The same, also saying whether the text holds a line comment (`//`
+// outside literals and block comments), which C90 does not read as one.
+bool token_text(std::string_view bytes, std::string* out, bool* line_comment);
 
 }  // namespace lexpack::lexer

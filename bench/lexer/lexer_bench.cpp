@@ -179,6 +179,33 @@ void bench_primitives(const Kernel& k, const Corpus& c, int runs) {
                   }));
 }
 
+// The token text (lexer/token_text.h) a token key reads of a changed file,
+// against the fastest directive scan of the same corpus (`scan_seconds`).
+void bench_token_text(const Corpus& corpus, int runs, const std::string& scan_name,
+                      double scan_seconds) {
+  size_t unsure = 0, text_bytes = 0;
+  const Timing text = best_of(runs, [&] {
+    std::string out;
+    unsure = text_bytes = 0;
+    for (const std::string& f : corpus.files) {
+      if (lexpack::lexer::token_text(f, &out)) {
+        text_bytes += out.size();
+      } else {
+        ++unsure;
+      }
+    }
+    return text_bytes;
+  });
+  std::printf(
+      "pass=token-text files=%zu bytes=%zu seconds=%.4f mbps=%.1f text_bytes=%zu unsure=%zu\n",
+      corpus.files.size(), corpus.bytes, text.seconds, mbps(corpus.bytes, text.seconds), text_bytes,
+      unsure);
+  if (text.seconds > 0) {
+    std::printf("ratio pass=token-text vs=%s x=%.2f\n", scan_name.c_str(),
+                scan_seconds / text.seconds);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -274,35 +301,13 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The token text (lexer/token_text.h) a token key reads of a changed
-  // file, against the fastest directive scan of the same corpus.
-  size_t unsure = 0, text_bytes = 0;
-  const Timing text = best_of(opt.runs, [&] {
-    std::string out;
-    unsure = text_bytes = 0;
-    for (const std::string& f : corpus.files) {
-      if (lexpack::lexer::token_text(f, &out)) {
-        text_bytes += out.size();
-      } else {
-        ++unsure;
-      }
-    }
-    return text_bytes;
-  });
-  std::printf(
-      "pass=token-text files=%zu bytes=%zu seconds=%.4f mbps=%.1f text_bytes=%zu unsure=%zu\n",
-      corpus.files.size(), corpus.bytes, text.seconds, mbps(corpus.bytes, text.seconds), text_bytes,
-      unsure);
   const Contestant* fastest = nullptr;
   for (const Contestant& c : contestants) {
     if (c.name != "clang-minimizer" && (!fastest || c.best.seconds < fastest->best.seconds)) {
       fastest = &c;
     }
   }
-  if (fastest && text.seconds > 0) {
-    std::printf("ratio pass=token-text vs=%s x=%.2f\n", fastest->name.c_str(),
-                fastest->best.seconds / text.seconds);
-  }
+  if (fastest) bench_token_text(corpus, opt.runs, fastest->name, fastest->best.seconds);
 
   if (opt.primitives) {
     for (const Kernel* k : kernels) bench_primitives(*k, corpus, opt.runs);

@@ -118,6 +118,15 @@ TEST(TokenText, WhereThePassGivesUp) {
   EXPECT_FALSE(unsure("auto s = FOR\"(a)\";\n"));  // FOR"..." is not a raw string
 }
 
+TEST(TokenText, SaysWhetherALineCommentIsThere) {
+  std::string out;
+  bool line_comment = true;
+  ASSERT_TRUE(token_text("/* see http://x */\ns = \"a//b\";\n", &out, &line_comment));
+  EXPECT_FALSE(line_comment);
+  ASSERT_TRUE(token_text("int a; // a\n", &out, &line_comment));
+  EXPECT_TRUE(line_comment);
+}
+
 TEST(TokenText, CarriageReturnLineFeed) {
   EXPECT_EQ(text("int a;\r\n"), text("int a; // a\r\n"));
   EXPECT_EQ(text("int a;\r\n\r\nint b;\r\n"), text("int a; /* a\r\n */\r\nint b;\r\n"));
