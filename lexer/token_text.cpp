@@ -232,6 +232,8 @@ class TokenText {
       const unsigned char c = uint8_t(b_[p]);
       if (c == '\n' || c == '\t' || (c == '\r' && p + 1 < to && b_[p + 1] == '\n')) continue;
       if (c < 0x20 || c > 0x7e) return false;
+      // gcc warns of a backslash and a line end with blanks between.
+      if (c == '\\' && p + 1 < to && is_blank(b_[p + 1]) && splice_at(p) != 0) return false;
       if (p + 1 < to) {
         const char d = b_[p + 1];
         if ((c == '/' && d == '*') || (c == '*' && d == '/') || (c == '?' && d == '?')) {
@@ -296,10 +298,25 @@ class TokenText {
 
   bool block_comment() {
     if (unsure_line_) return false;  // it may not be a comment at all
-    const size_t close = b_.find("*/", i_ + 2);
+    size_t close = b_.find("*/", i_ + 2);
     if (close == std::string_view::npos) return false;  // unterminated
-    for (size_t p = i_ + 2; p < close; ++p) {
-      if (b_[p] == '\\' && splice_at(p)) return false;  // "*\<newline>/" ends it too
+    const size_t backslash = b_.find('\\', i_ + 2);
+    if (backslash < close) {
+      // A splice may join a '*' and a '/' ("*\<newline>/" ends it too): the
+      // end is the first '*' followed, over any splices, by '/'.
+      close = std::string_view::npos;
+      for (size_t p = i_ + 2; p < b_.size() && close == std::string_view::npos; ++p) {
+        if (b_[p] != '*') continue;
+        size_t q = p + 1;
+        while (size_t n = splice_at(q)) q += n;
+        if (q < b_.size() && b_[q] == '/') {
+          // The comment's body ends at the '*'; the spliced end is kept
+          // whole by copying, never dropped (inert() refuses it).
+          if (q != p + 1) return false;
+          close = p;
+        }
+      }
+      if (close == std::string_view::npos) return false;
     }
     return finish_comment(close + 2, close);
   }

@@ -105,7 +105,15 @@ TEST(TokenText, SplicesAndBackslashes) {
   // The blanks of a splice are kept; a comment on the joined line is dropped.
   EXPECT_NE(text("#define X a \\ \n b\n"), text("#define X a \\\n b\n"));
   EXPECT_EQ(text("#define X a \\\n b\n"), text("#define X a \\\n b // bee\n"));
-  EXPECT_TRUE(unsure("/* a *\\\n/ b */\n"));
+  EXPECT_TRUE(unsure("/* a *\\\n/ b */\n"));  // "*\<newline>/" ends it
+  // A splice inside a block comment (a comment in a macro's definition):
+  // the comment still ends at its first "*/".
+  EXPECT_EQ(text("#define S \\\n  12 /* a \\\n b */\nint x;\n"),
+            text("#define S \\\n  12\n\nint x;\n"));
+  EXPECT_NE(text("#define S \\\n  12 /* a \\\n b */ 3\n"),
+            text("#define S \\\n  12 /* c \\\n b */ 3\n"));
+  // "\ " and a line end in a comment draws a warning: kept.
+  EXPECT_NE(text("x; /* a \\ \n b */\n"), text("x;\n\n"));
   EXPECT_TRUE(unsure("x /\\\n/ c\n"));
   EXPECT_TRUE(unsure("x /\\\n* c */\n"));
 }
