@@ -68,6 +68,8 @@ class TokenText {
     }
     if (c == '<' && directive_) return literal('>');
     if (c == '\'' || c == '"') {
+      // A prefix split from its quote by a splice ("R\<newline>\"(...)").
+      if (splice_ends_at(i_)) return false;
       if (c == '"' && raw_string_prefix()) return false;
       if (c == '\'' && i_ > 0 && (is_word(b_[i_ - 1]) || b_[i_ - 1] == '.') && !char_prefix()) {
         unsure_line_ = true;  // a digit separator in C++, a literal in C
@@ -90,6 +92,15 @@ class TokenText {
     if (j < b_.size() && b_[j] == '\n') return j + 1 - p;
     if (j + 1 < b_.size() && b_[j] == '\r' && b_[j + 1] == '\n') return j + 2 - p;
     return 0;
+  }
+
+  // Whether a splice ends right before p.
+  bool splice_ends_at(size_t p) const {
+    if (p == 0 || b_[p - 1] != '\n') return false;
+    size_t q = p - 1;
+    if (q > 0 && b_[q - 1] == '\r') --q;
+    while (q > 0 && is_blank(b_[q - 1])) --q;
+    return q > 0 && b_[q - 1] == '\\';
   }
 
   // Length of the line end at p: 1 ("\n"), 2 ("\r\n"); 0 for anything else.

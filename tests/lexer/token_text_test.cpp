@@ -121,6 +121,7 @@ TEST(TokenText, SplicesAndBackslashes) {
 TEST(TokenText, WhereThePassGivesUp) {
   EXPECT_TRUE(unsure("auto s = R\"(// not a comment)\";\n"));
   EXPECT_TRUE(unsure("auto s = u8R\"x(a)x\";\n"));
+  EXPECT_TRUE(unsure("auto s = R\\\n\"(// x\n)\";\n"));  // its prefix spliced off
   EXPECT_TRUE(unsure("int a;\rint b;\n"));
   EXPECT_TRUE(unsure("int a; /* never closed\n"));
   EXPECT_FALSE(unsure("auto s = FOR\"(a)\";\n"));  // FOR"..." is not a raw string
