@@ -12,10 +12,6 @@
 namespace lexpack::closure {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // C90: no // comments (strict), or a warning for each file with one
 // (-pedantic).
 bool is_c90(std::string_view standard) {
@@ -73,9 +69,9 @@ std::string token_keys_refused(const compiler::CompileCommand& command,
   for (std::string_view a : command.args) {
     if (a == "-C" || a == "-CC") return std::string(a);
     for (std::string_view p : kReadsComments) {
-      if (starts_with(a, p)) return std::string(a);
+      if (a.starts_with(p)) return std::string(a);
     }
-    if (starts_with(a, "-gdwarf")) dwarf = a;
+    if (a.starts_with("-gdwarf")) dwarf = a;
   }
   if (kind == compiler::CompilerKind::kClang && command.debug_info && dwarf != "-gdwarf-2" &&
       dwarf != "-gdwarf-3" && dwarf != "-gdwarf-4") {
