@@ -91,22 +91,48 @@ class HeaderCache {
  public:
   static constexpr size_t kMaxVariants = 24;  // traces kept per key
 
+  // Where evaluations outlive the cache (the store): asked once for each
+  // key the cache holds nothing under, with the key's two names.
+  class Backing {
+   public:
+    virtual ~Backing() = default;
+    virtual std::vector<std::shared_ptr<const HeaderTrace>> load(std::string_view context,
+                                                                 std::string_view file,
+                                                                 HeaderCache& cache) = 0;
+  };
+  // `backing` (may be null) must outlive the cache's use.
+  void set_backing(Backing* backing) { backing_ = backing; }
+
   // The same number for the same string in every TU of the scan; 0 for "".
   uint32_t intern(std::string_view key);
+  // The string `id` was given for; "" for 0 or a number never given.
+  std::string name(uint32_t id) const;
   static uint64_t key(uint32_t context, uint32_t file) { return uint64_t(context) << 32 | file; }
 
-  std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key) const;
+  std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key);
   void add(uint64_t key, std::shared_ptr<const HeaderTrace> trace);
+
+  // Each key that gained a trace since the last call, with every trace it
+  // holds (those the backing gave included): what to write back.
+  struct Unsaved {
+    std::string context, file;
+    std::vector<std::shared_ptr<const HeaderTrace>> traces;
+  };
+  std::vector<Unsaved> take_unsaved();
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
+  Backing* backing_ = nullptr;
+  std::unordered_set<uint64_t> asked_;    // keys the backing was asked for
+  std::unordered_set<uint64_t> unsaved_;  // keys added to since take_unsaved
   struct ViewHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  std::mutex names_mu_;
+  mutable std::mutex names_mu_;
   std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>> names_;
+  std::vector<const std::string*> by_id_;  // names_'s keys by number - 1
 };
 
 // Same definition: one object, or equal name, parameters and body.
