@@ -4,6 +4,7 @@
 // the object records it (debug info without a prefix map covering it).
 #include "closure/action_key.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "compiler/search_list.h"
@@ -52,14 +53,20 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   }
   bool records_cwd = command.debug_info && !compiler::cwd_is_mapped(command, cwd);
   h.field(records_cwd ? cwd : std::string("-"));
-  h.field(closure.files.size());
-  for (size_t i = 0; i < closure.files.size(); ++i) {
+  // The set of files and of failed probes decides the output, not the order
+  // the walk met them in: each is hashed in name order (the source first).
+  auto name = [&](std::string_view path) {
+    return relocation.relocated ? relocation.name(path) : std::string(path);
+  };
+  std::vector<std::pair<std::string, size_t>> files;
+  files.reserve(closure.files.size());
+  for (size_t i = 0; i < closure.files.size(); ++i)
+    files.emplace_back(name(closure.files[i].path), i);
+  if (!files.empty()) std::stable_sort(files.begin() + 1, files.end());
+  h.field(files.size());
+  for (const auto& [file_name, i] : files) {
     const ClosureFile& f = closure.files[i];
-    if (relocation.relocated) {
-      h.field(relocation.name(f.path));
-    } else {
-      h.field(f.path);
-    }
+    h.field(file_name);
     if (f.opaque && !f.made_by.is_zero()) {
       h.field("made by " + f.made_by.hex());
     } else if (f.presence_only) {
@@ -75,14 +82,12 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   }
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
-  h.field(closure.failed_probes.size());
-  for (std::string_view p : closure.failed_probes) {
-    if (relocation.relocated) {
-      h.field(relocation.name(p));
-    } else {
-      h.field(p);
-    }
-  }
+  std::vector<std::string> probes;
+  probes.reserve(closure.failed_probes.size());
+  for (std::string_view p : closure.failed_probes) probes.push_back(name(p));
+  std::sort(probes.begin(), probes.end());
+  h.field(probes.size());
+  for (const std::string& p : probes) h.field(p);
   return h.digest();
 }
 

@@ -1,8 +1,9 @@
 // The action key changes with every input that can change the object (the
 // compiler, each argument, the source, each closure file's name and content,
 // each failed candidate, the working directory when debug info records it)
-// and stays the same for what cannot (file dates, the working directory of a
-// compile without debug info or with it mapped away).
+// and stays the same for what cannot (file dates, the order the walk met
+// files in, the working directory of a compile without debug info or with
+// it mapped away).
 #include "closure/action_key.h"
 
 #include <gtest/gtest.h>
@@ -92,7 +93,11 @@ TEST(ActionKey, EachInputOfTheObjectChangesIt) {
          c.closure.files.push_back({c.names[3], Compile::stat(4), {4, 4}, false, {}});
        }},
       {"a file dropped", [](Compile& c) { c.closure.files.pop_back(); }},
-      {"file order", [](Compile& c) { std::swap(c.closure.files[1], c.closure.files[2]); }},
+      {"a present file's content counted",
+       [](Compile& c) {
+         std::swap(c.closure.files[1].presence_only, c.closure.files[2].presence_only);
+         std::swap(c.closure.files[1].content, c.closure.files[2].content);
+       }},
       {"a failed candidate added",
        [](Compile& c) {
          c.closure.failed_probes.push_back(c.names[1]);
@@ -125,6 +130,20 @@ TEST(ActionKey, WhatCannotChangeTheObjectLeavesIt) {
       f.stat.ino += 100;
     }
     EXPECT_TRUE(c.key() == base_key);
+  }
+  {
+    // The order the walk met files and failed candidates in (an evaluation
+    // replaying a recorded header asks its includes before it replays them).
+    static const std::string other_probe = "inc/other.h";
+    Compile c;
+    std::swap(c.closure.files[1], c.closure.files[2]);
+    c.closure.failed_probes.insert(c.closure.failed_probes.begin(), other_probe);
+    c.closure.failed_probe_dirs.push_back(0);
+    Compile d;
+    d.closure.failed_probes.push_back(other_probe);
+    d.closure.failed_probe_dirs.push_back(0);
+    EXPECT_TRUE(c.key() == d.key());
+    EXPECT_FALSE(c.key() == base_key);
   }
   {
     Compile c;  // how the identity was found, beyond its hash
