@@ -111,6 +111,41 @@ after_edit_ms() {  # $1 = compile database; prints the median
   median_ms $times
 }
 
+# A scan with the store known and the scan memos stale: a comment appended
+# to every source before each run (a new one each time, since a memo whose
+# files hold the same bytes still holds), so every TU is walked and
+# evaluated again, with the compiler's answers and the header evaluations an
+# earlier scan kept (a restored CI cache, a branch switch). `restore`: the
+# sources cut back to their own bytes.
+edit_sources() {  # $1 = compile database, $2 = a number, or restore
+  python3 - "$1" "$2" "$work/sizes.json" <<'EOF2'
+import json, os, sys
+db, what, saved = sys.argv[1:4]
+paths = sorted({os.path.join(e["directory"], e["file"]) for e in json.load(open(db))})
+if not os.path.exists(saved):
+    json.dump({p: os.path.getsize(p) for p in paths}, open(saved, "w"))
+sizes = json.load(open(saved))
+for p in paths:
+    os.truncate(p, sizes[p])
+    if what != "restore":
+        with open(p, "a") as f:
+            f.write("\n/* scan bench %s */\n" % what)
+if what == "restore":
+    os.unlink(saved)
+EOF2
+}
+known_ms() {  # $1 = compile database; prints the median
+  local times="" k=0
+  lexpack_scan "$1" >/dev/null 2>&1
+  while [ "$k" -lt "$runs" ]; do
+    k=$((k + 1))
+    edit_sources "$1" "$k"
+    times="$times $(time_ms lexpack_scan "$1")"
+  done
+  edit_sources "$1" restore
+  median_ms $times
+}
+
 bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   name=$1
   make_inputs "$2" "$work/$name"
@@ -128,6 +163,7 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   done
   cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd); gm=$(median_ms $gm)
   edit=$(after_edit_ms "$db")
+  known=$(known_ms "$db")
   stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
   files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
   mb=$(echo "$stats" | sed -n 's/.* files, \([0-9.]*\) MB.*/\1/p')
@@ -140,11 +176,13 @@ bench_project() {  # $1 = name, $2 = build dir (built with plain ninja)
   echo "project=$name lexpack_cold_ms=$cold"
   echo "project=$name lexpack_warm_ms=$warm"
   echo "project=$name lexpack_after_edit_ms=$edit (one source touched)"
+  echo "project=$name lexpack_known_ms=$known (store kept, every source changed)"
   echo "project=$name clang_scan_deps_ms=$sd (TUs it could not scan: $(scan_deps_errors))"
   echo "project=$name gcc_m_ms=$gm"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_after_edit=$(ratio "$sd" "$edit")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_known=$(ratio "$sd" "$known")"
   echo "project=$name ratio_gcc_m_over_lexpack_cold=$(ratio "$gm" "$cold")"
   echo "project=$name ratio_gcc_m_over_lexpack_warm=$(ratio "$gm" "$warm")"
   echo "project=$name check_missed_files=$missed check_missed_tus=${missed_tus:-?} check_extra_tus=${extra_tus:-?} check_unrecorded_tus=${unrecorded:-?}"
@@ -161,11 +199,17 @@ cacheable_share() {  # $1 = name, $2 = build dir
   echo "project=$1 cacheable=$((total - unc)) of $total compiles ($unc uncacheable)"
 }
 
-# TUs exact, files missed and extra of a cold scan against g++ -M.
+# TUs exact, files missed and extra of a cold scan against g++ -M, and of
+# a scan with the store kept and every source touched (header evaluations
+# replayed).
 against_gcc_m() {  # $1 = name, $2 = compile database
   rm -rf "$LEXPACK_DIR"
   "$lexpack" scan --compdb "$2" --format json -o "$work/scan.json" 2>/dev/null
   echo "project=$1 against_gcc_m $(python3 "$here/compare_deps.py" "$2" "$work/scan.json" "$jobs" 2>"$work/missed.txt")"
+  edit_sources "$2" known
+  "$lexpack" scan --compdb "$2" --format json -o "$work/scan.json" 2>/dev/null
+  edit_sources "$2" restore
+  echo "project=$1 against_gcc_m_known $(python3 "$here/compare_deps.py" "$2" "$work/scan.json" "$jobs" 2>"$work/missed.txt")"
 }
 
 # A project configured and never built: no ninja record, so speed and the
@@ -186,16 +230,19 @@ bench_fresh() {  # $1 = name, $2 = compile database
   done
   cold=$(median_ms $cold); warm=$(median_ms $warm); sd=$(median_ms $sd)
   edit=$(after_edit_ms "$db")
+  known=$(known_ms "$db")
   stats=$("$lexpack" scan --compdb "$db" -o /dev/null 2>&1 | tail -n 1)
   files=$(echo "$stats" | sed -n 's/.* \([0-9]*\) unique files.*/\1/p')
   echo "project=$name tus=$n_tus unique_files=$files jobs=$jobs runs=$runs (no build history)"
   echo "project=$name lexpack_cold_ms=$cold"
   echo "project=$name lexpack_warm_ms=$warm"
   echo "project=$name lexpack_after_edit_ms=$edit (one source touched)"
+  echo "project=$name lexpack_known_ms=$known (store kept, every source changed)"
   echo "project=$name clang_scan_deps_ms=$sd (TUs it could not scan: $(scan_deps_errors))"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_cold=$(ratio "$sd" "$cold")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_warm=$(ratio "$sd" "$warm")"
   echo "project=$name ratio_clang_scan_deps_over_lexpack_after_edit=$(ratio "$sd" "$edit")"
+  echo "project=$name ratio_clang_scan_deps_over_lexpack_known=$(ratio "$sd" "$known")"
   against_gcc_m "$name" "$db"
   cacheable_share "$name" "$(dirname "$db")"
 }
