@@ -40,9 +40,13 @@ int run_server_command(const ServerArgs& a) {
       return 1;
     }
     // Started in the background: `--start` returns once it answers, so a
-    // `--status` or a compile right after it finds it.
+    // `--status` or a compile right after it finds it. A server killed a
+    // moment ago may still hold the start lock as it dies (start_server then
+    // takes it for one starting): asked again now and then, it starts one
+    // once the lock is free.
     for (int waited_ms = 0; waited_ms < kStartWaitMs; waited_ms += 10) {
       if (server::control(RequestKind::kStatus)) return 0;
+      if (waited_ms > 0 && waited_ms % 500 == 0) server::start_server();
       ::usleep(10 * 1000);
     }
     std::fprintf(stderr, "lexpack: error: the server started but did not answer within %d s\n",
