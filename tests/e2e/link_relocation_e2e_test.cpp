@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
@@ -202,7 +203,10 @@ TEST_F(LinkRelocationE2eTest, AnotherMachineTakesTheStepsFromTheRemote) {
   EXPECT_EQ(sh("b/build", "LD_LIBRARY_PATH=. ./app_shared").exit_code, 7);
   base::ProcessResult stats = sh("b", std::string(LEXPACK_BIN) + " stats");
   EXPECT_NE(stats.out.find("link_remote_hits  5"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("link_toolchain_answers_taken 1"), std::string::npos) << stats.out;
+  // Taken from the remote (two steps linking at once may each take it).
+  const size_t taken = stats.out.find("link_toolchain_answers_taken ");
+  ASSERT_NE(taken, std::string::npos) << stats.out;
+  EXPECT_GE(std::atoi(stats.out.c_str() + taken + 29), 1) << stats.out;
   // What B took is kept: with no remote, its steps hit from its own cache.
   ASSERT_EQ(sh("b/build", "rm libs/libfoo.a libshared.so app_static app_shared").exit_code, 0);
   const std::string with_remote = extra_env_;
