@@ -18,7 +18,7 @@ using preprocessor::HeaderOp;
 using preprocessor::HeaderTrace;
 using preprocessor::Macro;
 
-constexpr std::string_view kMagic = "lexpack-headers-1";
+constexpr std::string_view kMagic = "lexpack-headers-2";
 constexpr size_t kKeyNumbers = 6;  // after the path: see header_file_key
 constexpr uint64_t kMaxCount = 1u << 24;
 
@@ -44,7 +44,9 @@ bool key_signature(std::string_view key, base::StatSignature* sig) {
   return true;
 }
 
-// Writes the traces' bodies, numbering the file names they hold.
+uint64_t digest_of(const HeaderTrace& t, const preprocessor::HeaderCache& cache);
+
+// Writes one trace's inputs and ops, numbering the file names it holds.
 class Writer {
  public:
   explicit Writer(const preprocessor::HeaderCache& cache) : cache_(cache) {}
@@ -99,6 +101,9 @@ class Writer {
         w->u8(uint8_t((op.angled ? 1 : 0) | (op.next ? 2 : 0) | (op.computed ? 4 : 0)));
         w->u8(uint8_t(op.how));
         w->u64(op.answer == 0 ? 0 : file(op.answer));
+        // The nested trace by its digest (0: none, or one no record holds).
+        w->u64(op.kind == HeaderOp::Kind::kInclude && op.nested ? digest_of(*op.nested, cache_)
+                                                                : 0);
         return !bad_;
       case HeaderOp::Kind::kPragmaOnce:
         return true;
@@ -142,14 +147,50 @@ class Writer {
   bool bad_ = false;
 };
 
+// A trace as a record holds it: the files it names, then its inputs and
+// ops; "" when it holds what a record cannot.
+std::string trace_body(const HeaderTrace& t, const preprocessor::HeaderCache& cache) {
+  Writer writer(cache);
+  base::VarintWriter content;
+  if (!writer.trace(t, &content)) return {};
+  base::VarintWriter body;
+  body.u64(writer.files().size());
+  for (const std::string& f : writer.files()) body.str(f);
+  body.raw(content.bytes());
+  return body.take();
+}
+
+uint64_t body_digest(std::string_view body) {
+  return cache::hash64(body) | 1;  // never 0, which means none
+}
+
+// The trace's digest, its body written to learn it when not known yet; 0
+// when no record can hold it. Nested traces are written first (their
+// digests are part of their includer's body).
+uint64_t digest_of(const HeaderTrace& t, const preprocessor::HeaderCache& cache) {
+  if (t.digest == 0) {
+    const std::string body = trace_body(t, cache);
+    if (!body.empty()) t.digest = body_digest(body);
+  }
+  return t.digest;
+}
+
 class Reader {
  public:
-  Reader(base::VarintReader* r, std::vector<uint32_t> files) : r_(*r), files_(std::move(files)) {}
+  Reader(base::VarintReader* r, preprocessor::HeaderCache& cache) : r_(*r), cache_(cache) {}
 
+  // The trace of a body (trace_body); its nested traces are left to the
+  // caller, as nested() lists them.
   std::shared_ptr<HeaderTrace> trace() {
     auto t = std::make_shared<HeaderTrace>();
     preprocessor::HeaderInputs& in = t->inputs;
     uint64_t n = 0;
+    if (!count(&n)) return nullptr;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string name;
+      if (!r_.str(&name) || name.empty()) return nullptr;
+      files_.push_back(cache_.intern(name));
+    }
     if (!count(&n)) return nullptr;
     in.macros.reserve(n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -193,9 +234,11 @@ class Reader {
     for (HeaderOp& op : t->ops) {
       if (!this->op(&op)) return nullptr;
     }
-    t->answer_count = preprocessor::count_answers(*t);
     return t;
   }
+
+  // Each include op whose record named a nested trace, with its digest.
+  std::vector<std::pair<HeaderOp*, uint64_t>>& nested() { return nested_; }
 
  private:
   bool count(uint64_t* n) { return r_.u64(n) && *n <= kMaxCount; }
@@ -230,6 +273,11 @@ class Reader {
         op->next = flags & 2;
         op->computed = flags & 4;
         op->how = preprocessor::EntryKind(how);
+        uint64_t nested = 0;
+        if (!r_.u64(&nested)) return false;
+        if (nested != 0 && op->kind == HeaderOp::Kind::kInclude && op->answer != 0) {
+          nested_.emplace_back(op, nested);
+        }
         return true;
       }
       case HeaderOp::Kind::kPragmaOnce:
@@ -267,8 +315,34 @@ class Reader {
   }
 
   base::VarintReader& r_;
+  preprocessor::HeaderCache& cache_;
   std::vector<uint32_t> files_;
+  std::vector<std::pair<HeaderOp*, uint64_t>> nested_;
 };
+
+// A decoded trace and the nested traces its record named.
+struct Decoded {
+  std::shared_ptr<HeaderTrace> trace;
+  std::vector<std::pair<HeaderOp*, uint64_t>> nested;
+};
+
+// The answers a replay asks of `t` (count_answers), nested traces of the
+// same record counted first.
+void count_all(HeaderTrace* t, std::vector<Decoded>& local, std::vector<bool>& done) {
+  for (size_t i = 0; i < local.size(); ++i) {
+    if (local[i].trace.get() != t) continue;
+    if (done[i]) return;
+    done[i] = true;
+    break;
+  }
+  for (HeaderOp& op : t->ops) {
+    if (!op.nested) continue;
+    for (Decoded& d : local) {
+      if (d.trace == op.nested) count_all(d.trace.get(), local, done);
+    }
+  }
+  t->answer_count = preprocessor::count_answers(*t);
+}
 
 }  // namespace
 
@@ -288,19 +362,19 @@ std::string header_file_key(const Resolution& r) {
 std::string encode_header_traces(const std::vector<std::shared_ptr<const HeaderTrace>>& traces,
                                  std::string_view context, std::string_view file,
                                  const preprocessor::HeaderCache& cache) {
-  Writer writer(cache);
   std::vector<std::string> bodies;
   for (const std::shared_ptr<const HeaderTrace>& t : traces) {
-    base::VarintWriter body;
-    if (t && writer.trace(*t, &body)) bodies.push_back(body.take());
+    if (!t) continue;
+    std::string body = trace_body(*t, cache);
+    if (body.empty()) continue;
+    t->digest = body_digest(body);
+    bodies.push_back(std::move(body));
   }
   if (bodies.empty()) return {};
   base::VarintWriter w;
   w.raw(kMagic);
   w.str(context);
   w.str(file);
-  w.u64(writer.files().size());
-  for (const std::string& f : writer.files()) w.str(f);
   w.u64(bodies.size());
   for (const std::string& b : bodies) w.str(b);
   return w.take();
@@ -314,23 +388,47 @@ std::vector<std::shared_ptr<const HeaderTrace>> decode_header_traces(
   std::string name;
   if (!r.str(&name) || name != context || !r.str(&name) || name != file) return {};
   uint64_t n = 0;
-  if (!r.u64(&n) || n > kMaxCount) return {};
-  std::vector<uint32_t> files;
-  for (uint64_t i = 0; i < n; ++i) {
-    if (!r.str(&name) || name.empty()) return {};
-    files.push_back(cache.intern(name));
-  }
   if (!r.u64(&n) || n > preprocessor::HeaderCache::kMaxVariants) return {};
-  std::vector<std::shared_ptr<const HeaderTrace>> out;
+  std::vector<Decoded> decoded;
   for (uint64_t i = 0; i < n; ++i) {
     std::string body;
     if (!r.str(&body)) return {};
     base::VarintReader br(body);
-    std::shared_ptr<HeaderTrace> t = Reader(&br, files).trace();
+    Reader reader(&br, cache);
+    std::shared_ptr<HeaderTrace> t = reader.trace();
     if (!t || !br.done()) return {};
-    out.push_back(std::move(t));
+    t->digest = body_digest(body);
+    decoded.push_back({std::move(t), std::move(reader.nested())});
   }
   if (!r.done()) return {};
+  // Each nested trace named, from this record (a header that includes
+  // itself) or from the nested header's own; one not found is left out,
+  // and the replay looks that header up as it enters it.
+  const uint32_t self = cache.intern(file);
+  const uint32_t context_id = cache.intern(context);
+  for (Decoded& d : decoded) {
+    for (auto& [op, digest] : d.nested) {
+      if (op->answer == self) {
+        for (const Decoded& other : decoded) {
+          if (other.trace != d.trace && other.trace->digest == digest) op->nested = other.trace;
+        }
+        continue;
+      }
+      for (const std::shared_ptr<const HeaderTrace>& c :
+           cache.find(preprocessor::HeaderCache::key(context_id, op->answer))) {
+        if (c->digest == digest) {
+          op->nested = c;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<bool> done(decoded.size(), false);
+  std::vector<std::shared_ptr<const HeaderTrace>> out;
+  for (Decoded& d : decoded) {
+    count_all(d.trace.get(), decoded, done);
+    out.push_back(d.trace);
+  }
   return out;
 }
 

@@ -13,8 +13,11 @@
 // naming a file changed in the last two seconds is not written: a file
 // written twice within the clock's tick could keep its signature.
 //
-// Traces are stored on their own: a nested header's trace is not inlined
-// but found under that header's own record when the replay enters it.
+// A trace's record holds its own ops; an include's nested trace (the one
+// replayed with its includer, whose inputs cover it) is named by its digest
+// and taken from the nested header's own record when the includer's is
+// read. One not found there leaves the include to look the header up when
+// the replay enters it.
 #pragma once
 
 #include <memory>

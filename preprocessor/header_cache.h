@@ -77,6 +77,12 @@ struct HeaderTrace {
   // asks them: each op's, then those of the nested trace it enters (see
   // count_answers).
   size_t answer_count = 0;
+  // A digest of the trace as a stored record writes it (closure/
+  // header_records.h), 0 until one is written or read: how an includer's
+  // record names this trace as its nested one. Set by the one thread that
+  // writes or reads the record, before the trace is shared or after every
+  // evaluation using it has ended.
+  mutable uint64_t digest = 0;
 };
 
 // The answers a replay of `trace` asks: one per include or __has_include op,

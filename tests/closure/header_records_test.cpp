@@ -189,6 +189,7 @@ TEST_F(HeaderRecordsTest, DamagedOrMisplacedRecordsReadAsNothing) {
   run_all({{"#include <h.h>\n", {"MODE=1"}}});
   ASSERT_FALSE(backing.records.empty());
   HeaderCache cache;
+  cache.set_backing(&backing);  // where a nested trace's record is found
   for (const auto& [name, bytes] : backing.records) {
     const auto& [context, file] = name;
     EXPECT_FALSE(decode_header_traces(bytes, context, file, cache).empty());
@@ -197,10 +198,18 @@ TEST_F(HeaderRecordsTest, DamagedOrMisplacedRecordsReadAsNothing) {
     for (size_t n = 0; n < bytes.size(); ++n) {
       EXPECT_TRUE(decode_header_traces(bytes.substr(0, n), context, file, cache).empty()) << n;
     }
-    // Read back and written again: the same bytes.
+    // Read back (nested traces found in their own records) and written
+    // again: the same bytes.
     std::vector<std::shared_ptr<const HeaderTrace>> traces =
         decode_header_traces(bytes, context, file, cache);
     EXPECT_EQ(encode_header_traces(traces, context, file, cache), bytes);
+    // h.h's include of a.h names a.h's own trace, found in a.h's record.
+    if (file.rfind("inc/h.h", 0) == 0) {
+      ASSERT_FALSE(traces.empty());
+      bool nested = false;
+      for (const preprocessor::HeaderOp& op : traces[0]->ops) nested = nested || op.nested;
+      EXPECT_TRUE(nested);
+    }
   }
 }
 
