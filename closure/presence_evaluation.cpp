@@ -17,7 +17,6 @@
 #include "base/view_map.h"
 #include "closure/builtin_candidates.h"
 #include "closure/compiler_facts.h"
-#include "closure/header_records.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/scanner.h"
 #include "preprocessor/preprocessor.h"
@@ -77,7 +76,6 @@ struct EvaluationShare::Impl {
   ScanFileCache* walked = nullptr;
   // Each header's evaluations by the macro state they read (thread-safe).
   preprocessor::HeaderCache headers;
-  std::unique_ptr<StoredHeaders> stored_headers;  // headers' backing, when kept
   // Predefined macros parsed once per text.
   std::map<std::string,
            std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>>>
@@ -90,16 +88,6 @@ void EvaluationShare::use_walked(ScanFileCache* walked) {
   impl->walked = walked;
 }
 EvaluationShare::~EvaluationShare() = default;
-
-void EvaluationShare::keep_headers_in(cache::Store* store) {
-  impl->stored_headers = store ? std::make_unique<StoredHeaders>(store) : nullptr;
-  impl->headers.set_backing(impl->stored_headers.get());
-}
-
-base::Status EvaluationShare::save_headers() {
-  if (!impl->stored_headers) return {};
-  return save_header_traces(impl->stored_headers->store(), impl->headers);
-}
 
 namespace {
 
@@ -146,9 +134,20 @@ class ClosureHost : public preprocessor::Host {
                                      f.loaded->defines ? &*f.loaded->defines : nullptr};
   }
 
+  // The path as found, where in the search, and the stat of what was read.
   std::string file_key(preprocessor::FileHandle file) override {
     if (file >= files_.size()) return {};
-    return header_file_key(files_[file].where);
+    const Resolution& r = files_[file].where;
+    // The numbers as their bytes after the path's end: fixed width, so no
+    // two differ in one and compare equal.
+    const int64_t numbers[] = {int64_t(r.chain_index),   int64_t(r.stat.dev),
+                               int64_t(r.stat.ino),      int64_t(r.stat.size),
+                               int64_t(r.stat.mtime_ns), int64_t(r.stat.ctime_ns)};
+    std::string key;
+    key.reserve(r.path.size() + 1 + sizeof numbers);
+    key.append(r.path).push_back('\0');
+    key.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
+    return key;
   }
 
   std::vector<Resolution> resolutions() const {
@@ -540,20 +539,12 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     if (std::string err = predefine(&pp, facts, share, with_dirs.defines); !err.empty()) {
       return fail(err);
     }
-    if (!share && store_ && !own_headers_) {
-      own_headers_ = std::make_unique<EvaluationShare>();
-      own_headers_->keep_headers_in(store_);
-    }
-    preprocessor::HeaderCache* headers = share          ? &share->headers
-                                         : own_headers_ ? &own_headers_->impl->headers
-                                                        : nullptr;
-    if (headers) pp.use_header_cache(headers, header_context(identity_, cwd_, command_.language));
+    if (share)
+      pp.use_header_cache(&share->headers, header_context(identity_, cwd_, command_.language));
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
-    replayed_ = pp.headers_replayed();
-    evaluated_ = pp.headers_evaluated();
     if (host.unknown().empty()) {
       if (store_ && questions.size() > questions_remembered) {
         // Questions asked ahead on the first round: the next scan, whose
@@ -570,8 +561,6 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
           }
         }
       }
-      // What a later process can replay; a write that fails costs only that.
-      if (own_headers_) (void)own_headers_->save_headers();
       // The last use of the result here: moved, not copied (thousands of
       // entries in a TU of a big project).
       if (out_) *out_ = EvaluatedTu{true, "", pp.take_result(), std::move(files)};

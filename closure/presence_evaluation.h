@@ -31,11 +31,6 @@ class EvaluationShare {
   // Takes the bytes and lexer scans of the files the scan's walk read
   // (ScanFileCache::find_lexed) instead of reading and lexing them again.
   void use_walked(ScanFileCache* walked);
-  // Header evaluations are also looked up in, and written back to, `store`
-  // (see closure/header_records.h).
-  void keep_headers_in(cache::Store* store);
-  // Writes the header evaluations made since the last call.
-  base::Status save_headers();
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
@@ -72,10 +67,6 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   void share_with(EvaluationShare* share) { share_ = share; }
   bool every_tu() const override { return out_ != nullptr; }
   std::vector<Resolution> computed_includes() const override { return computed_; }
-  // Of the last evaluation: headers replayed from the header cache (this
-  // process's, the share's or the store's), and headers evaluated.
-  size_t headers_replayed() const { return replayed_; }
-  size_t headers_evaluated() const { return evaluated_; }
 
  private:
   // The stdc-predef.h among `forced` (if any): its bytes, and whether it
@@ -94,11 +85,8 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   std::string cwd_;
   const lexer::Kernel* kernel_;
   EvaluationShare* share_ = nullptr;
-  // Without a share: the header evaluations this evaluator keeps in the store.
-  std::unique_ptr<EvaluationShare> own_headers_;
   EvaluatedTu* out_ = nullptr;
   std::vector<Resolution> computed_;  // of the last exact evaluation
-  size_t replayed_ = 0, evaluated_ = 0;
 };
 
 // gcc's implicit stdc-predef.h among the files read before the source (the

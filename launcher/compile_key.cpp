@@ -23,8 +23,6 @@ base::Result<CompileKey> compute_compile_key(cache::Store* store, bool writable,
   auto closure = closure::compute_closure(files, cmd, out.list, identity.kind, cwd, &presence);
   if (!closure.ok()) return base::Status::error("dependency scan: " + closure.message());
   out.closure = std::move(closure.value());
-  out.headers_replayed = presence.headers_replayed();
-  out.headers_evaluated = presence.headers_evaluated();
   out.relocation = closure::decide_relocation(cmd, cwd, out.closure, base_dir);
   out.key = closure::action_key(identity, cmd, cwd, out.closure, out.relocation);
   return out;

@@ -24,8 +24,6 @@ struct CompileKey {
   closure::Closure closure;
   closure::KeyRelocation relocation;
   cache::Hash128 key;  // before the date (closure.uses_date)
-  // When the TU was evaluated: headers replayed and evaluated.
-  size_t headers_replayed = 0, headers_evaluated = 0;
 };
 
 // `store` answers the search list; `writable` says whether the compiler's

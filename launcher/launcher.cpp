@@ -296,10 +296,6 @@ bool Launcher::slow_path() {
   relocation_ = std::move(computed->relocation);
   key_ = computed->key;
   uses_date_ = closure_.uses_date;
-  if (computed->headers_replayed + computed->headers_evaluated > 0) {
-    note("headers: " + std::to_string(computed->headers_replayed) + " replayed, " +
-         std::to_string(computed->headers_evaluated) + " evaluated");
-  }
   if (explain_ && !base_dir_.empty()) {
     note(relocation_.relocated
              ? "relocatable: paths under " + base_dir_ + " are keyed relative to " + cwd_

@@ -11,56 +11,20 @@ uint32_t HeaderCache::intern(std::string_view key) {
   if (key.empty()) return 0;
   std::lock_guard lock(names_mu_);
   if (auto it = names_.find(key); it != names_.end()) return it->second;
-  auto it = names_.emplace(std::string(key), uint32_t(names_.size() + 1)).first;
-  by_id_.push_back(&it->first);
-  return it->second;
+  return names_.emplace(std::string(key), uint32_t(names_.size() + 1)).first->second;
 }
 
-std::string HeaderCache::name(uint32_t id) const {
-  std::lock_guard lock(names_mu_);
-  if (id == 0 || id > by_id_.size()) return {};
-  return *by_id_[id - 1];
-}
-
-std::vector<std::shared_ptr<const HeaderTrace>> HeaderCache::find(uint64_t key) {
-  {
-    std::lock_guard lock(mu_);
-    auto it = traces_.find(key);
-    if (it != traces_.end()) return it->second;
-    if (!backing_ || !asked_.insert(key).second) return {};
-  }
-  // Asked outside the lock: the backing interns the names its traces hold.
-  std::vector<std::shared_ptr<const HeaderTrace>> kept =
-      backing_->load(name(uint32_t(key >> 32)), name(uint32_t(key)), *this);
+std::vector<std::shared_ptr<const HeaderTrace>> HeaderCache::find(uint64_t key) const {
   std::lock_guard lock(mu_);
-  std::vector<std::shared_ptr<const HeaderTrace>>& v = traces_[key];
-  for (std::shared_ptr<const HeaderTrace>& t : kept) {
-    if (v.size() < kMaxVariants) v.push_back(std::move(t));
-  }
-  return v;
+  auto it = traces_.find(key);
+  if (it == traces_.end()) return {};
+  return it->second;
 }
 
 void HeaderCache::add(uint64_t key, std::shared_ptr<const HeaderTrace> trace) {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<const HeaderTrace>>& v = traces_[key];
-  if (v.size() >= kMaxVariants) return;
-  v.push_back(std::move(trace));
-  if (backing_) unsaved_.insert(key);
-}
-
-std::vector<HeaderCache::Unsaved> HeaderCache::take_unsaved() {
-  std::vector<std::pair<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>>> taken;
-  {
-    std::lock_guard lock(mu_);
-    for (uint64_t key : unsaved_) taken.emplace_back(key, traces_[key]);
-    unsaved_.clear();
-  }
-  std::vector<Unsaved> out;
-  out.reserve(taken.size());
-  for (auto& [key, traces] : taken) {
-    out.push_back({name(uint32_t(key >> 32)), name(uint32_t(key)), std::move(traces)});
-  }
-  return out;
+  if (v.size() < kMaxVariants) v.push_back(std::move(trace));
 }
 
 size_t count_answers(const HeaderTrace& trace) {

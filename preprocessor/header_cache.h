@@ -77,12 +77,6 @@ struct HeaderTrace {
   // asks them: each op's, then those of the nested trace it enters (see
   // count_answers).
   size_t answer_count = 0;
-  // A digest of the trace as a stored record writes it (closure/
-  // header_records.h), 0 until one is written or read: how an includer's
-  // record names this trace as its nested one. Set by the one thread that
-  // writes or reads the record, before the trace is shared or after every
-  // evaluation using it has ended.
-  mutable uint64_t digest = 0;
 };
 
 // The answers a replay of `trace` asks: one per include or __has_include op,
@@ -97,48 +91,22 @@ class HeaderCache {
  public:
   static constexpr size_t kMaxVariants = 24;  // traces kept per key
 
-  // Where evaluations outlive the cache (the store): asked once for each
-  // key the cache holds nothing under, with the key's two names.
-  class Backing {
-   public:
-    virtual ~Backing() = default;
-    virtual std::vector<std::shared_ptr<const HeaderTrace>> load(std::string_view context,
-                                                                 std::string_view file,
-                                                                 HeaderCache& cache) = 0;
-  };
-  // `backing` (may be null) must outlive the cache's use.
-  void set_backing(Backing* backing) { backing_ = backing; }
-
   // The same number for the same string in every TU of the scan; 0 for "".
   uint32_t intern(std::string_view key);
-  // The string `id` was given for; "" for 0 or a number never given.
-  std::string name(uint32_t id) const;
   static uint64_t key(uint32_t context, uint32_t file) { return uint64_t(context) << 32 | file; }
 
-  std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key);
+  std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key) const;
   void add(uint64_t key, std::shared_ptr<const HeaderTrace> trace);
-
-  // Each key that gained a trace since the last call, with every trace it
-  // holds (those the backing gave included): what to write back.
-  struct Unsaved {
-    std::string context, file;
-    std::vector<std::shared_ptr<const HeaderTrace>> traces;
-  };
-  std::vector<Unsaved> take_unsaved();
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
-  Backing* backing_ = nullptr;
-  std::unordered_set<uint64_t> asked_;    // keys the backing was asked for
-  std::unordered_set<uint64_t> unsaved_;  // keys added to since take_unsaved
   struct ViewHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  mutable std::mutex names_mu_;
+  std::mutex names_mu_;
   std::unordered_map<std::string, uint32_t, ViewHash, std::equal_to<>> names_;
-  std::vector<const std::string*> by_id_;  // names_'s keys by number - 1
 };
 
 // Same definition: one object, or equal name, parameters and body.

@@ -293,7 +293,6 @@ ScanReport scan_build(const std::vector<CompdbEntry>& entries, cache::Store* sto
     // The scan is complete; only later relative paths would be affected.
   }
   // A failed write only costs the next scan some work; the report is whole.
-  (void)scanner.save_headers();
   if (locked) locked->flush();
   clock.took(&report.phases.write_us);
   count_totals(run.all_sizes, &report);

@@ -38,12 +38,7 @@ void note_size(FileSizes* sizes, std::string_view path, uint64_t size);
 // The per-TU scan of one scan_build(), shared by its worker threads.
 class Scanner {
  public:
-  Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {
-    share_.keep_headers_in(store);
-  }
-
-  // Writes the header evaluations the scan made (closure/header_records.h).
-  base::Status save_headers() { return share_.save_headers(); }
+  Scanner(cache::Store* store, const lexer::Kernel* kernel) : store_(store), kernel_(kernel) {}
 
   // The files `walked` holds are read and lexed once for the walk and the
   // evaluation of every TU.

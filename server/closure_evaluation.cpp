@@ -33,7 +33,6 @@ Server::WalkShare& Server::walk_share() {
     w.files->share(w.walked.get());
     w.evaluations = std::make_unique<closure::EvaluationShare>();
     w.evaluations->use_walked(w.walked.get());
-    w.evaluations->keep_headers_in(store_.get());
     w.epoch = trust_epoch();
     w.made = now;
   }
@@ -69,8 +68,6 @@ Reply Server::evaluate_closure(const Request& req) {
   presence.share_with(share.evaluations.get());
   auto closure =
       closure::compute_closure(share.files.get(), cmd, *list, identity->kind, req.cwd, &presence);
-  // For the next server (a failed write costs it only the evaluations).
-  (void)share.evaluations->save_headers();
   if (!closure.ok()) return declined("dependency scan: " + closure.message());
   // What the launcher would not store either: it finds out again itself.
   if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");

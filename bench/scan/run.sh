@@ -114,9 +114,9 @@ after_edit_ms() {  # $1 = compile database; prints the median
 # A scan with the store known and the scan memos stale: a comment appended
 # to every source before each run (a new one each time, since a memo whose
 # files hold the same bytes still holds), so every TU is walked and
-# evaluated again, with the compiler's answers and the header evaluations an
-# earlier scan kept (a restored CI cache, a branch switch). `restore`: the
-# sources cut back to their own bytes.
+# evaluated again, with the compiler's answers an earlier scan kept (a
+# restored CI cache, a branch switch). `restore`: the sources cut back to
+# their own bytes.
 edit_sources() {  # $1 = compile database, $2 = a number, or restore
   python3 - "$1" "$2" "$work/sizes.json" <<'EOF2'
 import json, os, sys
@@ -200,8 +200,7 @@ cacheable_share() {  # $1 = name, $2 = build dir
 }
 
 # TUs exact, files missed and extra of a cold scan against g++ -M, and of
-# a scan with the store kept and every source touched (header evaluations
-# replayed).
+# a scan with the store kept and every source changed.
 against_gcc_m() {  # $1 = name, $2 = compile database
   rm -rf "$LEXPACK_DIR"
   "$lexpack" scan --compdb "$2" --format json -o "$work/scan.json" 2>/dev/null
