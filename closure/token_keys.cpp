@@ -150,4 +150,22 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
   return action_key(identity, command, cwd, closure, relocation, &tokens);
 }
 
+std::optional<cache::Hash128> compile_token_key(const compiler::CompilerIdentity& identity,
+                                                const compiler::CompileCommand& command,
+                                                const std::string& cwd, const Closure& closure,
+                                                const KeyRelocation& relocation,
+                                                cache::Store* store, bool write, std::string* why) {
+  if (std::string refused = token_keys_refused(command, identity.kind); !refused.empty()) {
+    *why = refused;
+    return std::nullopt;
+  }
+  std::optional<cache::Hash128> key =
+      token_key(identity, command, cwd, closure, relocation, store, write);
+  if (!key) {
+    *why = "a file of the closure changed or cannot be read";
+    return std::nullopt;
+  }
+  return closure.uses_date ? dated_key(*key) : *key;
+}
+
 }  // namespace lexpack::closure

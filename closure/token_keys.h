@@ -71,4 +71,14 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const KeyRelocation& relocation, cache::Store* store,
                                         bool write);
 
+// The token key a compile's entry is looked up and stored under: token_key,
+// dated as the action key is (closure.uses_date); nullopt with *why set when
+// the compile has none (token_keys_refused, or a file of the closure changed
+// or cannot be read).
+std::optional<cache::Hash128> compile_token_key(const compiler::CompilerIdentity& identity,
+                                                const compiler::CompileCommand& command,
+                                                const std::string& cwd, const Closure& closure,
+                                                const KeyRelocation& relocation,
+                                                cache::Store* store, bool write, std::string* why);
+
 }  // namespace lexpack::closure

@@ -8,18 +8,10 @@
 namespace lexpack::launcher::detail {
 
 void Launcher::find_token_key() {
-  token_key_.reset();
-  if (std::string refused = closure::token_keys_refused(cmd_, identity_.kind); !refused.empty()) {
-    note("no token key: " + refused);
-    return;
-  }
-  std::optional<cache::Hash128> key = closure::token_key(
-      identity_, cmd_, cwd_, closure_, relocation_, store_.get(), !read_only_ && !explain_);
-  if (!key) {
-    note("no token key: a file of the closure changed or cannot be read");
-    return;
-  }
-  token_key_ = uses_date_ ? closure::dated_key(*key) : *key;
+  std::string why;
+  token_key_ = closure::compile_token_key(identity_, cmd_, cwd_, closure_, relocation_,
+                                          store_.get(), !read_only_ && !explain_, &why);
+  if (!token_key_) note("no token key: " + why);
 }
 
 std::optional<LaunchResult> Launcher::look_up_tokens(const cache::Hash128& key) {

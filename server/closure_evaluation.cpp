@@ -110,12 +110,12 @@ void Server::take_token_entry(const compiler::CompilerIdentity& identity,
                               const closure::Closure& closure,
                               const closure::KeyRelocation& relocation, const cache::Hash128& key) {
   const cache::Hash128 dated = closure.uses_date ? closure::dated_key(key) : key;
-  if (store_->get_action(dated) || !closure::token_keys_refused(cmd, identity.kind).empty()) return;
+  if (store_->get_action(dated)) return;
+  std::string why;
   std::optional<cache::Hash128> token =
-      closure::token_key(identity, cmd, cwd, closure, relocation, store_.get(), true);
+      closure::compile_token_key(identity, cmd, cwd, closure, relocation, store_.get(), true, &why);
   if (!token) return;
-  std::optional<cache::ActionRecord> action =
-      store_->get_action(closure.uses_date ? closure::dated_key(*token) : *token);
+  std::optional<cache::ActionRecord> action = store_->get_action(*token);
   // Whoever serves it checks its payload (the files outside the scan).
   if (!action || action->exit_code != 0) return;
   if (store_->put_action(dated, *action).ok()) store_->add_counter("token_hits", 1);
