@@ -73,6 +73,7 @@ LaunchResult Launcher::run() {
   std::string why_miss = "no cached result for this key";
   if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) return *answered;
   if (!explain_) note("miss: " + why_miss);
+  if (!explain_ && miss_cause_.empty()) miss_cause_ = changed_since_previous_memo(tu);
   if (!have_closure_ && !closure_from_kept_snapshot(tu) && !slow_path()) {
     return passthrough(result_.error);
   }
@@ -411,6 +412,22 @@ std::optional<LaunchResult> Launcher::serve_hit(const cache::ActionRecord& actio
 
 closure::ContentLookup Launcher::content_lookup() {
   return closure::content_lookup(files_.get(), cwd_);
+}
+
+std::string Launcher::changed_since_previous_memo(const cache::Hash128& tu) {
+  std::string previous;
+  store_->visit_memo(kPreviousMemoTable, tu.hex(),
+                     [&](std::string_view bytes) { previous.assign(bytes); });
+  if (previous.empty()) return {};
+  const closure::ContentLookup content = content_lookup();
+  std::string changed;
+  cache::Hash128 k;
+  bool dated = false;
+  if (!closure::check_encoded_closure_memo(previous, nullptr, &k, &dated, &changed, nullptr,
+                                           &content)) {
+    return {};
+  }
+  return changed;
 }
 
 bool Launcher::use_previous_memo(const cache::Hash128& tu, const std::string& latest,

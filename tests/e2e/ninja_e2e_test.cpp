@@ -197,6 +197,33 @@ TEST_F(NinjaE2eTest, ExplainOfABuildNamesWhyItsCompilesMissed) {
       << r.err;
 }
 
+// With the server on (the default): the server that finds a header changed
+// evaluates the closure again in the hit request and stores its memo, so the
+// launcher finds a memo that holds and no entry; the cause is still the
+// header (what changed since the memo before).
+TEST_F(NinjaE2eTest, ExplainNamesTheChangedHeaderWithTheServerOn) {
+  configure("build");
+  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
+  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  const std::string lexpack = LEXPACK_BIN;
+  ASSERT_EQ(sh(on + lexpack + " ninja -C build").exit_code, 0);
+  // Until the server answers every compile from memory.
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(sh("ninja -C build -t clean").exit_code, 0);
+    base::ProcessResult again = sh(on + lexpack + " ninja -C build");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    if (again.err.find("6 hits") != std::string::npos) break;
+    sleep(1);
+  }
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 6; }\n");
+  base::ProcessResult edit = sh(on + lexpack + " ninja -C build");
+  sh(on + lexpack + " server --stop");
+  ASSERT_EQ(edit.exit_code, 0) << edit.err;
+  EXPECT_NE(edit.err.find("2 misses: 2 because " + dir_.at("src/include/b.h") + " changed"),
+            std::string::npos)
+      << edit.err << dir_.read("log.txt");
+}
+
 TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {
   dir_.write("src/t4.cpp", "int t4() { return missing_name_42; }\n");
   configure("build");
