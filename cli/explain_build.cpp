@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "base/file_util.h"
 #include "cache/store.h"
@@ -30,14 +29,10 @@ int fail(const std::string& message) {
 
 // "N misses: ..." over `misses`, as the build's summary says it.
 std::string causes_line(const std::vector<ninja_integration::BuildMiss>& misses) {
-  ninja_integration::BuildSummary s;
-  s.misses = int64_t(misses.size());
-  std::map<std::string, int64_t> by_cause;
-  for (const auto& m : misses) ++by_cause[std::string(ninja_integration::miss_cause_name(m.cause))];
-  s.miss_causes.assign(by_cause.begin(), by_cause.end());
-  std::stable_sort(s.miss_causes.begin(), s.miss_causes.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  return ninja_integration::format_miss_causes(s);
+  std::vector<std::string_view> names;
+  names.reserve(misses.size());
+  for (const auto& m : misses) names.push_back(ninja_integration::miss_cause_name(m.cause));
+  return ninja_integration::format_miss_causes(ninja_integration::summarize_misses(names));
 }
 
 }  // namespace

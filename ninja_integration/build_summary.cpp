@@ -12,6 +12,12 @@
 namespace lexpack::ninja_integration {
 namespace {
 
+// Causes by how many misses each had, most first (equal counts as they were).
+void most_first(std::vector<std::pair<std::string, int64_t>>* causes) {
+  std::stable_sort(causes->begin(), causes->end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+}
+
 int64_t value(const Counters& c, const std::string& name) {
   auto it = c.find(name);
   return it == c.end() ? 0 : it->second;
@@ -61,8 +67,17 @@ BuildSummary summarize_build(const Counters& before, const Counters& after) {
     if (std::string_view(name).starts_with("link_uncacheable_"))
       s.link_uncacheable += v - value(before, name);
   }
-  std::stable_sort(s.miss_causes.begin(), s.miss_causes.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  most_first(&s.miss_causes);
+  return s;
+}
+
+BuildSummary summarize_misses(const std::vector<std::string_view>& cause_names) {
+  BuildSummary s;
+  s.misses = int64_t(cause_names.size());
+  std::map<std::string, int64_t, std::less<>> by_cause;
+  for (std::string_view name : cause_names) ++by_cause[std::string(name)];
+  s.miss_causes.assign(by_cause.begin(), by_cause.end());
+  most_first(&s.miss_causes);
   return s;
 }
 

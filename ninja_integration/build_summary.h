@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,11 @@ std::optional<Counters> read_store_counters();
 
 // The difference of two sets of counters (a build's own: from empty).
 BuildSummary summarize_build(const Counters& before, const Counters& after);
+
+// The misses' part of a summary from causes counted one by one (a build's
+// record of its misses, miss_cause_name of each cause): as summarize_build
+// orders them, most misses first.
+BuildSummary summarize_misses(const std::vector<std::string_view>& cause_names);
 
 // "lexpack: 12 compiles, 10 hits, 1 miss, 1 uncacheable, 0 failed, 3.4 s of compiler CPU
 // saved (build 5.1 s)", after a line of the misses' causes when they are
