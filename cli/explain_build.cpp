@@ -13,7 +13,7 @@
 #include <cstdio>
 
 #include "base/file_util.h"
-#include "cache/store.h"
+#include "cache/config/config.h"
 #include "cli/commands.h"
 #include "ninja_integration/build_counts.h"
 #include "ninja_integration/build_record.h"
@@ -43,9 +43,11 @@ int explain_build(const std::vector<std::string>& args) {
   }
   char real[PATH_MAX];
   if (!::realpath(args[1].c_str(), real)) return fail(args[1] + ": no such directory");
-  auto store = cache::Store::open(cache::StoreOptions{});
-  if (!store.ok()) return fail(store.message());
-  const std::string record = ninja_integration::build_dir_record(store.value()->dir(), real);
+  // The configured cache directory is all it needs of the store.
+  const cache::Config config = cache::load_config("");
+  if (config.dir.empty())
+    return fail("no cache directory: set LEXPACK_DIR, XDG_CACHE_HOME or HOME");
+  const std::string record = ninja_integration::build_dir_record(config.dir, real);
   if (::access(record.c_str(), F_OK) != 0) {
     return fail(std::string("no build of ") + real + " through `lexpack ninja` with this cache");
   }
