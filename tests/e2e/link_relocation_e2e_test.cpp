@@ -3,6 +3,7 @@
 // equal what a plain build in that checkout writes, byte for byte; a link
 // whose output records a path of the checkout (a build-tree rpath) misses.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -267,12 +268,22 @@ TEST_F(LinkRelocationE2eTest, BuildTreeRpathUnderBaseDirMissesInTheSecondCheckou
   // Why, in the decision log and from `lexpack explain`.
   std::string why = "not relocatable: the linker writes -rpath " + root_ + "/b/build";
   EXPECT_NE(dir_.read("log.txt").find(why), std::string::npos) << dir_.read("log.txt");
+  // libshared.so, served a moment before, may share the clock's tick with
+  // the link's start: then the link is not stored (correctly), and is
+  // linked once more for the checks below.
+  if (dir_.read("log.txt").find(root_ + "/b/build/app_shared: not stored: an input changed") !=
+      std::string::npos) {
+    ::usleep(50 * 1000);
+    ASSERT_EQ(sh("b/build", "rm app_shared").exit_code, 0);
+    EXPECT_EQ(lexpack_ninja("b")["misses"], 1) << last_err_;
+  }
   base::ProcessResult explain =
       sh("b/build", std::string(LEXPACK_BIN) + " explain $(ninja -t commands " + root_ +
                         "/b/build/app_shared | tail -n 1)");
   EXPECT_EQ(explain.exit_code, 0) << explain.err;
   EXPECT_NE(explain.out.find(why), std::string::npos) << explain.out;
-  EXPECT_NE(explain.out.find("would hit"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("would hit"), std::string::npos)
+      << explain.out << dir_.read("log.txt");
 
   // A third build in b hits its own entry.
   ASSERT_EQ(sh("b/build", "rm app_shared").exit_code, 0);
