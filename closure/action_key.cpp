@@ -55,13 +55,24 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   h.field(records_cwd ? cwd : std::string("-"));
   // The set of files and of failed probes decides the output, not the order
   // the walk met them in: each is hashed in name order (the source first).
-  auto name = [&](std::string_view path) {
-    return relocation.relocated ? relocation.name(path) : std::string(path);
+  // Names as the key spells them: the paths themselves, or their relocated
+  // names (kept in `renamed`, which the views point into).
+  std::vector<std::string> renamed;
+  auto names = [&](auto paths, size_t n) {
+    std::vector<std::string_view> out(n);
+    if (relocation.relocated) {
+      renamed.resize(n);
+      for (size_t i = 0; i < n; ++i) out[i] = renamed[i] = relocation.name(paths(i));
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] = paths(i);
+    }
+    return out;
   };
-  std::vector<std::pair<std::string, size_t>> files;
-  files.reserve(closure.files.size());
-  for (size_t i = 0; i < closure.files.size(); ++i)
-    files.emplace_back(name(closure.files[i].path), i);
+  const std::vector<std::string_view> file_names = names(
+      [&](size_t i) -> std::string_view { return closure.files[i].path; }, closure.files.size());
+  std::vector<std::pair<std::string_view, size_t>> files;
+  files.reserve(file_names.size());
+  for (size_t i = 0; i < file_names.size(); ++i) files.emplace_back(file_names[i], i);
   if (!files.empty()) std::stable_sort(files.begin() + 1, files.end());
   h.field(files.size());
   for (const auto& [file_name, i] : files) {
@@ -82,12 +93,12 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   }
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
-  std::vector<std::string> probes;
-  probes.reserve(closure.failed_probes.size());
-  for (std::string_view p : closure.failed_probes) probes.push_back(name(p));
+  // (The files' names are hashed: `renamed` may hold the probes' now.)
+  std::vector<std::string_view> probes =
+      names([&](size_t i) { return closure.failed_probes[i]; }, closure.failed_probes.size());
   std::sort(probes.begin(), probes.end());
   h.field(probes.size());
-  for (const std::string& p : probes) h.field(p);
+  for (std::string_view p : probes) h.field(p);
   return h.digest();
 }
 
