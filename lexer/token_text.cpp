@@ -346,7 +346,8 @@ class TokenText {
 }  // namespace
 
 bool token_text(std::string_view bytes, std::string* out) {
-  return TokenText(bytes, out).run();
+  bool line_comment = false;
+  return token_text(bytes, out, &line_comment);
 }
 
 bool token_text(std::string_view bytes, std::string* out, bool* line_comment) {
