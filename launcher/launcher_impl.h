@@ -175,14 +175,14 @@ class Launcher {
   void drop_explain_memo(const cache::Hash128& tu);
   // Content hashes of the files this compile reads, through the file table.
   closure::ContentLookup content_lookup();
-  // The previous closure memo of `tu`, when it holds (checked by content
-  // where signatures moved): its key, and it becomes the latest again with
-  // `latest` (out of date) as the previous.
   // What changed since the closure memo before this one ("changed: PATH"):
   // the cause of a miss whose own memo holds (the server, evaluating again
   // as a header changed, or an earlier compile replaced it); "" when none
   // is kept or nothing it lists changed.
   std::string changed_since_previous_memo(const cache::Hash128& tu);
+  // The previous closure memo of `tu`, when it holds (checked by content
+  // where signatures moved): its key, and it becomes the latest again with
+  // `latest` (out of date) as the previous.
   bool use_previous_memo(const cache::Hash128& tu, const std::string& latest, cache::Hash128* key,
                          bool* uses_date);
 
