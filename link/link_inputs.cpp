@@ -4,6 +4,8 @@
 // the key.
 #include "link/link_inputs.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <set>
 
 #include "base/byte_codec.h"
@@ -123,6 +125,28 @@ bool decode_records(std::string_view bytes, std::vector<std::vector<std::string>
     records->push_back(std::move(paths));
   }
   return r.done();
+}
+
+bool is_lto_temporary(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  std::string_view name = path.substr(slash + 1), dir = path.substr(0, slash);
+  if (name.size() < 11 || !name.starts_with("cc") || name[8] != '.' || !name.ends_with(".o")) {
+    return false;
+  }
+  for (char c : name.substr(2, 6)) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  }
+  auto trimmed = [](std::string_view d) {
+    while (d.size() > 1 && d.back() == '/') d.remove_suffix(1);
+    return d;
+  };
+  dir = trimmed(dir);
+  for (const char* name : {"TMPDIR", "TMP", "TEMP"}) {
+    const char* v = std::getenv(name);
+    if (v && *v && trimmed(v) == dir) return true;
+  }
+  return dir == "/tmp" || dir == "/var/tmp" || dir == "/usr/tmp";
 }
 
 bool archive_is_deterministic(std::string_view bytes) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -24,6 +25,13 @@ namespace lexpack::link {
 // was found in, and as it is, are recorded too.
 std::vector<std::string> recorded_paths(const std::vector<std::string>& read,
                                         const std::vector<std::string>& dirs, bool script = false);
+
+// True for a name gcc's lto-wrapper gives the objects it compiles during a
+// link ("ccXXXXXX.ltrans0.ltrans.o", "ccXXXXXX.debug.temp.o"): "cc", six
+// characters, a dot and a name ending in ".o", directly in the directory
+// libiberty's choose_tmpdir takes ($TMPDIR, $TMP, $TEMP, /tmp, /var/tmp,
+// /usr/tmp).
+bool is_lto_temporary(std::string_view path);
 
 // Hashes into `h` each path's state: its content, or that it is absent.
 // `*newest_ns` takes the latest mtime or ctime seen (to tell a file changed

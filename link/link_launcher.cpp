@@ -48,12 +48,13 @@ namespace {
 using detail::kind_name;
 using detail::StepLauncher;
 
-constexpr uint64_t kLinkKeyFormat = 2;
+constexpr uint64_t kLinkKeyFormat = 3;
 
-// Environment that changes what a driver or linker finds.
+// Environment that changes what a driver or linker finds (MAKE: the make an
+// LTO link's lto-wrapper runs its compiles with).
 constexpr const char* kEnvironment[] = {
-    "PATH",        "LIBRARY_PATH",    "COMPILER_PATH",    "GCC_EXEC_PREFIX",
-    "LD_RUN_PATH", "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH"};
+    "PATH",        "LIBRARY_PATH",    "COMPILER_PATH",     "GCC_EXEC_PREFIX",
+    "LD_RUN_PATH", "LD_LIBRARY_PATH", "SOURCE_DATE_EPOCH", "MAKE"};
 
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
@@ -118,6 +119,12 @@ std::string StepLauncher::make_command_key() {
     if (!asked.note.empty()) note(asked.note);
     if (!t.ok()) return "toolchain: " + t.message();
     toolchain_ = t.value();
+    if (!step_.lto.empty() && !toolchain_.lto) {
+      count("link_uncacheable_lto");
+      return "uncacheable " + prefix() + ": LTO link (" + step_.lto +
+             ") by a driver without gcc's lto-wrapper, lto1 and linker plugin (what else would "
+             "compile in the link is not keyed)";
+    }
     h.field(toolchain_.identity.lo);
     h.field(toolchain_.identity.hi);
   } else {

@@ -144,10 +144,8 @@ LinkStep parse_link(LinkStep step) {
   }
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& s = a[i];
-    if (starts_with(s, "-flto") && s != "-fno-lto") {
-      step.uncacheable = "LTO link (" + s + ")";
-      return step;
-    }
+    // An LTO link: cached when the toolchain's LTO tools are keyed (gcc's).
+    if (starts_with(s, "-flto") && s != "-fno-lto") step.lto = s;
     if (starts_with(s, "-fuse-ld=")) {
       step.uncacheable = "linker chosen with " + s;
       return step;

@@ -27,7 +27,8 @@ struct LinkStep {
   // arguments of a link say: files to key beyond the dependency file,
   // directories searched, whether a linker script is given.
   LinkerOptions linker;
-  // ar: true when the step adds to an existing archive (op r, or q without c).
+  // The -flto option of an LTO link (its compiles run in the link), or empty.
+  std::string lto;
   std::string uncacheable;  // empty when cacheable: a short reason otherwise
 };
 

@@ -93,9 +93,20 @@ std::string StepLauncher::link_key(const std::string& depfile,
   std::vector<std::string> read;
   std::string err;
   if (!base::parse_depfile(*dep, &read, &err)) return "not stored: " + err;
+  // A file gone after the link was a temporary one. The objects gcc's LTO
+  // plugin compiled from the inputs' IR (keyed by the inputs and the LTO
+  // tools) are left out; anything else is not stored.
+  int64_t lto_temporaries = 0;
+  std::erase_if(read, [&](const std::string& path) {
+    base::StatSignature sig;
+    if (base::stat_file(path, &sig) || !toolchain_.lto || !is_lto_temporary(path)) return false;
+    ++lto_temporaries;
+    return true;
+  });
+  if (lto_temporaries > 0) {
+    note(std::to_string(lto_temporaries) + " temporary objects of the LTO plugin not keyed");
+  }
   for (const std::string& path : read) {
-    // A file gone after the link was a temporary one (objects of an LTO
-    // plugin run, a source compiled on the way): not something to key.
     base::StatSignature sig;
     if (!base::stat_file(path, &sig)) {
       count("link_not_stored_temporary_input");

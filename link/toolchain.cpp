@@ -15,7 +15,7 @@
 namespace lexpack::link {
 namespace {
 
-constexpr uint64_t kToolchainFormat = 2;
+constexpr uint64_t kToolchainFormat = 3;
 
 void put_sig(base::VarintWriter* w, const base::StatSignature& s) {
   w->u64(s.dev);
@@ -103,7 +103,10 @@ std::optional<Toolchain> remembered(cache::Store& store, const std::string& driv
     ok = r.str(&answer) && r.str(&tool) && get_sig(&r, &was) && resolve_program(answer) == tool &&
          base::stat_file(tool, &now) && now == was;
   }
-  ok = ok && r.u64(&t.identity.lo) && r.u64(&t.identity.hi) && r.u64(&n_dirs) && n_dirs < 4096;
+  uint64_t lto = 0;
+  ok = ok && r.u64(&t.identity.lo) && r.u64(&t.identity.hi) && r.u64(&lto) && lto <= 1 &&
+       r.u64(&n_dirs) && n_dirs < 4096;
+  t.lto = lto == 1;
   for (uint64_t i = 0; ok && i < n_dirs; ++i) {
     std::string d;
     ok = r.str(&d);
@@ -126,6 +129,7 @@ void remember(cache::Store& store, const std::string& driver, const base::StatSi
   }
   w.u64(t.identity.lo);
   w.u64(t.identity.hi);
+  w.u64(t.lto ? 1 : 0);
   w.u64(t.search_dirs.size());
   for (const std::string& d : t.search_dirs) w.str(d);
   store.put_memo("linktool", driver, w.take());
@@ -160,6 +164,7 @@ std::string encode_toolchain_answer(const std::vector<Tool>& tools, const Toolch
   }
   w.u64(t.identity.lo);
   w.u64(t.identity.hi);
+  w.u64(t.lto ? 1 : 0);
   w.u64(t.search_dirs.size());
   for (const std::string& d : t.search_dirs) w.str(d);
   return w.take();
@@ -193,10 +198,13 @@ bool accept_toolchain_answer(std::string_view bytes, closure::FileStates* files,
     }
     tools->push_back(std::move(tool));
   }
-  if (!r.u64(&t->identity.lo) || !r.u64(&t->identity.hi) || !r.u64(&n_dirs) || n_dirs >= 4096) {
+  uint64_t lto = 0;
+  if (!r.u64(&t->identity.lo) || !r.u64(&t->identity.hi) || !r.u64(&lto) || lto > 1 ||
+      !r.u64(&n_dirs) || n_dirs >= 4096) {
     *why = "malformed";
     return false;
   }
+  t->lto = lto == 1;
   for (uint64_t i = 0; i < n_dirs; ++i) {
     std::string d;
     if (!r.str(&d)) {
@@ -210,13 +218,18 @@ bool accept_toolchain_answer(std::string_view bytes, closure::FileStates* files,
 }
 
 // Asks the driver at `driver` (and the ld it names) what it runs and where
-// it searches.
+// it searches. gcc's LTO tools (lto-wrapper, lto1, the linker plugin: what
+// the plugin runs when an input holds LTO IR, with or without -flto on the
+// link line) are part of the identity where the driver has them.
 base::Result<Toolchain> ask_driver(closure::FileStates* files, const std::string& driver,
                                    std::vector<Tool>* tools) {
   std::vector<base::ProcessResult> answers = base::run_captured_all({
       {driver, "-print-prog-name=ld"},
       {driver, "-print-prog-name=collect2"},
       {driver, "-print-search-dirs"},
+      {driver, "-print-prog-name=lto-wrapper"},
+      {driver, "-print-prog-name=lto1"},
+      {driver, "-print-file-name=liblto_plugin.so"},
   });
   for (const base::ProcessResult& a : answers) {
     if (!a.started || a.exit_code != 0) {
@@ -225,7 +238,6 @@ base::Result<Toolchain> ask_driver(closure::FileStates* files, const std::string
   }
   std::string ld = resolve_program(trim(answers[0].out));
   if (ld.empty()) return base::Status::error("the driver's ld was not found");
-  std::string collect2 = resolve_program(trim(answers[1].out));
   base::ProcessResult verbose = base::run_captured({ld, "--verbose"}, true);
   if (!verbose.started || verbose.exit_code != 0) {
     return base::Status::error("ld --verbose failed");
@@ -234,15 +246,22 @@ base::Result<Toolchain> ask_driver(closure::FileStates* files, const std::string
   cache::Hasher h;
   h.field("toolchain");
   h.field(kToolchainFormat);
-  const std::string said[3] = {driver, trim(answers[0].out), trim(answers[1].out)};
-  const std::string found[3] = {driver, ld, collect2};
-  for (size_t k = 0; k < 3; ++k) {
-    const std::string& tool = found[k];
-    if (tool.empty()) {
+  // The driver, ld, collect2, then the LTO tools (an answer naming no file
+  // here: not there).
+  const std::string said[6] = {driver,
+                               trim(answers[0].out),
+                               trim(answers[1].out),
+                               trim(answers[3].out),
+                               trim(answers[4].out),
+                               trim(answers[5].out)};
+  int lto_tools = 0;
+  for (size_t k = 0; k < 6; ++k) {
+    const std::string tool = k == 0 ? driver : k == 1 ? ld : resolve_program(said[k]);
+    base::StatSignature sig;
+    if (tool.empty() || (k >= 3 && !base::stat_file(tool, &sig))) {
       h.field("-");
       continue;
     }
-    base::StatSignature sig;
     if (!base::stat_file(tool, &sig)) return base::Status::error("cannot stat " + tool);
     base::Result<cache::Hash128> content = files->content_hash(tool, tool, sig);
     if (!content.ok()) return content.status();
@@ -250,7 +269,9 @@ base::Result<Toolchain> ask_driver(closure::FileStates* files, const std::string
     h.field(content->lo);
     h.field(content->hi);
     if (k > 0) tools->push_back({said[k], tool, sig, *content});
+    if (k >= 3) ++lto_tools;
   }
+  t.lto = lto_tools == 3;
   h.field(answers[2].out);
   // SEARCH_DIR("=/usr/lib"); ... in ld's default script; "=" is the sysroot.
   std::string_view text = verbose.out;

@@ -15,10 +15,14 @@
 namespace lexpack::link {
 
 // A driver and the linker it runs: the identity hashes the driver, its
-// collect2 and ld binaries, -print-search-dirs and ld's built-in SEARCH_DIRs;
-// `search_dirs` are those SEARCH_DIRs in order.
+// collect2 and ld binaries, gcc's LTO tools (lto-wrapper, lto1, the linker
+// plugin) where it has them, -print-search-dirs and ld's built-in
+// SEARCH_DIRs; `search_dirs` are those SEARCH_DIRs in order.
 struct Toolchain {
   cache::Hash128 identity;
+  // The driver has all three of gcc's LTO tools, and they are keyed: an LTO
+  // link through it can be cached.
+  bool lto = false;
   std::vector<std::string> search_dirs;
 };
 

@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config git
   libxxhash-dev liblmdb-dev libcli11-dev libgtest-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev            # libFuzzer runs of the lexer
+  llvm-14-linker-tools                   # clang's LTO link (LLVM gold plugin) in the link tests
   g++-aarch64-linux-gnu qemu-user        # ARM64 lexer tests under qemu
   strace
   libhiredis-dev libzstd-dev libcurl4-openssl-dev    # the remote tier

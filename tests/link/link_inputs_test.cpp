@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
+#include "base/depfile_reader.h"
+#include "base/file_stat.h"
+#include "base/file_util.h"
 #include "base/process.h"
 #include "tests/support/test_dir.h"
 
@@ -119,6 +123,51 @@ TEST(LinkInputsTest, DriverLinkDirsComeFromTheLinkerCommand) {
     EXPECT_EQ(dirs->front(), "mine") << driver;
     EXPECT_GT(dirs->size(), 2u) << driver;  // the driver's own directories follow
   }
+}
+
+TEST(LinkInputsTest, LtoTemporariesAreTheNamesLtoWrapperGives) {
+  ::unsetenv("TMP");
+  ::unsetenv("TEMP");
+  ::setenv("TMPDIR", "/work/tmp/", 1);
+  EXPECT_TRUE(is_lto_temporary("/tmp/ccRdKtXb.ltrans0.ltrans.o"));
+  EXPECT_TRUE(is_lto_temporary("/var/tmp/ccw7AkCz.debug.temp.o"));
+  EXPECT_TRUE(is_lto_temporary("/work/tmp/ccw7AkCz.ltrans12.ltrans.o"));
+  EXPECT_TRUE(is_lto_temporary("/work/tmp//ccw7AkCz.ltrans12.ltrans.o"));
+  EXPECT_FALSE(is_lto_temporary("/work/ccw7AkCz.ltrans0.ltrans.o"));  // not a temp dir
+  EXPECT_FALSE(is_lto_temporary("/tmp/sub/ccw7AkCz.ltrans0.ltrans.o"));
+  EXPECT_FALSE(is_lto_temporary("/tmp/ccw7AkCz.ltrans0.ltrans.a"));  // not an object
+  EXPECT_FALSE(is_lto_temporary("/tmp/xxw7AkCz.ltrans0.ltrans.o"));  // not gcc's prefix
+  EXPECT_FALSE(is_lto_temporary("/tmp/ccw7Ak-z.ltrans0.ltrans.o"));
+  EXPECT_FALSE(is_lto_temporary("/tmp/ccw7AkCzltrans0.o"));
+  EXPECT_FALSE(is_lto_temporary("ccw7AkCz.ltrans0.ltrans.o"));
+  ::unsetenv("TMPDIR");
+  EXPECT_FALSE(is_lto_temporary("/work/tmp/ccw7AkCz.ltrans12.ltrans.o"));
+}
+
+// What a real LTO link's dependency file lists: the files that are gone
+// after the link are exactly lto-wrapper's objects.
+TEST(LinkInputsTest, AnLtoLinksGoneFilesAreItsTemporaries) {
+  testing::TestDir dir;
+  dir.write("a.cpp", "int f(int);\nint main(int argc, char**) { return f(argc); }\n");
+  dir.write("b.cpp", "int f(int x) { return x * 3; }\n");
+  const std::string g = "cd " + dir.path() + " && g++ -O2 -g -flto ";
+  ASSERT_EQ(std::system((g + "-c a.cpp && " + g + "-c b.cpp && " + g +
+                         "a.o b.o -o app -Wl,--dependency-file=app.d")
+                            .c_str()),
+            0);
+  base::Result<std::string> dep = base::read_file(dir.at("app.d"));
+  ASSERT_TRUE(dep.ok());
+  std::vector<std::string> read;
+  std::string err;
+  ASSERT_TRUE(base::parse_depfile(*dep, &read, &err)) << err;
+  int gone = 0;
+  for (const std::string& path : read) {
+    base::StatSignature sig;
+    if (base::stat_file(path[0] == '/' ? path : dir.at(path), &sig)) continue;
+    ++gone;
+    EXPECT_TRUE(is_lto_temporary(path)) << path;
+  }
+  EXPECT_GT(gone, 0) << *dep;
 }
 
 }  // namespace

@@ -112,5 +112,59 @@ TEST_F(ToolchainRemoteTest, ALinkerThatDiffersHereIsAskedNotTaken) {
   EXPECT_NE(own->identity, asked->identity);
 }
 
+// gcc's LTO tools are part of the identity: another lto1, lto-wrapper or
+// linker plugin is another toolchain, and one missing makes it no LTO
+// toolchain (an LTO link through it is not cached).
+TEST(ToolchainTest, LtoToolsAreInTheIdentity) {
+  TestDir dir;
+  dir.write("tools/cc",
+            "#!/bin/sh\ncase \"$1\" in\n"
+            "  -print-prog-name=ld) echo " +
+                dir.at("tools/ld") +
+                " ;;\n"
+                "  -print-prog-name=lto-wrapper) echo " +
+                dir.at("tools/lto-wrapper") +
+                " ;;\n"
+                "  -print-prog-name=lto1) echo " +
+                dir.at("tools/lto1") +
+                " ;;\n"
+                "  -print-prog-name=*) echo \"${1#-print-prog-name=}\" ;;\n"
+                "  -print-file-name=*) echo " +
+                dir.at("tools/") +
+                "\"${1#-print-file-name=}\" ;;\n"
+                "  -print-search-dirs) echo 'install: /opt/cc/' ;;\n"
+                "esac\n");
+  dir.write("tools/ld", "#!/bin/sh\necho 'SEARCH_DIR(\"=/usr/lib\");'\n");
+  for (const char* tool : {"lto-wrapper", "lto1", "liblto_plugin.so"}) {
+    dir.write(std::string("tools/") + tool, std::string("#!/bin/sh\n# ") + tool + "\n");
+  }
+  ASSERT_EQ(::system(("chmod +x " + lexpack::testing::shell_quote(dir.at("tools")) + "/*").c_str()),
+            0);
+  std::unique_ptr<cache::Store> store = open_store(dir.at("cache"));
+  auto ask = [&] {
+    closure::FileStates files(store.get(), nullptr);
+    return driver_toolchain(store.get(), &files, dir.at("tools/cc"));
+  };
+  base::Result<Toolchain> first = ask();
+  ASSERT_TRUE(first.ok()) << first.message();
+  EXPECT_TRUE(first->lto);
+  base::Result<Toolchain> again = ask();  // from the memo
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->identity, first->identity);
+  EXPECT_TRUE(again->lto);
+
+  dir.write("tools/lto1", "#!/bin/sh\n# another lto1\n");
+  base::Result<Toolchain> other = ask();
+  ASSERT_TRUE(other.ok()) << other.message();
+  EXPECT_NE(other->identity, first->identity);
+  EXPECT_TRUE(other->lto);
+
+  dir.remove("tools/liblto_plugin.so");
+  base::Result<Toolchain> without = ask();
+  ASSERT_TRUE(without.ok()) << without.message();
+  EXPECT_FALSE(without->lto);
+  EXPECT_NE(without->identity, other->identity);
+}
+
 }  // namespace
 }  // namespace lexpack::link
