@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <set>
+#include <unordered_map>
 
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
@@ -75,17 +76,21 @@ std::vector<std::string> recorded_paths(const std::vector<std::string>& read,
 }
 
 base::Status hash_path_states(const std::vector<std::string>& paths, const std::string& cwd,
-                              closure::FileStates* files, cache::Hasher* h, int64_t* newest_ns) {
+                              closure::FileStates* files, cache::Hasher* h, int64_t* newest_ns,
+                              std::vector<std::string>* states) {
+  if (states) states->clear();
   for (const std::string& p : paths) {
     h->field(p);
     base::StatSignature sig;
     bool is_dir = false;
     if (!base::stat_file(p, &sig, &is_dir)) {
       h->field("absent");
+      if (states) states->push_back("absent");
       continue;
     }
     if (is_dir) {
       h->field("directory");
+      if (states) states->push_back("directory");
       continue;
     }
     // Normalized ("./libx.so" as ld names a file found through -L.), as the
@@ -94,9 +99,42 @@ base::Status hash_path_states(const std::vector<std::string>& paths, const std::
     if (!content.ok()) return content.status();
     h->field(content->lo);
     h->field(content->hi);
+    if (states) states->push_back(content->hex());
     if (newest_ns) *newest_ns = std::max({*newest_ns, sig.mtime_ns, sig.ctime_ns});
   }
   return base::Status();
+}
+
+std::string encode_path_states(const std::vector<std::string>& paths,
+                               const std::vector<std::string>& states) {
+  base::VarintWriter w;
+  w.u64(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    w.str(paths[i]);
+    w.str(i < states.size() ? states[i] : std::string());
+  }
+  return w.take();
+}
+
+std::vector<std::string> changed_paths(std::string_view stored,
+                                       const std::vector<std::string>& now_paths,
+                                       const std::vector<std::string>& now_states) {
+  std::unordered_map<std::string, std::string> was;
+  base::VarintReader r(stored);
+  uint64_t n = 0;
+  if (!r.u64(&n) || n > stored.size()) return {};
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string path, state;
+    if (!r.str(&path) || !r.str(&state)) return {};
+    was.emplace(std::move(path), std::move(state));
+  }
+  std::vector<std::string> changed;
+  for (size_t i = 0; i < now_paths.size() && i < now_states.size(); ++i) {
+    auto it = was.find(now_paths[i]);
+    const std::string& before = it == was.end() ? std::string("absent") : it->second;
+    if (before != now_states[i]) changed.push_back(now_paths[i]);
+  }
+  return changed;
 }
 
 std::string encode_records(const std::vector<std::vector<std::string>>& records) {

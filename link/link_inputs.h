@@ -36,8 +36,23 @@ bool is_lto_temporary(std::string_view path);
 // Hashes into `h` each path's state: its content, or that it is absent.
 // `*newest_ns` takes the latest mtime or ctime seen (to tell a file changed
 // while the step ran). Fails when a file cannot be read.
+// `states`, when given, takes each path's state as hashed ("absent",
+// "directory" or its content's hex), for `changed_paths`.
 base::Status hash_path_states(const std::vector<std::string>& paths, const std::string& cwd,
-                              closure::FileStates* files, cache::Hasher* h, int64_t* newest_ns);
+                              closure::FileStates* files, cache::Hasher* h, int64_t* newest_ns,
+                              std::vector<std::string>* states = nullptr);
+
+// The memo table of the states below, keyed by the link's command key.
+inline constexpr const char* kLinkStatesTable = "link-states";
+
+// The states of a stored run's paths (the memo "link-states"), and the
+// paths whose state differs now, in order ("absent" when a path is new to
+// `now_paths`), for the log and `explain`: "b.o changed".
+std::string encode_path_states(const std::vector<std::string>& paths,
+                               const std::vector<std::string>& states);
+std::vector<std::string> changed_paths(std::string_view stored,
+                                       const std::vector<std::string>& now_paths,
+                                       const std::vector<std::string>& now_states);
 
 // The memo of one link command: the path lists hash_path_states covers, one
 // per recent run with different reads (newest first).

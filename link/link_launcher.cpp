@@ -211,11 +211,15 @@ LinkResult StepLauncher::run() {
   // Every key looked up, for the remotes after a local miss.
   std::vector<cache::Hash128> lookups;
   std::vector<bool> lookups_relocated;
+  // The states of the newest record's paths (the run last stored), to name
+  // what changed on a miss.
+  std::vector<std::string> newest_states;
   for (const std::vector<std::string>& paths : records) {
     cache::Hasher k;
     k.field(command_key_.lo);
     k.field(command_key_.hi);
-    base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, nullptr);
+    base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, nullptr,
+                                           &paths == &records.front() ? &newest_states : nullptr);
     if (!hashed.ok()) return passthrough("input: " + hashed.message());
     cache::Hash128 this_key = k.digest();
     if (!key) key = this_key;
@@ -241,6 +245,17 @@ LinkResult StepLauncher::run() {
         why_miss = "cached output unavailable";
       }
       if (!relocation_.relocated) break;
+    }
+  }
+  if (!records.empty()) {
+    std::optional<std::string> stored = store_->get_memo(kLinkStatesTable, command_key_.hex());
+    std::vector<std::string> changed = stored
+                                           ? changed_paths(*stored, records.front(), newest_states)
+                                           : std::vector<std::string>();
+    if (!changed.empty()) {
+      why_miss += "; changed since the run stored last: " + changed[0];
+      for (size_t i = 1; i < changed.size() && i < 3; ++i) why_miss += ", " + changed[i];
+      if (changed.size() > 3) why_miss += " and " + std::to_string(changed.size() - 3) + " more";
     }
   }
   if (explain_) {

@@ -136,10 +136,13 @@ std::string StepLauncher::link_key(const std::string& depfile,
   k.field(command_key_.lo);
   k.field(command_key_.hi);
   int64_t newest = 0;
-  base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, &newest);
+  std::vector<std::string> states;
+  base::Status hashed = hash_path_states(paths, cwd_, files_.get(), &k, &newest, &states);
   if (!hashed.ok()) return "not stored: " + hashed.message();
   if (newest >= start_ns) return "not stored: an input changed just before or during the link";
   *key = k.digest();
+  // What this run read, by content: a later miss names what changed.
+  store_->put_memo(kLinkStatesTable, command_key_.hex(), encode_path_states(paths, states));
   std::vector<std::vector<std::string>> kept = {paths};
   for (std::vector<std::string>& r : memo_records_) {
     if (kept.size() < kLinkRecords && r != paths) kept.push_back(std::move(r));

@@ -520,6 +520,14 @@ TEST_P(LinkE2eTest, LtoLinksAreCachedWhereTheirToolsAreKeyed) {
     ASSERT_EQ(sh("ninja").exit_code, 0);
     want = outputs();
     ASSERT_EQ(run_app(), 12);
+    // Why the link would miss: the archive holding the changed IR.
+    base::ProcessResult why = sh(std::string(LEXPACK_BIN) +
+                                 " explain g++ main.o -o app -L. -lshared -Lfirst -Llibs -lfoo "
+                                 "-flto=auto");
+    EXPECT_NE(why.out.find("would miss: no cached result for this key; changed since the run "
+                           "stored last: libs/libfoo.a"),
+              std::string::npos)
+        << why.out;
     remove_outputs();
     ASSERT_EQ(sh("rm -f foo2.o").exit_code, 0);
     std::map<std::string, int> edited = lexpack_ninja();

@@ -125,6 +125,18 @@ TEST(LinkInputsTest, DriverLinkDirsComeFromTheLinkerCommand) {
   }
 }
 
+TEST(LinkInputsTest, ChangedPathsAreThoseWhoseStateDiffers) {
+  const std::string stored = encode_path_states({"a.o", "b.o", "gone.so"}, {"h1", "h2", "absent"});
+  EXPECT_EQ(changed_paths(stored, {"a.o", "b.o", "gone.so"}, {"h1", "h2", "absent"}),
+            std::vector<std::string>{});
+  EXPECT_EQ(changed_paths(stored, {"a.o", "b.o", "gone.so"}, {"h1", "h3", "h4"}),
+            (std::vector<std::string>{"b.o", "gone.so"}));
+  // A path the stored run did not read: changed unless it is absent now.
+  EXPECT_EQ(changed_paths(stored, {"a.o", "new.a", "other.a"}, {"h1", "h5", "absent"}),
+            std::vector<std::string>{"new.a"});
+  EXPECT_EQ(changed_paths("\xff", {"a.o"}, {"h1"}), std::vector<std::string>{});  // damaged
+}
+
 TEST(LinkInputsTest, LtoTemporariesAreTheNamesLtoWrapperGives) {
   ::unsetenv("TMP");
   ::unsetenv("TEMP");
