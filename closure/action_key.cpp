@@ -54,51 +54,62 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   bool records_cwd = command.debug_info && !compiler::cwd_is_mapped(command, cwd);
   h.field(records_cwd ? cwd : std::string("-"));
   // The set of files and of failed probes decides the output, not the order
-  // the walk met them in: each is hashed in name order (the source first).
-  // Names as the key spells them: the paths themselves, or their relocated
-  // names (kept in `renamed`, which the views point into).
-  std::vector<std::string> renamed;
-  auto names = [&](auto paths, size_t n) {
-    std::vector<std::string_view> out(n);
-    if (relocation.relocated) {
-      renamed.resize(n);
-      for (size_t i = 0; i < n; ++i) out[i] = renamed[i] = relocation.name(paths(i));
-    } else {
-      for (size_t i = 0; i < n; ++i) out[i] = paths(i);
-    }
-    return out;
+  // the walk met them in. Each file (its name, and what counts of it) and
+  // each probe is hashed alone; the digests are hashed in their own order,
+  // the source's first. No name is compared with another: a closure holds
+  // thousands of paths that share long prefixes. Names as the key spells
+  // them: the paths themselves, or their relocated names.
+  std::string renamed, part;
+  auto name_of = [&](std::string_view path) -> std::string_view {
+    if (!relocation.relocated) return path;
+    renamed = relocation.name(path);
+    return renamed;
   };
-  const std::vector<std::string_view> file_names = names(
-      [&](size_t i) -> std::string_view { return closure.files[i].path; }, closure.files.size());
-  std::vector<std::pair<std::string_view, size_t>> files;
-  files.reserve(file_names.size());
-  for (size_t i = 0; i < file_names.size(); ++i) files.emplace_back(file_names[i], i);
-  if (!files.empty()) std::stable_sort(files.begin() + 1, files.end());
-  h.field(files.size());
-  for (const auto& [file_name, i] : files) {
+  auto file_digest = [&](size_t i) {
     const ClosureFile& f = closure.files[i];
-    h.field(file_name);
+    part.assign(name_of(f.path));
+    part.push_back('\0');
+    cache::Hash128 value;
     if (f.opaque && !f.made_by.is_zero()) {
-      h.field("made by " + f.made_by.hex());
+      part.push_back('m');  // made by that compile (a precompiled header)
+      value = f.made_by;
     } else if (f.presence_only) {
-      h.field("present");
+      part.push_back('p');
     } else {
       const cache::Hash128& content =
           relocation.relocated ? relocation.content_of(i, f.content) : f.content;
       // A relocated content (relocated_content.h) and a precompiled header
       // count as for the action key.
-      h.field(tokens && !f.opaque && content == f.content ? "t" + (*tokens)[i].hex()
-                                                          : content.hex());
+      const bool by_tokens = tokens && !f.opaque && content == f.content;
+      part.push_back(by_tokens ? 't' : 'c');
+      value = by_tokens ? (*tokens)[i] : content;
     }
-  }
+    part.append(reinterpret_cast<const char*>(&value.lo), sizeof value.lo);
+    part.append(reinterpret_cast<const char*>(&value.hi), sizeof value.hi);
+    return cache::hash_bytes(part);
+  };
+  auto by_value = [](const cache::Hash128& a, const cache::Hash128& b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  };
+  auto put = [&h](const cache::Hash128& d) {
+    h.field(d.lo);
+    h.field(d.hi);
+  };
+  std::vector<cache::Hash128> digests;
+  digests.reserve(std::max(closure.files.size(), closure.failed_probes.size()));
+  for (size_t i = 1; i < closure.files.size(); ++i) digests.push_back(file_digest(i));
+  std::sort(digests.begin(), digests.end(), by_value);
+  h.field(closure.files.size());
+  if (!closure.files.empty()) put(file_digest(0));
+  for (const cache::Hash128& d : digests) put(d);
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
-  // (The files' names are hashed: `renamed` may hold the probes' now.)
-  std::vector<std::string_view> probes =
-      names([&](size_t i) { return closure.failed_probes[i]; }, closure.failed_probes.size());
-  std::sort(probes.begin(), probes.end());
-  h.field(probes.size());
-  for (std::string_view p : probes) h.field(p);
+  digests.clear();
+  for (std::string_view p : closure.failed_probes)
+    digests.push_back(cache::hash_bytes(name_of(p)));
+  std::sort(digests.begin(), digests.end(), by_value);
+  h.field(digests.size());
+  for (const cache::Hash128& d : digests) put(d);
   return h.digest();
 }
 

@@ -17,7 +17,7 @@ namespace lexpack::closure {
 // 2: the closure's files and failed probes hashed in path order, not in the
 // order the walk met them (an evaluation replaying a recorded header asks
 // its includes in another order than one evaluating it).
-inline constexpr std::string_view kActionFormat = "lexpack-action-2";
+inline constexpr std::string_view kActionFormat = "lexpack-action-3";
 
 // Names one translation unit as invoked (compiler, arguments, working dir,
 // environment): the key of its closure memo.
