@@ -234,6 +234,14 @@ TEST_P(LinkE2eTest, ChangedObjectAndArchiveMemberMiss) {
   EXPECT_EQ(object["misses"], 1) << last_err_;  // app
   EXPECT_EQ(object["hits"], 0) << last_err_;
   EXPECT_EQ(run_app(), 11);
+  // main.o, compiled a moment before, may share the file clock's tick with
+  // the link's start on a loaded machine: then the link is (rightly) not
+  // stored, and is linked once more so that the way back below can hit it.
+  if (dir_.read("log.txt").find("app: not stored: an input changed") != std::string::npos) {
+    ::usleep(50 * 1000);
+    dir_.remove("app");
+    EXPECT_EQ(lexpack_ninja()["misses"], 1) << last_err_;
+  }
 
   dir_.write("foo2.cpp", "int foo2() { return 20; }\n");
   std::map<std::string, int> member = lexpack_ninja();
@@ -243,7 +251,7 @@ TEST_P(LinkE2eTest, ChangedObjectAndArchiveMemberMiss) {
   // Back to the first member: every step is a hit again.
   dir_.write("foo2.cpp", "int foo2() { return 2; }\n");
   std::map<std::string, int> back = lexpack_ninja();
-  EXPECT_EQ(back["hits"], 3) << last_err_;
+  EXPECT_EQ(back["hits"], 3) << last_err_ << dir_.read("log.txt");
   EXPECT_EQ(run_app(), 11);
 }
 
