@@ -105,8 +105,7 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
   digests.clear();
-  for (std::string_view p : closure.failed_probes)
-    digests.push_back(cache::hash_bytes(name_of(p)));
+  for (std::string_view p : closure.failed_probes) digests.push_back(cache::hash_bytes(name_of(p)));
   std::sort(digests.begin(), digests.end(), by_value);
   h.field(digests.size());
   for (const cache::Hash128& d : digests) put(d);

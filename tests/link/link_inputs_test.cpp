@@ -140,12 +140,12 @@ TEST(LinkInputsTest, ChangedPathsAreThoseWhoseStateDiffers) {
 TEST(LinkInputsTest, LtoTemporariesAreTheNamesLtoWrapperGives) {
   ::unsetenv("TMP");
   ::unsetenv("TEMP");
-  ::setenv("TMPDIR", "/work/tmp/", 1);
+  ::setenv("TMPDIR", "/build/scratch/", 1);
   EXPECT_TRUE(is_lto_temporary("/tmp/ccRdKtXb.ltrans0.ltrans.o"));
   EXPECT_TRUE(is_lto_temporary("/var/tmp/ccw7AkCz.debug.temp.o"));
-  EXPECT_TRUE(is_lto_temporary("/work/tmp/ccw7AkCz.ltrans12.ltrans.o"));
-  EXPECT_TRUE(is_lto_temporary("/work/tmp//ccw7AkCz.ltrans12.ltrans.o"));
-  EXPECT_FALSE(is_lto_temporary("/work/ccw7AkCz.ltrans0.ltrans.o"));  // not a temp dir
+  EXPECT_TRUE(is_lto_temporary("/build/scratch/ccw7AkCz.ltrans12.ltrans.o"));
+  EXPECT_TRUE(is_lto_temporary("/build/scratch//ccw7AkCz.ltrans12.ltrans.o"));
+  EXPECT_FALSE(is_lto_temporary("/build/ccw7AkCz.ltrans0.ltrans.o"));  // not a temp dir
   EXPECT_FALSE(is_lto_temporary("/tmp/sub/ccw7AkCz.ltrans0.ltrans.o"));
   EXPECT_FALSE(is_lto_temporary("/tmp/ccw7AkCz.ltrans0.ltrans.a"));  // not an object
   EXPECT_FALSE(is_lto_temporary("/tmp/xxw7AkCz.ltrans0.ltrans.o"));  // not gcc's prefix
@@ -153,7 +153,7 @@ TEST(LinkInputsTest, LtoTemporariesAreTheNamesLtoWrapperGives) {
   EXPECT_FALSE(is_lto_temporary("/tmp/ccw7AkCzltrans0.o"));
   EXPECT_FALSE(is_lto_temporary("ccw7AkCz.ltrans0.ltrans.o"));
   ::unsetenv("TMPDIR");
-  EXPECT_FALSE(is_lto_temporary("/work/tmp/ccw7AkCz.ltrans12.ltrans.o"));
+  EXPECT_FALSE(is_lto_temporary("/build/scratch/ccw7AkCz.ltrans12.ltrans.o"));
 }
 
 // What a real LTO link's dependency file lists: the files that are gone
