@@ -64,6 +64,23 @@ int64_t now_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+int64_t file_clock_ns() {
+  timespec ts;
+  if (::clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0) return now_ns();
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int64_t next_file_clock_tick_ns() {
+  const int64_t now = file_clock_ns();
+  for (int i = 0; i < 200; ++i) {
+    timespec pause = {0, 250'000};
+    ::nanosleep(&pause, nullptr);
+    const int64_t t = file_clock_ns();
+    if (t != now) return t;
+  }
+  return file_clock_ns();
+}
+
 bool signature_is_settled(const StatSignature& sig, int64_t now) {
   return sig.mtime_ns + kSettleNs <= now && sig.ctime_ns + kSettleNs <= now;
 }

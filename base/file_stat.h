@@ -39,6 +39,16 @@ bool local_filesystem_type(int64_t f_type);
 // Nanoseconds since the epoch, real-time clock.
 int64_t now_ns();
 
+// The clock the kernel stamps files with (coarse: one scheduler tick). A file
+// stamped at or after a step's start on this clock may have changed during
+// the step; one stamped before cannot have (a change after the clock was read
+// gets a stamp at least as late).
+int64_t file_clock_ns();
+// The next tick of that clock, waited for (at most a few milliseconds): a
+// file written just before, within the current tick, is then stamped before
+// the value returned, not taken for a change after it.
+int64_t next_file_clock_tick_ns();
+
 // A signature whose mtime and ctime are at least a second older than `now`:
 // a later write to the file cannot leave the signature unchanged.
 bool signature_is_settled(const StatSignature& sig, int64_t now);

@@ -17,6 +17,7 @@ bool env_flag(const char* name) {
 }
 
 LaunchResult Launcher::passthrough(std::string_view why) {
+  if (early_) return early_result(why);  // the compiler runs already
   note("passthrough: " + std::string(why));
   LaunchResult r;
   r.exec_compiler = true;
@@ -71,13 +72,22 @@ LaunchResult Launcher::run() {
   if (explain_) note("action key: " + key.hex());
 
   std::string why_miss = "no cached result for this key";
-  if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) return *answered;
-  if (!explain_) note("miss: " + why_miss);
+  // A compile started early is the answer unless the key has an entry.
+  if (early_ && entry_may_exist(key)) stop_early_compile();
+  if (early_) {
+    note("miss: " + why_miss);
+  } else if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) {
+    return *answered;
+  } else if (!explain_) {
+    note("miss: " + why_miss);
+  }
   if (!explain_ && miss_cause_.empty()) miss_cause_ = changed_since_previous_memo(tu);
   if (!have_closure_ && !closure_from_kept_snapshot(tu) && !slow_path()) {
     return passthrough(result_.error);
   }
-  if (std::optional<LaunchResult> answered = look_up_tokens(key)) return *answered;
+  if (!early_) {
+    if (std::optional<LaunchResult> answered = look_up_tokens(key)) return *answered;
+  }
   if (explain_) return explain_miss(why_miss);
   // has_computed_include: one the evaluation did not expand, whose files
   // only the depfile names (and -MMD leaves system headers out of it).
@@ -190,13 +200,16 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
       have_key = true;
       if (!explain_) drop_explain_memo(tu);
     } else {
+      source_changed_ = changed == "changed: " + cmd_.source;
       miss_cause_ = have_explain_memo ? explain_changed : changed;
       if (!miss_cause_.empty()) note("closure memo out of date: " + miss_cause_);
     }
   } else if (have_explain_memo) {
+    source_changed_ = explain_changed == "changed: " + cmd_.source;
     miss_cause_ = explain_changed;
     if (!miss_cause_.empty()) note("closure memo out of date: " + miss_cause_);
   } else if (!have_memo) {
+    never_compiled_ = true;
     miss_cause_ = "never compiled with these arguments";
     if (explain_) note("no closure memo for this command (first compile, or arguments changed)");
   }
@@ -205,8 +218,9 @@ bool Launcher::key_from_memo(const cache::Hash128& tu, std::string* stale_memo) 
 
 std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
                                                    const std::string& stale_memo) {
-  if (!closure_from_snapshot(tu, stale_memo) && !closure_from_remote() &&
-      !closure_from_elsewhere(tu) && !slow_path()) {
+  const bool taken = closure_from_snapshot(tu, stale_memo);
+  if (!taken && early_compile_applies()) start_early_compile();
+  if (!taken && !closure_from_remote() && !closure_from_elsewhere(tu) && !slow_path()) {
     return result_.error;
   }
   if (closure_.uses_time) {

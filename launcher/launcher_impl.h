@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "base/byte_codec.h"
 #include "base/depfile_flow.h"
@@ -75,6 +76,20 @@ struct MissOutputs {
   std::string object;
   std::optional<std::string> dwo;  // -gsplit-dwarf, when the .dwo could be read
   std::string depfile, out, err;
+};
+
+// A compile started before its key (early_compile.cpp).
+struct EarlyCompile {
+  std::thread thread;
+  base::ProcessResult result;  // set by `thread`
+  std::string own_depfile;     // the depfile lexpack asked for, when the command has none
+  std::optional<TempFileGuard> depfile_guard;
+  int64_t file_clock = 0;  // the file clock when it started (base::file_clock_ns)
+  int64_t started_us = 0;  // since the launcher started
+  EarlyCompile() = default;
+  EarlyCompile(const EarlyCompile&) = delete;
+  EarlyCompile& operator=(const EarlyCompile&) = delete;
+  ~EarlyCompile();  // waits for the compile
 };
 
 class Launcher {
@@ -145,6 +160,22 @@ class Launcher {
   // `outside`: the files outside the scan its payload checked (for the log).
   std::optional<LaunchResult> serve_hit(const cache::ActionRecord& action, size_t outside);
   LaunchResult compile_and_store();
+  // The compiler's arguments for a miss: the command's, with a depfile of
+  // lexpack's own (`own_depfile`) when it asks for none.
+  std::vector<std::string> compile_argv(std::string* own_depfile);
+  // Early compiles (early_compile.cpp): whether this compile's answer is
+  // known to be a miss, so that the compiler starts before the key.
+  bool early_compile_applies() const;
+  void start_early_compile();
+  base::ProcessResult finish_early_compile();  // waits for it
+  // Stops it (its process group) and forgets it: the key has an entry.
+  void stop_early_compile();
+  bool entry_may_exist(const cache::Hash128& key);
+  // The compile's own result, not stored (`why`), once it is done.
+  LaunchResult early_result(std::string_view why);
+  // A path the key rests on stamped at or after the early compile's start;
+  // "" when none is.
+  std::string changed_since_early_start(const ActionPayload& payload) const;
   // True when the compiler is to read the closure from the packs.
   bool serve_reads(served_reads::ServedReads* served);
   // Runs the compiler: through prefix_command (ignored, with `warning`, when
@@ -218,6 +249,11 @@ class Launcher {
   std::unique_ptr<cache::remote::RemoteTier> remote_;  // null: no remote configured
   std::vector<std::string> prefix_;    // prefix_command's words (a miss runs through it)
   closure::KeyRelocation relocation_;  // set by slow_path
+  // Set by key_from_memo: no memo for this command, or the memo's first
+  // change is the source's content.
+  bool never_compiled_ = false;
+  bool source_changed_ = false;
+  std::unique_ptr<EarlyCompile> early_;  // a compile started before its key
 };
 
 }  // namespace lexpack::launcher::detail

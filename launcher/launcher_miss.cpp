@@ -20,22 +20,35 @@ bool names_dir(std::string_view bytes, std::string_view dir) {
 
 }  // namespace
 
-LaunchResult Launcher::compile_and_store() {
+std::vector<std::string> Launcher::compile_argv(std::string* own_depfile) {
   std::vector<std::string> run_argv = argv_;
-  std::string own_depfile;
   if (!cmd_.wants_depfile) {
-    own_depfile = own_depfile_path();
+    *own_depfile = own_depfile_path();
     for (const char* a : {"-MD", "-MF"}) run_argv.push_back(a);
-    run_argv.push_back(own_depfile);
+    run_argv.push_back(*own_depfile);
   }
+  return run_argv;
+}
+
+LaunchResult Launcher::compile_and_store() {
+  std::string own_depfile;
   std::optional<TempFileGuard> depfile_guard;
-  if (!own_depfile.empty()) depfile_guard.emplace(own_depfile);
   served_reads::ServedReads served;
-  bool serving = serve_reads(&served);
+  bool serving = false;
   MissTimes times;
-  times.before_compile = elapsed_us();
   LaunchResult r;
-  base::ProcessResult p = run_compiler(std::move(run_argv), served, &serving, &r.warning);
+  base::ProcessResult p;
+  if (early_) {
+    times.before_compile = early_->started_us;
+    own_depfile = early_->own_depfile;
+    p = finish_early_compile();
+  } else {
+    std::vector<std::string> run_argv = compile_argv(&own_depfile);
+    if (!own_depfile.empty()) depfile_guard.emplace(own_depfile);
+    serving = serve_reads(&served);
+    times.before_compile = elapsed_us();
+    p = run_compiler(std::move(run_argv), served, &serving, &r.warning);
+  }
   times.after_compile = elapsed_us();
   const FinishedRunWords words{
       "compile_failed", "compiler failed (exit " + std::to_string(p.exit_code) + "), not cached",
@@ -127,6 +140,12 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
     std::string path(f.path);
     if (!base::stat_file(path, &now) || !(now == f.stat)) {
       return "not stored: " + path + " changed during the compile";
+    }
+  }
+  if (early_) {
+    if (std::string path = changed_since_early_start(check.payload); !path.empty()) {
+      count("early_compiles_not_stored");
+      return "not stored: " + path + " changed after the compile started, before its key was made";
     }
   }
   // What the plugin served came unchecked from the packs: prove it now.

@@ -2,7 +2,6 @@
 // runs, what it read is learned (the linker's dependency file, the search
 // candidates around each library) and the output is stored under the key
 // those files make.
-#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,28 +22,6 @@
 namespace lexpack::link::detail {
 namespace {
 
-// The clock the kernel stamps files with (coarse: one scheduler tick). A file
-// stamped at or after the step's start on this clock may have changed during
-// the step; one stamped before cannot have.
-int64_t file_clock_ns() {
-  struct timespec ts;
-  if (::clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0) return base::now_ns();
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-// The step's start on that clock: its next tick. A file written by the edge
-// that ran just before (within the current tick) is then stamped before the
-// start, not taken for a change during the step; waiting costs at most one
-// tick (a few milliseconds), on a miss only.
-int64_t step_start_ns() {
-  const int64_t now = file_clock_ns();
-  for (int i = 0; i < 200; ++i) {
-    struct timespec pause = {0, 250'000};
-    ::nanosleep(&pause, nullptr);
-    const int64_t t = file_clock_ns();
-    if (t != now) return t;
-  }
-  return file_clock_ns();
-}
 // How many records of one link command are kept (newest first).
 constexpr size_t kLinkRecords = 4;
 
@@ -58,7 +35,7 @@ LinkResult StepLauncher::run_and_store(const std::vector<std::string>& predicted
     depfile = step_.output + ".lexpack-" + std::to_string(::getpid()) + ".ld.d";
     run_argv.push_back("-Wl,--dependency-file=" + depfile);
   }
-  const int64_t start_ns = step_start_ns();
+  const int64_t start_ns = base::next_file_clock_tick_ns();
   base::ProcessResult p = base::run_captured(run_argv, false);
   if (!depfile.empty() && p.started && p.exit_code != 0 && p.exit_code < 128) {
     // A linker without --dependency-file (GNU ld before 2.35) must not make

@@ -1,0 +1,173 @@
+// End to end, g++ and clang++: a compile whose answer is known to be a miss
+// (never compiled with its arguments, or its source's directives changed)
+// starts the compiler before its key. Its result is stored only when nothing
+// the key rests on changed after the compiler started; an edit undone stops
+// the compiler and takes the entry; an interrupted launcher takes the
+// compiler with it. Each object is compared with a plain compile's.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+#include "tests/support/launcher_fixture.h"
+
+namespace lexpack::testing {
+namespace {
+
+constexpr char kEarly[] = "compiling at once";
+
+class EarlyCompile : public LauncherTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  // Signatures younger than a second leave no memo: wait them out.
+  static void settle() { ::usleep(1100 * 1000); }
+  std::string args() const { return std::string(GetParam()) + " -O1 -Iinc -c m.cpp"; }
+  // Compiles through lexpack (server off, `env` added) and plainly after
+  // it, with the files as they are then; the objects must be equal. The
+  // decision log of this compile alone is returned.
+  std::string compile(const std::string& env = "") {
+    dir_.write("log.txt", "");
+    base::ProcessResult r = lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 " + env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(sh(args() + " -o ref.o").exit_code, 0);
+    EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o")) << "a stale object: " << last_decision();
+    return dir_.read("log.txt");
+  }
+  static bool says(const std::string& log, const char* what) {
+    return log.find(what) != std::string::npos;
+  }
+};
+
+TEST_P(EarlyCompile, FirstCompileAndNewIncludeStartTheCompilerAtOnce) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("inc/b.h", "#define W 4\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  settle();
+  std::string log = compile();
+  EXPECT_TRUE(says(log, "compiling at once (never compiled with these arguments)")) << log;
+  EXPECT_TRUE(says(log, "stored ")) << log;
+  log = compile();
+  EXPECT_TRUE(last_was_hit()) << log;
+
+  dir_.write("m.cpp", "#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n");
+  settle();
+  log = compile();
+  EXPECT_TRUE(says(log, "compiling at once (the source's directives changed)")) << log;
+  EXPECT_TRUE(last_was_miss()) << log;
+  EXPECT_TRUE(says(log, "stored ")) << log;
+  log = compile();
+  EXPECT_TRUE(last_was_hit()) << log;
+  // b.h is in the key made beside the compile.
+  dir_.write("inc/b.h", "#define W 9\n");
+  settle();
+  log = compile();
+  EXPECT_TRUE(last_was_miss()) << log;
+  EXPECT_FALSE(says(log, kEarly)) << "a header's change is not known to be a miss: " << log;
+}
+
+TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHits) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("inc/b.h", "#define W 4\n");
+  const std::string before = "#include \"a.h\"\nint v() { return V; }\n";
+  dir_.write("m.cpp", before);
+  settle();
+  compile();
+  dir_.write("m.cpp", "#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n");
+  settle();
+  compile();
+  dir_.write("m.cpp", before);
+  settle();
+  std::string log = compile();
+  EXPECT_TRUE(last_was_hit()) << log;
+  // The closure memo before the edit holds again, or the early compile was
+  // stopped when its key turned out to have an entry.
+  EXPECT_TRUE(says(log, "the previous one holds") ||
+              says(log, "compile started at once stopped: its key has an entry"))
+      << log;
+}
+
+TEST_P(EarlyCompile, SwitchedOffItComputesTheKeyFirst) {
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  settle();
+  std::string log = compile("LEXPACK_COMPILE_EARLY=0");
+  EXPECT_FALSE(says(log, kEarly)) << log;
+  EXPECT_TRUE(says(log, "stored ")) << log;
+}
+
+// A header rewritten while the compiler runs, before or after the compiler
+// read it: whatever the key made beside it saw, the result is not stored,
+// and the next compile (the header settled) makes the new header's object.
+TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
+  const std::string real = base::find_program(GetParam());
+  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
+  for (const char* when : {"before", "after"}) {
+    SCOPED_TRACE(when);
+    dir_.write("inc/a.h", "#define V 1\n");
+    // Another directive each time: the closure kept with the memo is not
+    // taken. Standard headers before a.h: the key made beside the compile
+    // likely reads a.h after the rewrite "before" the compiler runs.
+    dir_.write("m.cpp", std::string("#define WHEN_") + when +
+                            "\n#include <map>\n#include <string>\n#include <vector>\n"
+                            "#include \"a.h\"\nint v() { return V; }\n");
+    // The compiler (for a compile, not a question) rewrites the header just
+    // before or just after the real one runs.
+    const std::string rewrite = "[ -n \"$REWRITE\" ] && printf '#define V 2\\n' > inc/a.h\n";
+    dir_.write("wrap/" + std::string(GetParam()),
+               std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
+                   " \"$@\";; esac\n" + (std::string(when) == "before" ? rewrite : "") + real +
+                   " \"$@\" || exit $?\n" + (std::string(when) == "after" ? rewrite : "") +
+                   "exit 0\n");
+    ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+    settle();
+    dir_.write("log.txt", "");
+    base::ProcessResult r = lexpack(
+        args() + " -o out.o", "LEXPACK_SERVER=0 REWRITE=1 PATH=" + dir_.at("wrap") + ":$PATH");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string log = dir_.read("log.txt");
+    EXPECT_TRUE(says(log, kEarly)) << log;
+    // Whichever check sees it: the scan reading a.h as it changes, a.h's
+    // signature differing from the key's, or the key reading it after the
+    // compiler started.
+    EXPECT_TRUE(says(log, "not stored: ") && says(log, "inc/a.h changed")) << log;
+    EXPECT_FALSE(says(log, ": stored ")) << log;
+    settle();
+    log = compile();
+    EXPECT_TRUE(last_was_miss()) << log;
+  }
+}
+
+TEST_P(EarlyCompile, AnInterruptedLauncherStopsItsCompiler) {
+  const std::string real = base::find_program(GetParam());
+  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
+  dir_.write("inc/a.h", "#define V 1\n");
+  dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
+  // A compile that never ends on its own, and says it runs.
+  dir_.write("wrap/" + std::string(GetParam()),
+             std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
+                 " \"$@\";; esac\ntouch running\nexec sleep 600\n");
+  ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+  settle();
+  // The launcher in the background; its pid, then its compiler's start.
+  base::ProcessResult started =
+      sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH LEXPACK_SERVER=0 " + LEXPACK_BIN + " " +
+         args() +
+         " -o out.o >/dev/null 2>&1 & echo $! > launcher.pid; "
+         "for i in $(seq 200); do [ -f running ] && break; sleep 0.05; done; "
+         "[ -f running ] && kill -TERM $(cat launcher.pid); "
+         "for i in $(seq 100); do kill -0 $(cat launcher.pid) 2>/dev/null || break; "
+         "sleep 0.05; done; sleep 0.2; "
+         "ps -eo args | grep -c '^sleep 600$'");
+  ASSERT_TRUE(dir_.exists("running")) << dir_.read("log.txt");
+  EXPECT_TRUE(says(dir_.read("log.txt"), kEarly)) << dir_.read("log.txt");
+  EXPECT_EQ(started.out, "0\n") << "the compiler outlived its launcher";
+}
+
+INSTANTIATE_TEST_SUITE_P(Compilers, EarlyCompile, ::testing::Values("g++", "clang++-14"),
+                         [](const ::testing::TestParamInfo<const char*>& p) {
+                           return std::string(p.param) == "g++" ? "gcc" : "clang";
+                         });
+
+}  // namespace
+}  // namespace lexpack::testing
