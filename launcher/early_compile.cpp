@@ -62,11 +62,12 @@ void Launcher::start_early_compile() {
   auto early = std::make_unique<EarlyCompile>();
   std::vector<std::string> run_argv = compile_argv(&early->own_depfile);
   if (!early->own_depfile.empty()) early->depfile_guard.emplace(early->own_depfile);
+  // Files stamped from the compile's start on may have changed after the
+  // compiler read them. The start is the file clock's next tick (at most a
+  // few milliseconds away): a file written just before, within the current
+  // tick (a test, a generator, a fast editor), is not refused for it.
+  early->file_clock = base::next_file_clock_tick_ns();
   early->started_us = elapsed_us();
-  // Files stamped from this tick on may have changed after the compiler
-  // read them; no wait for the next tick (the compile must not wait), so a
-  // file written within this tick just before is refused too.
-  early->file_clock = base::file_clock_ns();
   set_forwarding(true);
   EarlyCompile* e = early.get();
   e->thread = std::thread([e, run_argv = std::move(run_argv)] {
@@ -91,18 +92,25 @@ void Launcher::stop_early_compile() {
   if (const int group = g_early_group.load(); group > 0) ::kill(-group, SIGTERM);
   early_->thread.join();
   if (!early_->own_depfile.empty()) ::unlink(early_->own_depfile.c_str());
-  note("compile started at once stopped: its key has an entry");
+  note("compile started at once stopped: an entry may serve it");
   early_.reset();
 }
 
-bool Launcher::entry_may_exist(const cache::Hash128& key) {
-  if (store_->get_action(key)) return true;
-  return !base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_));
+void Launcher::settle_early_compile(const cache::Hash128& key) {
+  // The token key is wanted either way: the result is kept under it too, so
+  // that a comment edited later finds it.
+  find_token_key();
+  if (store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
+      (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)))) {
+    stop_early_compile();
+  }
 }
 
 LaunchResult Launcher::early_result(std::string_view why) {
   base::ProcessResult p = finish_early_compile();
-  note("not stored: " + std::string(why));
+  // A passthrough as any other: the compile ran as the build wrote it, and
+  // nothing is stored.
+  note("passthrough: " + std::string(why) + " (the compiler ran from the start)");
   if (!early_->own_depfile.empty()) ::unlink(early_->own_depfile.c_str());
   LaunchResult r;
   if (!p.started) {

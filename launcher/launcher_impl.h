@@ -170,7 +170,9 @@ class Launcher {
   base::ProcessResult finish_early_compile();  // waits for it
   // Stops it (its process group) and forgets it: the key has an entry.
   void stop_early_compile();
-  bool entry_may_exist(const cache::Hash128& key);
+  // Once the key is known: finds the token key, and stops the compile when
+  // the key or the token key has an entry (the lookups then serve it).
+  void settle_early_compile(const cache::Hash128& key);
   // The compile's own result, not stored (`why`), once it is done.
   LaunchResult early_result(std::string_view why);
   // A path the key rests on stamped at or after the early compile's start;

@@ -1,0 +1,106 @@
+#!/bin/bash
+# A compile whose source's directives changed (a #define line added), on a
+# Boost-heavy TU (bench/scan/gen_boost_project.py): its closure is evaluated
+# again, and with early compiles (the default) the compiler starts before
+# the key. Side by side in one run, the one compile's wall time and CPU
+# (its processes', and the server's when on): plain; lexpack without and
+# with the server, each with early compiles off (LEXPACK_COMPILE_EARLY=0)
+# and on. Medians over RUNS edits; the ratios are over plain (target: wall
+# 1.00x, CPU at most +3%).
+#
+#   bench/launcher/early.sh [LEXPACK]     (RUNS, CXX)
+set -eu
+LEXPACK=$(realpath "${1:-$(pwd)/build/bin/lexpack}")
+RUNS=${RUNS:-7}
+CXX=${CXX:-g++}
+HERE=$(cd "$(dirname "$0")" && pwd)
+for tool in cmake python3 bc "$CXX"; do
+  command -v "$tool" >/dev/null || { echo "early bench: $tool not found" >&2; exit 1; }
+done
+[ -d /usr/include/boost ] || { echo "early bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
+WORK=$(mktemp -d)
+unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE LEXPACK_COMPILE_EARLY || true
+stop_server() { LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; }
+trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf "$WORK"' EXIT
+. "$HERE/../lib.sh"
+TICK=$(getconf CLK_TCK)
+
+python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus 4 >/dev/null
+cmake -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+SRC=$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)
+# The compile command of that source, and the directory it runs in.
+read -r DIR CMD < <(python3 - "$WORK/b/compile_commands.json" "$SRC" <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1])):
+    if e["file"].endswith(sys.argv[2]):
+        print(e["directory"], e["command"])
+        break
+PY
+)
+[ -n "$CMD" ] || { echo "early bench: no compile command for $SRC" >&2; exit 1; }
+
+server_cpu() {
+  local pid
+  pid=$(LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --status 2>/dev/null | awk '$1=="pid"{print $2}')
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
+  awk -v t="$TICK" '{ sub(/^.*\) /, ""); print ($12 + $13) / t }' "/proc/$pid/stat"
+}
+# run WAY: the one compile through WAY; prints "wall cpu" in seconds.
+run() {
+  local way=$1 cache=$WORK/cache-$1 server=0 early=1 prefix=$LEXPACK
+  case $way in
+    plain) prefix="" ;;
+    off) early=0 ;;
+    server-off) server=1 early=0 ;;
+    server-on) server=1 ;;
+  esac
+  local before after t0 t1 cpu
+  before=$(server_cpu "$cache")
+  t0=$(now)
+  cpu=$( { cd "$DIR" && LEXPACK_DIR=$cache LEXPACK_SERVER=$server LEXPACK_COMPILE_EARLY=$early \
+           $prefix $CMD >/dev/null 2>&1; times; } | tail -1 |
+         awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]);
+                print u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+  t1=$(now)
+  after=$(server_cpu "$cache")
+  echo "$(echo "$t1 - $t0" | bc -l) $(echo "$cpu + $after - $before" | bc -l)"
+}
+# The edit: a #define line of its own at the top of the source.
+edit() { sed -i "1s/^.*$/#define LEXPACK_BENCH_EDIT $1/" "$WORK/src/$SRC"; }
+sed -i '1i #define LEXPACK_BENCH_EDIT 0' "$WORK/src/$SRC"
+
+ways="plain off on server-off server-on"
+# Each cache knows the TU (memo, snapshot); the server has evaluated it.
+for w in $ways; do run "$w" >/dev/null; done
+declare -A WALL CPU
+for r in $(seq "$RUNS"); do
+  edit "$r"
+  sleep 1.1  # the edit settles, as it would between saving and building
+  for w in $ways; do
+    read -r wall cpu < <(run "$w")
+    WALL[$w]+="$wall "
+    CPU[$w]+="$cpu "
+  done
+  echo "run $r of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+done
+
+med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
+pw=$(med "${WALL[plain]}")
+pc=$(med "${CPU[plain]}")
+echo "one Boost TU, its directives edited, $CXX; seconds, median of $RUNS edits"
+printf "%-28s %8s %8s %8s %8s\n" "" "wall" "vs plain" "CPU" "vs plain"
+for w in $ways; do
+  case $w in
+    plain) name="plain" ;;
+    off) name="lexpack, early off" ;;
+    on) name="lexpack, early on" ;;
+    server-off) name="lexpack+server, early off" ;;
+    server-on) name="lexpack+server, early on" ;;
+  esac
+  wl=$(med "${WALL[$w]}")
+  c=$(med "${CPU[$w]}")
+  printf "%-28s %8.3f %7.2fx %8.3f %+7.1f%%\n" "$name" "$wl" "$(echo "$wl / $pw" | bc -l)" "$c" \
+    "$(echo "($c / $pc - 1) * 100" | bc -l)"
+done
+echo "target: wall 1.00x plain, CPU at most +3%"
