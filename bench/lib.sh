@@ -4,6 +4,24 @@
 now() { date +%s.%N; }
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# The median of the numbers in $1, separated by spaces.
+med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
+# cpu_of COMMAND...: runs it; prints the CPU seconds of it and its children.
+cpu_of() {
+  local out
+  out=$( { "$@" >/dev/null 2>&1; times; } | tail -1)
+  # `times`' second line: children's user and system, "0m1.234s 0m0.123s".
+  echo "$out" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]);
+                       print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+}
+# server_cpu LEXPACK CACHE: the CPU seconds the server of cache CACHE has
+# used (it runs detached: no `times` counts it), 0 when none runs.
+server_cpu() {
+  local pid
+  pid=$(LEXPACK_DIR=$2 LEXPACK_SERVER=1 "$1" server --status 2>/dev/null | awk '$1=="pid"{print $2}')
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
+  awk -v t="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / t }' "/proc/$pid/stat"
+}
 
 # write_std_tu FILE I [LINES]: a TU of a few standard headers (and LINES,
 # e.g. more includes) defining t<I>(), which every TU of a project differs in.

@@ -23,7 +23,6 @@ unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE LEXP
 stop_server() { LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; }
 trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
-TICK=$(getconf CLK_TCK)
 
 python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus 4 >/dev/null
 cmake -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
@@ -40,12 +39,6 @@ PY
 )
 [ -n "$CMD" ] || { echo "early bench: no compile command for $SRC" >&2; exit 1; }
 
-server_cpu() {
-  local pid
-  pid=$(LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --status 2>/dev/null | awk '$1=="pid"{print $2}')
-  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
-  awk -v t="$TICK" '{ sub(/^.*\) /, ""); print ($12 + $13) / t }' "/proc/$pid/stat"
-}
 # run WAY: the one compile through WAY; prints "wall cpu" in seconds.
 run() {
   local way=$1 cache=$WORK/cache-$1 server=0 early=1 prefix=$LEXPACK
@@ -56,14 +49,13 @@ run() {
     server-on) server=1 ;;
   esac
   local before after t0 t1 cpu
-  before=$(server_cpu "$cache")
+  before=$(server_cpu "$LEXPACK" "$cache")
   t0=$(now)
-  cpu=$( { cd "$DIR" && LEXPACK_DIR=$cache LEXPACK_SERVER=$server LEXPACK_COMPILE_EARLY=$early \
-           $prefix $CMD >/dev/null 2>&1; times; } | tail -1 |
-         awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]);
-                print u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+  # shellcheck disable=SC2086  # the command's words
+  cpu=$(cd "$DIR" && LEXPACK_DIR=$cache LEXPACK_SERVER=$server LEXPACK_COMPILE_EARLY=$early \
+        cpu_of $prefix $CMD)
   t1=$(now)
-  after=$(server_cpu "$cache")
+  after=$(server_cpu "$LEXPACK" "$cache")
   echo "$(echo "$t1 - $t0" | bc -l) $(echo "$cpu + $after - $before" | bc -l)"
 }
 # The edit: a #define line of its own at the top of the source.
@@ -85,7 +77,6 @@ for r in $(seq "$RUNS"); do
   echo "run $r of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
 
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 pw=$(med "${WALL[plain]}")
 pc=$(med "${CPU[plain]}")
 echo "one Boost TU, its directives edited, $CXX; seconds, median of $RUNS edits"

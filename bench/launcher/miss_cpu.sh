@@ -23,26 +23,10 @@ unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || t
 stop_server() { LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; }
 trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
-TICK=$(getconf CLK_TCK)
 
 python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
 EDIT=$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)
 
-# cpu_of COMMAND...: runs it; prints the CPU seconds of it and its children.
-cpu_of() {
-  local out
-  out=$( { "$@" >/dev/null 2>&1; times; } | tail -1)
-  # `times`' second line: children's user and system, "0m1.234s 0m0.123s".
-  echo "$out" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]);
-                       print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
-}
-# The CPU seconds the server of cache $1 has used, 0 when none runs.
-server_cpu() {
-  local pid
-  pid=$(LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --status 2>/dev/null | awk '$1=="pid"{print $2}')
-  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
-  awk -v t="$TICK" '{ sub(/^.*\) /, ""); print ($12 + $13) / t }' "/proc/$pid/stat"
-}
 # build WAY PHASE: one build of WAY (cold: fresh cache and build dir; edit:
 # the tree edited, same cache), CPU seconds on stdout.
 build() {
@@ -61,13 +45,13 @@ build() {
   cmd=(ninja -C "$dir")
   [ "$way" = ninja+server ] && cmd=("$LEXPACK" ninja -C "$dir")
   local before after cpu
-  before=$(server_cpu "$cache")
+  before=$(server_cpu "$LEXPACK" "$cache")
   if [ "$way" = plain ]; then
     cpu=$(LEXPACK_DISABLE=1 cpu_of "${cmd[@]}")
   else
     cpu=$(LEXPACK_DIR=$cache LEXPACK_SERVER=$server cpu_of "${cmd[@]}")
   fi
-  after=$(server_cpu "$cache")
+  after=$(server_cpu "$LEXPACK" "$cache")
   # A server started by this build: all its CPU is this build's.
   [ "$phase" = cold ] && before=0
   echo "$cpu + $after - $before" | bc -l
@@ -86,7 +70,6 @@ for run in $(seq "$RUNS"); do
   echo "run $run of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
 
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 pc=$(med "${COLD[plain]}")
 pe=$(med "${EDITED[plain]}")
 echo "$TUS TUs using Boost, $CXX, CPU seconds (build and server), median of $RUNS runs"

@@ -55,7 +55,6 @@ for run in $(seq "$RUNS"); do
   printf "run %d: ccache %.2f s, lexpack ninja %.2f s (load %s)\n" "$run" "$a" "$b" \
     "$(cut -d' ' -f1 /proc/loadavg)"
 done
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 c=$(med "$CC_T")
 l=$(med "$LX_T")
 echo "$(basename "$SRC"): $compiles compiles and about $links other steps, warm rebuild after ninja -t clean, median of $RUNS"

@@ -50,7 +50,6 @@ for run in $(seq "$RUNS"); do
   printf "run %d: ccache %.2f s, lexpack-ninja %.2f s, lexpack-ninja+server %.2f s (load %s)\n" \
     "$run" "$a" "$b" "$c" "$(cut -d' ' -f1 /proc/loadavg)"
 done
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 c=$(med "$CC_T")
 l=$(med "$LX_T")
 s=$(med "$SV_T")

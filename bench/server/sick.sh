@@ -86,7 +86,6 @@ while True:
   echo "run $run of $RUNS done" >&2
 done
 
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 off=$(med "${T[off]}")
 echo "$TUS TUs, warm rebuild by lexpack ninja, $CXX, median of $RUNS runs"
 printf "%-14s %10s %16s\n" "server" "build (s)" "added to off (ms)"

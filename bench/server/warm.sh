@@ -116,7 +116,6 @@ status=$(LEXPACK_SERVER=1 "$LEXPACK" server --status 2>/dev/null || true)
 pid=$(echo "$status" | awk '$1=="pid"{print $2}')
 rss=$(awk '/^VmRSS/{print $2, $3}' "/proc/$pid/status" 2>/dev/null || echo "not running")
 
-med() { echo "$1" | tr ' ' '\n' | grep -v '^$' | median; }
 base_w=$(med "${WARM[ccache]}")
 base_i=$(med "${INCR[ccache]}")
 echo "$TUS TUs ($((TUS / 4)) include the edited header), $CXX, median of $RUNS runs"
