@@ -82,6 +82,11 @@ LaunchResult Launcher::run() {
     note("miss: " + why_miss);
   }
   if (!explain_ && miss_cause_.empty()) miss_cause_ = changed_since_previous_memo(tu);
+  // A memo that holds with no entry: stored by a build's prefetch (or
+  // another launcher) for a compile this output never had stored.
+  if (!explain_ && miss_cause_.empty() && !compiled_before_with_these_arguments()) {
+    miss_cause_ = "never compiled with these arguments";
+  }
   if (!have_closure_ && !closure_from_kept_snapshot(tu) && !slow_path()) {
     return passthrough(result_.error);
   }

@@ -71,17 +71,28 @@ void Launcher::adopt_build_command() {
   cmd_ = compiler::parse_compile_command(argv_);
 }
 
-std::string Launcher::describe_arg_change() {
+bool Launcher::last_compile(std::vector<std::string>* before, std::vector<std::string>* now) {
   std::optional<std::string> last =
       store_->get_memo("last", base::absolute_path(cmd_.output, cwd_));
-  std::vector<std::string> before;
-  if (!last || !decode_args(*last, &before)) return "no earlier compile of this output is known";
-  std::vector<std::string> now = {cmd_.compiler};
-  now.insert(now.end(), cmd_.args.begin(), cmd_.args.end());
-  if (before == now) return "arguments unchanged since the last stored compile of this output";
+  if (!last || !decode_args(*last, before)) return false;
+  *now = {cmd_.compiler};
+  now->insert(now->end(), cmd_.args.begin(), cmd_.args.end());
   // Depfile options and the output name do not change the object.
-  before = object_arguments(before);
-  now = object_arguments(now);
+  if (*before != *now) {
+    *before = object_arguments(*before);
+    *now = object_arguments(*now);
+  }
+  return true;
+}
+
+bool Launcher::compiled_before_with_these_arguments() {
+  std::vector<std::string> before, now;
+  return last_compile(&before, &now) && before == now;
+}
+
+std::string Launcher::describe_arg_change() {
+  std::vector<std::string> before, now;
+  if (!last_compile(&before, &now)) return "no earlier compile of this output is known";
   if (before == now) return "arguments unchanged since the last stored compile of this output";
   std::string out = "arguments changed since the last stored compile of this output:";
   for (const std::string& a : before) {

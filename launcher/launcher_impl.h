@@ -203,6 +203,11 @@ class Launcher {
                       MissOutputs outputs);
   std::string own_depfile_path();
   std::string describe_arg_change();
+  // The arguments of the last compile stored for this output and this
+  // one's (depfile options and the output name left out when they differ);
+  // false when none is known.
+  bool last_compile(std::vector<std::string>* before, std::vector<std::string>* now);
+  bool compiled_before_with_these_arguments();
   void adopt_build_command();
   // The explain memo of `tu` holds only while no closure memo is newer.
   void drop_explain_memo(const cache::Hash128& tu);

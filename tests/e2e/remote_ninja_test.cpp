@@ -67,6 +67,11 @@ TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   // Three compiles, the archive's `ar` and `ranlib` steps.
   EXPECT_NE(a.err.find("5 of 5 stored entries uploaded to the remote"), std::string::npos) << a.err;
+  // The prefetch stored each compile's closure memo before ninja ran: the
+  // misses are still new compiles, not misses "for other reasons".
+  EXPECT_NE(a.err.find("lexpack: 3 misses: 3 new compiles (or arguments changed)\n"),
+            std::string::npos)
+      << a.err;
   ASSERT_EQ(sh("cache-a", "", "cp b/libparts.a a-libparts.a").exit_code, 0);
   base::ProcessResult b = build("cache-b", redis.url());
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
