@@ -65,7 +65,7 @@ std::string find_program(std::string_view name) {
 }
 
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
-                           const std::vector<std::string>* env, const RunOptions& options) {
+                           const std::vector<std::string>* env) {
   ProcessResult result;
   auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
@@ -88,15 +88,8 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
   pid_t pid = 0;
   std::vector<char*> envp;
   if (env) envp = c_argv(*env);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  if (options.own_group) {
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-  }
-  int rc = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(),
-                          env ? envp.data() : environ);
-  posix_spawnattr_destroy(&attributes);
+  int rc =
+      ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
@@ -107,7 +100,6 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
     return result;
   }
   result.started = true;
-  if (options.pid) options.pid->store(pid);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
   int open_count = 2;
@@ -137,7 +129,6 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
   struct rusage usage {};
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
-  if (options.pid) options.pid->store(0);
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

@@ -3,7 +3,6 @@
 // so that stdin, stdout, stderr and the exit status are the compiler's own.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,22 +25,11 @@ struct ProcessResult {
   uint64_t cpu_us = 0;
 };
 
-// How a captured run starts, beyond its arguments.
-struct RunOptions {
-  // A process group of its own, led by the program: the whole tree it starts
-  // (a driver's cc1plus and as) can then be signalled at once.
-  bool own_group = false;
-  // Set to the program's pid once it runs, back to 0 once it is reaped: for
-  // another thread to signal it while this one waits.
-  std::atomic<int>* pid = nullptr;
-};
-
 // Runs argv (argv[0] searched in PATH) with stdin inherited or /dev/null and
 // both output streams captured; in this process's environment, or in `env`
 // ("NAME=value" entries) when given.
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
-                           const std::vector<std::string>* env = nullptr,
-                           const RunOptions& options = {});
+                           const std::vector<std::string>* env = nullptr);
 
 // Runs each command as run_captured(argv, true) does, all at the same time;
 // results in the order of `commands`. For questions to a compiler, which are

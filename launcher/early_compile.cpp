@@ -2,40 +2,56 @@
 // the translation unit's own source changed in its directives (its kept
 // closure does not apply, so the closure is evaluated again), or it was never
 // compiled with these arguments, and no remote can hold its entry. The
-// compiler runs from the start; the key is made beside it (here or by the
-// server). The result is stored only when no file the key rests on was
-// stamped at or after the compile's start on the file clock: such a file may
-// have been read by the compiler in one state and by the key in another.
-// When the key turns out to have an entry after all (an edit undone), the
-// compiler's process group is stopped and the entry served.
-#include <signal.h>
+// compiler runs from the start, in this process's group as on any miss (an
+// interrupted build stops it with the launcher); the key is made beside it
+// (here or by the server). The result is stored only when nothing the key
+// rests on was stamped at or after the compile's start on the file clock
+// (changed_since_early_start): it may have been read by the compiler in one
+// state and by the key in another. When the key has an entry after all (an
+// edit undone), the compile still runs to its end and is the answer.
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "launcher/launcher_impl.h"
 
 namespace lexpack::launcher::detail {
 namespace {
 
-// The process group of the compile running early, for the signal handler:
-// an interrupted build (ninja's SIGINT to this process's group, a SIGTERM)
-// stops the compile too, which runs in a group of its own.
-std::atomic<int> g_early_group{0};
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int64_t kSecond = 1'000'000'000;
 
-void forward_and_die(int sig) {
-  const int group = g_early_group.load();
-  if (group > 0) ::kill(-group, sig);
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+// Whether a change may have stamped `s` at or after `start`. A filesystem
+// that stamps whole seconds (ext3, ext4 with small inodes) puts a change
+// made after the start, within the same second, before it: times that are
+// both whole seconds are judged by the second the start falls in.
+bool stamped_since(const base::StatSignature& s, int64_t start) {
+  if (s.mtime_ns % kSecond == 0 && s.ctime_ns % kSecond == 0) start -= start % kSecond;
+  return std::max(s.mtime_ns, s.ctime_ns) >= start;
 }
 
-void set_forwarding(bool on) {
-  for (int sig : kForwarded) {
-    struct sigaction action {};
-    action.sa_handler = on ? forward_and_die : SIG_DFL;
-    ::sigemptyset(&action.sa_mask);
-    ::sigaction(sig, &action, nullptr);
+// lstat(2): a path component swapped (a symlink made again, a directory
+// renamed into place) is a new inode, or one with a new ctime.
+std::optional<base::StatSignature> lstat_signature(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return base::signature_of(st);
+}
+
+// True when the filesystem holding `path` stamps its files with this
+// kernel's clock (base::local_filesystem_type).
+bool on_local_filesystem(const std::string& path) {
+  struct statfs fs;
+  return ::statfs(path.empty() ? "." : path.c_str(), &fs) == 0 &&
+         base::local_filesystem_type(int64_t(fs.f_type));
+}
+
+// `dir` (absolute) and every directory above it, up to the root.
+void add_with_ancestors(std::string dir, std::set<std::string>* dirs) {
+  while (!dir.empty() && dirs->insert(dir).second && dir != "/") {
+    dir = std::string(base::dir_of(dir));
   }
 }
 
@@ -43,8 +59,6 @@ void set_forwarding(bool on) {
 
 EarlyCompile::~EarlyCompile() {
   if (thread.joinable()) thread.join();
-  g_early_group.store(0);
-  set_forwarding(false);
 }
 
 bool Launcher::early_compile_applies() const {
@@ -55,27 +69,44 @@ bool Launcher::early_compile_applies() const {
   if (const char* v = std::getenv("LEXPACK_COMPILE_EARLY"); v && std::string_view(v) == "0") {
     return false;
   }
-  return never_compiled_ || source_changed_;
+  if (!never_compiled_ && !source_changed_) return false;
+  // Its check rests on file times from this kernel's clock: not on NFS,
+  // FUSE, 9p or overlayfs (a container's /usr), judged by the source, the
+  // working directory and the compiler (which lives beside its headers).
+  return on_local_filesystem(cmd_.source) && on_local_filesystem(cwd_) &&
+         on_local_filesystem(identity_.program);
 }
 
 void Launcher::start_early_compile() {
   auto early = std::make_unique<EarlyCompile>();
   std::vector<std::string> run_argv = compile_argv(&early->own_depfile);
   if (!early->own_depfile.empty()) early->depfile_guard.emplace(early->own_depfile);
+  // The directories the compile itself writes in (its outputs, the
+  // compiler's temporary files): their times move during any compile, so
+  // each is held to being the same directory instead.
+  std::vector<std::string> written = {"/tmp", "/var/tmp", "/usr/tmp"};
+  for (const char* name : {"TMPDIR", "TMP", "TEMP"}) {
+    if (const char* v = std::getenv(name); v && *v) written.push_back(base::normal_path(v, cwd_));
+  }
+  for (const std::string* output :
+       {&cmd_.output, &cmd_.depfile, &cmd_.dwo_output, &early->own_depfile}) {
+    if (output->empty()) continue;
+    written.push_back(std::string(base::dir_of(base::normal_path(*output, cwd_))));
+  }
+  for (const std::string& dir : written) {
+    if (std::optional<base::StatSignature> sig = lstat_signature(dir)) {
+      early->written_dirs[dir] = {sig->dev, sig->ino};
+    }
+  }
   // Files stamped from the compile's start on may have changed after the
   // compiler read them. The start is the file clock's next tick (at most a
   // few milliseconds away): a file written just before, within the current
   // tick (a test, a generator, a fast editor), is not refused for it.
   early->file_clock = base::next_file_clock_tick_ns();
   early->started_us = elapsed_us();
-  set_forwarding(true);
   EarlyCompile* e = early.get();
-  e->thread = std::thread([e, run_argv = std::move(run_argv)] {
-    base::RunOptions options;
-    options.own_group = true;
-    options.pid = &g_early_group;
-    e->result = base::run_captured(run_argv, true, nullptr, options);
-  });
+  e->thread = std::thread(
+      [e, run_argv = std::move(run_argv)] { e->result = base::run_captured(run_argv, false); });
   early_ = std::move(early);
   note(std::string("compiling at once (") +
        (never_compiled_ ? "never compiled with these arguments"
@@ -88,21 +119,15 @@ base::ProcessResult Launcher::finish_early_compile() {
   return std::move(early_->result);
 }
 
-void Launcher::stop_early_compile() {
-  if (const int group = g_early_group.load(); group > 0) ::kill(-group, SIGTERM);
-  early_->thread.join();
-  if (!early_->own_depfile.empty()) ::unlink(early_->own_depfile.c_str());
-  note("compile started at once stopped: an entry may serve it");
-  early_.reset();
-}
-
 void Launcher::settle_early_compile(const cache::Hash128& key) {
   // The token key is wanted either way: the result is kept under it too, so
   // that a comment edited later finds it.
   find_token_key();
   if (store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
       (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)))) {
-    stop_early_compile();
+    // Not stopped: its process group is the build's, and a compile cut
+    // short could leave a half-written output behind the entry's.
+    note("an entry holds for the key: the compile started at once is the answer");
   }
 }
 
@@ -126,17 +151,46 @@ LaunchResult Launcher::early_result(std::string_view why) {
 
 std::string Launcher::changed_since_early_start(const ActionPayload& payload) const {
   const int64_t start = early_->file_clock;
-  auto young = [start](const base::StatSignature& s) {
-    return std::max(s.mtime_ns, s.ctime_ns) >= start;
+  std::set<std::string> dirs;
+  std::set<uint64_t> devices;
+  std::vector<std::string> on_device;  // one path on each device met
+  auto met_device = [&](uint64_t dev, const std::string& path) {
+    if (devices.insert(dev).second) on_device.push_back(path);
   };
   for (const closure::ClosureFile& f : closure_.files) {
-    if (young(f.stat)) return std::string(f.path);
+    const std::string path(f.path);
+    if (stamped_since(f.stat, start)) return path;
+    met_device(f.stat.dev, path);
+    add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
   }
   std::vector<std::string> outside = payload.present_probes;
   for (const ActionPayload::ExtraFile& f : payload.extra_files) outside.push_back(f.path);
   for (const std::string& path : outside) {
     base::StatSignature sig;
-    if (!base::stat_file(path, &sig) || young(sig)) return path;
+    if (!base::stat_file(path, &sig) || stamped_since(sig, start)) return path;
+    met_device(sig.dev, path);
+    add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
+  }
+  // A candidate found missing may have been there for the compiler (a
+  // __has_include the depfile does not name), and a directory on the way to
+  // a file may have been swapped: their directories' times tell.
+  for (std::string_view probe : closure_.failed_probes) {
+    add_with_ancestors(std::string(base::dir_of(base::normal_path(std::string(probe), cwd_))),
+                       &dirs);
+  }
+  for (const std::string& dir : dirs) {
+    std::optional<base::StatSignature> sig = lstat_signature(dir);
+    if (!sig) continue;  // not there: nothing in it was read, found or missed
+    met_device(sig->dev, dir);
+    if (!stamped_since(*sig, start)) continue;
+    auto written = early_->written_dirs.find(dir);
+    if (written == early_->written_dirs.end() ||
+        written->second != std::make_pair(sig->dev, sig->ino)) {
+      return dir;
+    }
+  }
+  for (const std::string& path : on_device) {
+    if (!on_local_filesystem(path)) return path + " (on a filesystem stamped by another clock)";
   }
   return {};
 }

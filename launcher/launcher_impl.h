@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -85,6 +86,8 @@ struct EarlyCompile {
   std::string own_depfile;     // the depfile lexpack asked for, when the command has none
   std::optional<TempFileGuard> depfile_guard;
   int64_t file_clock = 0;  // the file clock when it started (base::file_clock_ns)
+  // The directories the compile writes in, by (device, inode) at its start.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> written_dirs;
   int64_t started_us = 0;  // since the launcher started
   EarlyCompile() = default;
   EarlyCompile(const EarlyCompile&) = delete;
@@ -168,10 +171,8 @@ class Launcher {
   bool early_compile_applies() const;
   void start_early_compile();
   base::ProcessResult finish_early_compile();  // waits for it
-  // Stops it (its process group) and forgets it: the key has an entry.
-  void stop_early_compile();
-  // Once the key is known: finds the token key, and stops the compile when
-  // the key or the token key has an entry (the lookups then serve it).
+  // Once the key is known: finds the token key (the result is kept under
+  // it too), and notes when an entry holds after all.
   void settle_early_compile(const cache::Hash128& key);
   // The compile's own result, not stored (`why`), once it is done.
   LaunchResult early_result(std::string_view why);

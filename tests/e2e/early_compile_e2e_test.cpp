@@ -66,25 +66,28 @@ TEST_P(EarlyCompile, FirstCompileAndNewIncludeStartTheCompilerAtOnce) {
   EXPECT_FALSE(says(log, kEarly)) << "a header's change is not known to be a miss: " << log;
 }
 
-TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHits) {
+// Three versions of the source's directives, then the first again: neither
+// the memo nor the one before it holds, so the compile starts at once, and
+// its key has the first version's entry. The compile is the answer (the
+// object the same either way), kept under the key again.
+TEST_P(EarlyCompile, AnEditUndoneFindsItsEntryAndTheCompileIsTheAnswer) {
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("inc/b.h", "#define W 4\n");
-  const std::string before = "#include \"a.h\"\nint v() { return V; }\n";
-  dir_.write("m.cpp", before);
-  settle();
-  compile();
-  dir_.write("m.cpp", "#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n");
-  settle();
-  compile();
-  dir_.write("m.cpp", before);
-  settle();
-  std::string log = compile();
-  EXPECT_TRUE(last_was_hit()) << log;
-  // The closure memo before the edit holds again, or the early compile was
-  // stopped when its key turned out to have an entry.
-  EXPECT_TRUE(says(log, "the previous one holds") ||
-              says(log, "compile started at once stopped: an entry may serve it"))
+  dir_.write("inc/c.h", "#define X 5\n");
+  const std::string first = "#include \"a.h\"\nint v() { return V; }\n";
+  for (const std::string& version :
+       {first, std::string("#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n"),
+        std::string("#include \"a.h\"\n#include \"c.h\"\nint v() { return V + X; }\n"), first}) {
+    dir_.write("m.cpp", version);
+    settle();
+    compile();
+  }
+  const std::string log = dir_.read("log.txt");
+  EXPECT_TRUE(says(log, "compiling at once (the source's directives changed)")) << log;
+  EXPECT_TRUE(says(log, "an entry holds for the key: the compile started at once is the answer"))
       << log;
+  EXPECT_TRUE(says(log, ": stored ")) << log;
+  EXPECT_TRUE(last_was_miss()) << log;
 }
 
 TEST_P(EarlyCompile, SwitchedOffItComputesTheKeyFirst) {
@@ -138,30 +141,69 @@ TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
   }
 }
 
-TEST_P(EarlyCompile, AnInterruptedLauncherStopsItsCompiler) {
+// Ninja stops an interrupted build's commands by signalling each one's
+// process group: the compiler started at once is in the launcher's.
+TEST_P(EarlyCompile, AnInterruptedBuildStopsTheCompilerWithTheLauncher) {
   const std::string real = base::find_program(GetParam());
   if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
-  // A compile that never ends on its own, and says it runs.
+  // A compile that never ends on its own, and says which process it is.
   dir_.write("wrap/" + std::string(GetParam()),
              std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
-                 " \"$@\";; esac\ntouch running\nexec sleep 600\n");
+                 " \"$@\";; esac\necho $$ > compiler.pid\nexec sleep 600\n");
   ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
   settle();
-  // The launcher in the background; its pid, then its compiler's start.
-  base::ProcessResult started =
-      sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH LEXPACK_SERVER=0 " + LEXPACK_BIN + " " +
-         args() +
+  // The launcher leads a process group of its own, as ninja runs a command.
+  base::ProcessResult run =
+      sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH LEXPACK_SERVER=0 setsid " + LEXPACK_BIN +
+         " " + args() +
          " -o out.o >/dev/null 2>&1 & echo $! > launcher.pid; "
-         "for i in $(seq 200); do [ -f running ] && break; sleep 0.05; done; "
-         "[ -f running ] && kill -TERM $(cat launcher.pid); "
-         "for i in $(seq 100); do kill -0 $(cat launcher.pid) 2>/dev/null || break; "
-         "sleep 0.05; done; sleep 0.2; "
-         "ps -eo args | grep -c '^sleep 600$'");
-  ASSERT_TRUE(dir_.exists("running")) << dir_.read("log.txt");
+         "for i in $(seq 200); do [ -s compiler.pid ] && break; sleep 0.05; done; "
+         "[ -s compiler.pid ] && kill -TERM -$(cat launcher.pid); "
+         "for i in $(seq 100); do kill -0 $(cat compiler.pid) 2>/dev/null || break; "
+         "sleep 0.05; done; "
+         "if kill -0 $(cat compiler.pid) 2>/dev/null; then kill $(cat compiler.pid); echo alive; "
+         "else echo stopped; fi");
+  ASSERT_TRUE(dir_.exists("compiler.pid")) << dir_.read("log.txt");
   EXPECT_TRUE(says(dir_.read("log.txt"), kEarly)) << dir_.read("log.txt");
-  EXPECT_EQ(started.out, "0\n") << "the compiler outlived its launcher";
+  EXPECT_EQ(run.out, "stopped\n") << "the compiler outlived its launcher's group";
+}
+
+// The include directory is a symlink, swapped to another directory just
+// before or just after the real compiler runs: whatever the key made beside
+// it saw, the result is not stored, and the next compile makes the object
+// of the directory the link names then.
+TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
+  const std::string real = base::find_program(GetParam());
+  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
+  for (const char* when : {"before", "after"}) {
+    SCOPED_TRACE(when);
+    dir_.write("v1/a.h", "#define V 1\n");
+    dir_.write("v2/a.h", "#define V 2\n");
+    ASSERT_EQ(sh("rm -f inc && ln -s v1 inc").exit_code, 0);
+    dir_.write("m.cpp", std::string("#define WHEN_") + when +
+                            "\n#include <map>\n#include \"a.h\"\nint v() { return V; }\n");
+    const std::string swap = "[ -n \"$SWAP\" ] && ln -sfn v2 inc\n";
+    dir_.write("wrap/" + std::string(GetParam()),
+               std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
+                   " \"$@\";; esac\n" + (std::string(when) == "before" ? swap : "") + real +
+                   " \"$@\" || exit $?\n" + (std::string(when) == "after" ? swap : "") +
+                   "exit 0\n");
+    ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+    settle();
+    dir_.write("log.txt", "");
+    base::ProcessResult r =
+        lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 SWAP=1 PATH=" + dir_.at("wrap") + ":$PATH");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string log = dir_.read("log.txt");
+    EXPECT_TRUE(says(log, kEarly)) << log;
+    EXPECT_TRUE(says(log, "not stored: ")) << log;
+    EXPECT_FALSE(says(log, ": stored ")) << log;
+    settle();
+    log = compile();
+    EXPECT_TRUE(last_was_miss()) << log;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Compilers, EarlyCompile, ::testing::Values("g++", "clang++-14"),
