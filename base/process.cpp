@@ -2,6 +2,7 @@
 // lot to both streams never blocks; exec for passthrough.
 #include "base/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -12,6 +13,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -65,7 +68,7 @@ std::string find_program(std::string_view name) {
 }
 
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
-                           const std::vector<std::string>* env) {
+                           const std::vector<std::string>* env, std::atomic<int>* running_pid) {
   ProcessResult result;
   auto start = std::chrono::steady_clock::now();
   int out_pipe[2], err_pipe[2];
@@ -100,6 +103,7 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
     return result;
   }
   result.started = true;
+  if (running_pid) running_pid->store(pid);
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
   int open_count = 2;
@@ -127,6 +131,14 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
   }
   int status = 0;
   struct rusage usage {};
+  if (running_pid) {
+    // Exited, not yet reaped: the pid is still this child's while it is
+    // taken back from whoever may signal it.
+    siginfo_t info{};
+    while (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    running_pid->store(0);
+  }
   while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) {
@@ -140,6 +152,52 @@ ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null
                                    std::chrono::steady_clock::now() - start)
                                    .count());
   return result;
+}
+
+namespace {
+
+// The pids whose parent is `parent`, from /proc (the kernel's per-task
+// children lists are not always built in).
+std::vector<int> children_of(int parent) {
+  std::vector<int> out;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (struct dirent* e = ::readdir(proc)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const char* close_paren = std::strrchr(buf, ')');
+    int ppid = 0;
+    char state = 0;
+    if (close_paren && std::sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 &&
+        ppid == parent) {
+      out.push_back(std::atoi(e->d_name));
+    }
+  }
+  ::closedir(proc);
+  return out;
+}
+
+}  // namespace
+
+void stop_process_tree(int pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGSTOP);
+  std::vector<int> tree = children_of(pid);
+  for (size_t i = 0; i < tree.size(); ++i) {
+    for (int grandchild : children_of(tree[i])) tree.push_back(grandchild);
+  }
+  for (int child : tree) ::kill(child, SIGTERM);
+  ::kill(pid, SIGTERM);
+  ::kill(pid, SIGCONT);
 }
 
 std::vector<ProcessResult> run_captured_all(const std::vector<std::vector<std::string>>& commands) {

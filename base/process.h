@@ -3,6 +3,7 @@
 // so that stdin, stdout, stderr and the exit status are the compiler's own.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,7 +30,16 @@ struct ProcessResult {
 // both output streams captured; in this process's environment, or in `env`
 // ("NAME=value" entries) when given.
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
-                           const std::vector<std::string>* env = nullptr);
+                           const std::vector<std::string>* env = nullptr,
+                           std::atomic<int>* running_pid = nullptr);
+// `running_pid`, when given, holds the program's pid from its start until it
+// has exited and before it is reaped (0 otherwise): another thread may
+// signal that pid while it is set, with no risk of the pid being reused.
+
+// Stops `pid` and the processes it started (a compiler driver's cc1plus and
+// as): each is sent SIGTERM, the driver held stopped meanwhile so that it
+// starts no other. For a process this one started and has not reaped.
+void stop_process_tree(int pid);
 
 // Runs each command as run_captured(argv, true) does, all at the same time;
 // results in the order of `commands`. For questions to a compiler, which are

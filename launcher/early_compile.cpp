@@ -8,9 +8,12 @@
 // rests on was stamped at or after the compile's start on the file clock
 // (changed_since_early_start): it may have been read by the compiler in one
 // state and by the key in another. When the key has an entry after all (an
-// edit undone), the compile still runs to its end and is the answer.
+// edit undone, another checkout's or an imported entry, a comment edit's
+// token key), the compiler and what it started are stopped and the entry
+// served.
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -105,8 +108,10 @@ void Launcher::start_early_compile() {
   early->file_clock = base::next_file_clock_tick_ns();
   early->started_us = elapsed_us();
   EarlyCompile* e = early.get();
-  e->thread = std::thread(
-      [e, run_argv = std::move(run_argv)] { e->result = base::run_captured(run_argv, false); });
+  e->thread = std::thread([e, run_argv = std::move(run_argv)] {
+    e->result = base::run_captured(run_argv, false, nullptr, &e->pid);
+    e->done.store(true);
+  });
   early_ = std::move(early);
   note(std::string("compiling at once (") +
        (never_compiled_ ? "never compiled with these arguments"
@@ -125,10 +130,21 @@ void Launcher::settle_early_compile(const cache::Hash128& key) {
   find_token_key();
   if (store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
       (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)))) {
-    // Not stopped: its process group is the build's, and a compile cut
-    // short could leave a half-written output behind the entry's.
-    note("an entry holds for the key: the compile started at once is the answer");
+    stop_early_compile();
   }
+}
+
+void Launcher::stop_early_compile() {
+  // The driver, held stopped, and what it started get SIGTERM (gcc's driver
+  // then removes its temporary files); whatever they wrote is replaced by
+  // the entry's outputs, each written whole under its name.
+  // A key found fast may come before the compiler's start: wait for it.
+  while (early_->pid.load() == 0 && !early_->done.load()) ::usleep(200);
+  base::stop_process_tree(early_->pid.load());
+  early_->thread.join();
+  if (!early_->own_depfile.empty()) ::unlink(early_->own_depfile.c_str());
+  note("compile started at once stopped: an entry may serve it");
+  early_.reset();
 }
 
 LaunchResult Launcher::early_result(std::string_view why) {

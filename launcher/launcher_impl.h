@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -82,8 +83,10 @@ struct MissOutputs {
 // A compile started before its key (early_compile.cpp).
 struct EarlyCompile {
   std::thread thread;
-  base::ProcessResult result;  // set by `thread`
-  std::string own_depfile;     // the depfile lexpack asked for, when the command has none
+  base::ProcessResult result;     // set by `thread`
+  std::atomic<int> pid{0};        // the compiler's while it runs (run_captured)
+  std::atomic<bool> done{false};  // `result` is set
+  std::string own_depfile;        // the depfile lexpack asked for, when the command has none
   std::optional<TempFileGuard> depfile_guard;
   int64_t file_clock = 0;  // the file clock when it started (base::file_clock_ns)
   // The directories the compile writes in, by (device, inode) at its start.
@@ -172,8 +175,10 @@ class Launcher {
   void start_early_compile();
   base::ProcessResult finish_early_compile();  // waits for it
   // Once the key is known: finds the token key (the result is kept under
-  // it too), and notes when an entry holds after all.
+  // it too), and stops the compile when an entry may serve it after all.
   void settle_early_compile(const cache::Hash128& key);
+  // Stops the compiler and the processes it started, and forgets it.
+  void stop_early_compile();
   // The compile's own result, not stored (`why`), once it is done.
   LaunchResult early_result(std::string_view why);
   // A path the key rests on stamped at or after the early compile's start;
