@@ -170,6 +170,26 @@ struct TakenStorage {
   std::string source;
 };
 
+// The content of `f`, a file the memo reads: kept, or read now with
+// `again` (a file met only through __has_include before). Path and stat
+// never change once kept; content and error may be filled by another
+// thread, so they are read under the lock.
+template <typename Again>
+base::Result<cache::Hash128> read_content(Facts* facts, Facts::File* f, const Again& again) {
+  std::unique_lock<std::mutex> hold(facts->mutex);
+  if (!f->content && f->error.empty()) {
+    hold.unlock();
+    Facts::File read = again();
+    hold.lock();
+    if (!f->content && f->error.empty()) {
+      f->content = read.content;
+      f->error = read.error;
+    }
+  }
+  if (f->content) return *f->content;
+  return base::Status::error(f->error.empty() ? f->path + " could not be read" : f->error);
+}
+
 // Fills `c` with the memo's files as found here, or says what differs.
 base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation,
                         const compiler::CompileCommand& command, Facts* facts,
@@ -194,26 +214,20 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
   for (size_t i = 0; i < d.files.size(); ++i) {
     const RemoteMemoView::Named& n = d.files[i];
     const bool read = !(n.flags & kRemotePresenceOnly);
-    const Facts::File* f = found[i];
-    if (read && !f->content && f->stat && f->error.empty()) {
-      // A file met only through __has_include before, read now.
-      Facts::File again = make(i);
-      std::lock_guard<std::mutex> hold(facts->mutex);
-      if (!found[i]->content && found[i]->error.empty()) {
-        found[i]->content = again.content;
-        found[i]->error = again.error;
-      }
-    }
+    Facts::File* f = found[i];
     if (f->path.empty()) {
       return base::Status::error("names " + std::string(n.name) + " differently here");
     }
     if (!f->stat) return base::Status::error("missing here: " + f->path);
-    if (read && !f->content) return base::Status::error(f->error);
     ClosureFile file;
     file.presence_only = !read;
     file.path = i == 0 ? std::string_view(storage->source) : std::string_view(f->path);
     file.stat = *f->stat;
-    if (read) file.content = *f->content;
+    if (read) {
+      auto content = read_content(facts, f, [&] { return make(i); });
+      if (!content.ok()) return content.status();
+      file.content = *content;
+    }
     c->files.push_back(file);
   }
   return base::Status();
