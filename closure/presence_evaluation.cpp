@@ -17,6 +17,7 @@
 #include "base/view_map.h"
 #include "closure/builtin_candidates.h"
 #include "closure/compiler_facts.h"
+#include "closure/header_key.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/scanner.h"
 #include "preprocessor/preprocessor.h"
@@ -75,7 +76,8 @@ struct EvaluationShare::Impl {
   // The files the scan's walk read and lexed (null outside a scan).
   ScanFileCache* walked = nullptr;
   // Each header's evaluations by the macro state they read (thread-safe).
-  preprocessor::HeaderCache headers;
+  std::unique_ptr<preprocessor::HeaderCache> headers =
+      std::make_unique<preprocessor::HeaderCache>();
   // Predefined macros parsed once per text.
   std::map<std::string,
            std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>>>
@@ -88,6 +90,17 @@ void EvaluationShare::use_walked(ScanFileCache* walked) {
   impl->walked = walked;
 }
 EvaluationShare::~EvaluationShare() = default;
+
+void EvaluationShare::carry_headers(EvaluationShare* from, int64_t from_made_ns) {
+  impl->headers = std::move(from->impl->headers);
+  from->impl->headers = std::make_unique<preprocessor::HeaderCache>();
+  impl->headers->keep_only(
+      [from_made_ns](std::string_view key) { return header_key_settled(key, from_made_ns); });
+}
+
+size_t EvaluationShare::header_traces() const {
+  return impl->headers->trace_count();
+}
 
 namespace {
 
@@ -134,20 +147,8 @@ class ClosureHost : public preprocessor::Host {
                                      f.loaded->defines ? &*f.loaded->defines : nullptr};
   }
 
-  // The path as found, where in the search, and the stat of what was read.
   std::string file_key(preprocessor::FileHandle file) override {
-    if (file >= files_.size()) return {};
-    const Resolution& r = files_[file].where;
-    // The numbers as their bytes after the path's end: fixed width, so no
-    // two differ in one and compare equal.
-    const int64_t numbers[] = {int64_t(r.chain_index),   int64_t(r.stat.dev),
-                               int64_t(r.stat.ino),      int64_t(r.stat.size),
-                               int64_t(r.stat.mtime_ns), int64_t(r.stat.ctime_ns)};
-    std::string key;
-    key.reserve(r.path.size() + 1 + sizeof numbers);
-    key.append(r.path).push_back('\0');
-    key.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
-    return key;
+    return file < files_.size() ? header_key(files_[file].where) : std::string();
   }
 
   std::vector<Resolution> resolutions() const {
@@ -540,7 +541,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       return fail(err);
     }
     if (share)
-      pp.use_header_cache(&share->headers, header_context(identity_, cwd_, command_.language));
+      pp.use_header_cache(share->headers.get(), header_context(identity_, cwd_, command_.language));
     for (const Resolution& f : forced)
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);

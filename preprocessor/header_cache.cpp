@@ -27,6 +27,49 @@ void HeaderCache::add(uint64_t key, std::shared_ptr<const HeaderTrace> trace) {
   if (v.size() < kMaxVariants) v.push_back(std::move(trace));
 }
 
+void HeaderCache::keep_only(const std::function<bool(std::string_view file_key)>& keep) {
+  std::lock_guard names_lock(names_mu_);
+  std::lock_guard lock(mu_);
+  // Each number's verdict, asked once: 0 not asked, 1 kept, 2 dropped.
+  std::vector<std::string_view> by_number(names_.size() + 1);
+  for (const auto& [name, number] : names_) by_number[number] = name;
+  std::vector<uint8_t> verdict(by_number.size(), 0);
+  auto file_kept = [&](uint32_t file) {
+    if (file == 0 || file >= by_number.size()) return false;
+    if (verdict[file] == 0) verdict[file] = keep(by_number[file]) ? 1 : 2;
+    return verdict[file] == 1;
+  };
+  // A nested trace is shared by every includer's: judged once.
+  std::unordered_map<const HeaderTrace*, bool> judged;
+  std::function<bool(const HeaderTrace&)> nested_kept = [&](const HeaderTrace& trace) {
+    if (auto it = judged.find(&trace); it != judged.end()) return it->second;
+    bool kept = true;
+    for (const HeaderOp& op : trace.ops) {
+      if (op.kind != HeaderOp::Kind::kInclude || !op.nested) continue;
+      kept = file_kept(op.answer) && nested_kept(*op.nested);
+      if (!kept) break;
+    }
+    judged.emplace(&trace, kept);
+    return kept;
+  };
+  for (auto it = traces_.begin(); it != traces_.end();) {
+    std::vector<std::shared_ptr<const HeaderTrace>>& v = it->second;
+    if (!file_kept(uint32_t(it->first))) {
+      v.clear();
+    } else {
+      std::erase_if(v, [&](const auto& trace) { return !nested_kept(*trace); });
+    }
+    it = v.empty() ? traces_.erase(it) : std::next(it);
+  }
+}
+
+size_t HeaderCache::trace_count() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [key, v] : traces_) n += v.size();
+  return n;
+}
+
 size_t count_answers(const HeaderTrace& trace) {
   size_t n = 0;
   for (const HeaderOp& op : trace.ops) {

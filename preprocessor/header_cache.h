@@ -98,6 +98,13 @@ class HeaderCache {
   std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key) const;
   void add(uint64_t key, std::shared_ptr<const HeaderTrace> trace);
 
+  // Keeps the traces each of whose files `keep` accepts, by the file's
+  // key (the string intern() numbered): the header's own and, through
+  // every nested trace it replays, those of the headers it enters. Numbers
+  // stay as they were. Not to be called while the cache is in use.
+  void keep_only(const std::function<bool(std::string_view file_key)>& keep);
+  size_t trace_count() const;
+
  private:
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;

@@ -6,6 +6,8 @@
 // not once per compile, and a fresh TU costs little more than its walk.
 #include <unistd.h>
 
+#include "base/file_stat.h"
+#include "base/file_util.h"
 #include "closure/action_key.h"
 #include "closure/closure_snapshot.h"
 #include "closure/dependency_closure.h"
@@ -18,24 +20,38 @@
 
 namespace lexpack::server {
 
-Server::WalkShare& Server::walk_share() {
+Server::WalkShare& Server::walk_share(const std::string& source, const base::StatSignature& sig) {
   drain();  // the events read so far tell whether what is kept went stale
   const auto now = std::chrono::steady_clock::now();
-  if (!walk_share_ || walk_share_->epoch != trust_epoch() ||
+  auto source_moved = [&] {
+    auto it = walk_share_->sources.find(source);
+    return it != walk_share_->sources.end() && !(it->second == sig);
+  };
+  if (!walk_share_ || walk_share_->epoch != trust_epoch() || source_moved() ||
       walk_share_->evaluated >= kEvaluationsPerShare ||
       now - walk_share_->made > kWalkShareSeconds) {
+    std::optional<WalkShare> before = std::move(walk_share_);
     walk_share_.reset();
     ++walk_shares_made_;
     WalkShare& w = walk_share_.emplace();
+    w.made_file_clock_ns = base::file_clock_ns();
     w.walked = std::make_shared<closure::ScanFileCache>();
     w.walked->keep_lexed();
     w.files = std::make_unique<closure::FileStates>(store_.get(), kernel_);
     w.files->share(w.walked.get());
     w.evaluations = std::make_unique<closure::EvaluationShare>();
     w.evaluations->use_walked(w.walked.get());
+    // The header evaluations outlive the stat answers: each is keyed by its
+    // files' signatures, and those it keeps had settled before they were
+    // read.
+    if (before && before->evaluations->header_traces() <= kMaxCarriedTraces) {
+      w.evaluations->carry_headers(before->evaluations.get(), before->made_file_clock_ns);
+      traces_carried_ += w.evaluations->header_traces();
+    }
     w.epoch = trust_epoch();
     w.made = now;
   }
+  walk_share_->sources[source] = sig;
   return *walk_share_;
 }
 
@@ -62,7 +78,9 @@ Reply Server::evaluate_closure(const Request& req) {
   auto list = compiler::search_list_for(store_.get(), *identity, cmd, req.cwd);
   if (!list.ok()) return declined("search list: " + list.message());
   const auto start = std::chrono::steady_clock::now();
-  WalkShare& share = walk_share();
+  base::StatSignature source_sig;
+  if (!base::stat_file(cmd.source, &source_sig)) return declined("cannot stat the source");
+  WalkShare& share = walk_share(base::normal_path(cmd.source, req.cwd), source_sig);
   ++share.evaluated;
   closure::CompilerPresenceEvaluator presence(store_.get(), *identity, cmd, req.cwd, kernel_);
   presence.share_with(share.evaluations.get());

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/file_stat.h"
 #include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/closure_memo.h"
@@ -234,20 +235,36 @@ class Server {
   // makes it evaluate the closure itself). Made anew once a file a trusted
   // closure rests on changed (trust_epoch()), or after kWalkShareSeconds or
   // kEvaluationsPerShare closures, so that it neither goes stale for long
-  // nor grows without end.
+  // nor grows without end, or once a source it evaluated changed. The header
+  // evaluations, keyed by their files' signatures, go on into the new share
+  // (up to kMaxCarriedTraces), except those whose files had not settled when
+  // the old one was made.
   struct WalkShare {
     std::shared_ptr<closure::ScanFileCache> walked;
     std::unique_ptr<closure::FileStates> files;
     std::unique_ptr<closure::EvaluationShare> evaluations;
     uint64_t epoch = 0;  // trust_epoch() when made
     std::chrono::steady_clock::time_point made;
+    int64_t made_file_clock_ns = 0;  // the same moment on the file clock
+    // The signature each source evaluated had: the walks keep a file's
+    // answers by path, so a source changed since needs a share made anew
+    // (its change reaches trust_epoch() only when a trusted entry rests on
+    // it).
+    std::unordered_map<std::string, base::StatSignature> sources;
     uint64_t evaluated = 0;
   };
   static constexpr uint64_t kEvaluationsPerShare = 4096;
+  // The header evaluations a share hands to the next (those whose files had
+  // settled) unless it holds more than this many.
+  static constexpr size_t kMaxCarriedTraces = size_t(1) << 20;
   static constexpr std::chrono::seconds kWalkShareSeconds{60};
-  WalkShare& walk_share();
+  // The share for evaluating the source at `source` (absolute) whose
+  // signature is `sig` now.
+  WalkShare& walk_share(const std::string& source, const base::StatSignature& sig);
   std::optional<WalkShare> walk_share_;
   uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0, untrusted_by_events_ = 0;
+  // Header evaluations handed from one share to the next, in all.
+  uint64_t traces_carried_ = 0;
   // Time spent evaluating closures and building trust (the status shows it).
   uint64_t evaluation_us_ = 0, trust_us_ = 0;
   WatchTable watches_;

@@ -4,7 +4,9 @@
 // it read). A header state must never be reused for a TU whose state
 // differs in a macro the header reads, nor after the header changed. Each
 // object is compared with a plain compile's.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -46,6 +48,13 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
     EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"))
         << source << ": a wrong object: " << dir_.read("log.txt");
     return dir_.read("log.txt");
+  }
+  // The number the server's status gives for `name`.
+  long status_number(const std::string& name) {
+    const std::string status = lexpack("server --status", kServerEnv).out;
+    const size_t at = status.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << status;
+    return at == std::string::npos ? -1 : std::stol(status.substr(at + name.size() + 2));
   }
   static bool says(const std::string& log, const char* what) {
     return log.find(what) != std::string::npos;
@@ -95,6 +104,59 @@ TEST_P(ServerEvaluation, HeaderEvaluationIsNotKeptPastAChange) {
   dir_.write("inc/z.h", "#undef V\n#define V 31\n");
   log = compile("a.cpp");
   EXPECT_TRUE(last_was_miss()) << log;
+}
+
+// The server's header evaluations outlive the change an edit of a source
+// is (each kept by its files' signatures): after it, a header that now
+// includes another file is evaluated again, and the closure holds the new
+// file.
+TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
+  write_project();
+  settle();
+  std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\nint a() { return V; }\n");
+  settle();
+  log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_GT(status_number("traces_carried"), 0);
+  // x.h now reads w.h, and then w.h changes: both are a.cpp's.
+  dir_.write("inc/w.h", "#define W 50\n");
+  dir_.write("inc/x.h", "#include <w.h>\n#define V W\n");
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#define MORE 2\n#include \"sel.h\"\nint a() { return V; }\n");
+  settle();
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+  dir_.write("inc/w.h", "#define W 51\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
+// A header evaluation is kept past a change only when its files had settled
+// before they were read: n.h, stamped an hour ahead, never has, so of the
+// three evaluations the second share made (sel.h, x.h, n.h) the third
+// takes two.
+TEST_P(ServerEvaluation, AHeaderNotSettledWhenReadIsNotCarried) {
+  write_project();
+  settle();
+  compile("a.cpp");
+  dir_.write("inc/n.h", "#define N 1\n");
+  const struct timespec ahead[2] = {{::time(nullptr) + 3600, 0}, {::time(nullptr) + 3600, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir_.path() + "/inc/n.h").c_str(), ahead, 0), 0);
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#include \"sel.h\"\n#include <n.h>\nint a() { return V; }\n");
+  std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  const long first = status_number("traces_carried");
+  EXPECT_EQ(first, 2);
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\n#include <n.h>\n"
+             "int a() { return V + N; }\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_EQ(status_number("traces_carried") - first, 2);
 }
 
 // A file that appears where an earlier evaluation found none (x.h, searched

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "memory_host.h"
 #include "preprocessor/preprocessor.h"
 
@@ -206,6 +208,33 @@ TEST_F(HeaderCacheTest, NestedHeadersReplayWithTheirIncluder) {
   EXPECT_EQ(runs[1].replayed, 0u);  // MODE is read by leaf.h, so it is top.h's input too
   EXPECT_EQ(runs[2].evaluated, 0u);
   EXPECT_EQ(runs[3].evaluated, 0u);
+}
+
+// A trace kept only while every file it replays is: dropping a nested
+// header's file drops each includer's trace that replays it.
+TEST_F(HeaderCacheTest, KeepOnlyDropsEveryTraceThatReachesADroppedFile) {
+  host.add("inc/top.h", "#include <mid.h>\n#include <other.h>\n");
+  host.add("inc/mid.h", "#include <leaf.h>\n");
+  host.add("inc/leaf.h", "#define RESULT 1\n");
+  host.add("inc/other.h", "#define MODE 2\n");
+  std::vector<Run> runs = run_all({{"#include <top.h>\n", {}}});
+  ASSERT_EQ(runs[0].evaluated, 4u);
+  ASSERT_EQ(cache.trace_count(), 4u);
+  std::vector<std::string> asked;
+  cache.keep_only([&](std::string_view key) {
+    asked.emplace_back(key.substr(0, key.find('\0')));
+    return key.substr(0, key.find('\0')) != "inc/leaf.h";
+  });
+  EXPECT_EQ(cache.trace_count(), 1u);  // other.h's: it enters nothing
+  std::sort(asked.begin(), asked.end());
+  EXPECT_EQ(asked, (std::vector<std::string>{"inc/leaf.h", "inc/mid.h", "inc/other.h",
+                                             "inc/top.h"}));  // each file asked once
+  runs = run_all({{"#include <top.h>\n", {}}});
+  EXPECT_EQ(runs[0].evaluated, 3u);
+  EXPECT_EQ(runs[0].replayed, 1u);
+  cache.keep_only([](std::string_view) { return true; });
+  EXPECT_EQ(cache.trace_count(), 4u);
+  EXPECT_EQ(run_all({{"#include <top.h>\n", {}}})[0].evaluated, 0u);
 }
 
 TEST_F(HeaderCacheTest, InexactEvaluationsAreNotShared) {
