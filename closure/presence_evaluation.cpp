@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/once_map.h"
 #include "base/view_map.h"
@@ -96,6 +97,12 @@ void EvaluationShare::carry_headers(EvaluationShare* from, int64_t from_made_ns)
   from->impl->headers = std::make_unique<preprocessor::HeaderCache>();
   impl->headers->keep_only(
       [from_made_ns](std::string_view key) { return header_key_settled(key, from_made_ns); });
+  // The files' bytes and scans too (a replay enters each header: its
+  // include guard is read first), each found by its signature.
+  std::lock_guard lock(from->impl->mu);
+  for (auto& [id, file] : from->impl->files) {
+    if (base::signature_is_settled(file->stat, from_made_ns)) impl->files.emplace(id, file);
+  }
 }
 
 size_t EvaluationShare::header_traces() const {

@@ -31,11 +31,12 @@ class EvaluationShare {
   // Takes the bytes and lexer scans of the files the scan's walk read
   // (ScanFileCache::find_lexed) instead of reading and lexing them again.
   void use_walked(ScanFileCache* walked);
-  // Takes over the header evaluations of `from` (made at `from_made_ns` on
-  // the file clock, before it read any file) whose files had settled by
-  // then: each such file's stat signature changes with any later write, so
-  // an evaluation keyed by it stays true however long it is kept. The
-  // server keeps its evaluations across the changes it is told of so.
+  // Takes over the header evaluations and the files' bytes of `from` (made
+  // at `from_made_ns` on the file clock, before it read any file) whose
+  // files had settled by then: each such file's stat signature changes with
+  // any later write, so what is kept by it stays true however long it is
+  // kept. The server keeps its evaluations across the changes it is told
+  // of so.
   void carry_headers(EvaluationShare* from, int64_t from_made_ns);
   // The header evaluations kept.
   size_t header_traces() const;
