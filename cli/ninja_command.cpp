@@ -321,14 +321,15 @@ int run_ninja_command(const std::vector<std::string>& args) {
   if (prefetch || (new_server && !other_manifest(args))) {
     ahead = get_ahead_of_ninja(build_dir, prefetch, client, new_server);
   }
+  // The environment is set for ninja before the uploader's thread starts and
+  // unset after it stopped: glibc's setenv may free the array another
+  // thread's getenv (the store's configuration, libcurl's proxies) reads.
+  std::string report = before ? ninja_integration::start_launcher_report() : std::string();
   // Compiles stored in this build are uploaded by one thread of this process
   // while ninja runs, not by each compile (the build never waits on a PUT).
   std::unique_ptr<cache::remote::Uploader> uploader;
   if (before) uploader = cache::remote::Uploader::start(config);
-  std::string report = before ? ninja_integration::start_launcher_report() : std::string();
   ninja_integration::NinjaRun run = ninja_integration::run_ninja(args, plugin, self, client);
-  std::string hint =
-      ninja_integration::launcher_hint(ninja_integration::finish_launcher_report(report));
   std::optional<ninja_integration::Counters> counts;
   if (!counts_file.empty()) {
     counts = ninja_integration::read_build_counts(counts_file);
@@ -342,6 +343,9 @@ int run_ninja_command(const std::vector<std::string>& args) {
   auto wall = std::chrono::steady_clock::now() - start;
   print_beside_ninja(uploader.get(), run.term_signal != 0, ahead, before ? &config : nullptr,
                      start_unix);
+  uploader.reset();  // its thread stopped in print_beside_ninja
+  std::string hint =
+      ninja_integration::launcher_hint(ninja_integration::finish_launcher_report(report));
   if (!run.warning.empty()) std::fprintf(stderr, "lexpack: warning: %s\n", run.warning.c_str());
   if (!run.started) {
     std::fprintf(stderr, "lexpack: error: %s\n", run.error.c_str());

@@ -37,9 +37,10 @@ struct OtherLaunchers {
   std::string first;  // the launcher of the first one
 };
 // Creates that file and sets LEXPACK_NINJA_REPORT for ninja; "" when it
-// cannot (then nothing is reported).
+// cannot (then nothing is reported). Both change the environment: called
+// while no other thread runs.
 std::string start_launcher_report();
-// Reads the file and removes it.
+// Reads the file, removes it and unsets the variable.
 OtherLaunchers finish_launcher_report(const std::string& path);
 // What to tell the user about them; "" when there were none. `before_build`:
 // said of the compiles a build will run (lexpack warm), not of those it ran.

@@ -89,12 +89,12 @@ Uploader::~Uploader() {
 Uploader::Summary Uploader::finish(bool send_rest) {
   if (finished_) return summary_;
   finished_ = true;
-  ::unsetenv(kUploadQueueEnv);
   const int64_t begin = now_us();
   abandon_ = !send_rest;
   finish_by_us_ = begin + int64_t(kFinishBudgetMs) * 1000;
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+  ::unsetenv(kUploadQueueEnv);  // no getenv of the thread's runs now
   summary_.drain_us = now_us() - begin;
   ::unlink(queue_.c_str());
   leave_waiting();

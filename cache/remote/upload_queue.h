@@ -69,7 +69,9 @@ class Uploader {
 
   // Null unless `config` names a remote that can be written. Creates the
   // queue in the cache's tmp/, sets LEXPACK_UPLOAD_QUEUE for the build and
-  // starts the thread.
+  // starts the thread. The thread reads the environment (the store's
+  // configuration, libcurl's proxies): the process must not change it until
+  // finish(), which unsets the variable once the thread stopped.
   static std::unique_ptr<Uploader> start(const Config& config);
   ~Uploader();
 
