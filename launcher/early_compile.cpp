@@ -124,14 +124,17 @@ base::ProcessResult Launcher::finish_early_compile() {
   return std::move(early_->result);
 }
 
-void Launcher::settle_early_compile(const cache::Hash128& key) {
+bool Launcher::settle_early_compile(const cache::Hash128& key) {
+  if (!early_) return false;
   // The token key is wanted either way: the result is kept under it too, so
   // that a comment edited later finds it.
   find_token_key();
   if (store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
       (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)))) {
     stop_early_compile();
+    return false;
   }
+  return true;
 }
 
 void Launcher::stop_early_compile() {
@@ -150,18 +153,13 @@ void Launcher::stop_early_compile() {
 LaunchResult Launcher::early_result(std::string_view why) {
   base::ProcessResult p = finish_early_compile();
   // A passthrough as any other: the compile ran as the build wrote it, and
-  // nothing is stored.
-  note("passthrough: " + std::string(why) + " (the compiler ran from the start)");
-  if (!early_->own_depfile.empty()) ::unlink(early_->own_depfile.c_str());
+  // nothing is stored or counted.
   LaunchResult r;
-  if (!p.started) {
-    r.error = p.error;
-    r.exit_code = 127;
-    return r;
-  }
-  r.exit_code = p.exit_code;
-  r.out = std::move(p.out);
-  r.err = std::move(p.err);
+  take_finished_run(
+      p, true, FinishedRunWords{}, [](std::string_view) {}, &r);
+  finish_run(early_->own_depfile,
+             "passthrough: " + std::string(why) + " (the compiler ran from the start)",
+             [this](const std::string& line) { note(line); });
   return r;
 }
 

@@ -73,8 +73,7 @@ LaunchResult Launcher::run() {
 
   std::string why_miss = "no cached result for this key";
   // A compile started early is the answer unless the key has an entry.
-  if (early_) settle_early_compile(key);
-  if (early_) {
+  if (settle_early_compile(key)) {
     note("miss: " + why_miss);
   } else if (std::optional<LaunchResult> answered = look_up(key, &why_miss)) {
     return *answered;

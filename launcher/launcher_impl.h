@@ -176,7 +176,8 @@ class Launcher {
   base::ProcessResult finish_early_compile();  // waits for it
   // Once the key is known: finds the token key (the result is kept under
   // it too), and stops the compile when an entry may serve it after all.
-  void settle_early_compile(const cache::Hash128& key);
+  // True when a compile started early goes on (it is the answer).
+  bool settle_early_compile(const cache::Hash128& key);
   // Stops the compiler and the processes it started, and forgets it.
   void stop_early_compile();
   // The compile's own result, not stored (`why`), once it is done.

@@ -37,6 +37,25 @@ class EarlyCompile : public LauncherTest, public ::testing::WithParamInterface<c
   static bool says(const std::string& log, const char* what) {
     return log.find(what) != std::string::npos;
   }
+  // A compiler of the same name in wrap/ (first on PATH with wrapped()):
+  // the compiler's questions (no -c) go to the real one ("$REAL"), a
+  // compile runs the script `compile`. False when the compiler is not here.
+  bool write_wrapper(const std::string& compile) {
+    const std::string real = base::find_program(GetParam());
+    const std::string name = "wrap/" + std::string(GetParam());
+    if (real.empty()) return false;
+    dir_.write(name, "#!/bin/sh\nREAL=" + shell_quote(real) +
+                         "\ncase \" $* \" in *\" -c \"*) ;; *) exec \"$REAL\" \"$@\";; esac\n" +
+                         compile);
+    return ::chmod(dir_.at(name).c_str(), 0755) == 0;
+  }
+  // The wrapper's compile: the real one, with `action` just before or just
+  // after it.
+  static std::string real_with(const std::string& when, const std::string& action) {
+    return (when == "before" ? action : "") + "\"$REAL\" \"$@\" || exit $?\n" +
+           (when == "after" ? action : "") + "exit 0\n";
+  }
+  std::string wrapped() const { return "PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH"; }
 };
 
 TEST_P(EarlyCompile, FirstCompileAndNewIncludeStartTheCompilerAtOnce) {
@@ -91,16 +110,11 @@ TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHits) {
 // The same, with a compiler whose driver waits for a child that does not end
 // on its own (as gcc's waits for cc1plus): stopping it stops the child too.
 TEST_P(EarlyCompile, AStoppedCompilerLeavesNoProcessBehind) {
-  const std::string real = base::find_program(GetParam());
-  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
-  dir_.write("wrap/" + std::string(GetParam()),
-             std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
-                 " \"$@\";; esac\n"
-                 "if [ -n \"$SLOW\" ]; then sleep 600 & echo $! > child.pid; wait; fi\n"
-                 "exec " +
-                 real + " \"$@\"\n");
-  ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
-  const std::string path = "PATH=" + dir_.at("wrap") + ":$PATH";
+  if (!write_wrapper("if [ -n \"$SLOW\" ]; then sleep 600 & echo $! > child.pid; wait; fi\n"
+                     "exec \"$REAL\" \"$@\"\n")) {
+    GTEST_SKIP() << GetParam() << " is not installed";
+  }
+  const std::string path = wrapped();
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("inc/b.h", "#define W 4\n");
   dir_.write("inc/c.h", "#define X 5\n");
@@ -142,8 +156,6 @@ TEST_P(EarlyCompile, SwitchedOffItComputesTheKeyFirst) {
 // read it: whatever the key made beside it saw, the result is not stored,
 // and the next compile (the header settled) makes the new header's object.
 TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
-  const std::string real = base::find_program(GetParam());
-  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
   for (const char* when : {"before", "after"}) {
     SCOPED_TRACE(when);
     dir_.write("inc/a.h", "#define V 1\n");
@@ -156,16 +168,11 @@ TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
     // The compiler (for a compile, not a question) rewrites the header just
     // before or just after the real one runs.
     const std::string rewrite = "[ -n \"$REWRITE\" ] && printf '#define V 2\\n' > inc/a.h\n";
-    dir_.write("wrap/" + std::string(GetParam()),
-               std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
-                   " \"$@\";; esac\n" + (std::string(when) == "before" ? rewrite : "") + real +
-                   " \"$@\" || exit $?\n" + (std::string(when) == "after" ? rewrite : "") +
-                   "exit 0\n");
-    ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+    if (!write_wrapper(real_with(when, rewrite))) GTEST_SKIP() << GetParam() << " is not installed";
     settle();
     dir_.write("log.txt", "");
-    base::ProcessResult r = lexpack(
-        args() + " -o out.o", "LEXPACK_SERVER=0 REWRITE=1 PATH=" + dir_.at("wrap") + ":$PATH");
+    base::ProcessResult r =
+        lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 REWRITE=1 " + wrapped());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string log = dir_.read("log.txt");
     EXPECT_TRUE(says(log, kEarly)) << log;
@@ -183,20 +190,16 @@ TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
 // Ninja stops an interrupted build's commands by signalling each one's
 // process group: the compiler started at once is in the launcher's.
 TEST_P(EarlyCompile, AnInterruptedBuildStopsTheCompilerWithTheLauncher) {
-  const std::string real = base::find_program(GetParam());
-  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
   dir_.write("inc/a.h", "#define V 1\n");
   dir_.write("m.cpp", "#include \"a.h\"\nint v() { return V; }\n");
   // A compile that never ends on its own, and says which process it is.
-  dir_.write("wrap/" + std::string(GetParam()),
-             std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
-                 " \"$@\";; esac\necho $$ > compiler.pid\nexec sleep 600\n");
-  ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+  if (!write_wrapper("echo $$ > compiler.pid\nexec sleep 600\n")) {
+    GTEST_SKIP() << GetParam() << " is not installed";
+  }
   settle();
   // The launcher leads a process group of its own, as ninja runs a command.
   base::ProcessResult run =
-      sh("PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH LEXPACK_SERVER=0 setsid " + LEXPACK_BIN +
-         " " + args() +
+      sh(wrapped() + " LEXPACK_SERVER=0 setsid " + LEXPACK_BIN + " " + args() +
          " -o out.o >/dev/null 2>&1 & echo $! > launcher.pid; "
          "for i in $(seq 200); do [ -s compiler.pid ] && break; sleep 0.05; done; "
          "[ -s compiler.pid ] && kill -TERM -$(cat launcher.pid); "
@@ -214,8 +217,6 @@ TEST_P(EarlyCompile, AnInterruptedBuildStopsTheCompilerWithTheLauncher) {
 // it saw, the result is not stored, and the next compile makes the object
 // of the directory the link names then.
 TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
-  const std::string real = base::find_program(GetParam());
-  if (real.empty()) GTEST_SKIP() << GetParam() << " is not installed";
   for (const char* when : {"before", "after"}) {
     SCOPED_TRACE(when);
     dir_.write("v1/a.h", "#define V 1\n");
@@ -224,16 +225,10 @@ TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
     dir_.write("m.cpp", std::string("#define WHEN_") + when +
                             "\n#include <map>\n#include \"a.h\"\nint v() { return V; }\n");
     const std::string swap = "[ -n \"$SWAP\" ] && ln -sfn v2 inc\n";
-    dir_.write("wrap/" + std::string(GetParam()),
-               std::string("#!/bin/sh\ncase \" $* \" in *\" -c \"*) ;; *) exec ") + real +
-                   " \"$@\";; esac\n" + (std::string(when) == "before" ? swap : "") + real +
-                   " \"$@\" || exit $?\n" + (std::string(when) == "after" ? swap : "") +
-                   "exit 0\n");
-    ASSERT_EQ(::chmod(dir_.at("wrap/" + std::string(GetParam())).c_str(), 0755), 0);
+    if (!write_wrapper(real_with(when, swap))) GTEST_SKIP() << GetParam() << " is not installed";
     settle();
     dir_.write("log.txt", "");
-    base::ProcessResult r =
-        lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 SWAP=1 PATH=" + dir_.at("wrap") + ":$PATH");
+    base::ProcessResult r = lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 SWAP=1 " + wrapped());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string log = dir_.read("log.txt");
     EXPECT_TRUE(says(log, kEarly)) << log;
