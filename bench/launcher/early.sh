@@ -1,14 +1,16 @@
 #!/bin/bash
-# A compile whose source's directives changed (a #define line added), on a
-# Boost-heavy TU (bench/scan/gen_boost_project.py): its closure is evaluated
-# again, and with early compiles (the default) the compiler starts before
-# the key. Side by side in one run, the one compile's wall time and CPU
-# (its processes', and the server's when on): plain; lexpack without and
-# with the server, each with early compiles off (LEXPACK_COMPILE_EARLY=0)
-# and on. Medians over RUNS edits; the ratios are over plain (target: wall
-# 1.00x, CPU at most +3%).
+# A compile whose source's directives changed (a #define line added): its
+# closure is evaluated again, and with early compiles (the default) the
+# compiler starts before the key. By default on a Boost-heavy TU
+# (bench/scan/gen_boost_project.py); SOURCE=path/to/cmake-project[:ARGS]
+# takes a copy of a real project instead (FILE=one of its sources, else its
+# first C++ source, else its first). Side by side in one run, the one
+# compile's wall time and CPU (its processes', and the server's when on):
+# plain; lexpack without and with the server, each with early compiles off
+# (LEXPACK_COMPILE_EARLY=0) and on. Medians over RUNS edits; the ratios are
+# over plain (target: wall 1.00x, CPU at most +3%).
 #
-#   bench/launcher/early.sh [LEXPACK]     (RUNS, CXX)
+#   bench/launcher/early.sh [LEXPACK]     (RUNS, CXX, SOURCE, FILE)
 set -eu
 LEXPACK=$(realpath "${1:-$(pwd)/build/bin/lexpack}")
 RUNS=${RUNS:-7}
@@ -17,27 +19,47 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in cmake python3 bc "$CXX"; do
   command -v "$tool" >/dev/null || { echo "early bench: $tool not found" >&2; exit 1; }
 done
-[ -d /usr/include/boost ] || { echo "early bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
 WORK=$(mktemp -d)
 unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE LEXPACK_COMPILE_EARLY || true
 stop_server() { LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; }
 trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
 
-python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus 4 >/dev/null
-cmake -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-SRC=$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)
-# The compile command of that source, and the directory it runs in.
-read -r DIR CMD < <(python3 - "$WORK/b/compile_commands.json" "$SRC" <<'PY'
-import json, sys
-for e in json.load(open(sys.argv[1])):
-    if e["file"].endswith(sys.argv[2]):
-        print(e["directory"], e["command"])
-        break
+SOURCE=${SOURCE:-}
+if [ -n "$SOURCE" ]; then
+  project=${SOURCE%%:*}
+  cmake_args=""
+  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
+  [ -f "$project/CMakeLists.txt" ] || { echo "early bench: no CMakeLists.txt in $project" >&2; exit 1; }
+  cp -r "$project" "$WORK/src"
+  what="$(basename "$project")"
+else
+  [ -d /usr/include/boost ] || { echo "early bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
+  python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus 4 >/dev/null
+  cmake_args="-DCMAKE_CXX_COMPILER=$CXX"
+  FILE=${FILE:-$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)}
+  what="Boost"
+fi
+# shellcheck disable=SC2086  # the arguments' words
+cmake -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args >/dev/null
+# The source (relative to the project), its compile command and the
+# directory it runs in.
+read -r SRC DIR CMD < <(python3 - "$WORK/b/compile_commands.json" "$WORK/src" "${FILE:-}" <<'PY'
+import json, os, shlex, sys
+entries = json.load(open(sys.argv[1]))
+root, want = os.path.realpath(sys.argv[2]), sys.argv[3]
+def rel(e):
+    return os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root)
+def command(e):
+    return e["command"] if "command" in e else shlex.join(e["arguments"])
+cxx = [e for e in entries if rel(e).endswith((".cc", ".cpp", ".cxx"))]
+pick = [e for e in entries if rel(e) == want] if want else (cxx or entries)
+if pick:
+    print(rel(pick[0]), pick[0]["directory"], command(pick[0]))
 PY
 )
-[ -n "$CMD" ] || { echo "early bench: no compile command for $SRC" >&2; exit 1; }
+[ -n "${CMD:-}" ] || { echo "early bench: no compile command for ${FILE:-a source}" >&2; exit 1; }
 
 # run WAY: the one compile through WAY; prints "wall cpu" in seconds.
 run() {
@@ -79,7 +101,7 @@ done
 
 pw=$(med "${WALL[plain]}")
 pc=$(med "${CPU[plain]}")
-echo "one Boost TU, its directives edited, $CXX; seconds, median of $RUNS edits"
+echo "$what: $SRC, its directives edited; seconds, median of $RUNS edits"
 printf "%-28s %8s %8s %8s %8s\n" "" "wall" "vs plain" "CPU" "vs plain"
 for w in $ways; do
   case $w in
