@@ -1,13 +1,16 @@
 #!/bin/bash
 # What a miss costs in CPU over the plain compile, on a project whose TUs use
-# Boost (bench/scan/gen_boost_project.py): a cold build from an empty cache,
-# then one source edited and rebuilt. Side by side in one run: no cache,
-# lexpack as the CMake launcher without and with the server, and `lexpack
-# ninja` (server on). CPU is user+sys of every process the build waited for
-# plus the server's own (it runs detached), read from /proc. Prints medians
-# over RUNS and each way's CPU over the plain build (target: at most +3%).
+# Boost (bench/scan/gen_boost_project.py), or a copy of a real CMake project
+# (SOURCE=path[:ARGS]; FILE=the source edited, else its first): a cold build
+# from an empty cache, then one source edited and rebuilt (the generated
+# project's code, a real one's first line: a #define). Side by side in one
+# run: no cache, lexpack as the CMake launcher without and with the server,
+# and `lexpack ninja` (server on). CPU is user+sys of every process the build
+# waited for plus the server's own (it runs detached), read from /proc.
+# Prints medians over RUNS and each way's CPU over the plain build (target:
+# at most +3%).
 #
-#   bench/launcher/miss_cpu.sh [LEXPACK] [TUS]     (RUNS, CXX)
+#   bench/launcher/miss_cpu.sh [LEXPACK] [TUS]     (RUNS, CXX, SOURCE, FILE)
 set -eu
 LEXPACK=$(realpath "${1:-$(pwd)/build/bin/lexpack}")
 TUS=${2:-24}
@@ -17,15 +20,42 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in cmake ninja python3 bc "$CXX"; do
   command -v "$tool" >/dev/null || { echo "miss-cpu bench: $tool not found" >&2; exit 1; }
 done
-[ -d /usr/include/boost ] || { echo "miss-cpu bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
 WORK=$(mktemp -d)
 unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || true
 stop_server() { LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --stop >/dev/null 2>&1 || true; }
 trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
 
-python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
-EDIT=$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)
+SOURCE=${SOURCE:-}
+cmake_args=""
+if [ -n "$SOURCE" ]; then
+  project=${SOURCE%%:*}
+  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
+  [ -f "$project/CMakeLists.txt" ] || { echo "miss-cpu bench: no CMakeLists.txt in $project" >&2; exit 1; }
+  cp -r "$project" "$WORK/src"
+  what="$(basename "$project")"
+  # The first source its build compiles, unless FILE names one.
+  cmake -S "$WORK/src" -B "$WORK/probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args \
+    >/dev/null
+  EDIT=${FILE:-$(python3 - "$WORK/probe/compile_commands.json" "$WORK/src" <<'PY'
+import json, os, sys
+root = os.path.realpath(sys.argv[2])
+for e in json.load(open(sys.argv[1])):
+    print(os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root))
+    break
+PY
+)}
+  rm -rf "$WORK/probe"
+  edit() { sed -i "1i #define LEXPACK_BENCH_EDIT $1" "$WORK/src/$EDIT"; }
+  unedit() { sed -i "1d" "$WORK/src/$EDIT"; }
+else
+  [ -d /usr/include/boost ] || { echo "miss-cpu bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
+  python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
+  EDIT=$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)
+  what="$TUS TUs using Boost"
+  edit() { sed -i "s/return cfg_/return $1 + cfg_/" "$WORK/src/$EDIT"; }
+  unedit() { sed -i "s/return [0-9]* + cfg_/return cfg_/" "$WORK/src/$EDIT"; }
+fi
 
 # build WAY PHASE: one build of WAY (cold: fresh cache and build dir; edit:
 # the tree edited, same cache), CPU seconds on stdout.
@@ -39,8 +69,10 @@ build() {
   if [ "$phase" = cold ]; then
     stop_server "$cache"
     rm -rf "$dir" "$cache"
+    # shellcheck disable=SC2086  # the arguments' words
     cmake -S "$WORK/src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
-      ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} >/dev/null
+      ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher -DCMAKE_C_COMPILER_LAUNCHER=$launcher} \
+      $cmake_args >/dev/null
   fi
   cmd=(ninja -C "$dir")
   [ "$way" = ninja+server ] && cmd=("$LEXPACK" ninja -C "$dir")
@@ -56,8 +88,6 @@ build() {
   [ "$phase" = cold ] && before=0
   echo "$cpu + $after - $before" | bc -l
 }
-edit() { sed -i "s/return cfg_/return $1 + cfg_/" "$WORK/src/$EDIT"; }
-unedit() { sed -i "s/return [0-9]* + cfg_/return cfg_/" "$WORK/src/$EDIT"; }
 
 ways="plain launcher launcher+server ninja+server"
 declare -A COLD EDITED
@@ -72,7 +102,7 @@ done
 
 pc=$(med "${COLD[plain]}")
 pe=$(med "${EDITED[plain]}")
-echo "$TUS TUs using Boost, $CXX, CPU seconds (build and server), median of $RUNS runs"
+echo "$what ($EDIT edited), $CXX, CPU seconds (build and server), median of $RUNS runs"
 printf "%-16s %10s %8s %16s %8s\n" "" "cold build" "vs plain" "edit one source" "vs plain"
 for w in $ways; do
   c=$(med "${COLD[$w]}")
