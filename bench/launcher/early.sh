@@ -61,7 +61,14 @@ PY
 )
 [ -n "${CMD:-}" ] || { echo "early bench: no compile command for ${FILE:-a source}" >&2; exit 1; }
 
-# run WAY: the one compile through WAY; prints "wall cpu" in seconds.
+# The server's evaluation_ms (its own timer of the closures it evaluated)
+# for cache $1, 0 when none runs.
+evaluation_ms() {
+  LEXPACK_DIR=$1 LEXPACK_SERVER=1 "$LEXPACK" server --status 2>/dev/null |
+    awk '$1=="evaluation_ms"{print $2; found=1} END {if (!found) print 0}'
+}
+# run WAY: the one compile through WAY; prints "wall cpu evaluation-ms",
+# seconds and the server's milliseconds.
 run() {
   local way=$1 cache=$WORK/cache-$1 server=0 early=1 prefix=$LEXPACK
   case $way in
@@ -70,15 +77,17 @@ run() {
     server-off) server=1 early=0 ;;
     server-on) server=1 ;;
   esac
-  local before after t0 t1 cpu
+  local before after t0 t1 cpu ms
   before=$(server_cpu "$LEXPACK" "$cache")
+  ms=$(evaluation_ms "$cache")
   t0=$(now)
   # shellcheck disable=SC2086  # the command's words
   cpu=$(cd "$DIR" && LEXPACK_DIR=$cache LEXPACK_SERVER=$server LEXPACK_COMPILE_EARLY=$early \
         cpu_of $prefix $CMD)
   t1=$(now)
   after=$(server_cpu "$LEXPACK" "$cache")
-  echo "$(echo "$t1 - $t0" | bc -l) $(echo "$cpu + $after - $before" | bc -l)"
+  echo "$(echo "$t1 - $t0" | bc -l) $(echo "$cpu + $after - $before" | bc -l)" \
+    "$(($(evaluation_ms "$cache") - ms))"
 }
 # The edit: a #define line of its own at the top of the source.
 edit() { sed -i "1s/^.*$/#define LEXPACK_BENCH_EDIT $1/" "$WORK/src/$SRC"; }
@@ -87,14 +96,15 @@ sed -i '1i #define LEXPACK_BENCH_EDIT 0' "$WORK/src/$SRC"
 ways="plain off on server-off server-on"
 # Each cache knows the TU (memo, snapshot); the server has evaluated it.
 for w in $ways; do run "$w" >/dev/null; done
-declare -A WALL CPU
+declare -A WALL CPU MS
 for r in $(seq "$RUNS"); do
   edit "$r"
   sleep 1.1  # the edit settles, as it would between saving and building
   for w in $ways; do
-    read -r wall cpu < <(run "$w")
+    read -r wall cpu ms < <(run "$w")
     WALL[$w]+="$wall "
     CPU[$w]+="$cpu "
+    MS[$w]+="$ms "
   done
   echo "run $r of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
@@ -116,4 +126,6 @@ for w in $ways; do
   printf "%-28s %8.3f %7.2fx %8.3f %+7.1f%%\n" "$name" "$wl" "$(echo "$wl / $pw" | bc -l)" "$c" \
     "$(echo "($c / $pc - 1) * 100" | bc -l)"
 done
+echo "the server's evaluation of the edited TU (evaluation_ms), median:" \
+  "$(med "${MS[server-off]}") ms early off, $(med "${MS[server-on]}") ms early on"
 echo "target: wall 1.00x plain, CPU at most +3%"
