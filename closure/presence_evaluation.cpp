@@ -6,6 +6,7 @@
 #include "closure/presence_evaluation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -59,6 +60,8 @@ struct LoadedFile {
   base::StatSignature stat;
   std::shared_ptr<const LexedFile> text;               // never null
   std::optional<preprocessor::ParsedDefines> defines;  // with a share
+  // The share's HeaderCache::carries() when last loaded or found.
+  mutable std::atomic<uint32_t> last_used{0};
 };
 
 }  // namespace
@@ -98,10 +101,15 @@ void EvaluationShare::carry_headers(EvaluationShare* from, int64_t from_made_ns)
   impl->headers->keep_only(
       [from_made_ns](std::string_view key) { return header_key_settled(key, from_made_ns); });
   // The files' bytes and scans too (a replay enters each header: its
-  // include guard is read first), each found by its signature.
+  // include guard is read first), each found by its signature, while used
+  // as recently as the traces kept.
+  const uint32_t now = impl->headers->carries();
   std::lock_guard lock(from->impl->mu);
   for (auto& [id, file] : from->impl->files) {
-    if (base::signature_is_settled(file->stat, from_made_ns)) impl->files.emplace(id, file);
+    if (base::signature_is_settled(file->stat, from_made_ns) &&
+        file->last_used.load() + preprocessor::HeaderCache::kUnusedCarries >= now) {
+      impl->files.emplace(id, file);
+    }
   }
 }
 
@@ -188,7 +196,10 @@ class ClosureHost : public preprocessor::Host {
     if (share_) {
       std::lock_guard lock(share_->mu);
       auto it = share_->files.find(id);
-      if (it != share_->files.end() && it->second->stat == where.stat) return it->second;
+      if (it != share_->files.end() && it->second->stat == where.stat) {
+        it->second->last_used.store(share_->headers->carries());
+        return it->second;
+      }
     }
     auto f = std::make_shared<LoadedFile>();
     f->stat = where.stat;
@@ -207,6 +218,7 @@ class ClosureHost : public preprocessor::Host {
       std::set<std::pair<std::string, std::string>> found;
       note_candidates(f->text->scan, &found);
       std::lock_guard lock(share_->mu);
+      f->last_used.store(share_->headers->carries());
       share_->files[id] = f;
       share_->candidates.insert(found.begin(), found.end());
     }

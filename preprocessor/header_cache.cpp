@@ -5,6 +5,8 @@
 // started after the name's last write and has not read it yet.
 #include "preprocessor/header_cache.h"
 
+#include <algorithm>
+
 namespace lexpack::preprocessor {
 
 uint32_t HeaderCache::intern(std::string_view key) {
@@ -22,14 +24,24 @@ std::vector<std::shared_ptr<const HeaderTrace>> HeaderCache::find(uint64_t key) 
 }
 
 void HeaderCache::add(uint64_t key, std::shared_ptr<const HeaderTrace> trace) {
+  used(*trace);
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<const HeaderTrace>>& v = traces_[key];
-  if (v.size() < kMaxVariants) v.push_back(std::move(trace));
+  if (v.size() < kMaxVariants) {
+    v.push_back(std::move(trace));
+    return;
+  }
+  auto oldest = std::min_element(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a->last_used.load() < b->last_used.load();
+  });
+  if ((*oldest)->last_used.load() < carries_.load()) *oldest = std::move(trace);
 }
 
 void HeaderCache::keep_only(const std::function<bool(std::string_view file_key)>& keep) {
   std::lock_guard names_lock(names_mu_);
   std::lock_guard lock(mu_);
+  const uint32_t now = ++carries_;
+  auto recent = [now](const HeaderTrace& t) { return t.last_used.load() + kUnusedCarries >= now; };
   // Each number's verdict, asked once: 0 not asked, 1 kept, 2 dropped.
   std::vector<std::string_view> by_number(names_.size() + 1);
   for (const auto& [name, number] : names_) by_number[number] = name;
@@ -57,7 +69,7 @@ void HeaderCache::keep_only(const std::function<bool(std::string_view file_key)>
     if (!file_kept(uint32_t(it->first))) {
       v.clear();
     } else {
-      std::erase_if(v, [&](const auto& trace) { return !nested_kept(*trace); });
+      std::erase_if(v, [&](const auto& t) { return !recent(*t) || !nested_kept(*t); });
     }
     it = v.empty() ? traces_.erase(it) : std::next(it);
   }

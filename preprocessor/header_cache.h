@@ -10,6 +10,7 @@
 // evaluated), and their inputs are the including header's inputs too.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -77,6 +78,8 @@ struct HeaderTrace {
   // asks them: each op's, then those of the nested trace it enters (see
   // count_answers).
   size_t answer_count = 0;
+  // HeaderCache::carries() when last added or replayed (HeaderCache::used).
+  mutable std::atomic<uint32_t> last_used{0};
 };
 
 // The answers a replay of `trace` asks: one per include or __has_include op,
@@ -90,24 +93,33 @@ size_t count_answers(const HeaderTrace& trace);
 class HeaderCache {
  public:
   static constexpr size_t kMaxVariants = 24;  // traces kept per key
+  // keep_only() drops a trace not used since this many calls before.
+  static constexpr uint32_t kUnusedCarries = 16;
 
   // The same number for the same string in every TU of the scan; 0 for "".
   uint32_t intern(std::string_view key);
   static uint64_t key(uint32_t context, uint32_t file) { return uint64_t(context) << 32 | file; }
 
   std::vector<std::shared_ptr<const HeaderTrace>> find(uint64_t key) const;
+  // A key's list full, the trace used least recently gives its place (none
+  // used since the last keep_only() does).
   void add(uint64_t key, std::shared_ptr<const HeaderTrace> trace);
+  // Notes that a trace found was replayed.
+  void used(const HeaderTrace& trace) const { trace.last_used.store(carries_.load()); }
 
   // Keeps the traces each of whose files `keep` accepts, by the file's
   // key (the string intern() numbered): the header's own and, through
-  // every nested trace it replays, those of the headers it enters. Numbers
-  // stay as they were. Not to be called while the cache is in use.
+  // every nested trace it replays, those of the headers it enters; and of
+  // those, the ones used in the last kUnusedCarries calls. Numbers stay as
+  // they were. Not to be called while the cache is in use.
   void keep_only(const std::function<bool(std::string_view file_key)>& keep);
   size_t trace_count() const;
+  uint32_t carries() const { return carries_.load(); }  // keep_only() calls so far
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::vector<std::shared_ptr<const HeaderTrace>>> traces_;
+  std::atomic<uint32_t> carries_{0};
   struct ViewHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }

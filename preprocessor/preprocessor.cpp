@@ -438,6 +438,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   }
   if (known) {
     // The includer's inputs held, and they hold this header's inputs.
+    pp.cache_->used(*known);
     ++pp.replayed_;
     pp.recorder_.entered(depth + known->inputs.max_rel_depth);
     Run(pp, target, *content, depth).replay(*known, answers, next);
@@ -448,6 +449,7 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
   std::vector<std::optional<FileHandle>> found;
   for (const std::shared_ptr<const HeaderTrace>& trace : pp.cache_->find(key)) {
     if (!pp.applies(*trace, target, depth, &found)) continue;
+    pp.cache_->used(*trace);
     ++pp.replayed_;
     pp.note_replayed(*trace, depth);
     size_t next_answer = 0;

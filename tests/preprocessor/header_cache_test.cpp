@@ -237,6 +237,52 @@ TEST_F(HeaderCacheTest, KeepOnlyDropsEveryTraceThatReachesADroppedFile) {
   EXPECT_EQ(run_all({{"#include <top.h>\n", {}}})[0].evaluated, 0u);
 }
 
+// A server keeps its cache for as long as it runs: a trace no TU used in
+// kUnusedCarries carries is dropped, one replayed meanwhile (directly or
+// nested in its includer's) is kept.
+TEST_F(HeaderCacheTest, KeepOnlyDropsTracesLongUnused) {
+  host.add("inc/top.h", "#include <mid.h>\n");
+  host.add("inc/mid.h", "#define MODE 1\n");
+  host.add("inc/old.h", "#define RESULT 2\n");
+  run_all({{"#include <top.h>\n#include <old.h>\n", {}}});
+  ASSERT_EQ(cache.trace_count(), 3u);
+  auto all = [](std::string_view) { return true; };
+  for (uint32_t i = 0; i < HeaderCache::kUnusedCarries; ++i) {
+    cache.keep_only(all);
+    EXPECT_EQ(run_all({{"#include <top.h>\n", {}}})[0].evaluated, 0u);
+  }
+  EXPECT_EQ(cache.trace_count(), 3u);  // old.h's last use is kUnusedCarries carries back
+  cache.keep_only(all);
+  EXPECT_EQ(cache.trace_count(), 2u);  // top.h's and mid.h's, replayed within top.h's
+  EXPECT_EQ(run_all({{"#include <top.h>\n#include <mid.h>\n", {}}})[0].evaluated, 0u);
+}
+
+// A key's list full: the variant used least recently gives its place to a
+// new one, unless every one was used since the last carry.
+TEST(HeaderCacheVariants, AFullKeyReplacesOneUnusedSinceTheLastCarry) {
+  HeaderCache cache;
+  const uint64_t key = HeaderCache::key(cache.intern("context"), cache.intern("file"));
+  std::vector<std::shared_ptr<const HeaderTrace>> added;
+  for (size_t i = 0; i < HeaderCache::kMaxVariants; ++i) {
+    added.push_back(std::make_shared<HeaderTrace>());
+    cache.add(key, added.back());
+  }
+  cache.keep_only([](std::string_view) { return true; });
+  for (size_t i = 1; i < added.size(); ++i) cache.used(*added[i]);  // all but the first
+  auto later = std::make_shared<HeaderTrace>();
+  cache.add(key, later);
+  std::vector<std::shared_ptr<const HeaderTrace>> kept = cache.find(key);
+  ASSERT_EQ(kept.size(), HeaderCache::kMaxVariants);
+  EXPECT_NE(std::find(kept.begin(), kept.end(), later), kept.end());
+  EXPECT_EQ(std::find(kept.begin(), kept.end(), added[0]), kept.end());
+  // Every one used since the carry: a new variant is not kept.
+  auto last = std::make_shared<HeaderTrace>();
+  cache.add(key, last);
+  kept = cache.find(key);
+  EXPECT_EQ(kept.size(), HeaderCache::kMaxVariants);
+  EXPECT_EQ(std::find(kept.begin(), kept.end(), last), kept.end());
+}
+
 TEST_F(HeaderCacheTest, InexactEvaluationsAreNotShared) {
   host.add("inc/h.h", "#if __has_builtin(__builtin_unknown)\n#include <a.h>\n#endif\n");
   host.add("inc/a.h", "");
