@@ -163,7 +163,8 @@ LaunchResult Launcher::early_result(std::string_view why) {
   return r;
 }
 
-std::string Launcher::changed_since_early_start(const ActionPayload& payload) const {
+std::string Launcher::changed_since_early_start(
+    const std::vector<std::pair<std::string, base::StatSignature>>& outside) const {
   const int64_t start = early_->file_clock;
   std::set<std::string> dirs;
   std::set<uint64_t> devices;
@@ -177,11 +178,8 @@ std::string Launcher::changed_since_early_start(const ActionPayload& payload) co
     met_device(f.stat.dev, path);
     add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
   }
-  std::vector<std::string> outside = payload.present_probes;
-  for (const ActionPayload::ExtraFile& f : payload.extra_files) outside.push_back(f.path);
-  for (const std::string& path : outside) {
-    base::StatSignature sig;
-    if (!base::stat_file(path, &sig) || stamped_since(sig, start)) return path;
+  for (const auto& [path, sig] : outside) {
+    if (stamped_since(sig, start)) return path;
     met_device(sig.dev, path);
     add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
   }

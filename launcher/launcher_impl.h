@@ -183,8 +183,10 @@ class Launcher {
   // The compile's own result, not stored (`why`), once it is done.
   LaunchResult early_result(std::string_view why);
   // A path the key rests on stamped at or after the early compile's start;
-  // "" when none is.
-  std::string changed_since_early_start(const ActionPayload& payload) const;
+  // "" when none is. `outside`: the files outside the scan as the self-check
+  // found them.
+  std::string changed_since_early_start(
+      const std::vector<std::pair<std::string, base::StatSignature>>& outside) const;
   // True when the compiler is to read the closure from the packs.
   bool serve_reads(served_reads::ServedReads* served);
   // Runs the compiler: through prefix_command (ignored, with `warning`, when

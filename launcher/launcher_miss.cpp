@@ -143,7 +143,7 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
     }
   }
   if (early_) {
-    if (std::string path = changed_since_early_start(check.payload); !path.empty()) {
+    if (std::string path = changed_since_early_start(check.outside); !path.empty()) {
       count("early_compiles_not_stored");
       return "not stored: " + path + " changed after the compile started, before its key was made";
     }

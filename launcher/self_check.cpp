@@ -42,6 +42,7 @@ SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure
     }
     extras.push_back(dep);
     result.payload.extra_files.push_back({dep, content.value()});
+    result.outside.emplace_back(dep, sig);
     // clang lists a file it only asked __has_include about: its content is
     // kept with the entry all the same, but the scan did not miss it.
     bool only_asked = present.count({sig.dev, sig.ino}) > 0;
@@ -84,7 +85,12 @@ SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure
   std::vector<std::string> missing;
   for (const std::string& p : probes) {
     base::StatSignature sig;
-    (base::stat_file(p, &sig) ? result.payload.present_probes : missing).push_back(p);
+    if (!base::stat_file(p, &sig)) {
+      missing.push_back(p);
+      continue;
+    }
+    result.payload.present_probes.push_back(p);
+    result.outside.emplace_back(p, sig);
   }
   result.payload.absent_probes = closure::AbsenceProof::encode(missing);
   return result;

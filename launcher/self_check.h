@@ -6,8 +6,10 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "base/file_stat.h"
 #include "base/status.h"
 #include "closure/dependency_closure.h"
 #include "closure/file_state.h"
@@ -21,6 +23,9 @@ struct SelfCheckResult {
   // Extra files not explained by a computed include: the scanner missed them.
   std::vector<std::string> disagreements;
   std::string unsure;  // non-empty: do not store the result (why)
+  // The files outside the scan (payload's extra files and present probes)
+  // with the signatures the check found.
+  std::vector<std::pair<std::string, base::StatSignature>> outside;
 };
 
 SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure& closure,
