@@ -60,6 +60,22 @@ class EarlyCompile : public LauncherTest, public ::testing::WithParamInterface<c
     return (when == "before" ? action : "") + "\"$REAL\" \"$@\" || exit $?\n" +
            (when == "after" ? action : "") + "exit 0\n";
   }
+  // Three versions of the source's directives, each settled and compiled
+  // (`env` added); returns the first.
+  std::string compile_three_versions(const std::string& env = "") {
+    dir_.write("inc/a.h", "#define V 1\n");
+    dir_.write("inc/b.h", "#define W 4\n");
+    dir_.write("inc/c.h", "#define X 5\n");
+    const std::string first = "#include \"a.h\"\nint v() { return V; }\n";
+    for (const std::string& version :
+         {first, std::string("#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n"),
+          std::string("#include \"a.h\"\n#include \"c.h\"\nint v() { return V + X; }\n")}) {
+      dir_.write("m.cpp", version);
+      settle();
+      compile(env);
+    }
+    return first;
+  }
   std::string wrapped() const { return "PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH"; }
 };
 
@@ -95,17 +111,10 @@ TEST_P(EarlyCompile, FirstCompileAndNewIncludeStartTheCompilerAtOnce) {
 // its key has the first version's entry: the compiler is stopped and the
 // entry served (the object a plain compile's, checked by compile()).
 TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHits) {
-  dir_.write("inc/a.h", "#define V 1\n");
-  dir_.write("inc/b.h", "#define W 4\n");
-  dir_.write("inc/c.h", "#define X 5\n");
-  const std::string first = "#include \"a.h\"\nint v() { return V; }\n";
-  for (const std::string& version :
-       {first, std::string("#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n"),
-        std::string("#include \"a.h\"\n#include \"c.h\"\nint v() { return V + X; }\n"), first}) {
-    dir_.write("m.cpp", version);
-    settle();
-    compile();
-  }
+  const std::string first = compile_three_versions();
+  dir_.write("m.cpp", first);
+  settle();
+  compile();
   const std::string log = dir_.read("log.txt");
   EXPECT_TRUE(says(log, "compiling at once (the source's directives changed)")) << log;
   EXPECT_TRUE(says(log, "compile started at once stopped: an entry may serve it")) << log;
@@ -120,17 +129,7 @@ TEST_P(EarlyCompile, AStoppedCompilerLeavesNoProcessBehind) {
     GTEST_SKIP() << GetParam() << " is not installed";
   }
   const std::string path = wrapped();
-  dir_.write("inc/a.h", "#define V 1\n");
-  dir_.write("inc/b.h", "#define W 4\n");
-  dir_.write("inc/c.h", "#define X 5\n");
-  const std::string first = "#include \"a.h\"\nint v() { return V; }\n";
-  for (const std::string& version :
-       {first, std::string("#include \"a.h\"\n#include \"b.h\"\nint v() { return V + W; }\n"),
-        std::string("#include \"a.h\"\n#include \"c.h\"\nint v() { return V + X; }\n")}) {
-    dir_.write("m.cpp", version);
-    settle();
-    compile(path);
-  }
+  const std::string first = compile_three_versions(path);
   dir_.write("m.cpp", first);
   settle();
   dir_.write("log.txt", "");
