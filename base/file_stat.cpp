@@ -71,12 +71,18 @@ int64_t file_clock_ns() {
 }
 
 int64_t next_file_clock_tick_ns() {
-  const int64_t now = file_clock_ns();
-  for (int i = 0; i < 200; ++i) {
+  // A kernel with multigrain timestamps (Linux 6.13 on) stamps a file whose
+  // times were just read with the fine clock, which may be ahead of the
+  // coarse one by more than a tick. Waiting for the coarse clock to pass the
+  // fine clock's reading now puts every stamp made before this call behind
+  // the value returned, which is still a reading of the coarse clock: a
+  // change after it is stamped at least as late.
+  const int64_t before = now_ns();
+  for (int i = 0; i < 400; ++i) {
+    const int64_t t = file_clock_ns();
+    if (t > before) return t;
     timespec pause = {0, 250'000};
     ::nanosleep(&pause, nullptr);
-    const int64_t t = file_clock_ns();
-    if (t != now) return t;
   }
   return file_clock_ns();
 }

@@ -44,9 +44,10 @@ int64_t now_ns();
 // the step; one stamped before cannot have (a change after the clock was read
 // gets a stamp at least as late).
 int64_t file_clock_ns();
-// The next tick of that clock, waited for (at most a few milliseconds): a
-// file written just before, within the current tick, is then stamped before
-// the value returned, not taken for a change after it.
+// The first tick of that clock past the real-time clock's reading at the
+// call, waited for (a few milliseconds): a file written just before, within
+// the current tick or with a fine-grained stamp, is then stamped before the
+// value returned, not taken for a change after it.
 int64_t next_file_clock_tick_ns();
 
 // A signature whose mtime and ctime are at least a second older than `now`:
