@@ -13,7 +13,9 @@
 namespace lexpack::testing {
 namespace {
 
-int64_t stamp(const base::StatSignature& s) { return std::max(s.mtime_ns, s.ctime_ns); }
+int64_t stamp(const base::StatSignature& s) {
+  return std::max(s.mtime_ns, s.ctime_ns);
+}
 
 TEST(FileClock, AFileWrittenJustBeforeTheStartIsStampedBeforeIt) {
   TestDir dir;
