@@ -70,7 +70,7 @@ build() {
     stop_server "$cache"
     rm -rf "$dir" "$cache"
     # shellcheck disable=SC2086  # the arguments' words
-    cmake -S "$WORK/src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
+    cmake --no-warn-unused-cli -S "$WORK/src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$CXX" \
       ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher -DCMAKE_C_COMPILER_LAUNCHER=$launcher} \
       $cmake_args >/dev/null
   fi
