@@ -15,9 +15,13 @@ struct Value {
   uintmax_t bits = 0;
   bool is_unsigned = false;
   bool known = true;
+  // Not known, but `counter` times the directive's first __COUNTER__ value
+  // plus `bits` (signed) when `counter` is not 0.
+  int64_t counter = 0;
 
   bool is_zero() const { return bits == 0; }
   bool negative() const { return !is_unsigned && static_cast<intmax_t>(bits) < 0; }
+  bool counted() const { return !known && counter != 0; }
 };
 
 Value signed_value(intmax_t v) {
@@ -149,7 +153,54 @@ class Evaluator {
     return signed_value(is_and ? 1 : 0);  // neither decided: both true (&&) or both false (||)
   }
 
+  // An operator on a value counted from __COUNTER__'s first value c (a
+  // number below 2^32): sums, differences and multiples stay c*k + n, and a
+  // comparison of two with the same k does not depend on c (the idiom
+  // `__COUNTER__ + 1 == __COUNTER__ + 0`). Anything else is unknown, as are
+  // unsigned operands and values large enough that c*k + n could overflow.
+  static Value counted(std::string_view op, const Value& a, const Value& b) {
+    if (!(a.known || a.counted()) || !(b.known || b.counted()) || a.is_unsigned || b.is_unsigned) {
+      return unknown_value();
+    }
+    const auto n = [](const Value& v) { return static_cast<intmax_t>(v.bits); };
+    const auto small = [](intmax_t v) {
+      return v <= kCountedLimit << 24 && v >= -(kCountedLimit << 24);
+    };
+    if (!small(n(a)) || !small(n(b))) return unknown_value();
+    Value r{0, false, false, 0};
+    if (op == "+" || op == "-") {
+      const int64_t sign = op == "+" ? 1 : -1;
+      r.counter = a.counter + sign * b.counter;
+      r.bits = static_cast<uintmax_t>(n(a) + sign * n(b));
+    } else if (op == "*" && a.counted() != b.counted()) {
+      const Value& c = a.counted() ? a : b;
+      const intmax_t k = n(a.counted() ? b : a);
+      if (k > kCountedLimit || k < -kCountedLimit) return unknown_value();
+      r.counter = c.counter * k;
+      r.bits = static_cast<uintmax_t>(n(c) * k);
+    } else if (precedence(op) == 6 || precedence(op) == 7) {
+      if (a.counter != b.counter) return unknown_value();
+      const bool lt = n(a) < n(b), eq = n(a) == n(b);
+      const bool v = op == "=="   ? eq
+                     : op == "!=" ? !eq
+                     : op == "<"  ? lt
+                     : op == ">"  ? !lt && !eq
+                     : op == "<=" ? lt || eq
+                                  : !lt;
+      return signed_value(v ? 1 : 0);
+    } else {
+      return unknown_value();
+    }
+    if (r.counter > kCountedLimit || r.counter < -kCountedLimit || !small(n(r))) {
+      return unknown_value();
+    }
+    r.known = r.counter == 0;
+    return r;
+  }
+  static constexpr intmax_t kCountedLimit = intmax_t(1) << 16;
+
   Value arithmetic(std::string_view op, Value a, Value b, bool skip) {
+    if (a.counted() || b.counted()) return counted(op, a, b);
     const bool shift = op == "<<" || op == ">>";
     const bool is_unsigned = shift ? a.is_unsigned : (a.is_unsigned || b.is_unsigned);
     const bool comparison = precedence(op) == 6 || precedence(op) == 7;
@@ -213,7 +264,9 @@ class Evaluator {
       ++pos_;
       Value v = unary(skip);
       if (op == "-") v.bits = 0 - v.bits;
+      if (op == "-") v.counter = -v.counter;
       if (op == "~") v.bits = ~v.bits;
+      if (op == "~") v.counter = 0;
       if (op == "!") v = Value{v.is_zero() ? 1u : 0u, false, v.known};
       return v;
     }
@@ -235,6 +288,8 @@ class Evaluator {
         return character(t.text);
       case TokenKind::kUnknown:
         return unknown_value();
+      case TokenKind::kCounter:
+        return Value{t.counter, false, false, 1};
       case TokenKind::kIdentifier:
         if (options_.cplusplus && t.text == "true") return signed_value(1);
         return signed_value(0);  // `false` and every name that is no macro

@@ -60,6 +60,20 @@ bool MacroExpander::fail(std::string message) {
   return false;
 }
 
+void MacroExpander::count_counter(bool top, Token* t) {
+  // Each expansion of __COUNTER__ adds one. Read in order on the line (at
+  // the top, not in an argument expanded before its macro's body), the k-th
+  // is the directive's first value plus k, for GCC and clang alike; once
+  // one is met in an argument, the order is left to the compilers' rules
+  // and the rest stay unknown.
+  if (!top || counters_lost_ || counters_ == UINT16_MAX) {
+    counters_lost_ = true;
+    return;
+  }
+  t->kind = TokenKind::kCounter;
+  t->counter = counters_++;
+}
+
 void MacroExpander::note_lookup(std::string_view name) {
   if (table_.any_uncertain() && table_.is_uncertain(name)) read_uncertain_ = true;
 }
@@ -69,6 +83,8 @@ bool MacroExpander::expand(Tokens in, Mode mode, Tokens* out) {
   error_.clear();
   read_uncertain_ = false;
   unknown_builtin_ = false;
+  counters_ = 0;
+  counters_lost_ = false;
   budget_ = kMaxTokens;
   std::reverse(in.begin(), in.end());
   out->clear();
@@ -107,6 +123,7 @@ bool MacroExpander::expand_stack(Tokens* stack, bool top, Tokens* out) {
           if (mode_ != Mode::kCondition) return fail("unsupported builtin macro " + t.text);
           unknown_builtin_ = true;
           t.kind = TokenKind::kUnknown;
+          if (t.text == "__COUNTER__") count_counter(top, &t);
           out->push_back(std::move(t));
           continue;
         }
@@ -170,6 +187,12 @@ bool MacroExpander::expand_one(const Macro& m, Token name, Tokens* stack) {
     uint32_t rparen = 0;
     if (!collect_args(m, stack, &args, &rparen)) return false;
     hide = hide_sets_.add(hide_sets_.intersect(name.hide, rparen), m.id);
+    // Which arguments a compiler expands (clang expands a variadic one to
+    // decide __VA_OPT__) decides how many times a __COUNTER__ in them counts.
+    for (const Tokens& arg : args) {
+      for (const Token& t : arg)
+        counters_lost_ = counters_lost_ || t.kind == TokenKind::kIdentifier;
+    }
   }
   std::vector<std::optional<Tokens>> expanded(args.size());
   Tokens result;

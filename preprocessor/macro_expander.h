@@ -75,6 +75,7 @@ class MacroExpander {
   bool balanced_group(Tokens* stack, const std::string& what, Tokens* inner);
   bool fail(std::string message);
   void note_lookup(std::string_view name);
+  void count_counter(bool top, Token* t);
 
   const MacroTable& table_;
   HideSets& hide_sets_;
@@ -83,7 +84,9 @@ class MacroExpander {
   std::string error_;
   bool read_uncertain_ = false;
   bool unknown_builtin_ = false;
-  size_t budget_ = 0;  // tokens produced before expansion is called runaway
+  uint16_t counters_ = 0;       // __COUNTER__ expansions numbered so far
+  bool counters_lost_ = false;  // one was met where its order is not known
+  size_t budget_ = 0;           // tokens produced before expansion is called runaway
 };
 
 // A token with a number's spelling, for operators that evaluate to one.

@@ -259,7 +259,7 @@ State Preprocessor::Run::evaluate_if(std::string_view text) {
   if (r.state == State::kUnknown) {
     std::string what = "a value the evaluator cannot know";
     for (const Token& t : expanded) {
-      if (t.kind == TokenKind::kUnknown) {
+      if (t.kind == TokenKind::kUnknown || t.kind == TokenKind::kCounter) {
         what = t.text;
         break;
       }

@@ -20,11 +20,14 @@ enum class TokenKind : uint8_t {
   kOther,        // any other single byte (`\`, '`', an unmatched quote)
   kPlacemarker,  // an empty argument next to ##; never leaves the expander
   kUnknown,      // a value the evaluator cannot know (an unanswered __has_builtin)
+  kCounter,      // __COUNTER__ in a condition: its value at the directive's start
+                 // (unknown: code expands it too) plus `counter`
 };
 
 struct Token {
   TokenKind kind = TokenKind::kOther;
   bool space_before = false;  // whitespace (or a comment) came before it
+  uint16_t counter = 0;       // kCounter: the expansions of __COUNTER__ before it
   uint32_t hide = 0;          // HideSets id: macros this token must not expand
   std::string text;           // its spelling
 

@@ -493,6 +493,23 @@ const std::vector<Case>& conformance_cases() {
        "<a.h>\n#endif\n#ifdef __clang__\n#include <b.h>\n#endif\n",
        {{"a.h", ""}, {"b.h", ""}},
        true},
+      {"__COUNTER__ compared with itself",
+       "int a = __COUNTER__;\nint b = __COUNTER__ + __COUNTER__;\n#define C __COUNTER__\n#if "
+       "defined(__COUNTER__) && (__COUNTER__ + 1 == __COUNTER__ + 0)\n#include <a.h>\n#else\n"
+       "#include <b.h>\n#endif\n#if C - C == -1 && 2 * __COUNTER__ < 2 * C\n#include "
+       "<c.h>\n#endif\n#if __COUNTER__ == __COUNTER__\n#include <d.h>\n#endif\n",
+       {{"a.h", ""}, {"b.h", ""}, {"c.h", ""}, {"d.h", ""}},
+       true},
+      {"__COUNTER__ read for its value falls back",
+       "int a = __COUNTER__;\n#if __COUNTER__ == 1\n#include <a.h>\n#else\n#include "
+       "<b.h>\n#endif\n",
+       {{"a.h", ""}, {"b.h", ""}},
+       false},
+      {"__COUNTER__ in a macro argument falls back",
+       "#define ID(x) x\n#if ID(__COUNTER__) + 1 == __COUNTER__\n#include <a.h>\n#else\n"
+       "#include <b.h>\n#endif\n",
+       {{"a.h", ""}, {"b.h", ""}},
+       false},
       {"unknown builtin falls back",
        "#if __has_builtin(__builtin_not_asked)\n#include <a.h>\n#else\n#include "
        "<b.h>\n#endif\n",

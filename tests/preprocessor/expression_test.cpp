@@ -11,6 +11,11 @@ std::string eval(std::string_view text, ConditionOptions options = {}) {
   tokenize(text, &ts);
   for (Token& t : ts) {
     if (t.is_ident("UNKNOWN")) t.kind = TokenKind::kUnknown;
+    // COUNTERk: the k-th expansion of __COUNTER__ in the directive.
+    if (t.kind == TokenKind::kIdentifier && t.text.rfind("COUNTER", 0) == 0) {
+      t.kind = TokenKind::kCounter;
+      t.counter = uint16_t(std::stoi(t.text.substr(7)));
+    }
   }
   const ConditionResult r = evaluate_condition(ts, options);
   switch (r.state) {
@@ -103,6 +108,39 @@ TEST(Expression, UnknownValues) {
   EXPECT_EQ(eval("UNKNOWN ? 1 : 1"), "1");
   EXPECT_EQ(eval("1 << 64"), "?");  // GCC and clang disagree
   EXPECT_EQ(eval("1 << -1"), "?");
+}
+
+TEST(Expression, CounterComparedWithItself) {
+  // Its first value is unknown (code expands it too); what does not depend
+  // on it is known.
+  EXPECT_EQ(eval("COUNTER0 + 1 == COUNTER1 + 0"), "1");
+  EXPECT_EQ(eval("defined_elsewhere || (COUNTER0 + 1 == COUNTER1 + 0)"), "1");
+  EXPECT_EQ(eval("COUNTER0 == COUNTER1"), "0");
+  EXPECT_EQ(eval("COUNTER0 - COUNTER1 == -1"), "1");
+  EXPECT_EQ(eval("-COUNTER0 + COUNTER1 == 1"), "1");
+  EXPECT_EQ(eval("(COUNTER0 - COUNTER1) * 3 == -3"), "1");
+  EXPECT_EQ(eval("COUNTER0 * 2 < COUNTER1 * 2"), "1");
+  EXPECT_EQ(eval("2 * COUNTER0 >= COUNTER1 * 2"), "0");
+  EXPECT_EQ(eval("0 && COUNTER0 == 1"), "0");
+  EXPECT_EQ(eval("COUNTER0 == 1 || 1"), "1");
+}
+
+TEST(Expression, CounterValuesThatDependOnItsStartAreUnknown) {
+  EXPECT_EQ(eval("COUNTER0"), "?");
+  EXPECT_EQ(eval("COUNTER0 == 0"), "?");
+  EXPECT_EQ(eval("COUNTER0 < COUNTER1 * 2"), "?");
+  EXPECT_EQ(eval("COUNTER0 * COUNTER1 == 0"), "?");
+  EXPECT_EQ(eval("COUNTER0 / 2 == COUNTER1 / 2"), "?");
+  EXPECT_EQ(eval("COUNTER0 % 2 == COUNTER1 % 2"), "?");
+  EXPECT_EQ(eval("(COUNTER0 & 1) == (COUNTER1 & 1)"), "?");
+  EXPECT_EQ(eval("~COUNTER0 == ~COUNTER0"), "?");
+  EXPECT_EQ(eval("!COUNTER0"), "?");
+  EXPECT_EQ(eval("COUNTER0 && 1"), "?");
+  EXPECT_EQ(eval("COUNTER0 + UNKNOWN == COUNTER1"), "?");
+  // Unsigned arithmetic wraps; large values could overflow: unknown.
+  EXPECT_EQ(eval("COUNTER0 + 1u == COUNTER1 + 0u"), "?");
+  EXPECT_EQ(eval("COUNTER0 + 0x7fffffffffffffff == COUNTER1 + 0x7ffffffffffffffe"), "?");
+  EXPECT_EQ(eval("COUNTER0 * 100000 == COUNTER0 * 100000"), "?");
 }
 
 }  // namespace

@@ -154,7 +154,37 @@ TEST_F(Expand, Builtins) {
   ASSERT_TRUE(x.expand(std::move(in), MacroExpander::Mode::kCondition, &out));
   EXPECT_TRUE(x.unknown_builtin());
   EXPECT_EQ(out[0].kind, TokenKind::kUnknown);
-  EXPECT_EQ(out[2].kind, TokenKind::kUnknown);
+  EXPECT_EQ(out[2].kind, TokenKind::kCounter);  // counted: see below
+}
+
+TEST_F(Expand, CounterExpansionsAreNumberedInLineOrder) {
+  def("C __COUNTER__");
+  def("ID(x) x");
+  def("ZERO() 0");
+  // "k": the k-th expansion; "?": unknown.
+  auto counters = [&](std::string_view text) {
+    Tokens in, out;
+    tokenize(text, &in);
+    MacroExpander x(table, hide_sets, hooks);
+    if (!x.expand(std::move(in), MacroExpander::Mode::kCondition, &out)) return x.error();
+    std::string s;
+    for (const Token& t : out) {
+      if (t.kind == TokenKind::kCounter) s += std::to_string(t.counter) + " ";
+      if (t.kind == TokenKind::kUnknown) s += "? ";
+    }
+    return s;
+  };
+  EXPECT_EQ(counters("__COUNTER__ + 1 == __COUNTER__ + 0"), "0 1 ");
+  EXPECT_EQ(counters("C - C == __COUNTER__ + ZERO()"), "0 1 2 ");
+  // In an argument a compiler expands it before the body (or to decide
+  // __VA_OPT__): from there on, unknown.
+  EXPECT_EQ(counters("__COUNTER__ == ID(__COUNTER__) + __COUNTER__"), "0 ? ? ");
+  EXPECT_EQ(counters("__COUNTER__ + ID(C) == __COUNTER__"), "0 ? ? ");
+  EXPECT_EQ(counters("__COUNTER__ + ID(1) == __COUNTER__"), "0 1 ");
+  EXPECT_EQ(counters("__COUNTER__ + ID(other) == __COUNTER__"), "0 ? ");
+  // Each directive counts from its own start.
+  EXPECT_EQ(counters("__COUNTER__"), "0 ");
+  EXPECT_EQ(run("__COUNTER__"), "error: unsupported builtin macro __COUNTER__");
 }
 
 TEST_F(Expand, UncertainNamesAreReported) {
