@@ -205,8 +205,11 @@ if [ -n "$TEAM_REMOTES" ] && command -v strace >/dev/null; then
   configure "$B_SRC" "$B_SRC/build"
   LEXPACK_DIR="$WORK/cb" LEXPACK_BASE_DIR="$WORK" LEXPACK_REMOTE_STORAGE="$REDIS_URL" LEXPACK_SERVER=0 \
     strace -f -qq -e trace=execve -o "$WORK/execs" "$LEXPACK" ninja -C "$B_SRC/build" >/dev/null 2>&1
-  compilers=$(grep -v ENOENT "$WORK/execs" |
-    grep -cE 'execve\("[^"]*/(cc1plus|cc1|g\+\+[^"/]*|c\+\+|clang[^"/]*|ld[^"/]*|collect2)"' || true)
+  ran=$(grep -v ENOENT "$WORK/execs" |
+    grep -E 'execve\("[^"]*/(cc1plus|cc1|g\+\+[^"/]*|c\+\+|clang[^"/]*|ld[^"/]*|collect2)"' || true)
+  compilers=$(echo -n "$ran" | grep -c . || true)
+  # Which, when any: the program and its first arguments.
+  [ "$compilers" = 0 ] || echo "$ran" | sed -E 's/^[0-9]+ +execve\("([^"]*)", \[("[^"]*"(, )?){0,1}(.{0,160}).*/  ran \1 \4/' >&2
   differ=0 outs=0
   for f in $(outputs "$WORK/plain"); do
     outs=$((outs + 1))
