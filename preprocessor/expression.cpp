@@ -158,7 +158,7 @@ class Evaluator {
   // comparison of two with the same k does not depend on c (the idiom
   // `__COUNTER__ + 1 == __COUNTER__ + 0`). Anything else is unknown, as are
   // unsigned operands and values large enough that c*k + n could overflow.
-  static Value counted(std::string_view op, const Value& a, const Value& b) {
+  Value counted(std::string_view op, const Value& a, const Value& b) {
     if (!(a.known || a.counted()) || !(b.known || b.counted()) || a.is_unsigned || b.is_unsigned) {
       return unknown_value();
     }
@@ -179,15 +179,9 @@ class Evaluator {
       r.counter = c.counter * k;
       r.bits = static_cast<uintmax_t>(n(c) * k);
     } else if (precedence(op) == 6 || precedence(op) == 7) {
+      // The same multiple of c on both sides: compare what is added to it.
       if (a.counter != b.counter) return unknown_value();
-      const bool lt = n(a) < n(b), eq = n(a) == n(b);
-      const bool v = op == "=="   ? eq
-                     : op == "!=" ? !eq
-                     : op == "<"  ? lt
-                     : op == ">"  ? !lt && !eq
-                     : op == "<=" ? lt || eq
-                                  : !lt;
-      return signed_value(v ? 1 : 0);
+      return arithmetic(op, signed_value(n(a)), signed_value(n(b)), false);
     } else {
       return unknown_value();
     }
@@ -263,10 +257,14 @@ class Evaluator {
     if (op == "+" || op == "-" || op == "~" || op == "!") {
       ++pos_;
       Value v = unary(skip);
-      if (op == "-") v.bits = 0 - v.bits;
-      if (op == "-") v.counter = -v.counter;
-      if (op == "~") v.bits = ~v.bits;
-      if (op == "~") v.counter = 0;
+      if (op == "-") {
+        v.bits = 0 - v.bits;
+        v.counter = -v.counter;
+      }
+      if (op == "~") {
+        v.bits = ~v.bits;
+        v.counter = 0;  // not a sum any more
+      }
       if (op == "!") v = Value{v.is_zero() ? 1u : 0u, false, v.known};
       return v;
     }

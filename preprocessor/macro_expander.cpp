@@ -189,9 +189,9 @@ bool MacroExpander::expand_one(const Macro& m, Token name, Tokens* stack) {
     hide = hide_sets_.add(hide_sets_.intersect(name.hide, rparen), m.id);
     // Which arguments a compiler expands (clang expands a variadic one to
     // decide __VA_OPT__) decides how many times a __COUNTER__ in them counts.
-    for (const Tokens& arg : args) {
-      for (const Token& t : arg)
-        counters_lost_ = counters_lost_ || t.kind == TokenKind::kIdentifier;
+    for (size_t i = 0; mode_ == Mode::kCondition && !counters_lost_ && i < args.size(); ++i) {
+      counters_lost_ = std::any_of(args[i].begin(), args[i].end(),
+                                   [](const Token& t) { return t.kind == TokenKind::kIdentifier; });
     }
   }
   std::vector<std::optional<Tokens>> expanded(args.size());
