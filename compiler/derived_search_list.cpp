@@ -3,6 +3,7 @@
 // exact holds), or the compiler itself.
 #include "compiler/derived_search_list.h"
 
+#include <errno.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -104,6 +105,16 @@ bool dir_id(const std::string& path, DirId* id) {
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   *id = {st.st_dev, st.st_ino};
   return true;
+}
+
+// Nothing at `path` (nor at some directory on the way to it): both compilers
+// leave such an -I or -isystem dir out of the list without a word but the
+// verbose report's "ignoring nonexistent directory". Anything else that is
+// not a directory (a file, a path through a file, a directory that cannot
+// be entered) gets a warning or an error of its own, so it is asked.
+bool absent(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
 void write_list(base::VarintWriter* w, const std::vector<std::string>& v) {
@@ -267,6 +278,7 @@ bool include_dirs_distinct(const std::vector<std::string>& include_dirs) {
   std::vector<DirId> seen;
   for (const std::string& dir : include_dirs) {
     DirId id;
+    if (absent(dir)) continue;  // left out, as the compiler leaves it out
     if (!dir_id(dir, &id)) return false;
     for (const DirId& other : seen) {
       if (other == id) return false;
@@ -364,18 +376,25 @@ bool derive_search_list(const SearchList& base, const std::vector<std::string>& 
       return false;
     }
   }
-  for (const std::string& dir : include_dirs) {
-    if (!distinct_dir(dir, "-I ")) return false;
-  }
-  for (const std::string& dir : system_dirs) {
-    if (!distinct_dir(dir, "-isystem ")) return false;
+  // A dir that does not exist is dropped, and kept with the list as missing:
+  // the list no longer holds once it appears.
+  std::vector<std::string> listed, missing = base.missing_dirs;
+  for (const auto& [dirs, what] : {std::pair{&include_dirs, "-I "}, {&system_dirs, "-isystem "}}) {
+    for (const std::string& dir : *dirs) {
+      if (absent(dir)) {
+        missing.push_back(dir);
+      } else if (!distinct_dir(dir, what)) {
+        return false;
+      } else {
+        listed.push_back(dir);
+      }
+    }
   }
   derived->quote_dirs = base.quote_dirs;
-  derived->bracket_dirs = include_dirs;
-  derived->bracket_dirs.insert(derived->bracket_dirs.end(), system_dirs.begin(), system_dirs.end());
+  derived->bracket_dirs = std::move(listed);
   derived->bracket_dirs.insert(derived->bracket_dirs.end(), base.bracket_dirs.begin(),
                                base.bracket_dirs.end());
-  derived->missing_dirs = base.missing_dirs;
+  derived->missing_dirs = std::move(missing);
   derived->same_dirs = base.same_dirs;
   derived->memoizable = base.memoizable;
   return true;

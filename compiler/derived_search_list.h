@@ -37,8 +37,8 @@ struct IncludeSplit {
 // An -isystem value that is not an absolute plain path stays in the rest.
 bool split_include_dirs(const std::vector<std::string>& search_args, IncludeSplit* split);
 
-// True when every dir exists, is a directory and is no other one of them
-// (the part of derive_search_list's test that needs no base).
+// True when every dir that exists is a directory and is no other one of
+// them (the part of derive_search_list's test that needs no base).
 bool include_dirs_distinct(const std::vector<std::string>& include_dirs);
 bool include_dirs_distinct(const IncludeSplit& split);
 
@@ -75,10 +75,11 @@ void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& iden
 bool strip_probe(const SearchList& probed, SearchList* base);
 
 // The list for `include_dirs`, then `system_dirs`, put in front of `base`
-// (already stripped). False, with the reason in *why, unless every dir
-// exists, is a directory and has a (st_dev, st_ino) of its own among the -I
-// and -isystem dirs and every dir of `base`, so that neither compiler drops
-// or reorders anything.
+// (already stripped). A dir that does not exist (nothing at its path) is
+// left out and listed as missing, as the compilers do. False, with the
+// reason in *why, unless every other dir is a directory and has a (st_dev,
+// st_ino) of its own among the -I and -isystem dirs and every dir of
+// `base`, so that neither compiler drops or reorders anything else.
 bool derive_search_list(const SearchList& base, const std::vector<std::string>& include_dirs,
                         const std::vector<std::string>& system_dirs, SearchList* derived,
                         std::string* why);
