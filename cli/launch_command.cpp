@@ -48,8 +48,16 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   }
   launcher::LaunchResult r =
       served ? std::move(*served) : launcher::launch(argv, explain, elsewhere);
-  // The server that declined checks this compile's new closure memo later.
-  if (!explain && server_declined && !r.exec_compiler) server::tell_server_done(argv);
+  // The server that declined checks, when idle, the closure of a compile
+  // this process answered from its own memo (a hit the server was too busy
+  // to check), so that the next request for it is answered from memory. A
+  // compile that ran the compiler is not worth that check: ninja runs it
+  // again only once one of its files changed, which the check would not
+  // survive (an output deleted, a build dir copied: its first request is
+  // checked then, or `lexpack ninja` has the build checked before it runs).
+  if (!explain && server_declined && !r.exec_compiler && !r.compiled) {
+    server::tell_server_done(argv);
+  }
   if (explain && !declined && server::server_enabled()) {
     // What the running server would say first: a compile asks it before
     // taking the path explained below.

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <optional>
@@ -160,20 +161,32 @@ bool env_on(const char* name) {
   return v && *v && std::string_view(v) != "0";
 }
 
+// The number after "\n<name> " in a status reply, or -1.
+long status_count(const std::string& info, const std::string& name) {
+  const std::string line = "\n" + name + " ";
+  const size_t at = ("\n" + info).find(line);
+  if (at == std::string::npos) return -1;
+  return std::strtol(info.c_str() + at + line.size() - 1, nullptr, 10);
+}
+
 // Starts the server for this build (on unless LEXPACK_SERVER=0); true when
 // it is new, or as good as new.
 bool start_build_server() {
   bool new_server = false;
   server::start_server(false, &new_server);
-  // A server that trusts nothing yet is as good as new. One that does not
-  // answer is leaving (just stopped, or another binary's): its
-  // replacement is started, and waits for it to go.
+  // A server that trusts fewer than half the entries it knows is as good as
+  // new (one that just saw a cold build: it checks no compile that ran the
+  // compiler until asked). One that does not answer is leaving (just
+  // stopped, or another binary's): its replacement is started, and waits
+  // for it to go.
   if (!new_server) {
     std::optional<server::Reply> status = server::control(server::RequestKind::kStatus);
     if (!status) {
       server::start_server(true, &new_server);
     } else {
-      new_server = status->info.find("\ntrusted 0\n") != std::string::npos;
+      const long entries = status_count(status->info, "entries");
+      const long trusted = status_count(status->info, "trusted");
+      new_server = trusted <= 0 || entries > 2 * trusted;
     }
   }
   return new_server;

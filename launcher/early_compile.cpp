@@ -157,6 +157,7 @@ LaunchResult Launcher::early_result(std::string_view why) {
   LaunchResult r;
   take_finished_run(
       p, true, FinishedRunWords{}, [](std::string_view) {}, &r);
+  r.compiled = p.started;
   finish_run(early_->own_depfile,
              "passthrough: " + std::string(why) + " (the compiler ran from the start)",
              [this](const std::string& line) { note(line); });

@@ -19,6 +19,9 @@ struct LaunchResult {
   std::string error;        // non-empty: the compiler could not be run at all
   std::string explanation;  // explain mode: the report, one finding per line
   std::string warning;      // non-empty: one line for stderr (a setting ignored)
+  // The compiler ran here (a miss, stored or not): no entry of the server's
+  // is any nearer to a hit for it.
+  bool compiled = false;
 };
 
 // Has another process (the server, which keeps every header's evaluation it

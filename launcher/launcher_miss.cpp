@@ -64,6 +64,7 @@ LaunchResult Launcher::compile_and_store() {
         }
       },
       &r);
+  r.compiled = p.started;
   if (!why) {
     const std::string& depfile = own_depfile.empty() ? cmd_.depfile : own_depfile;
     why = check_and_store(depfile, p, r, serving ? &served : nullptr, times);

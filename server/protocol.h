@@ -23,7 +23,7 @@ enum class RequestKind : uint8_t {
   kStop = 3,
   kDropTrust = 4,
   kExplain = 5,
-  kLearn = 6,        // the launcher of a declined compile is done: no reply
+  kLearn = 6,        // the launcher of a declined compile hit on its own: no reply
   kPrepare = 7,      // `compiles` are about to be run: check them now (a kInfo reply)
   kScanAnswers = 8,  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
   kClosure = 9,      // evaluate this compile's closure, store its memo (a kInfo reply)

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <memory>
 #include <string>
 
 #include "base/process.h"
@@ -222,6 +223,33 @@ TEST_F(NinjaE2eTest, ExplainNamesTheChangedHeaderWithTheServerOn) {
   EXPECT_NE(edit.err.find("2 misses: 2 because " + dir_.at("src/include/b.h") + " changed"),
             std::string::npos)
       << edit.err << dir_.read("log.txt");
+}
+
+// A cold build leaves the server nothing to check while the compilers run
+// (each compile ran the compiler); the next `lexpack ninja`, finding a
+// server that trusts none of the entries it knows, has the build checked
+// before ninja starts, and every compile is answered from memory.
+TEST_F(NinjaE2eTest, AfterAColdBuildTheNextBuildIsCheckedAhead) {
+  configure("build");
+  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
+  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  const std::string lexpack = LEXPACK_BIN;
+  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(on + lexpack + " server --stop"); });
+  base::ProcessResult cold = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  EXPECT_NE(cold.err.find("6 misses"), std::string::npos) << cold.err;
+  ::usleep(500 * 1000);  // idle time, in which nothing is checked
+  std::string status = "\n" + sh(on + lexpack + " server --status").out;
+  EXPECT_NE(status.find("\ntrusted 0\n"), std::string::npos) << status;
+  ASSERT_EQ(sh("ninja -C build -t clean").exit_code, 0);
+  base::ProcessResult again = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("checked ahead by the server: 6 of 6 compiles answered from memory"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("6 hits"), std::string::npos) << again.err;
+  EXPECT_EQ(dir_.read("log.txt").find("server declined: busy"), std::string::npos)
+      << dir_.read("log.txt");
 }
 
 TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {

@@ -580,26 +580,43 @@ TEST_F(ServerCaseTest, ExplainSaysWhatTheServerWouldAnswer) {
   EXPECT_EQ(r.out.rfind("server: would decline: closure memo out of date", 0), 0u) << r.out;
 }
 
-// The launcher of a compile the server declined tells it when done; the
-// server then checks that compile's closure while idle, so the next request
-// is answered from memory at once (a first build after a server starts
-// runs its launchers in parallel instead of waiting on the server).
-TEST_F(ServerCaseTest, ADeclinedCompileIsCheckedByTheServerWhileIdle) {
+// The launcher of a compile the server declined (busy) that it answered
+// from its own memo tells the server when done; the server then checks that
+// compile's closure while idle, so the next request is answered from memory
+// at once (a first build after a server starts runs its launchers in
+// parallel instead of waiting on the server). A compile that ran the
+// compiler leaves the server nothing to check while idle: ninja runs it
+// again only after a change. Its next request is checked then.
+TEST_F(ServerCaseTest, OnlyAHitOfTheLauncherIsCheckedByTheServerWhileIdle) {
   dir_.write("m.cpp", "int v() { return 9; }\n");
   std::shared_ptr<void> stop(nullptr, [&](void*) { lexpack("server --stop", kServerEnv); });
   ASSERT_EQ(lexpack("server --start", kServerEnv).exit_code, 0);
   sleep(2);  // settled signatures: the memo is kept
   ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
   EXPECT_TRUE(last_was_miss()) << last_decision();
-  auto trusted = [&] {
+  auto status = [&](const std::string& name) {
     std::string s = "\n" + lexpack("server --status", kServerEnv).out;
-    size_t at = s.find("\ntrusted ");
-    return at == std::string::npos ? -1 : std::stol(s.substr(at + 9));
+    size_t at = s.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stol(s.substr(at + name.size() + 2));
   };
-  long n = 0;
-  for (int i = 0; i < 50 && (n = trusted()) < 1; ++i) ::usleep(100 * 1000);
-  EXPECT_EQ(n, 1) << lexpack("server --status", kServerEnv).out;
+  ::usleep(500 * 1000);  // idle time, in which nothing is checked
+  EXPECT_EQ(status("trusted"), 0);
+  EXPECT_EQ(status("validations"), 0);
   ASSERT_EQ(sh("g++ -c m.cpp -o ref.o").exit_code, 0);
+  ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
+  EXPECT_EQ(last_decision(), "hit (server)");
+  EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
+  // Trust dropped; a launcher told the server was busy answers the next
+  // compile from its memo, and the server checks that closure while idle.
+  ASSERT_EQ(lexpack("server --drop-trust", kServerEnv).exit_code, 0);
+  ASSERT_EQ(
+      lexpack("g++ -c m.cpp -o m.o", std::string(kServerEnv) + " LEXPACK_SERVER_DECLINED=busy")
+          .exit_code,
+      0);
+  EXPECT_TRUE(last_was_hit() && last_decision() != "hit (server)") << last_decision();
+  long n = 0;
+  for (int i = 0; i < 50 && (n = status("trusted")) < 1; ++i) ::usleep(100 * 1000);
+  EXPECT_EQ(n, 1) << lexpack("server --status", kServerEnv).out;
   ASSERT_EQ(lexpack("g++ -c m.cpp -o m.o", kServerEnv).exit_code, 0);
   EXPECT_EQ(last_decision(), "hit (server)");
   EXPECT_TRUE(dir_.read("m.o") == dir_.read("ref.o"));
