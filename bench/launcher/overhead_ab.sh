@@ -1,0 +1,84 @@
+#!/bin/bash
+# The CPU of lexpack's own processes (the server, lexpack-main, the front
+# door and the client) over the compilers' (cc1plus, cc1, as, the driver) in
+# a cold build, from `perf record -a` samples by process name: a figure the
+# compilers' own noise does not drown, unlike the whole build's CPU
+# (miss_cpu.sh). Two or more lexpack binaries alternated RUNS times in one
+# run, so that a change is measured against what it changed. On the
+# generated Boost project (TUS TUs) or a copy of a real CMake project
+# (SOURCE=path[:ARGS]). MODE=launcher: lexpack as the CMake launcher;
+# MODE=ninja: `lexpack ninja`. Needs perf and the right to sample the system
+# (root, or kernel.perf_event_paranoid <= 0).
+#
+#   bench/launcher/overhead_ab.sh LEXPACK [LEXPACK...]   (RUNS, TUS, MODE, SOURCE)
+set -eu
+[ $# -ge 1 ] || { echo "usage: $0 LEXPACK [LEXPACK...]" >&2; exit 2; }
+RUNS=${RUNS:-3}
+TUS=${TUS:-40}
+MODE=${MODE:-launcher}
+HERE=$(cd "$(dirname "$0")" && pwd)
+for tool in cmake ninja perf python3; do
+  command -v "$tool" >/dev/null || { echo "overhead bench: $tool not found" >&2; exit 1; }
+done
+BINS=()
+for b in "$@"; do BINS+=("$(realpath "$b")"); done
+WORK=$(mktemp -d)
+unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || true
+export LEXPACK_DIR=$WORK/cache
+stop_servers() { for b in "${BINS[@]}"; do "$b" server --stop >/dev/null 2>&1 || true; done; }
+trap 'stop_servers; rm -rf "$WORK"' EXIT
+
+SOURCE=${SOURCE:-}
+cmake_args=""
+if [ -n "$SOURCE" ]; then
+  project=${SOURCE%%:*}
+  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
+  [ -f "$project/CMakeLists.txt" ] || { echo "overhead bench: no CMakeLists.txt in $project" >&2; exit 1; }
+  cp -r "$project" "$WORK/src"
+  what=$(basename "$project")
+else
+  [ -d /usr/include/boost ] || { echo "overhead bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
+  python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
+  what="$TUS TUs using Boost"
+fi
+
+# One cold build with binary $1: "compiler% lexpack%" of all samples.
+cold_build() {
+  local lexpack=$1 cmd
+  stop_servers
+  rm -rf "$WORK/cache" "$WORK/b"
+  local launcher=()
+  [ "$MODE" = launcher ] &&
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER="$lexpack" -DCMAKE_C_COMPILER_LAUNCHER="$lexpack")
+  # shellcheck disable=SC2086  # the arguments' words
+  cmake --no-warn-unused-cli -S "$WORK/src" -B "$WORK/b" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "${launcher[@]}" $cmake_args >/dev/null
+  cmd=(ninja -C "$WORK/b")
+  [ "$MODE" = ninja ] && cmd=("$lexpack" ninja -C "$WORK/b")
+  perf record -q -a -F 999 -o "$WORK/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
+  stop_servers
+  perf report -i "$WORK/perf.data" --sort comm --stdio -g none 2>/dev/null | awk '
+    /^#/ || NF < 2 {next}
+    {sub("%", "", $1)}
+    $2 == "cc1plus" || $2 == "cc1" || $2 == "as" || $2 == "c++" || $2 == "g++" || $2 == "cc" ||
+      $2 == "gcc" {c += $1}
+    $2 == "exe" || $2 == "lexpack-main" || $2 == "lexpack" || $2 == "lexpack-client" {x += $1}
+    END {printf "%.3f %.3f\n", c, x}'
+}
+
+declare -A SHARES
+for run in $(seq "$RUNS"); do
+  for i in "${!BINS[@]}"; do
+    read -r c x < <(cold_build "${BINS[$i]}")
+    SHARES[$i]+="$(printf "%.2f" "$(echo "100 * $x / $c" | bc -l)") "
+  done
+  echo "run $run of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+done
+med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+echo "$what, MODE=$MODE, cold build: lexpack's processes' CPU over the compilers' (perf samples), median of $RUNS, each run alternating"
+first=$(med "${SHARES[0]}")
+for i in "${!BINS[@]}"; do
+  m=$(med "${SHARES[$i]}")
+  printf "%-60s %6.2f%%  (runs: %s) %5.2fx the first\n" "${BINS[$i]}" "$m" "${SHARES[$i]}" \
+    "$(echo "$m / $first" | bc -l)"
+done
