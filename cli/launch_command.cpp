@@ -44,7 +44,7 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   // server evaluate its closure, with every header evaluation it keeps.
   launcher::EvaluateElsewhere elsewhere;
   if (!explain && !busy && server_declined && server::server_enabled()) {
-    elsewhere = [&argv](std::string* keys) { return server::evaluate_with_server(argv, keys); };
+    elsewhere = [&argv] { return server::evaluate_with_server(argv); };
   }
   launcher::LaunchResult r =
       served ? std::move(*served) : launcher::launch(argv, explain, elsewhere);

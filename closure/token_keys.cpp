@@ -95,23 +95,14 @@ TokenMode token_mode(const compiler::CompileCommand& command) {
 
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,
-                                                std::vector<cache::Store::MemoWrite>* learned,
-                                                TokenMemos* memos) {
+                                                std::vector<cache::Store::MemoWrite>* learned) {
   // Marks after the fingerprint: '?' the bytes hold "??", '/' a line comment.
   auto by_bytes = [mode](std::string_view marks) {
     return (mode.trigraphs && marks.find('?') != std::string_view::npos) ||
            (mode.c90 && marks.find('/') != std::string_view::npos);
   };
   const std::string content_hex = content.hex();
-  std::optional<std::string> known;
-  if (memos) {
-    if (auto it = memos->find(content_hex); it != memos->end()) known = it->second;
-  }
-  if (!known) {
-    known = store->get_memo(kTokenTable, content_hex);
-    if (known && memos) (*memos)[content_hex] = *known;
-  }
-  if (known) {
+  if (std::optional<std::string> known = store->get_memo(kTokenTable, content_hex)) {
     cache::Hash128 fingerprint;
     if (*known == "-" || (known->size() >= 32 && by_bytes(std::string_view(*known).substr(32)))) {
       return content;
@@ -126,7 +117,6 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
   bool line_comment = false;
   if (!lexer::token_text(*bytes, &text, &line_comment)) {
     learned->push_back({std::string(kTokenTable), content_hex, "-"});
-    if (memos) (*memos)[content_hex] = "-";
     return content;
   }
   cache::Hasher h;
@@ -137,7 +127,6 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
   if (bytes->find("??") != std::string::npos) marks += '?';
   if (line_comment) marks += '/';
   learned->push_back({std::string(kTokenTable), content_hex, fingerprint.hex() + marks});
-  if (memos) (*memos)[content_hex] = fingerprint.hex() + marks;
   return by_bytes(marks) ? content : fingerprint;
 }
 
@@ -145,7 +134,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write, TokenMemos* memos) {
+                                        bool write) {
   std::vector<cache::Hash128> tokens(closure.files.size());
   std::vector<cache::Store::MemoWrite> learned;
   const TokenMode mode = token_mode(command);
@@ -153,7 +142,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
     const ClosureFile& f = closure.files[i];
     if (f.opaque || f.presence_only) continue;  // in the key as for the action key
     std::optional<cache::Hash128> fingerprint = token_fingerprint(
-        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned, memos);
+        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned);
     if (!fingerprint) return std::nullopt;
     tokens[i] = *fingerprint;
   }
@@ -165,14 +154,13 @@ std::optional<cache::Hash128> compile_token_key(const compiler::CompilerIdentity
                                                 const compiler::CompileCommand& command,
                                                 const std::string& cwd, const Closure& closure,
                                                 const KeyRelocation& relocation,
-                                                cache::Store* store, bool write, std::string* why,
-                                                TokenMemos* memos) {
+                                                cache::Store* store, bool write, std::string* why) {
   if (std::string refused = token_keys_refused(command, identity.kind); !refused.empty()) {
     *why = refused;
     return std::nullopt;
   }
   std::optional<cache::Hash128> key =
-      token_key(identity, command, cwd, closure, relocation, store, write, memos);
+      token_key(identity, command, cwd, closure, relocation, store, write);
   if (!key) {
     *why = "a file of the closure changed or cannot be read";
     return std::nullopt;

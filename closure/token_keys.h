@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cache/hash/hash.h"
@@ -53,22 +52,15 @@ struct TokenMode {
 };
 TokenMode token_mode(const compiler::CompileCommand& command);
 
-// The store's token table as a process keeps it in memory (the server: a
-// header a hundred TUs include is looked up once): content hash (hex) to
-// the table's value. Content-addressed, so it never goes stale.
-using TokenMemos = std::unordered_map<std::string, std::string>;
-
 // The token fingerprint of the file `path` whose content hash is `content`:
-// from `memos` (when given) or the store's table, else read (and checked to
-// still hold `content`) and added to *learned for the caller to record (and
-// to `memos`). Where the token text is
+// from the store's table, else read (and checked to still hold `content`)
+// and added to *learned for the caller to record. Where the token text is
 // unsure, or where `mode` reads what the file holds ("??" with trigraphs,
 // a line comment in C90), `content` itself: the file counts by its bytes. nullopt
 // when the file cannot be read or no longer holds `content`.
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,
-                                                std::vector<cache::Store::MemoWrite>* learned,
-                                                TokenMemos* memos = nullptr);
+                                                std::vector<cache::Store::MemoWrite>* learned);
 
 // The token key of a compile with this closure, undated (dated_key() as
 // for its action key); nullopt when a file cannot be read or changed since
@@ -77,7 +69,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write, TokenMemos* memos = nullptr);
+                                        bool write);
 
 // The token key a compile's entry is looked up and stored under: token_key,
 // dated as the action key is (closure.uses_date); nullopt with *why set when
@@ -87,7 +79,6 @@ std::optional<cache::Hash128> compile_token_key(const compiler::CompilerIdentity
                                                 const compiler::CompileCommand& command,
                                                 const std::string& cwd, const Closure& closure,
                                                 const KeyRelocation& relocation,
-                                                cache::Store* store, bool write, std::string* why,
-                                                TokenMemos* memos = nullptr);
+                                                cache::Store* store, bool write, std::string* why);
 
 }  // namespace lexpack::closure

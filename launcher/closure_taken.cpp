@@ -14,8 +14,6 @@ void Launcher::take_closure(compiler::SearchList list, closure::Closure closure,
   list_ = std::move(list);
   closure_ = std::move(closure);
   have_closure_ = true;
-  token_key_.reset();
-  token_key_given_ = false;
   relocation_ = relocation;
   key_ = key;
   uses_date_ = closure_.uses_date;
@@ -83,8 +81,7 @@ bool Launcher::take_snapshot(closure::Closure taken, const cache::Hash128& key,
 bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   if (!elsewhere_ || explain_ || read_only_) return false;
   const int64_t asked_at = elapsed_us();
-  std::string keys;
-  if (!elsewhere_(&keys)) return false;
+  if (!elsewhere_()) return false;
   const int64_t answered_in = elapsed_us() - asked_at;
   std::string memo, snapshot;
   store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
@@ -106,17 +103,6 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
     return false;
   }
   memo_stored_elsewhere_ = true;
-  // The token key the server computed for the closure it evaluated: the one
-  // taken here when the action keys agree (no file changed in between).
-  cache::Hash128 evaluated, token;
-  if (keys.size() == 65 && keys[32] == ' ' &&
-      cache::Hash128::from_hex(std::string_view(keys).substr(0, 32), &evaluated) &&
-      evaluated == memo_key &&
-      cache::Hash128::from_hex(std::string_view(keys).substr(33), &token)) {
-    token_key_ = token;
-    token_key_given_ = true;
-    note("token key " + token.hex() + " given by the server");
-  }
   return true;
 }
 

@@ -312,8 +312,6 @@ bool Launcher::slow_path() {
   list_ = std::move(computed->list);
   closure_ = std::move(computed->closure);
   have_closure_ = true;
-  token_key_.reset();
-  token_key_given_ = false;
   relocation_ = std::move(computed->relocation);
   key_ = computed->key;
   uses_date_ = closure_.uses_date;

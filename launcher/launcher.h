@@ -26,11 +26,9 @@ struct LaunchResult {
 
 // Has another process (the server, which keeps every header's evaluation it
 // has seen) evaluate this compile's closure and store its closure memo and
-// snapshot (closure_snapshot.h); true when it did, with *keys set to
-// "<action key> [<token key>]" (hex) of the closure it evaluated, or empty.
-// Asked only when the compile has no valid memo and its kept closure does
-// not apply.
-using EvaluateElsewhere = std::function<bool(std::string* keys)>;
+// snapshot (closure_snapshot.h); true when it did. Asked only when the
+// compile has no valid memo and its kept closure does not apply.
+using EvaluateElsewhere = std::function<bool()>;
 
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
 // compiled or written: the result only says whether the compile would hit,

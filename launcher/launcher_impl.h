@@ -259,7 +259,6 @@ class Launcher {
   bool have_closure_ = false;
   cache::Hash128 key_;                       // before the date
   std::optional<cache::Hash128> token_key_;  // dated where key_ is, when the compile has one
-  bool token_key_given_ = false;             // token_key_ came from the server's evaluation
   bool uses_date_ = false;
   std::string miss_cause_;  // explain: what changed since the last compile
   std::string base_dir_;    // config base_dir (empty: off)

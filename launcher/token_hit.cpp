@@ -8,7 +8,6 @@
 namespace lexpack::launcher::detail {
 
 void Launcher::find_token_key() {
-  if (token_key_given_) return;  // by the server that evaluated this closure
   std::string why;
   token_key_ = closure::compile_token_key(identity_, cmd_, cwd_, closure_, relocation_,
                                           store_.get(), !read_only_ && !explain_, &why);

@@ -105,13 +105,9 @@ Reply Server::evaluate_closure(const Request& req) {
   std::string previous;
   store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
   if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
-  if (token_memos_.size() > kMaxTokenMemos) token_memos_.clear();
-  std::string no_token;
-  const std::optional<cache::Hash128> token = closure::compile_token_key(
-      *identity, cmd, req.cwd, *closure, relocation, store_.get(), true, &no_token, &token_memos_);
   // A translation unit compiled before, evaluated again because a file
   // changed: a comment edit finds the entry of the compile before it.
-  if (!previous.empty() && token) take_token_entry(*closure, key, *token);
+  if (!previous.empty()) take_token_entry(*identity, cmd, req.cwd, *closure, relocation, key);
   if (!store_
            ->put_memo(closure::kClosureSnapshotTable, tu,
                       closure::encode_closure_snapshot(*closure, key))
@@ -123,15 +119,21 @@ Reply Server::evaluate_closure(const Request& req) {
   evaluation_us_ += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::steady_clock::now() - start)
                                  .count());
-  r.info = std::string(kEvaluatedAnswer) + " " + key.hex() + (token ? " " + token->hex() : "");
+  r.info = kEvaluatedAnswer;
   return r;
 }
 
-void Server::take_token_entry(const closure::Closure& closure, const cache::Hash128& key,
-                              const cache::Hash128& token) {
+void Server::take_token_entry(const compiler::CompilerIdentity& identity,
+                              const compiler::CompileCommand& cmd, const std::string& cwd,
+                              const closure::Closure& closure,
+                              const closure::KeyRelocation& relocation, const cache::Hash128& key) {
   const cache::Hash128 dated = closure.uses_date ? closure::dated_key(key) : key;
   if (store_->get_action(dated)) return;
-  std::optional<cache::ActionRecord> action = store_->get_action(token);
+  std::string why;
+  std::optional<cache::Hash128> token =
+      closure::compile_token_key(identity, cmd, cwd, closure, relocation, store_.get(), true, &why);
+  if (!token) return;
+  std::optional<cache::ActionRecord> action = store_->get_action(*token);
   // Whoever serves it checks its payload (the files outside the scan).
   if (!action || action->exit_code != 0) return;
   if (store_->put_action(dated, *action).ok()) store_->add_counter("token_hits", 1);

@@ -151,7 +151,7 @@ bool Server::evaluated_again(const Request& req, const compiler::CompileCommand&
   const std::string_view changed = std::string_view(why).substr(kOutOfDate.size());
   const std::string_view source = cmd.source;
   if (changed.substr(changed.rfind('/') + 1) == source.substr(source.rfind('/') + 1)) return false;
-  return evaluated_answer(evaluate_closure(req).info);
+  return evaluate_closure(req).info == kEvaluatedAnswer;
 }
 
 Reply Server::compile(const Request& req, std::vector<std::string>* temps) {

@@ -4,10 +4,8 @@
 // cannot disagree on it.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace lexpack::server {
@@ -66,19 +64,8 @@ struct Reply {
 };
 
 inline constexpr char kTrustedAnswer[] = "trusted";
-// kClosure: the kInfo reply's text when the memo and snapshot are stored,
-// followed by " <action key>" and, when the compile has one, " <token key>"
-// (hex; the action key undated, the token key dated as the launcher's).
+// kClosure: the kInfo reply's text when the memo and snapshot are stored.
 inline constexpr char kEvaluatedAnswer[] = "evaluated";
-// Whether `info` is such a reply; *keys (when given) set to what follows.
-inline bool evaluated_answer(std::string_view info, std::string_view* keys = nullptr) {
-  const std::string_view answer = kEvaluatedAnswer;
-  if (!info.starts_with(answer) || (info.size() > answer.size() && info[answer.size()] != ' ')) {
-    return false;
-  }
-  if (keys) *keys = info.substr(std::min(info.size(), answer.size() + 1));
-  return true;
-}
 
 std::string encode_request(const Request& r);
 bool decode_request(const std::string& bytes, Request* r);

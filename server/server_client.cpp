@@ -326,7 +326,7 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr, nullptr, Waiting::kControl);
 }
 
-bool evaluate_with_server(const std::vector<std::string>& argv, std::string* keys) {
+bool evaluate_with_server(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kClosure, argv);
   std::string dir = server_private_dir();
   if (!req || dir.empty()) return false;
@@ -336,12 +336,7 @@ bool evaluate_with_server(const std::vector<std::string>& argv, std::string* key
     ::usleep(20 * 1000);
   }
   std::optional<Reply> reply = ask(*req, nullptr, nullptr, Waiting::kEvaluation);
-  std::string_view said;
-  if (!reply || reply->kind != ReplyKind::kInfo || !evaluated_answer(reply->info, &said)) {
-    return false;
-  }
-  keys->assign(said);
-  return true;
+  return reply && reply->kind == ReplyKind::kInfo && reply->info == kEvaluatedAnswer;
 }
 
 std::string unavailable_mark() {

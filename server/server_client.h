@@ -53,9 +53,8 @@ std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compi
 
 // Has the server evaluate this compile's closure with every header
 // evaluation it keeps, and store its closure memo and snapshot; true when it
-// did (launcher::EvaluateElsewhere), with *keys set to what the server said
-// of its keys ("<action key> [<token key>]"). Waits up to about 10 s.
-bool evaluate_with_server(const std::vector<std::string>& argv, std::string* keys);
+// did (launcher::EvaluateElsewhere). Waits up to about 10 s.
+bool evaluate_with_server(const std::vector<std::string>& argv);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

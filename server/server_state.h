@@ -25,7 +25,6 @@
 #include "closure/key_relocation.h"
 #include "closure/presence_evaluation.h"
 #include "closure/scan_file_cache.h"
-#include "closure/token_keys.h"
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/search_list.h"
@@ -202,15 +201,15 @@ class Server {
                                    IdentityMemo* identities = nullptr);
   // A compile's closure evaluated for its launcher (kClosure), with every
   // header evaluation kept from the ones before; its closure memo and
-  // snapshot stored (closure_evaluation.cpp). The reply says the action key
-  // and the token key (closure/token_keys.h), each file's token fingerprint
-  // taken from memory once known, so that the launcher computes neither.
+  // snapshot stored (closure_evaluation.cpp).
   Reply evaluate_closure(const Request& req);
   // After evaluating a known translation unit again: when no entry is stored
-  // under its new action key `key` but one is under its token key `token`,
-  // that entry is stored under `key` too.
-  void take_token_entry(const closure::Closure& closure, const cache::Hash128& key,
-                        const cache::Hash128& token);
+  // under its new action key `key` but one is under its token key
+  // (closure/token_keys.h), that entry is stored under `key` too.
+  void take_token_entry(const compiler::CompilerIdentity& identity,
+                        const compiler::CompileCommand& cmd, const std::string& cwd,
+                        const closure::Closure& closure, const closure::KeyRelocation& relocation,
+                        const cache::Hash128& key);
   // The closure checks of the compiles a build is about to run (kPrepare),
   // so that they are answered from memory when they come.
   Reply prepare(const Request& req);
@@ -268,10 +267,6 @@ class Server {
   uint64_t traces_carried_ = 0;
   // Time spent evaluating closures and building trust (the status shows it).
   uint64_t evaluation_us_ = 0, trust_us_ = 0;
-  // The token table as far as evaluations have read it (at most
-  // kMaxTokenMemos entries, then read again from the store).
-  closure::TokenMemos token_memos_;
-  static constexpr size_t kMaxTokenMemos = size_t(1) << 18;
   WatchTable watches_;
   StatRecheck rechecks_;
   SpareFiles spares_;

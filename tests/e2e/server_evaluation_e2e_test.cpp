@@ -200,30 +200,6 @@ TEST_P(ServerEvaluation, ACommentEditInAHeaderIsAnsweredByTheServer) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
-// The server that evaluates a closure gives its launcher the token key as
-// well (each file's fingerprint taken from memory once known): the launcher
-// computes none, and the entry it stores under that key is the one a
-// comment edit in the source finds. A token edit is a miss.
-TEST_P(ServerEvaluation, TheTokenKeyOfAnEvaluatedClosureComesFromTheServer) {
-  write_project();
-  dir_.write("c.cpp", "#include \"x.h\"\nint c() { return V; }\n");
-  settle();
-  std::string log = compile("c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  EXPECT_TRUE(says(log, "given by the server")) << log;
-  EXPECT_FALSE(says(log, "no token key")) << log;
-  EXPECT_TRUE(last_was_miss()) << log;
-  // A comment added to the source (on lines already there: no line moves):
-  // its tokens unchanged, the entry of the compile before found under its
-  // token key.
-  dir_.write("c.cpp", "#include \"x.h\" // said once\nint c() { return V; } /* V */\n");
-  log = compile("c.cpp");
-  EXPECT_TRUE(last_was_hit()) << log;
-  dir_.write("c.cpp", "#include \"x.h\" // said once\nint c() { return V + 1; } /* V */\n");
-  log = compile("c.cpp");
-  EXPECT_TRUE(last_was_miss()) << log;
-}
-
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEvaluation, kAllWays, WayName);
 
 }  // namespace
