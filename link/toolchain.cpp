@@ -11,6 +11,7 @@
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "base/process.h"
+#include "cache/once_across_processes.h"
 
 namespace lexpack::link {
 namespace {
@@ -299,6 +300,16 @@ base::Result<Toolchain> driver_toolchain(cache::Store* store, closure::FileState
   if (!base::stat_file(path, &driver_sig)) return base::Status::error("cannot stat " + path);
   if (store) {
     if (std::optional<Toolchain> t = remembered(*store, path, driver_sig)) return *t;
+  }
+  // The links a build runs side by side ask once: each answer hashes the
+  // toolchain's programs (lto1 alone is tens of megabytes); the others take
+  // what the first remembered.
+  std::optional<cache::ComputeOnce> once;
+  if (store) {
+    once.emplace(store->dir(), "toolchain " + path);
+    if (once->waited()) {
+      if (std::optional<Toolchain> t = remembered(*store, path, driver_sig)) return *t;
+    }
   }
   cache::Hash128 answer_key;
   if (remote && remote->tier) {

@@ -609,6 +609,27 @@ TEST_P(LinkE2eTest, LinkerInstalledEarlierInPathMisses) {
   EXPECT_EQ(run_app(), 10);
 }
 
+// Links run side by side ask their driver about its toolchain once (each
+// answer hashes the programs it names): the others wait, then take the
+// answer the first remembered.
+TEST_P(LinkE2eTest, LinksSideBySideAskTheDriverOnce) {
+  ASSERT_EQ(sh(GetParam() + " -O1 -fPIC -c shared.cpp -o shared.o").exit_code, 0);
+  // The driver, by its own name, first on the PATH: a script that notes
+  // each toolchain question and is slow to answer it.
+  const std::string real = base::find_program(GetParam());
+  dir_.write("bin/" + GetParam(), "#!/bin/sh\ncase \"$1\" in -print-prog-name=ld) echo asked >> " +
+                                      shell_quote(dir_.at("asked.txt")) +
+                                      "; sleep 0.5;; esac\nexec " + shell_quote(real) +
+                                      " \"$@\"\n");
+  ASSERT_EQ(sh("chmod +x bin/" + GetParam()).exit_code, 0);
+  const std::string link = std::string(LEXPACK_BIN) + " " + GetParam() + " -shared shared.o -o ";
+  base::ProcessResult r = sh(link + "one.so & " + link + "two.so & " + link + "three.so & wait",
+                             "PATH=" + shell_quote(dir_.at("bin")) + ":\"$PATH\"");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* so : {"one.so", "two.so", "three.so"}) EXPECT_TRUE(dir_.exists(so)) << so;
+  EXPECT_EQ(dir_.read("asked.txt"), "asked\n") << dir_.read("log.txt");
+}
+
 // CMake's linker launcher (no plugin, plain ninja): executables and shared
 // libraries linked through `lexpack` hit on a rebuild and equal a plain link.
 TEST_P(LinkE2eTest, CmakeLinkerLauncher) {
