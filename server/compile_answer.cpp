@@ -121,6 +121,11 @@ bool Server::place_outputs(const compiler::CompileCommand& cmd, const cache::Act
     }
     temps->push_back(temp);
     hit->renames.push_back({temp, final_path});
+    if (o.role != "depfile" && !o.blob.is_zero()) {
+      if (std::optional<launcher::Stamped> s = launcher::stamp_for_vouching(temp)) {
+        stamped_.push_back({base::normal_path(final_path, req.cwd), *s, o.blob});
+      }
+    }
     // The output this hit replaces gets a second name, removed with the
     // temporaries once the client answered: the client's removal of the old
     // output then frees no blocks (ext4 truncating an object took a third of
@@ -139,6 +144,16 @@ bool Server::place_outputs(const compiler::CompileCommand& cmd, const cache::Act
   return true;
 }
 
+void Server::vouch(const std::vector<PendingHit::Output>& renamed) {
+  std::vector<cache::Store::FileWrite> vouched;
+  for (const PendingHit::Output& o : renamed) {
+    if (std::optional<base::StatSignature> sig = launcher::still_stamped(o.path, o.stamped)) {
+      vouched.push_back({o.path, {*sig, o.blob, {}}});
+    }
+  }
+  if (!vouched.empty()) (void)store_->put_records(vouched, {});
+}
+
 bool Server::evaluated_again(const Request& req, const compiler::CompileCommand& cmd,
                              const std::string& why) {
   // A header changed (a source alone changing is the launcher's: it takes
@@ -155,6 +170,7 @@ bool Server::evaluated_again(const Request& req, const compiler::CompileCommand&
 }
 
 Reply Server::compile(const Request& req, std::vector<std::string>* temps) {
+  stamped_.clear();
   Reply miss;
   miss.kind = ReplyKind::kMiss;
   std::optional<launcher::DecisionLog> log;

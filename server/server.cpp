@@ -49,8 +49,10 @@ bool same_file(const struct stat& a, const struct stat& b) {
 
 // Finishes the pending hits whose client answered or hung up (`polled`: the
 // listener, then one entry per pending hit), and those past their deadline
-// (all of them when `all`, waiting for each first).
-void settle(std::vector<PendingHit>* pending, const std::vector<pollfd>& polled, bool all) {
+// (all of them when `all`, waiting for each first). The outputs of those
+// whose client renamed them (it answered "ok") are added to *renamed.
+void settle(std::vector<PendingHit>* pending, const std::vector<pollfd>& polled, bool all,
+            std::vector<PendingHit::Output>* renamed) {
   const auto now = std::chrono::steady_clock::now();
   std::vector<PendingHit> kept;
   for (size_t i = 0; i < pending->size(); ++i) {
@@ -65,6 +67,9 @@ void settle(std::vector<PendingHit>* pending, const std::vector<pollfd>& polled,
     if (answered || now >= h.deadline) {
       std::string ack;
       if (answered) recv_frame(h.fd, &ack);  // "ok", or nothing from a client that gave up
+      if (ack == "ok") {
+        for (PendingHit::Output& o : h.stamped) renamed->push_back(std::move(o));
+      }
       finish_pending(h);
     } else {
       kept.push_back(std::move(h));
@@ -124,7 +129,9 @@ void serve_until_done(Server& server, int listener, const std::string& path,
     if (ready < 0 && errno == EINTR) continue;
     if (polled.back().revents & POLLIN) break;
     polled.pop_back();
-    settle(&pending, polled, false);
+    std::vector<PendingHit::Output> renamed;
+    settle(&pending, polled, false, &renamed);
+    if (!renamed.empty()) server.vouch(renamed);
     if (ready == 0 && server.wants_idle_work()) {
       server.idle_work();  // nothing waits
       continue;
@@ -147,7 +154,9 @@ void serve_until_done(Server& server, int listener, const std::string& path,
     }
     if (!go_on) break;
   }
-  settle(&pending, {}, true);
+  std::vector<PendingHit::Output> renamed;
+  settle(&pending, {}, true, &renamed);
+  if (!renamed.empty()) server.vouch(renamed);
   if (signals >= 0) ::close(signals);
   // Leave the socket only if it is still ours.
   struct stat now {};
@@ -299,7 +308,9 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
     // for that beside the next requests, not before them.
     *pending =
         PendingHit{fd, std::move(temps),
-                   std::chrono::steady_clock::now() + std::chrono::milliseconds(kAckTimeoutMs)};
+                   std::chrono::steady_clock::now() + std::chrono::milliseconds(kAckTimeoutMs),
+                   std::move(stamped_)};
+    stamped_.clear();
     return true;
   }
   for (const std::string& t : temps) ::unlink(t.c_str());

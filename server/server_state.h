@@ -28,6 +28,7 @@
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/search_list.h"
+#include "launcher/output_files.h"
 #include "lexer/kernel.h"
 #include "scan/scan_memo.h"
 #include "server/protocol.h"
@@ -45,6 +46,16 @@ struct PendingHit {
   int fd = -1;
   std::vector<std::string> temps;  // and the second names of replaced outputs
   std::chrono::steady_clock::time_point deadline;
+  // Outputs stamped before the reply: once the client renamed them, each
+  // still the stamped file is vouched for in the file table (by its path,
+  // normal), as the launcher vouches for the objects it writes, so that a
+  // link reading it does not hash it again.
+  struct Output {
+    std::string path;
+    launcher::Stamped stamped;
+    cache::BlobId blob;
+  };
+  std::vector<Output> stamped;
 };
 
 // Stat answers shared by the checks of one request about many compiles (a
@@ -113,6 +124,9 @@ class Server {
   // from a launcher (one per call).
   bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
   void idle_work();
+  // The outputs of pending hits renamed into place by their clients:
+  // vouched for in the file table where still the files stamped.
+  void vouch(const std::vector<PendingHit::Output>& renamed);
   void set_listener(int listener) { listener_ = listener; }
   // Why the client `pid` (SO_PEERCRED's) must not be answered from this
   // server's view of the files, or empty: another mount namespace or root
@@ -288,6 +302,8 @@ class Server {
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;
+  // The outputs the last compile() answered wrote, stamped (PendingHit).
+  std::vector<PendingHit::Output> stamped_;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
   uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
   uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
