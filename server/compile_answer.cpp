@@ -144,13 +144,16 @@ bool Server::place_outputs(const compiler::CompileCommand& cmd, const cache::Act
   return true;
 }
 
-void Server::vouch(const std::vector<PendingHit::Output>& renamed) {
+void Server::vouch(std::vector<PendingHit::Output> renamed, bool now) {
+  for (PendingHit::Output& o : renamed) to_vouch_.push_back(std::move(o));
+  if (!now) return;
   std::vector<cache::Store::FileWrite> vouched;
-  for (const PendingHit::Output& o : renamed) {
+  for (const PendingHit::Output& o : to_vouch_) {
     if (std::optional<base::StatSignature> sig = launcher::still_stamped(o.path, o.stamped)) {
       vouched.push_back({o.path, {*sig, o.blob, {}}});
     }
   }
+  to_vouch_.clear();
   if (!vouched.empty()) (void)store_->put_records(vouched, {});
 }
 

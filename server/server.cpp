@@ -131,7 +131,7 @@ void serve_until_done(Server& server, int listener, const std::string& path,
     polled.pop_back();
     std::vector<PendingHit::Output> renamed;
     settle(&pending, polled, false, &renamed);
-    if (!renamed.empty()) server.vouch(renamed);
+    if (!renamed.empty()) server.vouch(std::move(renamed));
     if (ready == 0 && server.wants_idle_work()) {
       server.idle_work();  // nothing waits
       continue;
@@ -156,7 +156,7 @@ void serve_until_done(Server& server, int listener, const std::string& path,
   }
   std::vector<PendingHit::Output> renamed;
   settle(&pending, {}, true, &renamed);
-  if (!renamed.empty()) server.vouch(renamed);
+  server.vouch(std::move(renamed), true);
   if (signals >= 0) ::close(signals);
   // Leave the socket only if it is still ours.
   struct stat now {};

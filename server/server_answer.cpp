@@ -265,6 +265,10 @@ Reply Server::prepare(const Request& req) {
 }
 
 void Server::idle_work() {
+  if (!to_vouch_.empty()) {
+    vouch({}, true);
+    return;
+  }
   if (spares_.wants_work()) {
     spares_.make_wanted();
     return;

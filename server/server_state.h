@@ -122,11 +122,15 @@ class Server {
   // Work left for a moment when no request waits: the spare files, and the
   // closure checks of the entries declined while others waited or learned
   // from a launcher (one per call).
-  bool wants_idle_work() const { return spares_.wants_work() || !to_trust_.empty(); }
+  bool wants_idle_work() const {
+    return spares_.wants_work() || !to_trust_.empty() || !to_vouch_.empty();
+  }
   void idle_work();
-  // The outputs of pending hits renamed into place by their clients:
-  // vouched for in the file table where still the files stamped.
-  void vouch(const std::vector<PendingHit::Output>& renamed);
+  // The outputs of pending hits renamed into place by their clients: each
+  // still the file stamped is vouched for in the file table when nothing
+  // waits (in one transaction for many hits, off the hits' path), or now
+  // with `now` (the server leaving).
+  void vouch(std::vector<PendingHit::Output> renamed, bool now = false);
   void set_listener(int listener) { listener_ = listener; }
   // Why the client `pid` (SO_PEERCRED's) must not be answered from this
   // server's view of the files, or empty: another mount namespace or root
@@ -302,8 +306,9 @@ class Server {
   std::vector<std::string> env_;  // the current client's environment (putenv keeps pointers)
   std::string version_ = protocol_version();
   uint64_t temp_counter_ = 0;
-  // The outputs the last compile() answered wrote, stamped (PendingHit).
-  std::vector<PendingHit::Output> stamped_;
+  // The outputs the last compile() answered wrote, stamped (PendingHit),
+  // and those renamed since, to vouch for.
+  std::vector<PendingHit::Output> stamped_, to_vouch_;
   uint64_t hits_ = 0, misses_ = 0, validations_ = 0, drops_ = 0, busy_declines_ = 0;
   uint64_t foreign_declines_ = 0;  // requests of clients in another namespace or root
   uint64_t scan_answers_ = 0;      // TUs of `lexpack scan` answered from memory
