@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
-#include <memory>
 #include <string>
 
 #include "base/process.h"
