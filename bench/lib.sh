@@ -14,6 +14,17 @@ cpu_of() {
   echo "$out" | awk '{ split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2]);
                        print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
 }
+# take_source BENCH DEST: copies the CMake project SOURCE names
+# (path[:cmake args]) to DEST; sets `project`, `cmake_args` and `what` (its
+# name). Exits, naming BENCH, when it holds no CMakeLists.txt.
+take_source() {
+  project=${SOURCE%%:*}
+  cmake_args=""
+  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
+  [ -f "$project/CMakeLists.txt" ] || { echo "$1 bench: no CMakeLists.txt in $project" >&2; exit 1; }
+  cp -r "$project" "$2"
+  what=$(basename "$project")
+}
 # server_cpu LEXPACK CACHE: the CPU seconds the server of cache CACHE has
 # used (it runs detached: no `times` counts it), 0 when none runs.
 server_cpu() {

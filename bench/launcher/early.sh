@@ -27,12 +27,7 @@ trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf
 
 SOURCE=${SOURCE:-}
 if [ -n "$SOURCE" ]; then
-  project=${SOURCE%%:*}
-  cmake_args=""
-  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
-  [ -f "$project/CMakeLists.txt" ] || { echo "early bench: no CMakeLists.txt in $project" >&2; exit 1; }
-  cp -r "$project" "$WORK/src"
-  what="$(basename "$project")"
+  take_source early "$WORK/src"
 else
   [ -d /usr/include/boost ] || { echo "early bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
   python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus 4 >/dev/null

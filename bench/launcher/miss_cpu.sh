@@ -29,11 +29,7 @@ trap 'for c in "$WORK"/cache-*; do [ -d "$c" ] && stop_server "$c"; done; rm -rf
 SOURCE=${SOURCE:-}
 cmake_args=""
 if [ -n "$SOURCE" ]; then
-  project=${SOURCE%%:*}
-  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
-  [ -f "$project/CMakeLists.txt" ] || { echo "miss-cpu bench: no CMakeLists.txt in $project" >&2; exit 1; }
-  cp -r "$project" "$WORK/src"
-  what="$(basename "$project")"
+  take_source miss-cpu "$WORK/src"
   # The first source its build compiles, unless FILE names one.
   cmake -S "$WORK/src" -B "$WORK/probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args \
     >/dev/null

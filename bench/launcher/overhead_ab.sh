@@ -27,15 +27,12 @@ unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || t
 export LEXPACK_DIR=$WORK/cache
 stop_servers() { for b in "${BINS[@]}"; do "$b" server --stop >/dev/null 2>&1 || true; done; }
 trap 'stop_servers; rm -rf "$WORK"' EXIT
+. "$HERE/../lib.sh"
 
 SOURCE=${SOURCE:-}
 cmake_args=""
 if [ -n "$SOURCE" ]; then
-  project=${SOURCE%%:*}
-  [[ $SOURCE == *:* ]] && cmake_args=${SOURCE#*:}
-  [ -f "$project/CMakeLists.txt" ] || { echo "overhead bench: no CMakeLists.txt in $project" >&2; exit 1; }
-  cp -r "$project" "$WORK/src"
-  what=$(basename "$project")
+  take_source overhead "$WORK/src"
 else
   [ -d /usr/include/boost ] || { echo "overhead bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
   python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
@@ -74,7 +71,6 @@ for run in $(seq "$RUNS"); do
   done
   echo "run $run of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
-med() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "$what, MODE=$MODE, cold build: lexpack's processes' CPU over the compilers' (perf samples), median of $RUNS, each run alternating"
 first=$(med "${SHARES[0]}")
 for i in "${!BINS[@]}"; do
