@@ -117,16 +117,12 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
   return true;
 }
 
-std::optional<Stamped> stamp_for_vouching(const std::string& temp) {
-  int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return std::nullopt;
-  std::optional<Stamped> s;
+std::optional<Stamped> stamp_for_vouching(int fd) {
   struct stat st {};
   if (int64_t stamp = stamp_written_file(fd); stamp != 0 && ::fstat(fd, &st) == 0) {
-    s = Stamped{uint64_t(st.st_dev), uint64_t(st.st_ino), uint64_t(st.st_size), stamp};
+    return Stamped{uint64_t(st.st_dev), uint64_t(st.st_ino), uint64_t(st.st_size), stamp};
   }
-  ::close(fd);
-  return s;
+  return std::nullopt;
 }
 
 std::optional<base::StatSignature> still_stamped(const std::string& path, const Stamped& s) {

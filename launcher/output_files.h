@@ -22,15 +22,15 @@ namespace lexpack::launcher {
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* err,
                        unsigned mode = 0666, std::optional<base::StatSignature>* vouched = nullptr);
 
-// For a writer that renames its own temporary file into place (the
-// server, whose client renames): stamps the written file `temp` as
-// write_file_atomic does and gives what to check once it is renamed, or
-// nullopt when it cannot be vouched for.
+// For a writer whose temporary file another process renames into place
+// (the server's, renamed by its client): stamps the file open as `fd`, just
+// written, as write_file_atomic does and gives what to check once it is
+// renamed, or nullopt when it cannot be vouched for.
 struct Stamped {
   uint64_t dev = 0, ino = 0, size = 0;
   int64_t stamp = 0;
 };
-std::optional<Stamped> stamp_for_vouching(const std::string& temp);
+std::optional<Stamped> stamp_for_vouching(int fd);
 // The signature of `path` when it is still the stamped file, renamed into
 // place and not written since (then it holds the bytes written).
 std::optional<base::StatSignature> still_stamped(const std::string& path, const Stamped& s);

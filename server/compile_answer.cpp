@@ -111,21 +111,21 @@ bool Server::place_outputs(const compiler::CompileCommand& cmd, const cache::Act
     if (dry) continue;
     std::string final_path = base::absolute_path(target, req.cwd);
     std::string temp;
-    if (!spares_.take(final_path, *bytes, req.umask, &temp)) {
+    // Objects are stamped as written, to be vouched for once renamed.
+    std::optional<launcher::Stamped> stamp;
+    std::optional<launcher::Stamped>* stamped =
+        o.role != "depfile" && !o.blob.is_zero() ? &stamp : nullptr;
+    if (!spares_.take(final_path, *bytes, req.umask, &temp, stamped)) {
       temp = final_path + ".lexpack-server-" + std::to_string(::getpid()) + "-" +
              std::to_string(++temp_counter_);
-      if (!write_new_file(temp, *bytes)) {
+      if (!write_new_file(temp, *bytes, stamped)) {
         *why = "cannot write " + temp;
         return false;
       }
     }
     temps->push_back(temp);
     hit->renames.push_back({temp, final_path});
-    if (o.role != "depfile" && !o.blob.is_zero()) {
-      if (std::optional<launcher::Stamped> s = launcher::stamp_for_vouching(temp)) {
-        stamped_.push_back({base::normal_path(final_path, req.cwd), *s, o.blob});
-      }
-    }
+    if (stamp) stamped_.push_back({base::normal_path(final_path, req.cwd), *stamp, o.blob});
     // The output this hit replaces gets a second name, removed with the
     // temporaries once the client answered: the client's removal of the old
     // output then frees no blocks (ext4 truncating an object took a third of

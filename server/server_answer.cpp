@@ -63,10 +63,12 @@ bool SharedStats::stat_dir(std::string_view path, base::StatSignature* sig) {
   return stat_once(&dirs_, path, sig, base::stat_dir);
 }
 
-bool write_new_file(const std::string& path, std::string_view bytes) {
+bool write_new_file(const std::string& path, std::string_view bytes,
+                    std::optional<launcher::Stamped>* stamped) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) return false;
   bool ok = base::write_all(fd, bytes);
+  if (ok && stamped) *stamped = launcher::stamp_for_vouching(fd);
   if (::close(fd) != 0) ok = false;
   if (!ok) ::unlink(path.c_str());
   return ok;

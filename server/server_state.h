@@ -109,7 +109,10 @@ class IdentityMemo {
 constexpr std::chrono::seconds kBatchCheckBudget{2};
 
 // Writes a file that must not exist yet; false (and nothing left) on error.
-bool write_new_file(const std::string& path, std::string_view bytes);
+// With `stamped`, the file written is stamped for vouching
+// (launcher/output_files.h).
+bool write_new_file(const std::string& path, std::string_view bytes,
+                    std::optional<launcher::Stamped>* stamped = nullptr);
 
 class Server {
  public:

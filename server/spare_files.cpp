@@ -66,7 +66,7 @@ void SpareFiles::use_journal(const std::string& path) {
 }
 
 bool SpareFiles::take(const std::string& final_path, std::string_view bytes, mode_t umask,
-                      std::string* path) {
+                      std::string* path, std::optional<launcher::Stamped>* stamped) {
   std::string dir(base::dir_of(final_path));
   wanted_.push_back(dir);
   auto it = spares_.find(dir);
@@ -81,6 +81,7 @@ bool SpareFiles::take(const std::string& final_path, std::string_view bytes, mod
             st.st_ino == spare.ino && st.st_nlink == 1 && st.st_size == 0 &&
             ((st.st_mode & 07777) == mode || ::fchmod(fd, mode) == 0);
   if (ok) ok = base::write_all(fd, bytes);
+  if (ok && stamped) *stamped = launcher::stamp_for_vouching(fd);
   if (::close(fd) != 0) ok = false;
   if (!ok) {
     ::unlink(spare.path.c_str());

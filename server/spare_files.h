@@ -7,11 +7,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "launcher/output_files.h"
 
 namespace lexpack::server {
 
@@ -27,8 +30,10 @@ class SpareFiles {
   // Writes `bytes` into the spare of `final_path`'s directory, with the mode
   // a new file would get under `umask`, and gives its path; false (nothing
   // written) when there is none or it is no longer the file this made. Either
-  // way the directory is noted for make_wanted().
-  bool take(const std::string& final_path, std::string_view bytes, mode_t umask, std::string* path);
+  // way the directory is noted for make_wanted(). With `stamped`, the file
+  // written is stamped for vouching (launcher/output_files.h).
+  bool take(const std::string& final_path, std::string_view bytes, mode_t umask, std::string* path,
+            std::optional<launcher::Stamped>* stamped = nullptr);
   bool wants_work() const { return !wanted_.empty(); }
   // Makes a spare in each directory noted since the last call (idle work).
   void make_wanted();
