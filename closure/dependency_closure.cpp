@@ -190,8 +190,8 @@ class ClosureWalk {
       return base::Status::error("cannot stat source " + command_.source);
     }
     const std::string& context = resolver_.context();
-    enqueue(
-        graph_->node(context, Resolution{true, command_.source, kFoundOutsideChain, source_sig}));
+    enqueue(graph_->root_node(context,
+                              Resolution{true, command_.source, kFoundOutsideChain, source_sig}));
     if (std::string arg = has_include_in_macro_args(command_); !arg.empty()) {
       presence_reason_ = "__has_include through a macro of the command: " + arg;
     }
@@ -489,7 +489,8 @@ void expand_reachable(FileStates* files, const compiler::CompileCommand& command
   };
   base::StatSignature source_sig;
   if (!base::stat_file(command.source, &source_sig)) return;
-  reach(graph->node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
+  reach(
+      graph->root_node(context, Resolution{true, command.source, kFoundOutsideChain, source_sig}));
   auto root = [&](std::string_view name, bool angled) {
     std::shared_ptr<const ScanFileCache::Answer> a =
         resolver.answer(name, angled, false, "", kFoundOutsideChain);

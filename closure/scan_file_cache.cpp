@@ -102,6 +102,32 @@ void ScanFileCache::for_each_lexed(const std::function<void(const LexedFile&)>& 
   }
 }
 
+bool ScanFileCache::knows(const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  return s.entries.find(abs_path) != s.entries.end();
+}
+
+void ScanFileCache::forget_stat(const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  std::lock_guard lock(s.mu);
+  auto it = s.entries.find(abs_path);
+  if (it == s.entries.end()) return;
+  it->second.stat_known = false;
+  it->second.stat.reset();
+}
+
+std::optional<base::StatSignature> ScanFileCache::restat_dir(const std::string& abs_dir) {
+  std::optional<base::StatSignature> dir;
+  if (base::StatSignature sig; base::stat_dir(abs_dir, &sig)) dir = sig;
+  Shard& s = shard_of(abs_dir);
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_dir];
+  e.dir_known = true;
+  e.dir = dir;
+  return dir;
+}
+
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
   return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] { return no_entry(abs_path); });
 }
@@ -167,6 +193,15 @@ uint64_t ScanFileCache::context_id(const std::string& context) {
 }
 
 ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resolution& where) {
+  return node_impl(context, where, false);
+}
+
+ScanFileCache::Node* ScanFileCache::root_node(const std::string& context, const Resolution& where) {
+  return node_impl(context, where, true);
+}
+
+ScanFileCache::Node* ScanFileCache::node_impl(const std::string& context, const Resolution& where,
+                                              bool root) {
   std::string key = context;
   key.append(std::to_string(where.chain_index)).push_back('|');
   key.append(where.path);
@@ -174,7 +209,11 @@ ScanFileCache::Node* ScanFileCache::node(const std::string& context, const Resol
   {
     std::lock_guard lock(part.mu);
     auto it = part.nodes.find(key);
-    if (it != part.nodes.end()) return it->second.get();
+    if (it != part.nodes.end()) {
+      if (!root || it->second->where.stat == where.stat) return it->second.get();
+      part.put_aside.push_back(std::move(it->second));
+      part.nodes.erase(it);
+    }
   }
   uint32_t id;
   {

@@ -52,6 +52,17 @@ class ScanFileCache {
   std::optional<base::StatSignature> dir_stat_once(const std::string& path,
                                                    const std::string& abs_path);
 
+  // Whether this cache holds any answer about `abs_path` (a stat, a
+  // directory's signature, an absence, a summary).
+  bool knows(const std::string& abs_path);
+  // For a cache kept past changes whose every path is known (a long-lived
+  // server's): the stat answer of the file at `abs_path` is forgotten, and
+  // the signature of the directory at `abs_dir` taken again now. The caller
+  // makes sure no answer this cache keeps about a name in that directory
+  // has changed: a signature newer than a kept answer would vouch for it.
+  void forget_stat(const std::string& abs_path);
+  std::optional<base::StatSignature> restat_dir(const std::string& abs_dir);
+
   // no_entry() of `abs_path` (closure/absence.h), asked once per scan.
   // Callers take the signature of its directory first (dir_stat_once), so
   // that signature is never newer than this answer.
@@ -152,6 +163,10 @@ class ScanFileCache {
   // The node of `where` in `context` (a resolver's context()), made on first
   // use; it lives as long as this cache.
   Node* node(const std::string& context, const Resolution& where);
+  // The same for a file named on the command line (a TU's source), stat'ed
+  // just before: a node kept from when the file had another signature is
+  // put aside for a new one (the old one stays alive for those holding it).
+  Node* root_node(const std::string& context, const Resolution& where);
   // Calls `fn` on every node some walk expanded. Not while walks run.
   void for_each_expanded(const std::function<void(const Node&)>& fn);
 
@@ -230,7 +245,9 @@ class ScanFileCache {
     std::mutex mu;
     std::unordered_map<std::string, std::unique_ptr<Node>, cache::StringHash, std::equal_to<>>
         nodes;
+    std::vector<std::unique_ptr<Node>> put_aside;  // root_node's old ones
   };
+  Node* node_impl(const std::string& context, const Resolution& where, bool root);
   std::array<NodePart, kShards> node_parts_;
   using IdMap = base::ViewMap<uint32_t>;
   std::mutex candidate_ids_mu_;

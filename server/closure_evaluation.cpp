@@ -6,6 +6,8 @@
 // not once per compile, and a fresh TU costs little more than its walk.
 #include <unistd.h>
 
+#include <set>
+
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "closure/action_key.h"
@@ -23,16 +25,20 @@ namespace lexpack::server {
 Server::WalkShare& Server::walk_share(const std::string& source, const base::StatSignature& sig) {
   drain();  // the events read so far tell whether what is kept went stale
   const auto now = std::chrono::steady_clock::now();
-  auto source_moved = [&] {
-    auto it = walk_share_->sources.find(source);
-    return it != walk_share_->sources.end() && !(it->second == sig);
+  // Past kWalkShareUnchecked, a share that evaluates many closures (a
+  // build under way) is made anew, as one walk costs less than checking
+  // each answer; one that evaluates few (an edit now and then) is kept and
+  // its answers checked.
+  auto due = [&](const WalkShare& w) {
+    return w.drops != drops_ || w.evaluated >= kEvaluationsPerShare ||
+           now - w.made > kWalkShareLife ||
+           (now - w.made > kWalkShareUnchecked && w.evaluated >= kCheckedEvaluations);
   };
-  if (!walk_share_ || walk_share_->epoch != trust_epoch() || source_moved() ||
-      walk_share_->evaluated >= kEvaluationsPerShare ||
-      now - walk_share_->made > kWalkShareSeconds) {
+  if (!walk_share_ || due(*walk_share_) || !keep_share_past_changes(&*walk_share_)) {
     std::optional<WalkShare> before = std::move(walk_share_);
     walk_share_.reset();
     ++walk_shares_made_;
+    (void)watches_.take_changes();  // all before this share
     WalkShare& w = walk_share_.emplace();
     w.made_file_clock_ns = base::file_clock_ns();
     w.walked = std::make_shared<closure::ScanFileCache>();
@@ -48,11 +54,63 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
       w.evaluations->carry_headers(before->evaluations.get(), before->made_file_clock_ns);
       traces_carried_ += w.evaluations->header_traces();
     }
-    w.epoch = trust_epoch();
+    w.drops = drops_;
     w.made = now;
   }
-  walk_share_->sources[source] = sig;
-  return *walk_share_;
+  WalkShare& w = *walk_share_;
+  // A source changed (its node is made again from its new signature).
+  if (auto it = w.sources.find(source); it != w.sources.end() && !(it->second == sig)) {
+    w.walked->forget_stat(source);
+    w.validate = true;
+  }
+  // Older than a change unheard of (a file no trusted closure names) might
+  // be: what it answers is checked from now on.
+  if (now - w.made > kWalkShareUnchecked) w.validate = true;
+  w.sources[source] = sig;
+  return w;
+}
+
+bool Server::memo_holds(const std::string& memo, const std::string& cwd) {
+  closure::FileStates files(store_.get(), kernel_);
+  const closure::ContentLookup content = closure::content_lookup(&files, cwd);
+  cache::Hash128 key;
+  bool uses_date = false;
+  std::string changed;
+  return closure::check_encoded_closure_memo(memo, nullptr, &key, &uses_date, &changed, nullptr,
+                                             &content) &&
+         changed.empty();
+}
+
+bool Server::keep_share_past_changes(WalkShare* w) {
+  // A directory's signature taken again is good only when the changes read
+  // after that stat name nothing the share knows in it (their events were
+  // queued before it): each round reads those, up to a few.
+  for (int round = 0; round < 3; ++round) {
+    if (round > 0) drain();
+    if (w->drops != drops_) return false;
+    WatchTable::Changes changes = watches_.take_changes();
+    if (changes.unknown) return false;
+    if (changes.paths.empty()) return true;
+    w->validate = true;
+    std::set<std::string> dirs;
+    for (const WatchTable::Change& c : changes.paths) {
+      if (w->sources.count(c.path) != 0) {
+        // A source is walked from a node of its new signature (root_node):
+        // what is kept of it is its stat answer.
+        w->walked->forget_stat(c.path);
+      } else if (w->walked->knows(c.path)) {
+        return false;  // a header, a candidate, a directory: walked again
+      }
+      // A name made, removed or renamed in a directory the share knows:
+      // its signature changed, and no answer kept about a name in it did.
+      const std::string dir(base::dir_of(c.path));
+      if (c.in_dir && c.entry && w->walked->knows(dir)) dirs.insert(dir);
+    }
+    if (dirs.empty()) return true;
+    for (const std::string& dir : dirs) w->walked->restat_dir(dir);
+    ++share_dirs_restatted_;
+  }
+  return false;
 }
 
 Reply Server::evaluate_closure(const Request& req) {
@@ -80,26 +138,41 @@ Reply Server::evaluate_closure(const Request& req) {
   const auto start = std::chrono::steady_clock::now();
   base::StatSignature source_sig;
   if (!base::stat_file(cmd.source, &source_sig)) return declined("cannot stat the source");
-  WalkShare& share = walk_share(base::normal_path(cmd.source, req.cwd), source_sig);
-  ++share.evaluated;
-  closure::CompilerPresenceEvaluator presence(store_.get(), *identity, cmd, req.cwd, kernel_);
-  presence.share_with(share.evaluations.get());
-  auto closure =
-      closure::compute_closure(share.files.get(), cmd, *list, identity->kind, req.cwd, &presence);
-  if (!closure.ok()) return declined("dependency scan: " + closure.message());
-  // What the launcher would not store either: it finds out again itself.
-  if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");
   const std::string base_dir = client_base_dir();
-  const closure::KeyRelocation relocation =
-      closure::decide_relocation(cmd, req.cwd, *closure, base_dir);
-  const cache::Hash128 key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation);
-  // The directories' signatures from the share, taken before any probe in
-  // them (a signature taken now could be newer than a kept probe's answer).
-  // A file edited a moment ago (the header of a rebuild right after the
-  // edit) is recorded by its content, compared on each use until settled.
-  std::optional<std::string> memo = closure::encode_closure_memo(
-      *closure, *list, key, share.walked.get(), req.cwd, closure::YoungFiles::kCheckedByContent);
-  if (!memo) return declined("files too fresh for a memo");
+  std::optional<closure::Closure> closure;
+  closure::KeyRelocation relocation;
+  cache::Hash128 key;
+  std::optional<std::string> memo;
+  // A share that may have gone stale (a change heard of, or none for long)
+  // has its answer checked as the launcher will check it; one found stale
+  // is made anew and the closure evaluated again.
+  for (int attempt = 0; attempt < 2 && !memo; ++attempt) {
+    WalkShare& share = walk_share(base::normal_path(cmd.source, req.cwd), source_sig);
+    ++share.evaluated;
+    closure::CompilerPresenceEvaluator presence(store_.get(), *identity, cmd, req.cwd, kernel_);
+    presence.share_with(share.evaluations.get());
+    auto computed =
+        closure::compute_closure(share.files.get(), cmd, *list, identity->kind, req.cwd, &presence);
+    if (!computed.ok()) return declined("dependency scan: " + computed.message());
+    closure = std::move(computed.value());
+    // What the launcher would not store either: it finds out again itself.
+    if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");
+    relocation = closure::decide_relocation(cmd, req.cwd, *closure, base_dir);
+    key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation);
+    // The directories' signatures from the share, taken before any probe in
+    // them (a signature taken now could be newer than a kept probe's answer).
+    // A file edited a moment ago (the header of a rebuild right after the
+    // edit) is recorded by its content, compared on each use until settled.
+    memo = closure::encode_closure_memo(*closure, *list, key, share.walked.get(), req.cwd,
+                                        closure::YoungFiles::kCheckedByContent);
+    if (!memo) return declined("files too fresh for a memo");
+    if (share.validate && !memo_holds(*memo, req.cwd)) {
+      ++stale_shares_;
+      walk_share_.reset();
+      memo.reset();
+    }
+  }
+  if (!memo) return declined("files changed while the closure was evaluated");
   const std::string tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir).hex();
   // The memo replaced is kept, as the launcher keeps it.
   std::string previous;

@@ -213,9 +213,11 @@ std::string Server::status_text() const {
          std::to_string(foreign_declines_) + "\nscan_answers " + std::to_string(scan_answers_) +
          "\nclosures_evaluated " + std::to_string(evaluations_stored_) + "\nevaluation_ms " +
          std::to_string(evaluation_us_ / 1000) + "\nwalk_shares " +
-         std::to_string(walk_shares_made_) + "\ntraces_carried " + std::to_string(traces_carried_) +
-         "\ntrust_ms " + std::to_string(trust_us_ / 1000) + "\ncontent_trusts " +
-         std::to_string(content_trusts_) + "\nlast_miss " + last_miss_ + "\n";
+         std::to_string(walk_shares_made_) + "\nshare_dirs_restatted " +
+         std::to_string(share_dirs_restatted_) + "\nstale_shares " + std::to_string(stale_shares_) +
+         "\ntraces_carried " + std::to_string(traces_carried_) + "\ntrust_ms " +
+         std::to_string(trust_us_ / 1000) + "\ncontent_trusts " + std::to_string(content_trusts_) +
+         "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {

@@ -100,7 +100,6 @@ void Server::drain() {
       [this](TrustRef r) {
         if (r.id < entries_.size() && entries_[r.id].generation == r.generation) {
           entries_[r.id].trusted = false;
-          ++untrusted_by_events_;
         }
       },
       &drop);

@@ -201,10 +201,6 @@ class Server {
                         closure::ScanFileCache* files, scan::DirStatCache* dirs);
   // Changes whenever a stat answer taken before may no longer hold.
   uint64_t stat_epoch() const { return watches_.events_read() + drops_; }
-  // Changes whenever an event or a drop untrusted an entry: a file some
-  // closure rests on changed (events on names no closure looked up, such
-  // as the compiler's temporary files, do not count).
-  uint64_t trust_epoch() const { return untrusted_by_events_ + drops_; }
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
@@ -252,25 +248,33 @@ class Server {
   // (stat answers, summaries, include answers, lexed files) and the
   // evaluations' files, compiler answers and header evaluations. A stat
   // answer kept may be old: a memo made from it records the signature it
-  // saw, and its launcher checks the memo before taking it (a change since
-  // makes it evaluate the closure itself). Made anew once a file a trusted
-  // closure rests on changed (trust_epoch()), or after kWalkShareSeconds or
-  // kEvaluationsPerShare closures, so that it neither goes stale for long
-  // nor grows without end, or once a source it evaluated changed. The header
-  // evaluations, keyed by their files' signatures, go on into the new share
-  // (up to kMaxCarriedTraces), except those whose files had not settled when
-  // the old one was made.
+  // saw, and is checked before it is taken. Kept past the changes the
+  // watches hear of while each changed path is a source it evaluated (walked
+  // again from its new signature) or a name it never asked about (the
+  // directory's signature taken again); made anew when a path it knows
+  // changed, on a trust drop, after kWalkShareLife or kEvaluationsPerShare
+  // closures, or when an answer it gave did not hold. Once a change was
+  // heard of, or after kWalkShareUnchecked, each answer is checked before it
+  // is given (memo_holds), so a change no watch heard makes it anew; past
+  // kWalkShareUnchecked with kCheckedEvaluations closures (a build under
+  // way) it is made anew instead. The
+  // header evaluations, keyed by their files' signatures, go on into a new
+  // share (up to kMaxCarriedTraces), except those whose files had not
+  // settled when the old one was made.
   struct WalkShare {
     std::shared_ptr<closure::ScanFileCache> walked;
     std::unique_ptr<closure::FileStates> files;
     std::unique_ptr<closure::EvaluationShare> evaluations;
-    uint64_t epoch = 0;  // trust_epoch() when made
+    uint64_t drops = 0;  // drops_ when made
+    // What it answers is checked before it is given (memo_holds): a change
+    // was heard of since it was made, or it is older than
+    // kWalkShareUnchecked.
+    bool validate = false;
     std::chrono::steady_clock::time_point made;
     int64_t made_file_clock_ns = 0;  // the same moment on the file clock
-    // The signature each source evaluated had: the walks keep a file's
-    // answers by path, so a source changed since needs a share made anew
-    // (its change reaches trust_epoch() only when a trusted entry rests on
-    // it).
+    // The signature each source evaluated had (by normal_path): a source
+    // changed since is walked from a new node (ScanFileCache::root_node),
+    // its kept stat answer forgotten.
     std::unordered_map<std::string, base::StatSignature> sources;
     uint64_t evaluated = 0;
   };
@@ -278,12 +282,25 @@ class Server {
   // The header evaluations a share hands to the next (those whose files had
   // settled) unless it holds more than this many.
   static constexpr size_t kMaxCarriedTraces = size_t(1) << 20;
-  static constexpr std::chrono::seconds kWalkShareSeconds{60};
+  static constexpr std::chrono::seconds kWalkShareUnchecked{60};
+  static constexpr uint64_t kCheckedEvaluations = 64;
+  static constexpr std::chrono::seconds kWalkShareLife{3600};
   // The share for evaluating the source at `source` (absolute) whose
   // signature is `sig` now.
   WalkShare& walk_share(const std::string& source, const base::StatSignature& sig);
+  // Whether `w` can go on past the changes the watches heard of since the
+  // last call: every changed path is a source it evaluated or a name it
+  // never asked about; the directories where names changed get their
+  // signatures again.
+  bool keep_share_past_changes(WalkShare* w);
+  // Whether the closure memo `memo` (of a compile in `cwd`) holds now, as
+  // its launcher checks it.
+  bool memo_holds(const std::string& memo, const std::string& cwd);
   std::optional<WalkShare> walk_share_;
-  uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0, untrusted_by_events_ = 0;
+  uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0;
+  // Shares kept past a change with directories' signatures taken again, and
+  // shares whose answer did not hold (made anew).
+  uint64_t share_dirs_restatted_ = 0, stale_shares_ = 0;
   // Header evaluations handed from one share to the next, in all.
   uint64_t traces_carried_ = 0;
   // Time spent evaluating closures and building trust (the status shows it).

@@ -81,7 +81,33 @@ int WatchTable::watch(const std::string& path, bool is_dir) {
   }
   if (!seen->second) return -1;
   if (is_dir) path_wd_[path] = wd;
+  wd_paths_.try_emplace(wd, Watched{path, is_dir});
   return wd;
+}
+
+void WatchTable::note_change(const ::inotify_event& e) {
+  if (changes_.unknown) return;
+  auto it = wd_paths_.find(e.wd);
+  const bool gone_dir = it != wd_paths_.end() && it->second.is_dir &&
+                        (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT)) != 0;
+  if (it == wd_paths_.end() || gone_dir || changes_.paths.size() >= kMaxChanges) {
+    changes_.unknown = true;
+    changes_.paths.clear();
+    return;
+  }
+  if (e.mask & IN_IGNORED) return;  // the watch's end: its cause came first
+  const bool entry = (e.mask & kEntryChange) != 0;
+  if (e.len > 0 && it->second.is_dir) {
+    changes_.paths.push_back({join(it->second.path, e.name), entry, true});
+  } else {
+    changes_.paths.push_back({it->second.path, entry, false});
+  }
+}
+
+WatchTable::Changes WatchTable::take_changes() {
+  Changes taken = std::move(changes_);
+  changes_ = Changes{};
+  return taken;
 }
 
 std::vector<TrustRef>* WatchTable::depend(int wd, const std::string& name) {
@@ -291,6 +317,8 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
       p += sizeof(struct inotify_event) + e->len;
       ++events_read_;
       if (e->mask & IN_Q_OVERFLOW) {
+        changes_.unknown = true;
+        changes_.paths.clear();
         *drop_all = true;
         known_.clear();
         known_by_wd_.clear();
@@ -298,6 +326,8 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
         continue;
       }
       if (e->mask & kEntryChange) path_wd_.clear();
+      note_change(*e);
+      if (e->mask & IN_IGNORED) wd_paths_.erase(e->wd);
       forget_known(e->wd);
       forget_chains(e->wd);
       auto it = deps_.find(e->wd);

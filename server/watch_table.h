@@ -12,6 +12,8 @@
 
 #include "base/file_stat.h"
 
+struct inotify_event;
+
 namespace lexpack::server {
 
 // A trusted thing (one closure) as the table knows it; `generation` changes
@@ -55,6 +57,26 @@ class WatchTable {
   // Forgets every dependency (after trust was dropped everywhere).
   void forget_dependencies();
 
+  // What the events read so far named, for those who keep answers of their
+  // own about watched paths (the server's walk share): each path an event
+  // was about, as its watch was made, with whether a directory entry
+  // changed (a name made, removed or renamed, not just written to) and
+  // whether it is a name in a watched directory (else the watched file
+  // itself).
+  // `unknown`: something changed that no path tells (a queue overflow, a
+  // watched directory itself removed or moved, too many events).
+  struct Change {
+    std::string path;
+    bool entry = false;
+    bool in_dir = false;
+  };
+  struct Changes {
+    std::vector<Change> paths;
+    bool unknown = false;
+  };
+  // The changes since the last call (or since the table opened).
+  Changes take_changes();
+
   size_t watch_count() const { return watched_.size(); }
   // Names in the index of kept paths (live and forgotten ones), for tests.
   size_t chain_index_size() const { return chain_names_; }
@@ -80,6 +102,15 @@ class WatchTable {
 
   int fd_ = -1;
   uint64_t events_read_ = 0;
+  // Each watch's path as it was made, and whether it is a directory.
+  struct Watched {
+    std::string path;
+    bool is_dir = false;
+  };
+  std::unordered_map<int, Watched> wd_paths_;
+  Changes changes_;
+  static constexpr size_t kMaxChanges = 4096;
+  void note_change(const ::inotify_event& e);
   TrustRef ref_;
   std::unordered_map<int, Deps> deps_;
   std::unordered_map<int, bool> watched_;  // wd -> on a local filesystem

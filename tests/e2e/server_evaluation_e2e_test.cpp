@@ -106,8 +106,8 @@ TEST_P(ServerEvaluation, HeaderEvaluationIsNotKeptPastAChange) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
-// The server's header evaluations outlive the change an edit of a source
-// is (each kept by its files' signatures): after it, a header that now
+// What the server keeps outlives an edit of a source: the share goes on,
+// the source walked from its new signature. After it, a header that now
 // includes another file is evaluated again, and the closure holds the new
 // file.
 TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
@@ -115,12 +115,14 @@ TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
   settle();
   std::string log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
+  const long shares = status_number("walk_shares");
   dir_.write("a.cpp",
              "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\nint a() { return V; }\n");
   settle();
   log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
-  EXPECT_GT(status_number("traces_carried"), 0);
+  EXPECT_EQ(status_number("walk_shares"), shares);
+  EXPECT_EQ(status_number("stale_shares"), 0);
   // x.h now reads w.h, and then w.h changes: both are a.cpp's.
   dir_.write("inc/w.h", "#define W 50\n");
   dir_.write("inc/x.h", "#include <w.h>\n#define V W\n");
@@ -134,10 +136,10 @@ TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
-// A header evaluation is kept past a change only when its files had settled
-// before they were read: n.h, stamped an hour ahead, never has, so of the
-// three evaluations the second share made (sel.h, x.h, n.h) the third
-// takes two.
+// A header evaluation is kept past a new share only when its files had
+// settled before they were read: n.h, stamped an hour ahead, never has, so
+// of the three evaluations the second share made (sel.h, x.h, n.h) the
+// third takes two. (A trust drop makes each share anew.)
 TEST_P(ServerEvaluation, AHeaderNotSettledWhenReadIsNotCarried) {
   write_project();
   settle();
@@ -147,6 +149,7 @@ TEST_P(ServerEvaluation, AHeaderNotSettledWhenReadIsNotCarried) {
   ASSERT_EQ(::utimensat(AT_FDCWD, (dir_.path() + "/inc/n.h").c_str(), ahead, 0), 0);
   dir_.write("a.cpp",
              "#define USE_X 1\n#include \"sel.h\"\n#include <n.h>\nint a() { return V; }\n");
+  ASSERT_EQ(lexpack("server --drop-trust", kServerEnv).exit_code, 0);
   std::string log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
   const long first = status_number("traces_carried");
@@ -154,6 +157,7 @@ TEST_P(ServerEvaluation, AHeaderNotSettledWhenReadIsNotCarried) {
   dir_.write("a.cpp",
              "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\n#include <n.h>\n"
              "int a() { return V + N; }\n");
+  ASSERT_EQ(lexpack("server --drop-trust", kServerEnv).exit_code, 0);
   log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_EQ(status_number("traces_carried") - first, 2);
@@ -174,6 +178,45 @@ TEST_P(ServerEvaluation, NewHeaderOnTheSearchPathIsSeen) {
   compile("c.cpp", "-Iinc2 -Iinc");
   log = compile("a.cpp", "-Iinc2 -Iinc");
   EXPECT_TRUE(last_was_miss()) << log;
+}
+
+// A header of a closure the server trusts (so watches) changes: the share
+// is made anew, and the closure holds the header's new state.
+TEST_P(ServerEvaluation, AWatchedHeaderChangedMakesANewShare) {
+  write_project();
+  settle();
+  compile("a.cpp");
+  settle();
+  compile("a.cpp");
+  ASSERT_EQ(last_decision(), "hit (server)") << dir_.read("log.txt");
+  const long shares = status_number("walk_shares");
+  dir_.write("inc/x.h", "#include <w.h>\n#define V W\n");
+  dir_.write("inc/w.h", "#define W 12\n");
+  settle();
+  compile("a.cpp");  // evaluated again in the server's answer to the compile
+  EXPECT_TRUE(last_was_miss()) << dir_.read("log.txt");
+  EXPECT_EQ(status_number("walk_shares"), shares + 1);
+  EXPECT_EQ(status_number("stale_shares"), 0);  // made anew for the change, not found stale
+}
+
+// A change no watch hears (o/z.h: no closure the server trusts names it)
+// leaves what the server kept of that file stale. Once anything else has
+// changed (here c.cpp itself), each answer is checked before it is given:
+// this one does not hold, so the share is made anew and the closure
+// evaluated again, with z.h's new state.
+TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtBeforeTheAnswer) {
+  write_project();
+  dir_.write("o/z.h", "#define Z 1\n");
+  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+  settle();
+  std::string log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  dir_.write("o/c.cpp", "#define MORE 1\n#include \"z.h\"\nint c() { return Z; }\n");
+  settle();
+  log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_EQ(status_number("stale_shares"), 1);
 }
 
 // A comment edited in a header (and compiled at once, the header still too

@@ -212,6 +212,33 @@ TEST_F(WatchTableTest, StaleGenerationIsStillReportedButForgottenAfterDrop) {
   EXPECT_TRUE(fired().empty());
 }
 
+// What the server's walk share learns from the events: each path named, as
+// watched, with whether a directory entry changed; a watched directory
+// itself removed tells no path.
+TEST_F(WatchTableTest, ChangesNameEachPathAnEventWasAbout) {
+  dir_.write("inc/a.h", "a");
+  dir_.write("src/t.cc", "t");
+  trust(1, {"inc/a.h", "src/t.cc"});
+  (void)table_.take_changes();
+  dir_.write("inc/a.h", "A");                               // written in place
+  sh("echo x > src/t.cc.tmp && mv src/t.cc.tmp src/t.cc");  // replaced by a rename
+  fired();
+  WatchTable::Changes changes = table_.take_changes();
+  EXPECT_FALSE(changes.unknown);
+  std::set<std::string> written, entries;
+  for (const WatchTable::Change& c : changes.paths) {
+    (c.entry ? entries : written).insert(c.path);
+  }
+  EXPECT_TRUE(written.count(dir_.at("inc/a.h")));
+  EXPECT_FALSE(entries.count(dir_.at("inc/a.h")));
+  EXPECT_TRUE(entries.count(dir_.at("src/t.cc")));
+  EXPECT_TRUE(entries.count(dir_.at("src/t.cc.tmp")));
+  EXPECT_TRUE(table_.take_changes().paths.empty());  // taken once
+  sh("rm -r inc");
+  fired();
+  EXPECT_TRUE(table_.take_changes().unknown);
+}
+
 TEST(WatchTableFilesystems, OnlyLocalTypesAreTrusted) {
   EXPECT_TRUE(WatchTable::local_filesystem(0xEF53));
   EXPECT_TRUE(WatchTable::local_filesystem(0x01021994));
