@@ -7,15 +7,21 @@
 # run, so that a change is measured against what it changed. On the
 # generated Boost project (TUS TUs) or a copy of a real CMake project
 # (SOURCE=path[:ARGS]). MODE=launcher: lexpack as the CMake launcher;
-# MODE=ninja: `lexpack ninja`. Needs perf and the right to sample the system
-# (root, or kernel.perf_event_paranoid <= 0).
+# MODE=ninja: `lexpack ninja`. PHASE=cold: the cold build is measured;
+# PHASE=edit: after it, EDITS rebuilds each after a `#define` line added to
+# one source (FILE, else the build's first), so that its closure is
+# evaluated again (the edit-and-rebuild case). Needs perf and the right to
+# sample the system (root, or kernel.perf_event_paranoid <= 0).
 #
-#   bench/launcher/overhead_ab.sh LEXPACK [LEXPACK...]   (RUNS, TUS, MODE, SOURCE)
+#   bench/launcher/overhead_ab.sh LEXPACK [LEXPACK...]
+#     (RUNS, TUS, MODE, SOURCE, PHASE, EDITS, FILE)
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 LEXPACK [LEXPACK...]" >&2; exit 2; }
 RUNS=${RUNS:-3}
 TUS=${TUS:-40}
 MODE=${MODE:-launcher}
+PHASE=${PHASE:-cold}
+EDITS=${EDITS:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in cmake ninja perf python3; do
   command -v "$tool" >/dev/null || { echo "overhead bench: $tool not found" >&2; exit 1; }
@@ -33,14 +39,29 @@ SOURCE=${SOURCE:-}
 cmake_args=""
 if [ -n "$SOURCE" ]; then
   take_source overhead "$WORK/src"
+  # The first source its build compiles, unless FILE names one.
+  # shellcheck disable=SC2086  # the arguments' words
+  cmake -S "$WORK/src" -B "$WORK/probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args \
+    >/dev/null
+  FILE=${FILE:-$(python3 - "$WORK/probe/compile_commands.json" "$WORK/src" <<'PY'
+import json, os, sys
+root = os.path.realpath(sys.argv[2])
+for e in json.load(open(sys.argv[1])):
+    print(os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root))
+    break
+PY
+)}
+  rm -rf "$WORK/probe"
 else
   [ -d /usr/include/boost ] || { echo "overhead bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
   python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
   what="$TUS TUs using Boost"
+  FILE=${FILE:-$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)}
 fi
 
-# One cold build with binary $1: "compiler% lexpack%" of all samples.
-cold_build() {
+# One cold build with binary $1 (and with PHASE=edit, the rebuilds after
+# each edit): "compiler% lexpack%" of all samples of what is measured.
+one_build() {
   local lexpack=$1 cmd
   stop_servers
   rm -rf "$WORK/cache" "$WORK/b"
@@ -52,7 +73,19 @@ cold_build() {
     "${launcher[@]}" $cmake_args >/dev/null
   cmd=(ninja -C "$WORK/b")
   [ "$MODE" = ninja ] && cmd=("$lexpack" ninja -C "$WORK/b")
-  perf record -q -a -F 999 -o "$WORK/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
+  if [ "$PHASE" = edit ]; then
+    "${cmd[@]}" >/dev/null 2>&1
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    perf record -q -a -F 999 -o "$WORK/perf.data" -- bash -c 'n=$1 file=$2; shift 2
+      for k in $(seq "$n"); do
+        sleep 1  # the edit lands in another second than the files before it
+        sed -i "1i #define LEXPACK_BENCH_EDIT_$k 1" "$file"
+        "$@" >/dev/null 2>&1
+      done' _ "$EDITS" "$WORK/src/$FILE" "${cmd[@]}"
+    sed -i '/^#define LEXPACK_BENCH_EDIT_/d' "$WORK/src/$FILE"
+  else
+    perf record -q -a -F 999 -o "$WORK/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
+  fi
   stop_servers
   perf report -i "$WORK/perf.data" --sort comm --stdio -g none 2>/dev/null | awk '
     /^#/ || NF < 2 {next}
@@ -66,12 +99,14 @@ cold_build() {
 declare -A SHARES
 for run in $(seq "$RUNS"); do
   for i in "${!BINS[@]}"; do
-    read -r c x < <(cold_build "${BINS[$i]}")
+    read -r c x < <(one_build "${BINS[$i]}")
     SHARES[$i]+="$(printf "%.2f" "$(echo "100 * $x / $c" | bc -l)") "
   done
   echo "run $run of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
-echo "$what, MODE=$MODE, cold build: lexpack's processes' CPU over the compilers' (perf samples), median of $RUNS, each run alternating"
+phase="cold build"
+[ "$PHASE" = edit ] && phase="$EDITS rebuilds after a directive edit of $FILE"
+echo "$what, MODE=$MODE, $phase: lexpack's processes' CPU over the compilers' (perf samples), median of $RUNS, each run alternating"
 first=$(med "${SHARES[0]}")
 for i in "${!BINS[@]}"; do
   m=$(med "${SHARES[$i]}")
