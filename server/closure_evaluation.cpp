@@ -55,7 +55,7 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
       traces_carried_ += w.evaluations->header_traces();
     }
     w.drops = drops_;
-    w.made = now;
+    w.made = w.last_used = now;
   }
   WalkShare& w = *walk_share_;
   // A source changed (its node is made again from its new signature).
@@ -63,9 +63,11 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
     w.walked->forget_stat(source);
     w.validate = true;
   }
-  // Older than a change unheard of (a file no trusted closure names) might
-  // be: what it answers is checked from now on.
-  if (now - w.made > kWalkShareUnchecked) w.validate = true;
+  // A file no trusted closure names changes unheard of, most often between
+  // builds: once the share was left unused for a moment, or is older than
+  // kWalkShareUnchecked, what it answers is checked.
+  if (now - w.made > kWalkShareUnchecked || now - w.last_used > kWalkShareIdle) w.validate = true;
+  w.last_used = now;
   w.sources[source] = sig;
   return w;
 }

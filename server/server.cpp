@@ -215,9 +215,9 @@ std::string Server::status_text() const {
          std::to_string(evaluation_us_ / 1000) + "\nwalk_shares " +
          std::to_string(walk_shares_made_) + "\nshare_dirs_restatted " +
          std::to_string(share_dirs_restatted_) + "\nstale_shares " + std::to_string(stale_shares_) +
-         "\ntraces_carried " + std::to_string(traces_carried_) + "\ntrust_ms " +
-         std::to_string(trust_us_ / 1000) + "\ncontent_trusts " + std::to_string(content_trusts_) +
-         "\nlast_miss " + last_miss_ + "\n";
+         "\ndeclined_by_first " + std::to_string(declined_by_first_) + "\ntraces_carried " +
+         std::to_string(traces_carried_) + "\ntrust_ms " + std::to_string(trust_us_ / 1000) +
+         "\ncontent_trusts " + std::to_string(content_trusts_) + "\nlast_miss " + last_miss_ + "\n";
 }
 
 bool Server::serve(int fd, std::optional<PendingHit>* pending) {
@@ -333,9 +333,10 @@ base::Status run_server(const ServerOptions& options) {
   int lock = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock < 0) return base::Status::error("cannot open the server lock");
   // A server of another binary that was asked to leave lets go of the lock
-  // within moments: wait for that, not for a server that stays.
+  // within moments (longer on a loaded machine): wait for that, not for a
+  // server that stays. (This process is detached: no build waits for it.)
   bool locked = false;
-  for (int i = 0; i < 20 && !(locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0); ++i) {
+  for (int i = 0; i < 60 && !(locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0); ++i) {
     ::usleep(50 * 1000);
   }
   if (!locked) {

@@ -254,10 +254,11 @@ class Server {
   // directory's signature taken again); made anew when a path it knows
   // changed, on a trust drop, after kWalkShareLife or kEvaluationsPerShare
   // closures, or when an answer it gave did not hold. Once a change was
-  // heard of, or after kWalkShareUnchecked, each answer is checked before it
-  // is given (memo_holds), so a change no watch heard makes it anew; past
-  // kWalkShareUnchecked with kCheckedEvaluations closures (a build under
-  // way) it is made anew instead. The
+  // heard of, after a pause of kWalkShareIdle, or after kWalkShareUnchecked,
+  // each answer is checked before it is given (memo_holds), so a change no
+  // watch heard makes it anew; past kWalkShareUnchecked with
+  // kCheckedEvaluations closures (a build under way) it is made anew
+  // instead. The
   // header evaluations, keyed by their files' signatures, go on into a new
   // share (up to kMaxCarriedTraces), except those whose files had not
   // settled when the old one was made.
@@ -267,10 +268,10 @@ class Server {
     std::unique_ptr<closure::EvaluationShare> evaluations;
     uint64_t drops = 0;  // drops_ when made
     // What it answers is checked before it is given (memo_holds): a change
-    // was heard of since it was made, or it is older than
-    // kWalkShareUnchecked.
+    // was heard of since it was made, it was left unused for
+    // kWalkShareIdle, or it is older than kWalkShareUnchecked.
     bool validate = false;
-    std::chrono::steady_clock::time_point made;
+    std::chrono::steady_clock::time_point made, last_used;
     int64_t made_file_clock_ns = 0;  // the same moment on the file clock
     // The signature each source evaluated had (by normal_path): a source
     // changed since is walked from a new node (ScanFileCache::root_node),
@@ -283,6 +284,7 @@ class Server {
   // settled) unless it holds more than this many.
   static constexpr size_t kMaxCarriedTraces = size_t(1) << 20;
   static constexpr std::chrono::seconds kWalkShareUnchecked{60};
+  static constexpr std::chrono::seconds kWalkShareIdle{1};
   static constexpr uint64_t kCheckedEvaluations = 64;
   static constexpr std::chrono::seconds kWalkShareLife{3600};
   // The share for evaluating the source at `source` (absolute) whose
@@ -301,6 +303,8 @@ class Server {
   // Shares kept past a change with directories' signatures taken again, and
   // shares whose answer did not hold (made anew).
   uint64_t share_dirs_restatted_ = 0, stale_shares_ = 0;
+  // Trust not built as the memo's first dependency (the source) changed.
+  uint64_t declined_by_first_ = 0;
   // Header evaluations handed from one share to the next, in all.
   uint64_t traces_carried_ = 0;
   // Time spent evaluating closures and building trust (the status shows it).

@@ -180,6 +180,28 @@ TEST_P(ServerEvaluation, NewHeaderOnTheSearchPathIsSeen) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
+// A source edited (its directives): the server declines its compile as
+// its memo's first dependency changed, before it watches what the memo
+// names; with the source recorded by content (too young for its
+// signature) as with one by signature.
+TEST_P(ServerEvaluation, AnEditedSourceIsDeclinedByItsFirstDependency) {
+  write_project();
+  compile("a.cpp");  // a.cpp younger than a second: recorded by content
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\nint a() { return V; }\n");
+  compile("a.cpp");
+  EXPECT_TRUE(says(dir_.read("log.txt"), "server declined: closure memo out of date"))
+      << dir_.read("log.txt");
+  EXPECT_EQ(status_number("declined_by_first"), 1);
+  settle();
+  compile("a.cpp");
+  dir_.write("a.cpp",
+             "#define USE_X 1\n#define MORE 2\n#include \"sel.h\"\nint a() { return V; }\n");
+  settle();
+  compile("a.cpp");
+  EXPECT_EQ(status_number("declined_by_first"), 2);
+}
+
 // A header of a closure the server trusts (so watches) changes: the share
 // is made anew, and the closure holds the header's new state.
 TEST_P(ServerEvaluation, AWatchedHeaderChangedMakesANewShare) {
@@ -216,6 +238,25 @@ TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtBeforeTheAnswer) {
   settle();
   log = compile("o/c.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_EQ(status_number("stale_shares"), 1);
+}
+
+// The same with the header alone changed between two builds: all the
+// server hears of is the build's own writes in the working directory (one
+// of the directories on the way to o/z.h), so it checks what it answers,
+// finds the closure it evaluated again for the compile's request stale,
+// and evaluates it in a new share.
+TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
+  write_project();
+  dir_.write("o/z.h", "#define Z 1\n");
+  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+  settle();
+  std::string log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  settle();
+  log = compile("o/c.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
 }
 
