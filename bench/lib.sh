@@ -25,6 +25,22 @@ take_source() {
   cp -r "$project" "$2"
   what=$(basename "$project")
 }
+# first_compiled SRC: the first source (relative to SRC) the CMake project
+# at SRC compiles, configured with `cmake_args` in a scratch directory.
+first_compiled() {
+  local probe
+  probe=$(mktemp -d)
+  # shellcheck disable=SC2086  # the arguments' words
+  cmake -S "$1" -B "$probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args >/dev/null
+  python3 - "$probe/compile_commands.json" "$1" <<'PY'
+import json, os, sys
+root = os.path.realpath(sys.argv[2])
+for e in json.load(open(sys.argv[1])):
+    print(os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root))
+    break
+PY
+  rm -rf "$probe"
+}
 # server_cpu LEXPACK CACHE: the CPU seconds the server of cache CACHE has
 # used (it runs detached: no `times` counts it), 0 when none runs.
 server_cpu() {

@@ -30,18 +30,7 @@ SOURCE=${SOURCE:-}
 cmake_args=""
 if [ -n "$SOURCE" ]; then
   take_source miss-cpu "$WORK/src"
-  # The first source its build compiles, unless FILE names one.
-  cmake -S "$WORK/src" -B "$WORK/probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args \
-    >/dev/null
-  EDIT=${FILE:-$(python3 - "$WORK/probe/compile_commands.json" "$WORK/src" <<'PY'
-import json, os, sys
-root = os.path.realpath(sys.argv[2])
-for e in json.load(open(sys.argv[1])):
-    print(os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root))
-    break
-PY
-)}
-  rm -rf "$WORK/probe"
+  EDIT=${FILE:-$(first_compiled "$WORK/src")}  # unless FILE names one
   edit() { sed -i "1i #define LEXPACK_BENCH_EDIT $1" "$WORK/src/$EDIT"; }
   unedit() { sed -i "1d" "$WORK/src/$EDIT"; }
 else

@@ -39,19 +39,7 @@ SOURCE=${SOURCE:-}
 cmake_args=""
 if [ -n "$SOURCE" ]; then
   take_source overhead "$WORK/src"
-  # The first source its build compiles, unless FILE names one.
-  # shellcheck disable=SC2086  # the arguments' words
-  cmake -S "$WORK/src" -B "$WORK/probe" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $cmake_args \
-    >/dev/null
-  FILE=${FILE:-$(python3 - "$WORK/probe/compile_commands.json" "$WORK/src" <<'PY'
-import json, os, sys
-root = os.path.realpath(sys.argv[2])
-for e in json.load(open(sys.argv[1])):
-    print(os.path.relpath(os.path.realpath(os.path.join(e["directory"], e["file"])), root))
-    break
-PY
-)}
-  rm -rf "$WORK/probe"
+  FILE=${FILE:-$(first_compiled "$WORK/src")}
 else
   [ -d /usr/include/boost ] || { echo "overhead bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
   python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"

@@ -62,6 +62,18 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
   // The header both TUs include: which file it includes depends on USE_X,
   // through a computed include (so each TU's closure is evaluated exactly,
   // and holds only the file its USE_X selects).
+  // o/c.cpp, which includes o/z.h (in no closure the server trusts),
+  // compiled with its closure evaluated by the server; then z.h changed
+  // (and includes y.h).
+  void compile_c_then_change_z() {
+    write_project();
+    dir_.write("o/z.h", "#define Z 1\n");
+    dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+    settle();
+    const std::string log = compile("o/c.cpp");
+    EXPECT_TRUE(says(log, kByServer)) << log;
+    dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  }
   void write_project() {
     dir_.write("inc/sel.h", kSelect);
     dir_.write("inc/x.h", "#define V 10\n");
@@ -227,16 +239,10 @@ TEST_P(ServerEvaluation, AWatchedHeaderChangedMakesANewShare) {
 // this one does not hold, so the share is made anew and the closure
 // evaluated again, with z.h's new state.
 TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtBeforeTheAnswer) {
-  write_project();
-  dir_.write("o/z.h", "#define Z 1\n");
-  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
-  settle();
-  std::string log = compile("o/c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  compile_c_then_change_z();
   dir_.write("o/c.cpp", "#define MORE 1\n#include \"z.h\"\nint c() { return Z; }\n");
   settle();
-  log = compile("o/c.cpp");
+  const std::string log = compile("o/c.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
 }
@@ -247,15 +253,9 @@ TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtBeforeTheAnswer) {
 // finds the closure it evaluated again for the compile's request stale,
 // and evaluates it in a new share.
 TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
-  write_project();
-  dir_.write("o/z.h", "#define Z 1\n");
-  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+  compile_c_then_change_z();
   settle();
-  std::string log = compile("o/c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
-  settle();
-  log = compile("o/c.cpp");
+  const std::string log = compile("o/c.cpp");
   EXPECT_TRUE(last_was_miss()) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
 }
