@@ -258,10 +258,9 @@ class Server {
   // each answer is checked before it is given (memo_holds), so a change no
   // watch heard makes it anew; past kWalkShareUnchecked with
   // kCheckedEvaluations closures (a build under way) it is made anew
-  // instead. The
-  // header evaluations, keyed by their files' signatures, go on into a new
-  // share (up to kMaxCarriedTraces), except those whose files had not
-  // settled when the old one was made.
+  // instead. The header evaluations, keyed by their files' signatures, go on
+  // into a new share (up to kMaxCarriedTraces), except those whose files had
+  // not settled when the old one was made.
   struct WalkShare {
     std::shared_ptr<closure::ScanFileCache> walked;
     std::unique_ptr<closure::FileStates> files;
