@@ -117,7 +117,7 @@ void ScanFileCache::forget_stat(const std::string& abs_path) {
   it->second.stat.reset();
 }
 
-std::optional<base::StatSignature> ScanFileCache::restat_dir(const std::string& abs_dir) {
+void ScanFileCache::restat_dir(const std::string& abs_dir) {
   std::optional<base::StatSignature> dir;
   if (base::StatSignature sig; base::stat_dir(abs_dir, &sig)) dir = sig;
   Shard& s = shard_of(abs_dir);
@@ -125,7 +125,6 @@ std::optional<base::StatSignature> ScanFileCache::restat_dir(const std::string& 
   Entry& e = s.entries[abs_dir];
   e.dir_known = true;
   e.dir = dir;
-  return dir;
 }
 
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {

@@ -61,7 +61,7 @@ class ScanFileCache {
   // makes sure no answer this cache keeps about a name in that directory
   // has changed: a signature newer than a kept answer would vouch for it.
   void forget_stat(const std::string& abs_path);
-  std::optional<base::StatSignature> restat_dir(const std::string& abs_dir);
+  void restat_dir(const std::string& abs_dir);
 
   // no_entry() of `abs_path` (closure/absence.h), asked once per scan.
   // Callers take the signature of its directory first (dir_stat_once), so

@@ -79,11 +79,8 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
   }
   bool ok = base::write_all(fd, bytes);
   int saved = errno;
-  int64_t stamp = 0;
-  struct stat written {};
-  if (ok && vouched && (stamp = stamp_written_file(fd)) != 0 && ::fstat(fd, &written) != 0) {
-    stamp = 0;
-  }
+  std::optional<Stamped> stamped;
+  if (ok && vouched) stamped = stamp_for_vouching(fd);
   if (::close(fd) != 0 && ok) {
     ok = false;
     saved = errno;
@@ -105,15 +102,9 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
     ::unlink(tmp.c_str());
     return false;
   }
-  if (stamp != 0) {
-    // The inode renamed into place, still with the stamp (the rename set its
-    // ctime) and the size written: no write has touched it since the stamp.
-    base::StatSignature now;
-    if (base::stat_file(path, &now) && now.dev == uint64_t(written.st_dev) &&
-        now.ino == uint64_t(written.st_ino) && now.mtime_ns == stamp && now.size == bytes.size()) {
-      *vouched = now;
-    }
-  }
+  // The inode renamed into place, still with the stamp (the rename set its
+  // ctime) and the size written: no write has touched it since the stamp.
+  if (stamped) *vouched = still_stamped(path, *stamped);
   return true;
 }
 
