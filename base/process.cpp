@@ -67,6 +67,15 @@ std::string find_program(std::string_view name) {
   return {};
 }
 
+uint64_t own_cpu_us() {
+  struct rusage u {};
+  if (::getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  auto us = [](const struct timeval& t) {
+    return uint64_t(t.tv_sec) * 1000000 + uint64_t(t.tv_usec);
+  };
+  return us(u.ru_utime) + us(u.ru_stime);
+}
+
 ProcessResult run_captured(const std::vector<std::string>& argv, bool stdin_null,
                            const std::vector<std::string>* env, std::atomic<int>* running_pid) {
   ProcessResult result;

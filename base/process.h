@@ -54,6 +54,10 @@ Status exec_replace(const std::vector<std::string>& argv);
 // else the first executable match in PATH. Empty when there is none.
 std::string find_program(std::string_view name);
 
+// CPU time (user + system) of this process so far, every thread's, not its
+// children's: what lexpack itself cost, for the decision log.
+uint64_t own_cpu_us();
+
 // Writes all of `bytes` to a file descriptor, retrying short writes.
 bool write_all(int fd, std::string_view bytes);
 

@@ -222,9 +222,10 @@ std::string Launcher::store_outputs(const std::string& depfile_bytes, const Acti
   store_->put_memo("last", base::absolute_path(cmd_.output, cwd_), encode_args(cmd_));
   upload_outputs(key, action, std::move(outputs));
   return "stored " + key.hex() + " (lexpack " +
-         std::to_string(times.before_compile + elapsed_us() - times.after_compile) + " us: scan " +
-         std::to_string(times.before_compile) + ", check " + std::to_string(times.check_us) +
-         ", compiler " + std::to_string(p.elapsed_us) + " us)";
+         std::to_string(times.before_compile + elapsed_us() - times.after_compile) + " us, CPU " +
+         std::to_string(base::own_cpu_us()) + " us: scan " + std::to_string(times.before_compile) +
+         ", check " + std::to_string(times.check_us) + ", compiler " +
+         std::to_string(p.elapsed_us) + " us)";
 }
 
 std::string Launcher::outputs_naming_base_dir(const MissOutputs& outputs) {

@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "base/file_util.h"
+#include "base/process.h"
 #include "cache/config/config.h"
 #include "cache/store.h"
 #include "server/protocol.h"
@@ -204,7 +205,8 @@ bool Server::rechecked(Entry* e) {
 std::string Server::status_text() const {
   size_t trusted = 0;
   for (const Entry& e : entries_) trusted += e.trusted;
-  return "pid " + std::to_string(::getpid()) + "\nversion " + version_ + "\nentries " +
+  return "pid " + std::to_string(::getpid()) + "\nversion " + version_ + "\ncpu_ms " +
+         std::to_string(base::own_cpu_us() / 1000) + "\nentries " +
          std::to_string(entries_.size()) + "\ntrusted " + std::to_string(trusted) + "\nwatches " +
          std::to_string(watches_.watch_count()) + "\nhits " + std::to_string(hits_) + "\nmisses " +
          std::to_string(misses_) + "\nvalidations " + std::to_string(validations_) +
