@@ -255,6 +255,10 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
   return check_encoded_closure_memo(bytes, nullptr, action_key, uses_date, changed, nullptr);
 }
 
+bool closure_memo_key(std::string_view bytes, cache::Hash128* action_key, bool* uses_date) {
+  return parse_head(bytes, action_key, uses_date);
+}
+
 bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
                                 cache::Hash128* action_key, bool* uses_date, std::string* changed,
                                 std::vector<std::string_view>* dependencies,

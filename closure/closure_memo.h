@@ -141,6 +141,11 @@ std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = 
                                const ContentLookup* content = nullptr,
                                std::vector<MemoRefresh>* refresh = nullptr);
 
+// The action key an encoded memo leads to, and whether its closure uses
+// __DATE__, from its head alone, with nothing checked. False when `bytes`
+// does not start as a memo.
+bool closure_memo_key(std::string_view bytes, cache::Hash128* action_key, bool* uses_date);
+
 // check_closure_memo() on the encoded memo, without decoding it into a
 // ClosureMemo (the hit path: no string built per dependency). False when
 // `bytes` is not a memo; else *action_key, *uses_date and *changed are set.

@@ -159,18 +159,37 @@ bool decode_closure_memo(std::string_view bytes, ClosureMemo* m) {
   return r.done();
 }
 
+namespace {
+
+// The format tag, the action key and the flags that start a memo.
+bool read_head(base::VarintReader* r, std::string_view bytes, cache::Hash128* action_key,
+               bool* uses_date) {
+  std::string_view tag;
+  uint8_t flags = 0;
+  if (!read_view(r, bytes, &tag) || tag != kMemoFormat || !r->u64(&action_key->lo) ||
+      !r->u64(&action_key->hi) || !r->u8(&flags)) {
+    return false;
+  }
+  *uses_date = flags & 1;
+  return true;
+}
+
+}  // namespace
+
+bool parse_head(std::string_view bytes, cache::Hash128* action_key, bool* uses_date) {
+  base::VarintReader r(bytes);
+  return read_head(&r, bytes, action_key, uses_date);
+}
+
 bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_key,
                 bool* uses_date) {
   // The same format decode_closure_memo() reads, every path left in place.
   base::VarintReader r(bytes);
-  std::string_view tag;
   uint8_t flags = 0;
   uint64_t n = 0;
-  if (!read_view(&r, bytes, &tag) || tag != kMemoFormat || !r.u64(&action_key->lo) ||
-      !r.u64(&action_key->hi) || !r.u8(&flags) || !r.u64(&n) || n > bytes.size()) {
+  if (!read_head(&r, bytes, action_key, uses_date) || !r.u64(&n) || n > bytes.size()) {
     return false;
   }
-  *uses_date = flags & 1;
   MemoView& m = *out;
   m.clear();
   m.dependencies.resize(n);

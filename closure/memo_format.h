@@ -69,5 +69,8 @@ MemoView view_of(const ClosureMemo& m);
 // The fields of encoded memo `bytes` as views into it; false when it is not
 // a memo.
 bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_key, bool* uses_date);
+// The head of an encoded memo alone: its action key and whether its closure
+// uses __DATE__. False when `bytes` does not start as a memo.
+bool parse_head(std::string_view bytes, cache::Hash128* action_key, bool* uses_date);
 
 }  // namespace lexpack::closure

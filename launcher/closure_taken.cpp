@@ -81,21 +81,35 @@ bool Launcher::take_snapshot(closure::Closure taken, const cache::Hash128& key,
 bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   if (!elsewhere_ || explain_ || read_only_) return false;
   const int64_t asked_at = elapsed_us();
-  if (!elsewhere_()) return false;
+  if (std::string why = elsewhere_(); !why.empty()) {
+    note("closure not evaluated by the server (" + why + ")");
+    return false;
+  }
   const int64_t answered_in = elapsed_us() - asked_at;
   std::string memo, snapshot;
   store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
   store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
                      [&](std::string_view bytes) { snapshot.assign(bytes); });
   // Checked here as for a hit: what was evaluated elsewhere must still hold.
+  // Beside a compile started before the server read any file, not yet: the
+  // checks after it (each file as the evaluation found it and stamped before
+  // the start, no directory of the closure stamped since) decide whether its
+  // result is stored under this key; the memo is checked only when an entry
+  // would answer instead (settle_early_compile).
   cache::Hash128 memo_key, snapshot_key;
   bool uses_date = false;
   std::string changed;
   closure::Closure taken;
-  const closure::ContentLookup content = content_lookup();  // for files recorded by content
-  if (!closure::check_encoded_closure_memo(memo, nullptr, &memo_key, &uses_date, &changed, nullptr,
-                                           &content) ||
-      !changed.empty() || !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
+  bool parsed = false;
+  if (early_) {
+    parsed = closure::closure_memo_key(memo, &memo_key, &uses_date);
+  } else {
+    const closure::ContentLookup content = content_lookup();  // for files recorded by content
+    parsed = closure::check_encoded_closure_memo(memo, nullptr, &memo_key, &uses_date, &changed,
+                                                 nullptr, &content);
+  }
+  if (!parsed || !changed.empty() ||
+      !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
       snapshot_key != memo_key ||
       !take_snapshot(
           std::move(taken), memo_key,
@@ -103,7 +117,22 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
     return false;
   }
   memo_stored_elsewhere_ = true;
+  if (early_) unchecked_memo_ = std::move(memo);
   return true;
+}
+
+std::string Launcher::check_unchecked_memo() {
+  if (unchecked_memo_.empty()) return {};
+  cache::Hash128 memo_key;
+  bool uses_date = false;
+  std::string changed;
+  const closure::ContentLookup content = content_lookup();
+  if (!closure::check_encoded_closure_memo(unchecked_memo_, nullptr, &memo_key, &uses_date,
+                                           &changed, nullptr, &content)) {
+    changed = "the memo cannot be read";
+  }
+  unchecked_memo_.clear();
+  return changed;
 }
 
 bool Launcher::closure_from_remote() {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "launcher/launcher_impl.h"
 
@@ -57,6 +58,30 @@ void add_with_ancestors(std::string dir, std::set<std::string>* dirs) {
     dir = std::string(base::dir_of(dir));
   }
 }
+
+// The directories holding a closure's paths and those above them. Paths
+// named in one directory (a closure's thousands of files and missing
+// candidates lie in a few dozen) are made absolute once per directory as
+// written: the file's own name does not move its directory, unless it is
+// "." or ".." (or empty).
+class DirsAbove {
+ public:
+  explicit DirsAbove(const std::string& cwd) : cwd_(cwd) {}
+
+  void add(std::string_view path) {
+    const std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1 == 0
+    const bool plain = !name.empty() && name != "." && name != "..";
+    if (plain && !seen_.insert(base::dir_of(path)).second) return;
+    add_with_ancestors(std::string(base::dir_of(base::normal_path(std::string(path), cwd_))),
+                       &dirs_);
+  }
+  const std::set<std::string>& dirs() const { return dirs_; }
+
+ private:
+  const std::string& cwd_;
+  std::unordered_set<std::string_view> seen_;  // views into the closure's paths
+  std::set<std::string> dirs_;
+};
 
 }  // namespace
 
@@ -129,12 +154,16 @@ bool Launcher::settle_early_compile(const cache::Hash128& key) {
   // The token key is wanted either way: the result is kept under it too, so
   // that a comment edited later finds it.
   find_token_key();
-  if (store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
-      (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)))) {
-    stop_early_compile();
-    return false;
+  const bool entry = store_->get_action(key) || (token_key_ && store_->get_action(*token_key_)) ||
+                     (!base_dir_.empty() && store_->get_action(closure::pinned_key(key, cwd_)));
+  if (!entry) return true;
+  // An entry answers only for a key that still holds.
+  if (std::string changed = check_unchecked_memo(); !changed.empty()) {
+    note("the server's closure memo out of date (" + changed + "): the compile goes on");
+    return true;
   }
-  return true;
+  stop_early_compile();
+  return false;
 }
 
 void Launcher::stop_early_compile() {
@@ -167,7 +196,7 @@ LaunchResult Launcher::early_result(std::string_view why) {
 std::string Launcher::changed_since_early_start(
     const std::vector<std::pair<std::string, base::StatSignature>>& outside) const {
   const int64_t start = early_->file_clock;
-  std::set<std::string> dirs;
+  DirsAbove dirs(cwd_);
   std::set<uint64_t> devices;
   std::vector<std::string> on_device;  // one path on each device met
   auto met_device = [&](uint64_t dev, const std::string& path) {
@@ -177,21 +206,18 @@ std::string Launcher::changed_since_early_start(
     const std::string path(f.path);
     if (stamped_since(f.stat, start)) return path;
     met_device(f.stat.dev, path);
-    add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
+    dirs.add(f.path);
   }
   for (const auto& [path, sig] : outside) {
     if (stamped_since(sig, start)) return path;
     met_device(sig.dev, path);
-    add_with_ancestors(std::string(base::dir_of(base::normal_path(path, cwd_))), &dirs);
+    dirs.add(path);
   }
   // A candidate found missing may have been there for the compiler (a
   // __has_include the depfile does not name), and a directory on the way to
   // a file may have been swapped: their directories' times tell.
-  for (std::string_view probe : closure_.failed_probes) {
-    add_with_ancestors(std::string(base::dir_of(base::normal_path(std::string(probe), cwd_))),
-                       &dirs);
-  }
-  for (const std::string& dir : dirs) {
+  for (std::string_view probe : closure_.failed_probes) dirs.add(probe);
+  for (const std::string& dir : dirs.dirs()) {
     std::optional<base::StatSignature> sig = lstat_signature(dir);
     if (!sig) continue;  // not there: nothing in it was read, found or missed
     met_device(sig->dev, dir);

@@ -26,9 +26,9 @@ struct LaunchResult {
 
 // Has another process (the server, which keeps every header's evaluation it
 // has seen) evaluate this compile's closure and store its closure memo and
-// snapshot (closure_snapshot.h); true when it did. Asked only when the
-// compile has no valid memo and its kept closure does not apply.
-using EvaluateElsewhere = std::function<bool()>;
+// snapshot (closure_snapshot.h); "" when it did, else why not. Asked only
+// when the compile has no valid memo and its kept closure does not apply.
+using EvaluateElsewhere = std::function<std::string()>;
 
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
 // compiled or written: the result only says whether the compile would hit,

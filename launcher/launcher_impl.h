@@ -155,6 +155,9 @@ class Launcher {
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
   // it did not, or they do not hold.
   bool closure_from_elsewhere(const cache::Hash128& tu);
+  // What changed since the server's memo taken unchecked was made ("" when
+  // it holds or none was taken so); the memo is then dropped.
+  std::string check_unchecked_memo();
   // Fills them from another machine's memo of this compile in the remote,
   // once everything it names holds here (closure/remote_memo.h).
   bool closure_from_remote();
@@ -245,6 +248,9 @@ class Launcher {
   bool explain_;
   EvaluateElsewhere elsewhere_;
   bool memo_stored_elsewhere_ = false;  // closure_from_elsewhere() took it
+  // The server's memo, taken unchecked beside a compile started early:
+  // checked only before an entry would answer (settle_early_compile).
+  std::string unchecked_memo_;
   DecisionLog log_;
   LaunchResult result_;
   compiler::CompileCommand cmd_;

@@ -326,17 +326,19 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr, nullptr, Waiting::kControl);
 }
 
-bool evaluate_with_server(const std::vector<std::string>& argv) {
+std::string evaluate_with_server(const std::vector<std::string>& argv) {
   std::optional<Request> req = compile_request(RequestKind::kClosure, argv);
   std::string dir = server_private_dir();
-  if (!req || dir.empty()) return false;
+  if (!req || dir.empty()) return "no request or no server directory";
   // A server started a moment ago listens within a few tens of milliseconds;
   // the evaluation here would take longer than waiting for it.
   for (int tries = 0; tries < 25 && ::access(socket_path(dir).c_str(), F_OK) != 0; ++tries) {
     ::usleep(20 * 1000);
   }
   std::optional<Reply> reply = ask(*req, nullptr, nullptr, Waiting::kEvaluation);
-  return reply && reply->kind == ReplyKind::kInfo && reply->info == kEvaluatedAnswer;
+  if (!reply) return "no answer";
+  if (reply->kind != ReplyKind::kInfo) return "an answer of another kind";
+  return reply->info == kEvaluatedAnswer ? std::string() : reply->info;
 }
 
 std::string unavailable_mark() {

@@ -52,9 +52,9 @@ constexpr int kPrepareWaitMs = 20000;
 std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compiles, int wait_ms);
 
 // Has the server evaluate this compile's closure with every header
-// evaluation it keeps, and store its closure memo and snapshot; true when it
-// did (launcher::EvaluateElsewhere). Waits up to about 10 s.
-bool evaluate_with_server(const std::vector<std::string>& argv);
+// evaluation it keeps, and store its closure memo and snapshot; "" when it
+// did, else why not (launcher::EvaluateElsewhere). Waits up to about 10 s.
+std::string evaluate_with_server(const std::vector<std::string>& argv);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/support/launcher_fixture.h"
+#include "tests/support/server_ways.h"
 
 namespace lexpack::testing {
 namespace {
@@ -77,6 +78,18 @@ class EarlyCompile : public LauncherTest, public ::testing::WithParamInterface<c
     return first;
   }
   std::string wrapped() const { return "PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH"; }
+  // A server for this cache directory, answering.
+  bool start_server() {
+    if (lexpack("server --start", kServerEnv).exit_code != 0) return false;
+    for (int i = 0; i < 100; ++i) {
+      if (lexpack("server --status", kServerEnv).exit_code == 0) return true;
+      ::usleep(50 * 1000);
+    }
+    return false;
+  }
+  // The body of HeaderChangedWhileTheCompilerRunsIsNeverStored, with the
+  // server off or on (`server`: the variables that say which).
+  void header_changed_while_compiling(const std::string& server);
 };
 
 TEST_P(EarlyCompile, FirstCompileAndNewIncludeStartTheCompilerAtOnce) {
@@ -121,6 +134,21 @@ TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHits) {
   EXPECT_TRUE(last_was_hit()) << log;
 }
 
+// The same with the closure evaluated by the server: its memo, taken
+// unchecked beside the compile, is checked before the entry answers.
+TEST_P(EarlyCompile, AnEditUndoneStopsTheCompilerAndHitsWithTheServer) {
+  ASSERT_TRUE(start_server());
+  const std::string first = compile_three_versions(kServerEnv);
+  dir_.write("m.cpp", first);
+  settle();
+  compile(kServerEnv);
+  const std::string log = dir_.read("log.txt");
+  EXPECT_TRUE(says(log, "closure evaluated by the server")) << log;
+  EXPECT_TRUE(says(log, "compile started at once stopped: an entry may serve it")) << log;
+  EXPECT_TRUE(last_was_hit()) << log;
+  lexpack("server --stop", kServerEnv);
+}
+
 // The same, with a compiler whose driver waits for a child that does not end
 // on its own (as gcc's waits for cc1plus): stopping it stops the child too.
 TEST_P(EarlyCompile, AStoppedCompilerLeavesNoProcessBehind) {
@@ -160,35 +188,67 @@ TEST_P(EarlyCompile, SwitchedOffItComputesTheKeyFirst) {
 // read it: whatever the key made beside it saw, the result is not stored,
 // and the next compile (the header settled) makes the new header's object.
 TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStored) {
-  for (const char* when : {"before", "after"}) {
+  header_changed_while_compiling("LEXPACK_SERVER=0");
+}
+
+// The same with the closure evaluated by the server, whose memo the launcher
+// takes unchecked beside the compile: the checks after the compile are what
+// refuse the result.
+TEST_P(EarlyCompile, HeaderChangedWhileTheCompilerRunsIsNeverStoredWithTheServer) {
+  ASSERT_TRUE(start_server());
+  header_changed_while_compiling(kServerEnv);
+  lexpack("server --stop", kServerEnv);
+}
+
+void EarlyCompile::header_changed_while_compiling(const std::string& server) {
+  const bool with_server = server != "LEXPACK_SERVER=0";
+  // With the server, "after" is tried up to three times: a loaded machine
+  // may have the launcher evaluate the closure itself.
+  std::vector<std::string> cases = {"before", "after"};
+  if (with_server) cases = {"before", "after", "after", "after"};
+  bool after_done = false;
+  std::string after_log;
+  int n = 0;
+  for (const std::string& when : cases) {
+    if (when == "after" && after_done) break;
     SCOPED_TRACE(when);
-    dir_.write("inc/a.h", "#define V 1\n");
+    // A header of its own each time (the one before was rewritten moments
+    // before its compile's end, and what the server heard of it may lag).
+    const std::string header = "a" + std::to_string(++n) + ".h";
+    dir_.write("inc/" + header, "#define V 1\n");
     // Another directive each time: the closure kept with the memo is not
-    // taken. Standard headers before a.h: the key made beside the compile
-    // likely reads a.h after the rewrite "before" the compiler runs.
-    dir_.write("m.cpp", std::string("#define WHEN_") + when +
+    // taken. Standard headers before the header: the key made beside the
+    // compile likely reads it after the rewrite "before" the compiler runs.
+    dir_.write("m.cpp", "#define WHEN_" + when +
                             "\n#include <map>\n#include <string>\n#include <vector>\n"
-                            "#include \"a.h\"\nint v() { return V; }\n");
+                            "#include \"" +
+                            header + "\"\nint v() { return V; }\n");
     // The compiler (for a compile, not a question) rewrites the header just
     // before or just after the real one runs.
-    const std::string rewrite = "[ -n \"$REWRITE\" ] && printf '#define V 2\\n' > inc/a.h\n";
+    const std::string rewrite =
+        "[ -n \"$REWRITE\" ] && printf '#define V 2\\n' > inc/" + header + "\n";
     if (!write_wrapper(real_with(when, rewrite))) GTEST_SKIP() << GetParam() << " is not installed";
     settle();
     dir_.write("log.txt", "");
-    base::ProcessResult r =
-        lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 REWRITE=1 " + wrapped());
+    base::ProcessResult r = lexpack(args() + " -o out.o", server + " REWRITE=1 " + wrapped());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string log = dir_.read("log.txt");
     EXPECT_TRUE(says(log, kEarly)) << log;
+    // "after" with the server: the header changed after the server read it.
+    if (when == "after") {
+      after_done = !with_server || says(log, "closure evaluated by the server");
+      after_log = log;
+    }
     // Whichever check sees it: the scan reading a.h as it changes (the
     // compile is then a passthrough), a.h's signature differing from the
     // key's, or the key reading it after the compiler started.
-    EXPECT_TRUE(not_stored(log) && says(log, "inc/a.h changed")) << log;
+    EXPECT_TRUE(not_stored(log) && says(log, ("inc/" + header + " changed").c_str())) << log;
     EXPECT_FALSE(says(log, ": stored ")) << log;
     settle();
     log = compile();
     EXPECT_TRUE(last_was_miss()) << log;
   }
+  EXPECT_TRUE(after_done) << "the server evaluated none of the closures; the last:\n" << after_log;
 }
 
 // Ninja stops an interrupted build's commands by signalling each one's
