@@ -93,56 +93,85 @@ TokenMode token_mode(const compiler::CompileCommand& command) {
   return mode;
 }
 
+namespace {
+
+// A kTokenTable value read: the fingerprint, then '?' when the bytes hold
+// "??" and '/' when they hold a line comment; "-" where the text is unsure.
+bool read_known(std::string_view value, TokenMemory::Known* k) {
+  if (value == "-") return true;
+  if (value.size() < 32 || !cache::Hash128::from_hex(value.substr(0, 32), &k->fingerprint)) {
+    return false;
+  }
+  k->trigraphs = value.find('?', 32) != std::string_view::npos;
+  k->line_comment = value.find('/', 32) != std::string_view::npos;
+  return true;
+}
+
+// The file counts by its bytes where its token text is unsure, or where
+// `mode` reads what the text leaves out.
+cache::Hash128 answer(const TokenMemory::Known& k, TokenMode mode, const cache::Hash128& content) {
+  const bool by_bytes =
+      k.fingerprint.is_zero() || (mode.trigraphs && k.trigraphs) || (mode.c90 && k.line_comment);
+  return by_bytes ? content : k.fingerprint;
+}
+
+}  // namespace
+
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,
-                                                std::vector<cache::Store::MemoWrite>* learned) {
-  // Marks after the fingerprint: '?' the bytes hold "??", '/' a line comment.
-  auto by_bytes = [mode](std::string_view marks) {
-    return (mode.trigraphs && marks.find('?') != std::string_view::npos) ||
-           (mode.c90 && marks.find('/') != std::string_view::npos);
-  };
+                                                std::vector<cache::Store::MemoWrite>* learned,
+                                                TokenMemory* memory) {
+  if (memory) {
+    if (auto it = memory->values.find(content); it != memory->values.end()) {
+      return answer(it->second, mode, content);
+    }
+  }
   const std::string content_hex = content.hex();
-  if (std::optional<std::string> known = store->get_memo(kTokenTable, content_hex)) {
-    cache::Hash128 fingerprint;
-    if (*known == "-" || (known->size() >= 32 && by_bytes(std::string_view(*known).substr(32)))) {
-      return content;
-    }
-    if (cache::Hash128::from_hex(std::string_view(*known).substr(0, 32), &fingerprint)) {
-      return fingerprint;
-    }
+  TokenMemory::Known k;
+  if (std::optional<std::string> value = store->get_memo(kTokenTable, content_hex);
+      value && read_known(*value, &k)) {
+    if (memory) memory->values.emplace(content, k);
+    return answer(k, mode, content);
   }
   base::Result<std::string> bytes = base::read_file(path);
   if (!bytes.ok() || cache::hash_bytes(*bytes) != content) return std::nullopt;
   std::string text;
-  bool line_comment = false;
-  if (!lexer::token_text(*bytes, &text, &line_comment)) {
+  if (!lexer::token_text(*bytes, &text, &k.line_comment)) {
     learned->push_back({std::string(kTokenTable), content_hex, "-"});
+    if (memory) memory->values.emplace(content, TokenMemory::Known{});
     return content;
   }
   cache::Hasher h;
   h.field("token text");
   h.field(text);
-  const cache::Hash128 fingerprint = h.digest();
-  std::string marks;
-  if (bytes->find("??") != std::string::npos) marks += '?';
-  if (line_comment) marks += '/';
-  learned->push_back({std::string(kTokenTable), content_hex, fingerprint.hex() + marks});
-  return by_bytes(marks) ? content : fingerprint;
+  k.fingerprint = h.digest();
+  k.trigraphs = bytes->find("??") != std::string::npos;
+  learned->push_back(
+      {std::string(kTokenTable), content_hex,
+       k.fingerprint.hex() + (k.trigraphs ? "?" : "") + (k.line_comment ? "/" : "")});
+  if (memory) memory->values.emplace(content, k);
+  return answer(k, mode, content);
 }
 
 std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identity,
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write) {
+                                        bool write, TokenMemory* memory) {
   std::vector<cache::Hash128> tokens(closure.files.size());
   std::vector<cache::Store::MemoWrite> learned;
   const TokenMode mode = token_mode(command);
   for (size_t i = 0; i < closure.files.size(); ++i) {
     const ClosureFile& f = closure.files[i];
     if (f.opaque || f.presence_only) continue;  // in the key as for the action key
+    if (memory) {
+      if (auto it = memory->values.find(f.content); it != memory->values.end()) {
+        tokens[i] = answer(it->second, mode, f.content);
+        continue;
+      }
+    }
     std::optional<cache::Hash128> fingerprint = token_fingerprint(
-        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned);
+        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned, memory);
     if (!fingerprint) return std::nullopt;
     tokens[i] = *fingerprint;
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/hash/hash.h"
@@ -28,6 +29,28 @@ namespace lexpack::closure {
 // the bytes hold "??" and '/' when they hold a line comment), or "-" where
 // the token text is unsure.
 inline constexpr std::string_view kTokenTable = "token-text";
+
+// Memo table: action key (hex, undated) -> the token key of the same
+// compile (hex, undated), stored where the closure was evaluated (the
+// server, which keeps every file's fingerprint in memory), so that the
+// launcher taking that closure does not look up every file's fingerprint
+// again. The two keys rest on the same inputs: one names the other, for any
+// compile on any machine.
+inline constexpr std::string_view kTokenKeyTable = "token-key";
+
+// kTokenTable's values kept in a process's memory (the server's, across its
+// requests), read, by content hash.
+struct TokenMemory {
+  struct Known {
+    cache::Hash128 fingerprint;  // zero where the token text is unsure
+    bool trigraphs = false;      // the bytes hold "??"
+    bool line_comment = false;
+  };
+  struct Lo {
+    size_t operator()(const cache::Hash128& h) const { return size_t(h.lo); }
+  };
+  std::unordered_map<cache::Hash128, Known, Lo> values;
+};
 
 // Why this compile's output may read comments or trailing blanks, so that
 // it keeps its byte key only; "" when a token key is exact for it:
@@ -53,14 +76,16 @@ struct TokenMode {
 TokenMode token_mode(const compiler::CompileCommand& command);
 
 // The token fingerprint of the file `path` whose content hash is `content`:
-// from the store's table, else read (and checked to still hold `content`)
-// and added to *learned for the caller to record. Where the token text is
+// from `memory` (may be null), else the store's table, else read (and
+// checked to still hold `content`) and added to *learned for the caller to
+// record (and to `memory`). Where the token text is
 // unsure, or where `mode` reads what the file holds ("??" with trigraphs,
 // a line comment in C90), `content` itself: the file counts by its bytes. nullopt
 // when the file cannot be read or no longer holds `content`.
 std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
                                                 const cache::Hash128& content, TokenMode mode,
-                                                std::vector<cache::Store::MemoWrite>* learned);
+                                                std::vector<cache::Store::MemoWrite>* learned,
+                                                TokenMemory* memory = nullptr);
 
 // The token key of a compile with this closure, undated (dated_key() as
 // for its action key); nullopt when a file cannot be read or changed since
@@ -69,7 +94,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write);
+                                        bool write, TokenMemory* memory = nullptr);
 
 // The token key a compile's entry is looked up and stored under: token_key,
 // dated as the action key is (closure.uses_date); nullopt with *why set when

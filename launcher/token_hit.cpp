@@ -8,6 +8,15 @@
 namespace lexpack::launcher::detail {
 
 void Launcher::find_token_key() {
+  // Made by the server with the closure it evaluated for this compile.
+  if (memo_stored_elsewhere_) {
+    cache::Hash128 made;
+    std::optional<std::string> hex = store_->get_memo(closure::kTokenKeyTable, key_.hex());
+    if (hex && cache::Hash128::from_hex(*hex, &made)) {
+      token_key_ = closure_.uses_date ? closure::dated_key(made) : made;
+      return;
+    }
+  }
   std::string why;
   token_key_ = closure::compile_token_key(identity_, cmd_, cwd_, closure_, relocation_,
                                           store_.get(), !read_only_ && !explain_, &why);

@@ -180,9 +180,11 @@ Reply Server::evaluate_closure(const Request& req) {
   std::string previous;
   store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
   if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
+  const std::optional<cache::Hash128> token =
+      store_token_key(*identity, cmd, req.cwd, *closure, relocation, key);
   // A translation unit compiled before, evaluated again because a file
   // changed: a comment edit finds the entry of the compile before it.
-  if (!previous.empty()) take_token_entry(*identity, cmd, req.cwd, *closure, relocation, key);
+  if (!previous.empty() && token) take_token_entry(*closure, key, *token);
   if (!store_
            ->put_memo(closure::kClosureSnapshotTable, tu,
                       closure::encode_closure_snapshot(*closure, key))
@@ -198,17 +200,28 @@ Reply Server::evaluate_closure(const Request& req) {
   return r;
 }
 
-void Server::take_token_entry(const compiler::CompilerIdentity& identity,
-                              const compiler::CompileCommand& cmd, const std::string& cwd,
-                              const closure::Closure& closure,
-                              const closure::KeyRelocation& relocation, const cache::Hash128& key) {
+std::optional<cache::Hash128> Server::store_token_key(const compiler::CompilerIdentity& identity,
+                                                      const compiler::CompileCommand& cmd,
+                                                      const std::string& cwd,
+                                                      const closure::Closure& closure,
+                                                      const closure::KeyRelocation& relocation,
+                                                      const cache::Hash128& key) {
+  if (!closure::token_keys_refused(cmd, identity.kind).empty()) return std::nullopt;
+  // A long-lived server meets files without end: its memory of their
+  // fingerprints is bounded (the store keeps them all).
+  if (token_memory_.values.size() > 500000) token_memory_.values.clear();
+  std::optional<cache::Hash128> token = closure::token_key(identity, cmd, cwd, closure, relocation,
+                                                           store_.get(), true, &token_memory_);
+  if (token) store_->put_memo(closure::kTokenKeyTable, key.hex(), token->hex());
+  return token;
+}
+
+void Server::take_token_entry(const closure::Closure& closure, const cache::Hash128& key,
+                              const cache::Hash128& token) {
   const cache::Hash128 dated = closure.uses_date ? closure::dated_key(key) : key;
   if (store_->get_action(dated)) return;
-  std::string why;
-  std::optional<cache::Hash128> token =
-      closure::compile_token_key(identity, cmd, cwd, closure, relocation, store_.get(), true, &why);
-  if (!token) return;
-  std::optional<cache::ActionRecord> action = store_->get_action(*token);
+  const cache::Hash128 dated_token = closure.uses_date ? closure::dated_key(token) : token;
+  std::optional<cache::ActionRecord> action = store_->get_action(dated_token);
   // Whoever serves it checks its payload (the files outside the scan).
   if (!action || action->exit_code != 0) return;
   if (store_->put_action(dated, *action).ok()) store_->add_counter("token_hits", 1);

@@ -25,6 +25,7 @@
 #include "closure/key_relocation.h"
 #include "closure/presence_evaluation.h"
 #include "closure/scan_file_cache.h"
+#include "closure/token_keys.h"
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/search_list.h"
@@ -220,13 +221,20 @@ class Server {
   // header evaluation kept from the ones before; its closure memo and
   // snapshot stored (closure_evaluation.cpp).
   Reply evaluate_closure(const Request& req);
+  // The token key (closure/token_keys.h) of the compile whose closure was
+  // just evaluated, with action key `key` (both undated), stored under
+  // kTokenKeyTable for its launcher; nullopt when it has none.
+  std::optional<cache::Hash128> store_token_key(const compiler::CompilerIdentity& identity,
+                                                const compiler::CompileCommand& cmd,
+                                                const std::string& cwd,
+                                                const closure::Closure& closure,
+                                                const closure::KeyRelocation& relocation,
+                                                const cache::Hash128& key);
   // After evaluating a known translation unit again: when no entry is stored
-  // under its new action key `key` but one is under its token key
-  // (closure/token_keys.h), that entry is stored under `key` too.
-  void take_token_entry(const compiler::CompilerIdentity& identity,
-                        const compiler::CompileCommand& cmd, const std::string& cwd,
-                        const closure::Closure& closure, const closure::KeyRelocation& relocation,
-                        const cache::Hash128& key);
+  // under its new action key `key` but one is under its token key `token`
+  // (both undated), that entry is stored under `key` too.
+  void take_token_entry(const closure::Closure& closure, const cache::Hash128& key,
+                        const cache::Hash128& token);
   // The closure checks of the compiles a build is about to run (kPrepare),
   // so that they are answered from memory when they come.
   Reply prepare(const Request& req);
@@ -298,6 +306,8 @@ class Server {
   // its launcher checks it.
   bool memo_holds(const std::string& memo, const std::string& cwd);
   std::optional<WalkShare> walk_share_;
+  // Every file's token fingerprint met, for store_token_key.
+  closure::TokenMemory token_memory_;
   uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0;
   // Shares kept past a change with directories' signatures taken again, and
   // shares whose answer did not hold (made anew).
