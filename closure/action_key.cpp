@@ -39,7 +39,7 @@ cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
                           const Closure& closure, const KeyRelocation& relocation,
-                          const std::vector<cache::Hash128>* tokens) {
+                          const std::vector<cache::Hash128>* tokens, ProbeDigests* probes) {
   cache::Hasher h;
   h.field(kActionFormat);
   if (tokens) h.field("tokens");
@@ -96,7 +96,7 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     h.field(d.hi);
   };
   std::vector<cache::Hash128> digests;
-  digests.reserve(std::max(closure.files.size(), closure.failed_probes.size()));
+  digests.reserve(closure.files.size());
   for (size_t i = 1; i < closure.files.size(); ++i) digests.push_back(file_digest(i));
   std::sort(digests.begin(), digests.end(), by_value);
   h.field(closure.files.size());
@@ -104,11 +104,19 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   for (const cache::Hash128& d : digests) put(d);
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
-  digests.clear();
-  for (std::string_view p : closure.failed_probes) digests.push_back(cache::hash_bytes(name_of(p)));
-  std::sort(digests.begin(), digests.end(), by_value);
-  h.field(digests.size());
-  for (const cache::Hash128& d : digests) put(d);
+  ProbeDigests own;
+  if (!probes) probes = &own;
+  if (!probes->made) {
+    std::vector<cache::Hash128>& sorted = probes->sorted;
+    sorted.clear();
+    sorted.reserve(closure.failed_probes.size());
+    for (std::string_view p : closure.failed_probes)
+      sorted.push_back(cache::hash_bytes(name_of(p)));
+    std::sort(sorted.begin(), sorted.end(), by_value);
+    probes->made = true;
+  }
+  h.field(probes->sorted.size());
+  for (const cache::Hash128& d : probes->sorted) put(d);
   return h.digest();
 }
 

@@ -29,13 +29,23 @@ cache::Hash128 translation_unit_key(const compiler::CompilerIdentity& identity,
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
                           const Closure& closure);
+// The failed probes' digests in a key's order: the same in a compile's
+// action key and its token key, so the second takes the first's.
+struct ProbeDigests {
+  std::vector<cache::Hash128> sorted;
+  bool made = false;
+};
+
 // The same with the paths under relocation.base_dir named relative when
 // relocation.relocated (decide_relocation). With `tokens`, the token key
 // (token_keys.h): (*tokens)[i] stands for the bytes of closure file i.
+// `probes`, when given, is used if made, else made (for the same closure
+// and relocation only).
 cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
                           const compiler::CompileCommand& command, const std::string& cwd,
                           const Closure& closure, const KeyRelocation& relocation,
-                          const std::vector<cache::Hash128>* tokens = nullptr);
+                          const std::vector<cache::Hash128>* tokens = nullptr,
+                          ProbeDigests* probes = nullptr);
 
 // The key a compile that makes a precompiled header is known by to the
 // compiles that take it (pch_maker.h): its key with the paths relocated

@@ -157,7 +157,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write, TokenMemory* memory) {
+                                        bool write, TokenMemory* memory, ProbeDigests* probes) {
   std::vector<cache::Hash128> tokens(closure.files.size());
   std::vector<cache::Store::MemoWrite> learned;
   const TokenMode mode = token_mode(command);
@@ -176,7 +176,7 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
     tokens[i] = *fingerprint;
   }
   if (write && !learned.empty()) (void)store->put_records({}, learned);
-  return action_key(identity, command, cwd, closure, relocation, &tokens);
+  return action_key(identity, command, cwd, closure, relocation, &tokens, probes);
 }
 
 std::optional<cache::Hash128> compile_token_key(const compiler::CompilerIdentity& identity,

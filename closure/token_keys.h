@@ -18,6 +18,7 @@
 
 #include "cache/hash/hash.h"
 #include "cache/store.h"
+#include "closure/action_key.h"
 #include "closure/dependency_closure.h"
 #include "closure/key_relocation.h"
 #include "compiler/compile_command.h"
@@ -94,7 +95,8 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
                                         const compiler::CompileCommand& command,
                                         const std::string& cwd, const Closure& closure,
                                         const KeyRelocation& relocation, cache::Store* store,
-                                        bool write, TokenMemory* memory = nullptr);
+                                        bool write, TokenMemory* memory = nullptr,
+                                        ProbeDigests* probes = nullptr);
 
 // The token key a compile's entry is looked up and stored under: token_key,
 // dated as the action key is (closure.uses_date); nullopt with *why set when

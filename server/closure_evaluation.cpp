@@ -144,6 +144,7 @@ Reply Server::evaluate_closure(const Request& req) {
   std::optional<closure::Closure> closure;
   closure::KeyRelocation relocation;
   cache::Hash128 key;
+  closure::ProbeDigests probes;  // the action key's, for the token key's
   std::optional<std::string> memo;
   // A share that may have gone stale (a change heard of, or none for long)
   // has its answer checked as the launcher will check it; one found stale
@@ -160,7 +161,8 @@ Reply Server::evaluate_closure(const Request& req) {
     // What the launcher would not store either: it finds out again itself.
     if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");
     relocation = closure::decide_relocation(cmd, req.cwd, *closure, base_dir);
-    key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation);
+    probes = closure::ProbeDigests();
+    key = closure::action_key(*identity, cmd, req.cwd, *closure, relocation, nullptr, &probes);
     // The directories' signatures from the share, taken before any probe in
     // them (a signature taken now could be newer than a kept probe's answer).
     // A file edited a moment ago (the header of a rebuild right after the
@@ -181,7 +183,7 @@ Reply Server::evaluate_closure(const Request& req) {
   store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
   if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
   const std::optional<cache::Hash128> token =
-      store_token_key(*identity, cmd, req.cwd, *closure, relocation, key);
+      store_token_key(*identity, cmd, req.cwd, *closure, relocation, key, &probes);
   // A translation unit compiled before, evaluated again because a file
   // changed: a comment edit finds the entry of the compile before it.
   if (!previous.empty() && token) take_token_entry(*closure, key, *token);
@@ -205,13 +207,14 @@ std::optional<cache::Hash128> Server::store_token_key(const compiler::CompilerId
                                                       const std::string& cwd,
                                                       const closure::Closure& closure,
                                                       const closure::KeyRelocation& relocation,
-                                                      const cache::Hash128& key) {
+                                                      const cache::Hash128& key,
+                                                      closure::ProbeDigests* probes) {
   if (!closure::token_keys_refused(cmd, identity.kind).empty()) return std::nullopt;
   // A long-lived server meets files without end: its memory of their
   // fingerprints is bounded (the store keeps them all).
   if (token_memory_.values.size() > 500000) token_memory_.values.clear();
-  std::optional<cache::Hash128> token = closure::token_key(identity, cmd, cwd, closure, relocation,
-                                                           store_.get(), true, &token_memory_);
+  std::optional<cache::Hash128> token = closure::token_key(
+      identity, cmd, cwd, closure, relocation, store_.get(), true, &token_memory_, probes);
   if (token) store_->put_memo(closure::kTokenKeyTable, key.hex(), token->hex());
   return token;
 }

@@ -229,7 +229,8 @@ class Server {
                                                 const std::string& cwd,
                                                 const closure::Closure& closure,
                                                 const closure::KeyRelocation& relocation,
-                                                const cache::Hash128& key);
+                                                const cache::Hash128& key,
+                                                closure::ProbeDigests* probes);
   // After evaluating a known translation unit again: when no entry is stored
   // under its new action key `key` but one is under its token key `token`
   // (both undated), that entry is stored under `key` too.

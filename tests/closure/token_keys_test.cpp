@@ -44,6 +44,8 @@ class TokenKeyMemory : public ::testing::Test {
       f.content = cache::hash_bytes(bytes);
       c.files.push_back(f);
     }
+    c.failed_probes = {"inc/h.h", "/usr/include/h.h"};
+    c.failed_probe_dirs = {0, 1};
     return c;
   }
   std::optional<cache::Hash128> key(const std::vector<std::string>& argv, cache::Store* store,
@@ -91,6 +93,29 @@ TEST_F(TokenKeyMemory, ModesThatReadMarkedFilesGiveOtherKeys) {
   ASSERT_TRUE(plain && c90 && trigraphs);
   EXPECT_NE(*plain, *c90);
   EXPECT_NE(*plain, *trigraphs);
+}
+
+// The failed probes' digests the action key made stand in the token key
+// for its own.
+TEST_F(TokenKeyMemory, TheActionKeysProbeDigestsMakeTheSameTokenKey) {
+  ASSERT_TRUE(store_);
+  const std::vector<std::string> argv = {"gcc", "-c", "a.c"};
+  const compiler::CompileCommand cmd = compiler::parse_compile_command(argv);
+  ProbeDigests probes;
+  const cache::Hash128 action =
+      action_key(identity_, cmd, dir_.path(), closure(), KeyRelocation(), nullptr, &probes);
+  EXPECT_TRUE(probes.made);
+  EXPECT_EQ(probes.sorted.size(), 2u);
+  EXPECT_EQ(action, action_key(identity_, cmd, dir_.path(), closure(), KeyRelocation()));
+  EXPECT_EQ(token_key(identity_, cmd, dir_.path(), closure(), KeyRelocation(), store_.get(), true,
+                      nullptr, &probes),
+            key(argv, store_.get(), nullptr));
+  // Other probes, another key.
+  Closure fewer = closure();
+  fewer.failed_probes.pop_back();
+  fewer.failed_probe_dirs.pop_back();
+  EXPECT_NE(token_key(identity_, cmd, dir_.path(), fewer, KeyRelocation(), store_.get(), true),
+            key(argv, store_.get(), nullptr));
 }
 
 TEST_F(TokenKeyMemory, AFileChangedSinceTheClosureGivesNoKey) {
