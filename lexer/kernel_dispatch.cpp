@@ -9,11 +9,6 @@
 #include "lexer/kernel.h"
 #include "lexer/kernels_internal.h"
 
-#if defined(LEXPACK_HAVE_X86_KERNELS) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc 2.33 and later
-#define LEXPACK_GLIBC_CPU_FEATURES 1
-#endif
-
 namespace lexpack::lexer {
 namespace {
 
@@ -22,19 +17,10 @@ constexpr std::string_view kAllNames[] = {"scalar", "sse2", "avx2", "neon"};
 
 #if defined(LEXPACK_HAVE_X86_KERNELS)
 bool cpu_runs_avx2() {
-#if LEXPACK_GLIBC_CPU_FEATURES
-  // What glibc found at the program's start ("active": the OS saves YMM
-  // state too). libgcc's __builtin_cpu_supports would ask the CPU again at
-  // every start, a dozen cpuid instructions of about 7 us each on a virtual
-  // machine: a tenth of a millisecond of each launcher's.
-  return CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(BMI1) && CPU_FEATURE_ACTIVE(BMI2) &&
-         CPU_FEATURE_ACTIVE(POPCNT);
-#else
   __builtin_cpu_init();
   // __builtin_cpu_supports("avx2") also checks that the OS saves YMM state.
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
          __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-#endif
 }
 #endif
 

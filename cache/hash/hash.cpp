@@ -4,10 +4,6 @@
 
 #include <xxhash.h>
 
-#if defined(LEXPACK_HAVE_AVX2_HASH) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc 2.33 and later
-#endif
-
 namespace lexpack::cache {
 
 namespace {
@@ -52,13 +48,7 @@ bool Hash128::from_hex(std::string_view hex, Hash128* out) {
 void xxh3_128_avx2(const void* data, size_t size, uint64_t* lo, uint64_t* hi);
 
 namespace {
-// glibc's answer where it gives one, found at the program's start: libgcc's
-// would ask the CPU again (kernel_dispatch.cpp says why that costs).
-#if __has_include(<sys/platform/x86.h>)
-const bool kUseAvx2 = CPU_FEATURE_ACTIVE(AVX2);
-#else
 const bool kUseAvx2 = __builtin_cpu_supports("avx2");
-#endif
 }  // namespace
 #endif
 
