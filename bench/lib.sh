@@ -102,3 +102,30 @@ write_boost_project() {
       "${BOOST_HEADERS[$(((i + 5) % n))]}")"
   done
 }
+# alternate_binaries BENCH LEXPACK...: the setup of a benchmark that
+# alternates lexpack binaries: BINS (each made absolute), WORK (a new
+# temporary directory, removed at exit), LEXPACK_DIR a cache in it, no
+# variable of a caller's lexpack setup, every binary's server stopped at
+# exit (stop_servers), and SOURCE's project (take_source) or the generated
+# Boost project of TUS TUs in $WORK/src, `what` naming it.
+alternate_binaries() {
+  local bench=$1 here
+  shift
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  BINS=()
+  for b in "$@"; do BINS+=("$(realpath "$b")"); done
+  WORK=$(mktemp -d)
+  unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || true
+  export LEXPACK_DIR=$WORK/cache
+  trap 'stop_servers; rm -rf "$WORK"' EXIT
+  SOURCE=${SOURCE:-}
+  cmake_args=""
+  if [ -n "$SOURCE" ]; then
+    take_source "$bench" "$WORK/src"
+  else
+    [ -d /usr/include/boost ] || { echo "$bench bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
+    python3 "$here/scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
+    what="$TUS TUs using Boost"
+  fi
+}
+stop_servers() { for b in "${BINS[@]}"; do "$b" server --stop >/dev/null 2>&1 || true; done; }

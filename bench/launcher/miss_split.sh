@@ -17,24 +17,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in cmake ninja python3 bc; do
   command -v "$tool" >/dev/null || { echo "miss-split bench: $tool not found" >&2; exit 1; }
 done
-BINS=()
-for b in "$@"; do BINS+=("$(realpath "$b")"); done
-WORK=$(mktemp -d)
-unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || true
-export LEXPACK_DIR=$WORK/cache
-stop_servers() { for b in "${BINS[@]}"; do "$b" server --stop >/dev/null 2>&1 || true; done; }
-trap 'stop_servers; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
-
-SOURCE=${SOURCE:-}
-cmake_args=""
-if [ -n "$SOURCE" ]; then
-  take_source miss-split "$WORK/src"
-else
-  [ -d /usr/include/boost ] || { echo "miss-split bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
-  python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
-  what="$TUS TUs using Boost"
-fi
+alternate_binaries miss-split "$@"
 
 # One cold build with binary $1: "launcher_ms server_ms build_s misses
 # closures" (launcher: median per stored miss; server: per closure).

@@ -26,24 +26,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in cmake ninja perf python3; do
   command -v "$tool" >/dev/null || { echo "overhead bench: $tool not found" >&2; exit 1; }
 done
-BINS=()
-for b in "$@"; do BINS+=("$(realpath "$b")"); done
-WORK=$(mktemp -d)
-unset LEXPACK_LOGFILE LEXPACK_DISABLE LEXPACK_SERVER LEXPACK_REMOTE_STORAGE || true
-export LEXPACK_DIR=$WORK/cache
-stop_servers() { for b in "${BINS[@]}"; do "$b" server --stop >/dev/null 2>&1 || true; done; }
-trap 'stop_servers; rm -rf "$WORK"' EXIT
 . "$HERE/../lib.sh"
-
-SOURCE=${SOURCE:-}
-cmake_args=""
+alternate_binaries overhead "$@"
 if [ -n "$SOURCE" ]; then
-  take_source overhead "$WORK/src"
   FILE=${FILE:-$(first_compiled "$WORK/src")}
 else
-  [ -d /usr/include/boost ] || { echo "overhead bench: needs Boost headers (libboost-dev)" >&2; exit 1; }
-  python3 "$HERE/../scan/gen_boost_project.py" "$WORK/src" --tus "$TUS"
-  what="$TUS TUs using Boost"
   FILE=${FILE:-$(cd "$WORK/src" && ls lib0/src/*.cc | head -1)}
 fi
 
