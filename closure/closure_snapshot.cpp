@@ -2,7 +2,6 @@
 // reads as none) and the one check that lets a compile take it again.
 #include "closure/closure_snapshot.h"
 
-#include <deque>
 #include <memory>
 
 #include "base/byte_codec.h"
@@ -59,8 +58,18 @@ std::string encode_closure_snapshot(const Closure& c, const cache::Hash128& acti
   return w.take();
 }
 
-bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash128* action_key) {
+bool decode_closure_snapshot(std::string_view encoded, Closure* out, cache::Hash128* action_key) {
+  // The paths are views into one copy of the bytes, the closure's storage:
+  // a closure holds thousands of them, each its own string before.
+  auto kept = std::make_shared<const std::string>(encoded);
+  const std::string_view bytes = *kept;
   base::VarintReader r(bytes);
+  auto path_view = [&r, bytes](std::string_view* s) {
+    uint64_t n = 0;
+    if (!r.u64(&n) || n > bytes.size() - r.pos()) return false;
+    *s = bytes.substr(r.pos(), n);
+    return r.skip(n);
+  };
   std::string tag;
   uint64_t flags = 0, files = 0, probes = 0;
   Closure c;
@@ -69,19 +78,15 @@ bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash12
       !r.u64(&files) || files > bytes.size()) {
     return false;
   }
-  // The paths live in the closure's storage (a deque: they never move).
-  auto paths = std::make_shared<std::deque<std::string>>();
   c.files.reserve(files);
   for (uint64_t i = 0; i < files; ++i) {
     ClosureFile f;
     uint8_t file_flags = 0;
-    std::string& path = paths->emplace_back();
-    if (!r.str(&path) || !r.u64(&f.stat.dev) || !r.u64(&f.stat.ino) || !r.u64(&f.stat.size) ||
+    if (!path_view(&f.path) || !r.u64(&f.stat.dev) || !r.u64(&f.stat.ino) || !r.u64(&f.stat.size) ||
         !r.i64(&f.stat.mtime_ns) || !r.i64(&f.stat.ctime_ns) || !get_hash(&r, &f.content) ||
         !r.u8(&file_flags)) {
       return false;
     }
-    f.path = path;
     f.presence_only = file_flags & kPresenceOnly;
     f.opaque = file_flags & kOpaque;
     f.once_twin = file_flags & kOnceTwin;
@@ -93,9 +98,9 @@ bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash12
   c.failed_probes.reserve(probes);
   c.failed_probe_dirs.reserve(probes);
   for (uint64_t i = 0; i < probes; ++i) {
-    std::string& probe = paths->emplace_back();
+    std::string_view probe;
     uint64_t dir = 0;
-    if (!r.str(&probe) || !r.u64(&dir) || dir > UINT32_MAX) return false;
+    if (!path_view(&probe) || !r.u64(&dir) || dir > UINT32_MAX) return false;
     c.failed_probes.push_back(probe);
     c.failed_probe_dirs.push_back(uint32_t(dir));
   }
@@ -106,7 +111,7 @@ bool decode_closure_snapshot(std::string_view bytes, Closure* out, cache::Hash12
   c.presence_evaluated = flags & kPresenceEvaluated;
   c.computed_evaluated = flags & kComputedEvaluated;
   c.forced_missing = flags & kForcedMissing;
-  c.storage = std::move(paths);
+  c.storage = std::move(kept);
   *out = std::move(c);
   return true;
 }

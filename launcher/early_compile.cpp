@@ -69,16 +69,30 @@ class DirsAbove {
   explicit DirsAbove(const std::string& cwd) : cwd_(cwd) {}
 
   void add(std::string_view path) {
-    const std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1 == 0
-    const bool plain = !name.empty() && name != "." && name != "..";
-    if (plain && !seen_.insert(base::dir_of(path)).second) return;
+    if (plain(path) && !seen_.insert(base::dir_of(path)).second) return;
     add_with_ancestors(std::string(base::dir_of(base::normal_path(std::string(path), cwd_))),
                        &dirs_);
+  }
+  // A failed probe with its directory's number in the closure (equal
+  // numbers, equal directories): one path of each number is enough.
+  void add_numbered(std::string_view path, uint32_t number) {
+    if (number < kMaxNumber && plain(path)) {
+      if (numbers_.size() <= number) numbers_.resize(size_t(number) + 1);
+      if (numbers_[number]) return;
+      numbers_[number] = true;
+    }
+    add(path);
   }
   const std::set<std::string>& dirs() const { return dirs_; }
 
  private:
+  static constexpr uint32_t kMaxNumber = 1u << 22;
+  static bool plain(std::string_view path) {
+    const std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1 == 0
+    return !name.empty() && name != "." && name != "..";
+  }
   const std::string& cwd_;
+  std::vector<bool> numbers_;
   std::unordered_set<std::string_view> seen_;  // views into the closure's paths
   std::set<std::string> dirs_;
 };
@@ -216,7 +230,14 @@ std::string Launcher::changed_since_early_start(
   // A candidate found missing may have been there for the compiler (a
   // __has_include the depfile does not name), and a directory on the way to
   // a file may have been swapped: their directories' times tell.
-  for (std::string_view probe : closure_.failed_probes) dirs.add(probe);
+  const bool numbered = closure_.failed_probe_dirs.size() == closure_.failed_probes.size();
+  for (size_t i = 0; i < closure_.failed_probes.size(); ++i) {
+    if (numbered) {
+      dirs.add_numbered(closure_.failed_probes[i], closure_.failed_probe_dirs[i]);
+    } else {
+      dirs.add(closure_.failed_probes[i]);
+    }
+  }
   for (const std::string& dir : dirs.dirs()) {
     std::optional<base::StatSignature> sig = lstat_signature(dir);
     if (!sig) continue;  // not there: nothing in it was read, found or missed

@@ -304,6 +304,34 @@ TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
   }
 }
 
+// A candidate the key found missing, in a directory that holds no file of
+// the closure, made after the key was made and before the compiler looked:
+// the directories of the missing candidates are checked after the compile
+// too, so the result is not stored; once the candidate is gone again, the
+// compile is the missing candidate's.
+TEST_P(EarlyCompile, AMissingCandidateMadeWhileTheCompilerRunsIsNeverStored) {
+  dir_.write("m.cpp",
+             "#if __has_include(\"sub/opt.h\")\n#define V 2\n#else\n#define V 1\n#endif\n"
+             "int v() { return V; }\n");
+  // The key is made in the half second before the compiler starts.
+  const std::string make =
+      "[ -n \"$MAKE\" ] && sleep 0.5 && mkdir -p inc/sub && printf '' > inc/sub/opt.h\n";
+  if (!write_wrapper(real_with("before", make))) GTEST_SKIP() << GetParam() << " is not installed";
+  ASSERT_EQ(sh("mkdir -p inc").exit_code, 0);
+  settle();
+  dir_.write("log.txt", "");
+  base::ProcessResult r = lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 MAKE=1 " + wrapped());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string log = dir_.read("log.txt");
+  EXPECT_TRUE(says(log, kEarly)) << log;
+  EXPECT_TRUE(not_stored(log)) << log;
+  EXPECT_FALSE(says(log, ": stored ")) << log;
+  ASSERT_EQ(sh("rm -r inc/sub").exit_code, 0);
+  settle();
+  log = compile();
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
 INSTANTIATE_TEST_SUITE_P(Compilers, EarlyCompile, ::testing::Values("g++", "clang++-14"),
                          [](const ::testing::TestParamInfo<const char*>& p) {
                            return std::string(p.param) == "g++" ? "gcc" : "clang";
