@@ -60,7 +60,7 @@ std::string encode_closure_snapshot(const Closure& c, const cache::Hash128& acti
 
 bool decode_closure_snapshot(std::string_view encoded, Closure* out, cache::Hash128* action_key) {
   // The paths are views into one copy of the bytes, the closure's storage:
-  // a closure holds thousands of them, each its own string before.
+  // one allocation for a closure's thousands of paths, not one each.
   auto kept = std::make_shared<const std::string>(encoded);
   const std::string_view bytes = *kept;
   base::VarintReader r(bytes);
