@@ -27,6 +27,18 @@ ContentLookup content_lookup(FileStates* files, const std::string& cwd) {
     return h.value();
   };
 }
+
+bool dependency_holds(std::string_view path, const base::StatSignature& now,
+                      const base::StatSignature& stat, const cache::Hash128& recorded,
+                      const ContentLookup* content) {
+  if (now == stat) return true;
+  // Rewritten with the same bytes (a fresh configure's generated header):
+  // one hash, shared by every process through the file table.
+  std::optional<cache::Hash128> same;
+  if (content && *content && !recorded.is_zero()) same = (*content)(path, now);
+  return same && *same == recorded;
+}
+
 namespace {
 
 // check_closure_memo() of a memo's view.
@@ -40,11 +52,9 @@ std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLo
     base::StatSignature now;
     if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
     if (now == d.stat) continue;
-    // Rewritten with the same bytes (a fresh configure's generated header):
-    // one hash, shared by every process through the file table.
-    std::optional<cache::Hash128> same;
-    if (content && *content && !d.content.is_zero()) same = (*content)(d.path, now);
-    if (!same || !(*same == d.content)) return "changed: " + std::string(d.path);
+    if (!dependency_holds(d.path, now, d.stat, d.content, content)) {
+      return "changed: " + std::string(d.path);
+    }
     if (refresh) refresh->push_back({Kind::kDependency, i, now});
   }
   for (size_t i = 0; i < m.probed_dirs.size(); ++i) {

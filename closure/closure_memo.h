@@ -73,6 +73,13 @@ struct MemoRefresh {
 using ContentLookup =
     std::function<std::optional<cache::Hash128>(std::string_view path, const base::StatSignature&)>;
 
+// Whether a dependency recorded with signature `stat` (and, when not zero,
+// its bytes' hash `recorded`) still holds now that its signature is `now`:
+// the same signature, or the same bytes under a new one (`content` asked).
+bool dependency_holds(std::string_view path, const base::StatSignature& now,
+                      const base::StatSignature& stat, const cache::Hash128& recorded,
+                      const ContentLookup* content);
+
 // The lookup through `files` (FileStates::content_hash: the file table's
 // answer, shared by every process, else the file read and hashed), paths
 // relative to `cwd` made absolute. `files` and `cwd` must outlive it.

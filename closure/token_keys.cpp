@@ -117,7 +117,8 @@ cache::Hash128 answer(const TokenMemory::Known& k, TokenMode mode, const cache::
 
 }  // namespace
 
-std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
+std::optional<cache::Hash128> token_fingerprint(cache::Store* store, std::string_view path,
+                                                const std::string& cwd,
                                                 const cache::Hash128& content, TokenMode mode,
                                                 std::vector<cache::Store::MemoWrite>* learned,
                                                 TokenMemory* memory) {
@@ -133,7 +134,7 @@ std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::
     if (memory) memory->values.emplace(content, k);
     return answer(k, mode, content);
   }
-  base::Result<std::string> bytes = base::read_file(path);
+  base::Result<std::string> bytes = base::read_file(base::absolute_path(std::string(path), cwd));
   if (!bytes.ok() || cache::hash_bytes(*bytes) != content) return std::nullopt;
   std::string text;
   if (!lexer::token_text(*bytes, &text, &k.line_comment)) {
@@ -164,14 +165,8 @@ std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identi
   for (size_t i = 0; i < closure.files.size(); ++i) {
     const ClosureFile& f = closure.files[i];
     if (f.opaque || f.presence_only) continue;  // in the key as for the action key
-    if (memory) {
-      if (auto it = memory->values.find(f.content); it != memory->values.end()) {
-        tokens[i] = answer(it->second, mode, f.content);
-        continue;
-      }
-    }
-    std::optional<cache::Hash128> fingerprint = token_fingerprint(
-        store, base::absolute_path(std::string(f.path), cwd), f.content, mode, &learned, memory);
+    std::optional<cache::Hash128> fingerprint =
+        token_fingerprint(store, f.path, cwd, f.content, mode, &learned, memory);
     if (!fingerprint) return std::nullopt;
     tokens[i] = *fingerprint;
   }

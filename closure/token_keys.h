@@ -76,14 +76,16 @@ struct TokenMode {
 };
 TokenMode token_mode(const compiler::CompileCommand& command);
 
-// The token fingerprint of the file `path` whose content hash is `content`:
+// The token fingerprint of the file `path` (relative to `cwd`) whose content
+// hash is `content`:
 // from `memory` (may be null), else the store's table, else read (and
 // checked to still hold `content`) and added to *learned for the caller to
 // record (and to `memory`). Where the token text is
 // unsure, or where `mode` reads what the file holds ("??" with trigraphs,
 // a line comment in C90), `content` itself: the file counts by its bytes. nullopt
 // when the file cannot be read or no longer holds `content`.
-std::optional<cache::Hash128> token_fingerprint(cache::Store* store, const std::string& path,
+std::optional<cache::Hash128> token_fingerprint(cache::Store* store, std::string_view path,
+                                                const std::string& cwd,
                                                 const cache::Hash128& content, TokenMode mode,
                                                 std::vector<cache::Store::MemoWrite>* learned,
                                                 TokenMemory* memory = nullptr);

@@ -100,14 +100,8 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   bool uses_date = false;
   std::string changed;
   closure::Closure taken;
-  bool parsed = false;
-  if (early_) {
-    parsed = closure::closure_memo_key(memo, &memo_key, &uses_date);
-  } else {
-    const closure::ContentLookup content = content_lookup();  // for files recorded by content
-    parsed = closure::check_encoded_closure_memo(memo, nullptr, &memo_key, &uses_date, &changed,
-                                                 nullptr, &content);
-  }
+  const bool parsed = early_ ? closure::closure_memo_key(memo, &memo_key, &uses_date)
+                             : memo_check(memo, &memo_key, &changed);
   if (!parsed || !changed.empty() ||
       !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
       snapshot_key != memo_key ||
@@ -121,16 +115,18 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   return true;
 }
 
+bool Launcher::memo_check(std::string_view memo, cache::Hash128* key, std::string* changed) {
+  bool uses_date = false;
+  const closure::ContentLookup content = content_lookup();  // for files recorded by content
+  return closure::check_encoded_closure_memo(memo, nullptr, key, &uses_date, changed, nullptr,
+                                             &content);
+}
+
 std::string Launcher::check_unchecked_memo() {
   if (unchecked_memo_.empty()) return {};
   cache::Hash128 memo_key;
-  bool uses_date = false;
   std::string changed;
-  const closure::ContentLookup content = content_lookup();
-  if (!closure::check_encoded_closure_memo(unchecked_memo_, nullptr, &memo_key, &uses_date,
-                                           &changed, nullptr, &content)) {
-    changed = "the memo cannot be read";
-  }
+  if (!memo_check(unchecked_memo_, &memo_key, &changed)) changed = "the memo cannot be read";
   unchecked_memo_.clear();
   return changed;
 }

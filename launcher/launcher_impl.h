@@ -155,6 +155,10 @@ class Launcher {
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
   // it did not, or they do not hold.
   bool closure_from_elsewhere(const cache::Hash128& tu);
+  // The check of an encoded closure memo a hit makes (files recorded by
+  // content compared by content): false when it is not a memo, else *key,
+  // and *changed ("" when it holds).
+  bool memo_check(std::string_view memo, cache::Hash128* key, std::string* changed);
   // What changed since the server's memo taken unchecked was made ("" when
   // it holds or none was taken so); the memo is then dropped.
   std::string check_unchecked_memo();

@@ -361,14 +361,11 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   if (!memo.dependencies.empty()) {
     const closure::ClosureMemo::Dependency& first = memo.dependencies[0];
     base::StatSignature now;
-    if (base::stat_file(base::absolute_path(first.path, cwd), &now) && !(now == first.stat)) {
-      std::optional<cache::Hash128> now_content;
-      if (!first.content.is_zero()) now_content = content(first.path, now);
-      if (first.content.is_zero() || (now_content && *now_content != first.content)) {
-        *why = "closure memo out of date: changed: " + first.path;
-        ++declined_by_first_;
-        return false;
-      }
+    if (base::stat_file(base::absolute_path(first.path, cwd), &now) &&
+        !closure::dependency_holds(first.path, now, first.stat, first.content, &content)) {
+      *why = "closure memo out of date: changed: " + first.path;
+      ++declined_by_first_;
+      return false;
     }
   }
   if (!watch_memo(id, memo, cwd, why)) return false;
