@@ -58,10 +58,18 @@ std::string encode_closure_snapshot(const Closure& c, const cache::Hash128& acti
   return w.take();
 }
 
-bool decode_closure_snapshot(std::string_view encoded, Closure* out, cache::Hash128* action_key) {
-  // The paths are views into one copy of the bytes, the closure's storage:
-  // one allocation for a closure's thousands of paths, not one each.
-  auto kept = std::make_shared<const std::string>(encoded);
+bool snapshot_source_preprocessing(std::string_view bytes, cache::Hash128* source_preprocessing) {
+  base::VarintReader r(bytes);
+  std::string tag;
+  cache::Hash128 action_key;
+  return r.str(&tag) && tag == kSnapshotTag && get_hash(&r, &action_key) &&
+         get_hash(&r, source_preprocessing);
+}
+
+bool decode_closure_snapshot(std::string encoded, Closure* out, cache::Hash128* action_key) {
+  // The paths are views into the bytes, the closure's storage: one
+  // allocation for a closure's thousands of paths, not one each.
+  auto kept = std::make_shared<const std::string>(std::move(encoded));
   const std::string_view bytes = *kept;
   base::VarintReader r(bytes);
   auto path_view = [&r, bytes](std::string_view* s) {
@@ -116,19 +124,26 @@ bool decode_closure_snapshot(std::string_view encoded, Closure* out, cache::Hash
   return true;
 }
 
-std::optional<Closure> closure_with_new_source(std::string_view snapshot, ClosureMemo memo,
+std::optional<Closure> closure_with_new_source(std::string snapshot, ClosureMemo memo,
                                                const base::StatSignature& source_stat,
                                                const cache::Hash128& source_content,
                                                const cache::Hash128& source_preprocessing,
                                                const ContentLookup* content, std::string* why) {
-  Closure c;
-  cache::Hash128 action_key;
-  if (!decode_closure_snapshot(snapshot, &c, &action_key)) {
+  // Its head first: an edit of the directives (the common reason to come
+  // here) is told without decoding the snapshot's thousands of paths.
+  cache::Hash128 kept_preprocessing;
+  if (!snapshot_source_preprocessing(snapshot, &kept_preprocessing)) {
     *why = "no closure kept for it";
     return std::nullopt;
   }
-  if (c.source_preprocessing.is_zero() || c.source_preprocessing != source_preprocessing) {
+  if (kept_preprocessing.is_zero() || kept_preprocessing != source_preprocessing) {
     *why = "its directives changed";
+    return std::nullopt;
+  }
+  Closure c;
+  cache::Hash128 action_key;
+  if (!decode_closure_snapshot(std::move(snapshot), &c, &action_key)) {
+    *why = "no closure kept for it";
     return std::nullopt;
   }
   // A #pragma once twin is keyed by how its twins split, which its new

@@ -23,9 +23,15 @@ constexpr std::string_view kClosureSnapshotTable = "closure-snapshot";
 // The encoded snapshot of `closure`, whose action key (before the date) is
 // `action_key`: the key of the closure memo stored with it.
 std::string encode_closure_snapshot(const Closure& closure, const cache::Hash128& action_key);
-// The closure `bytes` hold (its paths owned by its storage) and its action
-// key; false when `bytes` are not a snapshot of this version.
-bool decode_closure_snapshot(std::string_view bytes, Closure* closure, cache::Hash128* action_key);
+// The closure `bytes` hold and its action key; false when `bytes` are not a
+// snapshot of this version. The closure's paths are views into `bytes`,
+// kept as its storage (moved in, not copied, when the caller is done with
+// them).
+bool decode_closure_snapshot(std::string bytes, Closure* closure, cache::Hash128* action_key);
+
+// The source's preprocessing fingerprint a snapshot was made with, read
+// from its head alone; false when `bytes` are not a snapshot of this version.
+bool snapshot_source_preprocessing(std::string_view bytes, cache::Hash128* source_preprocessing);
 
 // The closure of a compile whose source alone changed: `snapshot` with the
 // source's new signature and content. nullopt, with *why, when it does not
@@ -33,7 +39,7 @@ bool decode_closure_snapshot(std::string_view bytes, Closure* closure, cache::Ha
 // source is or may become a #pragma once twin, `memo` (the closure memo
 // stored with the snapshot) is of another closure, or it finds anything but
 // the source changed (`content` as for check_closure_memo()).
-std::optional<Closure> closure_with_new_source(std::string_view snapshot, ClosureMemo memo,
+std::optional<Closure> closure_with_new_source(std::string snapshot, ClosureMemo memo,
                                                const base::StatSignature& source_stat,
                                                const cache::Hash128& source_content,
                                                const cache::Hash128& source_preprocessing,

@@ -38,8 +38,9 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
   if (!source.ok() || !list.ok()) return false;
   closure::ContentLookup content = content_lookup();
   std::string why;
-  std::optional<closure::Closure> taken = closure::closure_with_new_source(
-      snapshot, std::move(memo), sig, source->content, source->preprocessing, &content, &why);
+  std::optional<closure::Closure> taken =
+      closure::closure_with_new_source(std::move(snapshot), std::move(memo), sig, source->content,
+                                       source->preprocessing, &content, &why);
   if (!taken) {
     note("closure evaluated again: the source changed, and " + why);
     return false;
@@ -59,7 +60,8 @@ bool Launcher::closure_from_kept_snapshot(const cache::Hash128& tu) {
                      [&](std::string_view bytes) { snapshot.assign(bytes); });
   closure::Closure taken;
   cache::Hash128 snapshot_key;
-  if (!closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) || snapshot_key != key_) {
+  if (!closure::decode_closure_snapshot(std::move(snapshot), &taken, &snapshot_key) ||
+      snapshot_key != key_) {
     return false;
   }
   return take_snapshot(std::move(taken), key_, "closure taken from the memo's snapshot");
@@ -103,7 +105,7 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
   const bool parsed = early_ ? closure::closure_memo_key(memo, &memo_key, &uses_date)
                              : memo_check(memo, &memo_key, &changed);
   if (!parsed || !changed.empty() ||
-      !closure::decode_closure_snapshot(snapshot, &taken, &snapshot_key) ||
+      !closure::decode_closure_snapshot(std::move(snapshot), &taken, &snapshot_key) ||
       snapshot_key != memo_key ||
       !take_snapshot(
           std::move(taken), memo_key,

@@ -2,6 +2,8 @@
 // has none), self-check what it read, and store the outputs of a successful
 // compile under the action key, relocated under base_dir where no output names
 // the checkout.
+#include <unordered_map>
+
 #include "closure/pch_maker.h"
 #include "closure/remote_memo.h"
 #include "launcher/launcher_impl.h"
@@ -136,11 +138,18 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
     }
   }
   if (!check.unsure.empty()) return "not stored: " + check.unsure;
+  // A file the depfile names was stat-ed after the compile by the check
+  // above: a closure file spelled the same is not asked again.
+  std::unordered_map<std::string_view, const base::StatSignature*> after;
+  after.reserve(check.named.size());
+  for (const auto& [path, sig] : check.named) after.emplace(path, &sig);
   for (const closure::ClosureFile& f : closure_.files) {
     base::StatSignature now;
-    std::string path(f.path);
-    if (!base::stat_file(path, &now) || !(now == f.stat)) {
-      return "not stored: " + path + " changed during the compile";
+    auto it = after.find(f.path);
+    const bool there =
+        it != after.end() ? (now = *it->second, true) : base::stat_file(std::string(f.path), &now);
+    if (!there || !(now == f.stat)) {
+      return "not stored: " + std::string(f.path) + " changed during the compile";
     }
   }
   if (early_) {

@@ -27,12 +27,14 @@ SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure
   }
   std::vector<std::string> extras;
   std::set<std::string> seen;
+  result.named.reserve(deps.size());
   for (const std::string& dep : deps) {
     base::StatSignature sig;
     if (!base::stat_file(dep, &sig)) {
       result.unsure = "depfile names a file that is gone: " + dep;
       return result;
     }
+    result.named.emplace_back(dep, sig);
     if (scanned.count({sig.dev, sig.ino}) || !seen.insert(dep).second) continue;
     base::Result<cache::Hash128> content =
         files->content_hash(dep, base::absolute_path(dep, cwd), sig);

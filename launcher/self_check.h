@@ -26,6 +26,9 @@ struct SelfCheckResult {
   // The files outside the scan (payload's extra files and present probes)
   // with the signatures the check found.
   std::vector<std::pair<std::string, base::StatSignature>> outside;
+  // Each file the depfile names, as it spells it, with the signature the
+  // check found (after the compile).
+  std::vector<std::pair<std::string, base::StatSignature>> named;
 };
 
 SelfCheckResult self_check(std::string_view depfile_text, const closure::Closure& closure,

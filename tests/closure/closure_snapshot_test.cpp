@@ -69,6 +69,18 @@ TEST(ClosureSnapshot, RejectsForeignAndTruncatedBytes) {
   }
 }
 
+// The source's preprocessing fingerprint is read from the head alone: an
+// edit of the directives is told before the paths are decoded.
+TEST(ClosureSnapshot, HeadTellsTheSourcePreprocessing) {
+  const Closure c = two_files();
+  const std::string bytes = encode_closure_snapshot(c, cache::hash_bytes("key"));
+  cache::Hash128 preprocessing;
+  ASSERT_TRUE(snapshot_source_preprocessing(bytes, &preprocessing));
+  EXPECT_EQ(preprocessing, c.source_preprocessing);
+  EXPECT_FALSE(snapshot_source_preprocessing("lexpack-summary-4", &preprocessing));
+  EXPECT_FALSE(snapshot_source_preprocessing(bytes.substr(0, 20), &preprocessing));
+}
+
 ClosureMemo memo_of(const Closure& c, const cache::Hash128& key) {
   ClosureMemo m;
   m.action_key = key;
@@ -96,6 +108,15 @@ TEST(ClosureSnapshot, RefusedWhenPreprocessingOrMemoDiffers) {
   EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, c.files[1].content,
                                        c.source_preprocessing, nullptr, &why));
   EXPECT_NE(why.find("inc/a.h"), std::string::npos) << why;
+  // Only its head is read for the first question; the rest, when the
+  // directives match, must be whole.
+  const size_t head = snapshot.size() - 40;
+  EXPECT_FALSE(closure_with_new_source(snapshot.substr(0, head), memo_of(c, key), now, content,
+                                       cache::hash_bytes("other directives"), nullptr, &why));
+  EXPECT_EQ(why, "its directives changed");
+  EXPECT_FALSE(closure_with_new_source(snapshot.substr(0, head), memo_of(c, key), now, content,
+                                       c.source_preprocessing, nullptr, &why));
+  EXPECT_EQ(why, "no closure kept for it");
 }
 
 }  // namespace

@@ -64,6 +64,20 @@ TEST(SelfCheck, AgreeingDepfileKeepsNothing) {
   EXPECT_TRUE(r.payload.present_probes.empty());
 }
 
+// Each file the depfile names comes back with the signature found, as the
+// depfile spells it: the checks after the compile take it from there.
+TEST(SelfCheck, NamesEachDepfileFileWithItsSignature) {
+  Project p;
+  SelfCheckResult r = p.check(p.depfile({p.d.at("m.cpp"), p.d.at("a.h")}));
+  ASSERT_EQ(r.named.size(), 2u);
+  for (const auto& [path, sig] : r.named) {
+    base::StatSignature now;
+    ASSERT_TRUE(base::stat_file(path, &now)) << path;
+    EXPECT_EQ(sig, now) << path;
+  }
+  EXPECT_EQ(r.named[1].first, p.d.at("a.h"));
+}
+
 TEST(SelfCheck, FileTheScanMissedIsKeptWithItsCandidates) {
   Project p;
   const std::string extra = p.d.at("second/extra.h");
