@@ -260,6 +260,29 @@ TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
   EXPECT_EQ(status_number("stale_shares"), 1);
 }
 
+// The pause rule alone: o/z.h changes unheard (no closure the server
+// trusts names it, so nothing is watched) while nothing else changes, and
+// a TU never compiled before (o/d.cpp, no source changed) includes it. The
+// server, unused for over a second, checks its answer before giving it:
+// the one it kept of z.h does not hold, so the share is made anew and d.cpp
+// stored under the key of z.h's new state.
+TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
+  write_project();
+  dir_.write("o/z.h", "#define Z 1\n");
+  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+  dir_.write("o/d.cpp", "#include \"z.h\"\nint d() { return Z + 1; }\n");
+  settle();
+  std::string log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  ASSERT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
+  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  settle();
+  log = compile("o/d.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_EQ(status_number("stale_shares"), 1);
+  EXPECT_TRUE(says(log, "stored ")) << log;
+}
+
 // A comment edited in a header (and compiled at once, the header still too
 // young for a memo by signature): the server evaluates the closure again in
 // the hit request itself and answers with the entry of the compile before
