@@ -93,23 +93,40 @@ class NameWriter {
 };
 
 // `count` names (directory number, rest, flags) into `out`, their text
-// appended to *names; their views are set by set_views() once all are in.
-bool get_names(base::VarintReader* r, size_t limit, const std::vector<std::string>& dirs,
+// appended to *names; their views are set once all are in (decode_remote_memo).
+bool get_names(base::VarintReader* r, std::string_view bytes, const std::vector<std::string>& dirs,
                std::vector<RemoteMemoView::Named>* out, std::string* names,
                std::vector<std::pair<size_t, size_t>>* spans) {
   uint64_t count = 0;
-  if (!r->u64(&count) || count > limit) return false;
+  if (!r->u64(&count) || count > bytes.size()) return false;
   out->resize(count);
-  std::string rest;
-  for (RemoteMemoView::Named& n : *out) {
-    uint64_t dir = 0;
-    if (!r->u64(&dir) || dir > dirs.size() || !r->str(&rest) || !r->u8(&n.flags)) return false;
+  // Read in place first, then written out whole into storage sized once: a
+  // closure's thousands of names are not copied again as it grows.
+  struct Part {
+    uint64_t dir;
+    std::string_view rest;
+  };
+  std::vector<Part> parts(count);
+  size_t total = names->size();
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t n = 0;
+    if (!r->u64(&parts[i].dir) || parts[i].dir > dirs.size() || !r->u64(&n) ||
+        n > bytes.size() - r->pos()) {
+      return false;
+    }
+    parts[i].rest = bytes.substr(r->pos(), n);
+    if (!r->skip(n) || !r->u8(&(*out)[i].flags)) return false;
+    total += (parts[i].dir > 0 ? dirs[parts[i].dir - 1].size() + 1 : 0) + n;
+  }
+  names->reserve(total);
+  spans->reserve(spans->size() + count);
+  for (const Part& p : parts) {
     const size_t at = names->size();
-    if (dir > 0) {
-      *names += dirs[dir - 1];
+    if (p.dir > 0) {
+      *names += dirs[p.dir - 1];
       *names += '/';
     }
-    *names += rest;
+    *names += p.rest;
     spans->emplace_back(at, names->size() - at);
   }
   return true;
@@ -163,8 +180,8 @@ bool decode_remote_memo(std::string_view bytes, RemoteMemoView* d) {
   std::vector<std::pair<size_t, size_t>> spans;
   if (!r.str(&tag) || tag != kRemoteMemoTag || !get_hash(&r, &d->action_key) || !r.u64(&d->flags) ||
       !get_list(&r, bytes.size(), &d->list) || !get_strings(&r, bytes.size(), &dirs) ||
-      !get_names(&r, bytes.size(), dirs, &d->files, &d->names, &spans) || d->files.empty() ||
-      !get_names(&r, bytes.size(), dirs, &d->probes, &d->names, &spans) || !r.done()) {
+      !get_names(&r, bytes, dirs, &d->files, &d->names, &spans) || d->files.empty() ||
+      !get_names(&r, bytes, dirs, &d->probes, &d->names, &spans) || !r.done()) {
     return false;
   }
   size_t k = 0;
