@@ -19,6 +19,7 @@
 #include "cache/store.h"
 #include "closure/dependency_closure.h"
 #include "closure/key_relocation.h"
+#include "closure/remote_memo_format.h"
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/search_list.h"
@@ -58,7 +59,8 @@ class LocalFacts {
   // Finds what the names of `memos` (the memos of compiles in `cwd`) come to
   // here, on `jobs` threads, each name once: the memos taken next find
   // everything known.
-  void learn(const std::vector<std::string_view>& memos, const std::string& cwd,
+  // `memos` decoded (decode_remote_memo); those that are not are skipped.
+  void learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
              std::string_view base_dir, ScanFileCache* shared, int jobs);
 
   struct Impl;
@@ -83,6 +85,14 @@ struct TakenClosure {
 // per build, each directory before the candidates in it (so a closure memo
 // encoded with the same cache vouches only for what was seen).
 base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
+                                            const compiler::CompilerIdentity& identity,
+                                            const compiler::CompileCommand& command,
+                                            const std::string& cwd, std::string_view base_dir,
+                                            const compiler::SearchList& list, LocalFacts* facts,
+                                            ScanFileCache* shared = nullptr);
+// The same for a memo decoded already (a build's memos are decoded once,
+// for learn() and for this).
+base::Result<TakenClosure> take_remote_memo(const RemoteMemoView& memo,
                                             const compiler::CompilerIdentity& identity,
                                             const compiler::CompileCommand& command,
                                             const std::string& cwd, std::string_view base_dir,

@@ -259,16 +259,13 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
 
 }  // namespace
 
-void LocalFacts::learn(const std::vector<std::string_view>& memos, const std::string& cwd,
+void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
                        std::string_view base_dir, ScanFileCache* shared, int jobs) {
-  std::vector<RemoteMemoView> decoded(memos.size());
   // Each name once, read when any memo reads it.
   std::unordered_map<std::string_view, uint8_t> files[2], probes[2];
-  for (size_t m = 0; m < memos.size(); ++m) {
-    RemoteMemoView& d = decoded[m];
-    if (!decode_remote_memo(memos[m], &d) ||
-        ((d.flags & kRemoteRelocated) != 0) != !base_dir.empty())
-      continue;
+  for (const RemoteMemoView* memo : memos) {
+    const RemoteMemoView& d = *memo;
+    if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
     for (size_t i = 1; i < d.files.size(); ++i) {
       uint8_t& flags = files[(d.files[i].flags & kRemoteAbsolute) != 0][d.files[i].name];
       flags =
@@ -333,6 +330,15 @@ base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
   RemoteMemoView d;
   if (!decode_remote_memo(bytes, &d))
     return base::Status::error("not a closure memo of this version");
+  return take_remote_memo(d, identity, command, cwd, base_dir, list, facts, shared);
+}
+
+base::Result<TakenClosure> take_remote_memo(const RemoteMemoView& d,
+                                            const compiler::CompilerIdentity& identity,
+                                            const compiler::CompileCommand& command,
+                                            const std::string& cwd, std::string_view base_dir,
+                                            const compiler::SearchList& list, LocalFacts* facts,
+                                            ScanFileCache* shared) {
   TakenClosure out;
   out.relocation.base_dir = std::string(base_dir);
   out.relocation.cwd = cwd;

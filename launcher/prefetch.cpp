@@ -49,7 +49,7 @@ struct Keyed {
 // not hold here.
 std::optional<cache::Hash128> key_from_remote_memo(
     cache::Store* store, closure::LocalFacts* contents, closure::ScanFileCache* shared,
-    std::string_view remote_memo, const compiler::CompilerIdentity& identity,
+    const closure::RemoteMemoView& remote_memo, const compiler::CompilerIdentity& identity,
     const compiler::CompileCommand& cmd, const std::string& cwd, const std::string& base_dir,
     const cache::Hash128& tu) {
   auto list = compiler::search_list_for(store, identity, cmd, cwd);
@@ -72,7 +72,7 @@ std::optional<cache::Hash128> key_from_remote_memo(
 // else from another machine's memo (`remote_memo`, may be null), else
 // computed (and its memo stored, as the launcher would store it).
 Keyed key_of(cache::Store* store, closure::FileStates* files, closure::LocalFacts* contents,
-             const std::string* remote_memo, const compiler::CompilerIdentity& identity,
+             const closure::RemoteMemoView* remote_memo, const compiler::CompilerIdentity& identity,
              const compiler::CompileCommand& cmd, const std::string& cwd,
              const std::string& base_dir, const lexer::Kernel* kernel) {
   Keyed out;
@@ -211,10 +211,20 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
   }
   std::vector<std::optional<std::string>> remote_memos =
       fetch_remote_memos(group, cmds, identities, cwd);
-  std::vector<std::string_view> memos;
-  for (const std::optional<std::string>& m : remote_memos) {
-    if (m) memos.push_back(*m);
+  // Each memo decoded once, for learn() and for its compile's key.
+  std::vector<std::optional<closure::RemoteMemoView>> decoded(group.size());
+  std::vector<const closure::RemoteMemoView*> memos;
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (!remote_memos[k]) continue;
+    closure::RemoteMemoView& d = decoded[k].emplace();
+    if (closure::decode_remote_memo(*remote_memos[k], &d)) {
+      memos.push_back(&d);
+    } else {
+      decoded[k].reset();
+      locked_.add_counter("remote_memos_refused", 1);
+    }
   }
+  remote_memos.clear();
   if (!memos.empty()) contents_.learn(memos, cwd, base_dir_, &graph_, jobs_);
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -241,7 +251,7 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
         r_->why_not[i] = "uncacheable: " + why;
         continue;
       }
-      const std::string* remote_memo = remote_memos[k] ? &*remote_memos[k] : nullptr;
+      const closure::RemoteMemoView* remote_memo = decoded[k] ? &*decoded[k] : nullptr;
       Keyed keyed =
           key_of(&locked_, &files, &contents_, remote_memo, *id, cmd, cwd, base_dir_, kernel_);
       r_->keys[i] = keyed.key;
