@@ -145,9 +145,12 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
   for (const auto& [path, sig] : check.named) after.emplace(path, &sig);
   for (const closure::ClosureFile& f : closure_.files) {
     base::StatSignature now;
-    auto it = after.find(f.path);
-    const bool there =
-        it != after.end() ? (now = *it->second, true) : base::stat_file(std::string(f.path), &now);
+    bool there = true;
+    if (auto it = after.find(f.path); it != after.end()) {
+      now = *it->second;
+    } else {
+      there = base::stat_file(std::string(f.path), &now);
+    }
     if (!there || !(now == f.stat)) {
       return "not stored: " + std::string(f.path) + " changed during the compile";
     }
