@@ -8,6 +8,17 @@
 #include "lexer/scanner.h"
 
 namespace lexpack::closure {
+namespace {
+constexpr std::string_view kChangedWhileRead = " changed while it was read";
+}  // namespace
+
+base::Status changed_while_read(const std::string& path) {
+  return base::Status::error(path + std::string(kChangedWhileRead));
+}
+
+bool is_changed_while_read(const base::Status& status) {
+  return !status.ok() && status.message().ends_with(kChangedWhileRead);
+}
 
 base::Result<FileSummary> FileStates::load(const std::string& path, const std::string& key_path,
                                            const base::StatSignature& sig) {
@@ -26,7 +37,7 @@ base::Result<FileSummary> FileStates::load(const std::string& path, const std::s
   ++files_read_;
   base::StatSignature after;
   if (!base::stat_file(path, &after) || !(after == sig)) {
-    return base::Status::error(path + " changed while it was read");
+    return changed_while_read(path);
   }
   FileSummary s;
   if (shared_ && shared_->keeps_lexed()) {
@@ -85,7 +96,7 @@ base::Result<cache::Hash128> FileStates::content_hash(const std::string& path,
   ++files_read_;
   base::StatSignature after;
   if (!base::stat_file(path, &after) || !(after == sig)) {
-    return base::Status::error(path + " changed while it was read");
+    return changed_while_read(path);
   }
   cache::Hash128 content = cache::hash_bytes(bytes);
   if (store_ && base::signature_is_settled(sig, base::now_ns())) {

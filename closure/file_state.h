@@ -18,6 +18,12 @@ namespace lexpack::closure {
 
 class ScanFileCache;
 
+// The error of a file whose signature is not the one it was read by: it
+// changed since that signature was taken (a write under way, or an answer
+// kept from before a change), and whether an error is that one.
+base::Status changed_while_read(const std::string& path);
+bool is_changed_while_read(const base::Status& status);
+
 // Loads file summaries, from the store's file table when the stat signature
 // still matches, else by reading, hashing and lexing the file (and recording
 // the result when the signature is settled). `store` may be null.

@@ -12,6 +12,7 @@
 #include "base/run_on_threads.h"
 #include "closure/absence.h"
 #include "closure/action_key.h"
+#include "closure/file_state.h"
 #include "closure/remote_memo.h"
 #include "closure/remote_memo_format.h"
 #include "closure/scan_file_cache.h"
@@ -99,7 +100,7 @@ base::Result<cache::Hash128> LocalFacts::Impl::hash(const std::string& path, con
   if (!read.ok()) return read.status();
   base::StatSignature after;
   if (!base::stat_file(path, &after) || !(after == sig)) {
-    return base::Status::error(path + " changed while it was read");
+    return changed_while_read(path);
   }
   const cache::Hash128 content = cache::hash_bytes(*read);
   // Recorded as the walk records it, so the next compile reads nothing.

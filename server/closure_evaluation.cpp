@@ -156,7 +156,17 @@ Reply Server::evaluate_closure(const Request& req) {
     presence.share_with(share.evaluations.get());
     auto computed =
         closure::compute_closure(share.files.get(), cmd, *list, identity->kind, req.cwd, &presence);
-    if (!computed.ok()) return declined("dependency scan: " + computed.message());
+    if (!computed.ok()) {
+      // A file read by the signature the share kept had changed since (a
+      // change no watch heard of): the share is made anew and the closure
+      // evaluated again, once, rather than left to the launcher.
+      if (attempt == 0 && closure::is_changed_while_read(computed.status())) {
+        ++stale_shares_;
+        walk_share_.reset();
+        continue;
+      }
+      return declined("dependency scan: " + computed.message());
+    }
     closure = std::move(computed.value());
     // What the launcher would not store either: it finds out again itself.
     if (closure->uses_time || !closure->unsure.empty()) return declined("no memo for this closure");

@@ -283,6 +283,29 @@ TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
   EXPECT_TRUE(says(log, "stored ")) << log;
 }
 
+// A file the server saw only as a search answer (q.h, found by a
+// __has_include of o/c.cpp, never read) changes unheard; a TU never
+// compiled before then includes it. Read by the signature the share kept,
+// it "changed while it was read": the server makes its share anew and
+// evaluates the closure again, instead of leaving it to the launcher.
+TEST_P(ServerEvaluation, AFileChangedSinceTheShareSawItIsEvaluatedAgain) {
+  write_project();
+  dir_.write("o/q.h", "#define Q 1\n");
+  dir_.write("o/c.cpp",
+             "#if __has_include(\"q.h\")\n#define HAS_Q 1\n#endif\nint c() { return 0; }\n");
+  dir_.write("o/e.cpp", "#include \"q.h\"\nint e() { return Q; }\n");
+  settle();
+  std::string log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  ASSERT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
+  dir_.write("o/q.h", "#define Q 22\n#define MORE 1\n");
+  settle();
+  log = compile("o/e.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_FALSE(says(log, "changed while it was read")) << log;
+  EXPECT_EQ(status_number("stale_shares"), 1);
+}
+
 // A comment edited in a header (and compiled at once, the header still too
 // young for a memo by signature): the server evaluates the closure again in
 // the hit request itself and answers with the entry of the compile before
