@@ -59,7 +59,8 @@ class LocalFacts {
   // Finds what the names of `memos` (the memos of compiles in `cwd`) come to
   // here, on `jobs` threads, each name once: the memos taken next find
   // everything known.
-  // `memos` decoded (decode_remote_memo); those that are not are skipped.
+  // `memos` as decode_remote_memo() gave them; one whose paths are not
+  // relocated as `base_dir` says is left out.
   void learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
              std::string_view base_dir, ScanFileCache* shared, int jobs);
 

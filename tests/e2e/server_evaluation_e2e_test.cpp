@@ -74,6 +74,25 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
     EXPECT_TRUE(says(log, kByServer)) << log;
     dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
   }
+  // o/c.cpp (`c_text`) compiled with its closure evaluated by the server,
+  // which then watches nothing; `header` (which c.cpp names) rewritten from
+  // `before` to `after`, unheard; then o/d.cpp (`d_text`), never compiled
+  // before: its decision log.
+  std::string compile_then_change_unheard(const std::string& header, const std::string& before,
+                                          const std::string& after, const std::string& c_text,
+                                          const std::string& d_text) {
+    write_project();
+    dir_.write(header, before);
+    dir_.write("o/c.cpp", c_text);
+    dir_.write("o/d.cpp", d_text);
+    settle();
+    const std::string log = compile("o/c.cpp");
+    EXPECT_TRUE(says(log, kByServer)) << log;
+    EXPECT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
+    dir_.write(header, after);
+    settle();
+    return compile("o/d.cpp");
+  }
   void write_project() {
     dir_.write("inc/sel.h", kSelect);
     dir_.write("inc/x.h", "#define V 10\n");
@@ -267,17 +286,9 @@ TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
 // the one it kept of z.h does not hold, so the share is made anew and d.cpp
 // stored under the key of z.h's new state.
 TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
-  write_project();
-  dir_.write("o/z.h", "#define Z 1\n");
-  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
-  dir_.write("o/d.cpp", "#include \"z.h\"\nint d() { return Z + 1; }\n");
-  settle();
-  std::string log = compile("o/c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  ASSERT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
-  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
-  settle();
-  log = compile("o/d.cpp");
+  const std::string log = compile_then_change_unheard(
+      "o/z.h", "#define Z 1\n", "#include <y.h>\n#define Z V\n",
+      "#include \"z.h\"\nint c() { return Z; }\n", "#include \"z.h\"\nint d() { return Z + 1; }\n");
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
   EXPECT_TRUE(says(log, "stored ")) << log;
@@ -285,22 +296,14 @@ TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
 
 // A file the server saw only as a search answer (q.h, found by a
 // __has_include of o/c.cpp, never read) changes unheard; a TU never
-// compiled before then includes it. Read by the signature the share kept,
+// compiled before (o/d.cpp) then includes it. Read by the signature the share kept,
 // it "changed while it was read": the server makes its share anew and
 // evaluates the closure again, instead of leaving it to the launcher.
 TEST_P(ServerEvaluation, AFileChangedSinceTheShareSawItIsEvaluatedAgain) {
-  write_project();
-  dir_.write("o/q.h", "#define Q 1\n");
-  dir_.write("o/c.cpp",
-             "#if __has_include(\"q.h\")\n#define HAS_Q 1\n#endif\nint c() { return 0; }\n");
-  dir_.write("o/e.cpp", "#include \"q.h\"\nint e() { return Q; }\n");
-  settle();
-  std::string log = compile("o/c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  ASSERT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
-  dir_.write("o/q.h", "#define Q 22\n#define MORE 1\n");
-  settle();
-  log = compile("o/e.cpp");
+  const std::string log = compile_then_change_unheard(
+      "o/q.h", "#define Q 1\n", "#define Q 22\n#define MORE 1\n",
+      "#if __has_include(\"q.h\")\n#define HAS_Q 1\n#endif\nint c() { return 0; }\n",
+      "#include \"q.h\"\nint d() { return Q; }\n");
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_FALSE(says(log, "changed while it was read")) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
