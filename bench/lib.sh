@@ -2,6 +2,14 @@
 # timing, medians and the generated project's sources.
 
 now() { date +%s.%N; }
+# need_tools BENCH TOOL...: stops with a message naming the first TOOL not on PATH.
+need_tools() {
+  local bench=$1 tool
+  shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$bench bench: $tool not found" >&2; exit 1; }
+  done
+}
 # The median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # The median of the numbers in $1, separated by spaces.

@@ -14,10 +14,8 @@ set -eu
 RUNS=${RUNS:-3}
 TUS=${TUS:-24}
 HERE=$(cd "$(dirname "$0")" && pwd)
-for tool in cmake ninja python3 bc; do
-  command -v "$tool" >/dev/null || { echo "miss-split bench: $tool not found" >&2; exit 1; }
-done
 . "$HERE/../lib.sh"
+need_tools miss-split cmake ninja python3 bc
 alternate_binaries miss-split "$@"
 
 # One cold build with binary $1: "launcher_ms server_ms build_s misses

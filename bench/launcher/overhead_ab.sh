@@ -23,10 +23,8 @@ MODE=${MODE:-launcher}
 PHASE=${PHASE:-cold}
 EDITS=${EDITS:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
-for tool in cmake ninja perf python3; do
-  command -v "$tool" >/dev/null || { echo "overhead bench: $tool not found" >&2; exit 1; }
-done
 . "$HERE/../lib.sh"
+need_tools overhead cmake ninja perf python3
 alternate_binaries overhead "$@"
 if [ -n "$SOURCE" ]; then
   FILE=${FILE:-$(first_compiled "$WORK/src")}
