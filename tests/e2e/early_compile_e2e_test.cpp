@@ -78,6 +78,19 @@ class EarlyCompile : public LauncherTest, public ::testing::WithParamInterface<c
     return first;
   }
   std::string wrapped() const { return "PATH=" + shell_quote(dir_.at("wrap")) + ":$PATH"; }
+  // A compile through the wrapper with the script's action on (`env`, as
+  // "SWAP=1"), without the server: it started at once and its result was
+  // not stored. Its decision log in *log.
+  void compile_disturbed(const std::string& env, std::string* log) {
+    dir_.write("log.txt", "");
+    base::ProcessResult r =
+        lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 " + env + " " + wrapped());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    *log = dir_.read("log.txt");
+    EXPECT_TRUE(says(*log, kEarly)) << *log;
+    EXPECT_TRUE(not_stored(*log)) << *log;
+    EXPECT_FALSE(says(*log, ": stored ")) << *log;
+  }
   // A server for this cache directory, answering.
   bool start_server() {
     if (lexpack("server --start", kServerEnv).exit_code != 0) return false;
@@ -291,13 +304,8 @@ TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
     const std::string swap = "[ -n \"$SWAP\" ] && ln -sfn v2 inc\n";
     if (!write_wrapper(real_with(when, swap))) GTEST_SKIP() << GetParam() << " is not installed";
     settle();
-    dir_.write("log.txt", "");
-    base::ProcessResult r = lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 SWAP=1 " + wrapped());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    std::string log = dir_.read("log.txt");
-    EXPECT_TRUE(says(log, kEarly)) << log;
-    EXPECT_TRUE(not_stored(log)) << log;
-    EXPECT_FALSE(says(log, ": stored ")) << log;
+    std::string log;
+    ASSERT_NO_FATAL_FAILURE(compile_disturbed("SWAP=1", &log));
     settle();
     log = compile();
     EXPECT_TRUE(last_was_miss()) << log;
@@ -319,13 +327,8 @@ TEST_P(EarlyCompile, AMissingCandidateMadeWhileTheCompilerRunsIsNeverStored) {
   if (!write_wrapper(real_with("before", make))) GTEST_SKIP() << GetParam() << " is not installed";
   ASSERT_EQ(sh("mkdir -p inc").exit_code, 0);
   settle();
-  dir_.write("log.txt", "");
-  base::ProcessResult r = lexpack(args() + " -o out.o", "LEXPACK_SERVER=0 MAKE=1 " + wrapped());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string log = dir_.read("log.txt");
-  EXPECT_TRUE(says(log, kEarly)) << log;
-  EXPECT_TRUE(not_stored(log)) << log;
-  EXPECT_FALSE(says(log, ": stored ")) << log;
+  std::string log;
+  ASSERT_NO_FATAL_FAILURE(compile_disturbed("MAKE=1", &log));
   ASSERT_EQ(sh("rm -r inc/sub").exit_code, 0);
   settle();
   log = compile();
