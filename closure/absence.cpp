@@ -22,46 +22,51 @@ bool no_entry(const std::string& path, const std::string& cwd) {
   return ::lstat(at.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
-const std::optional<base::StatSignature>& DirSignatures::operator()(const std::string& dir) {
+const std::optional<base::StatSignature>& DirSignatures::operator()(std::string_view dir) {
   auto it = sigs_.find(dir);
   if (it != sigs_.end()) return it->second;
   std::optional<base::StatSignature> sig;
-  const std::string parent(base::dir_of(dir));
-  if (dir.empty() || dir == "/" || (*this)(parent)) sig = stat_(dir);
-  return sigs_.emplace(dir, sig).first->second;
+  if (dir.empty() || dir == "/" || (*this)(base::dir_of(dir))) sig = stat_(std::string(dir));
+  return sigs_.emplace(std::string(dir), sig).first->second;
 }
 
-bool VouchedGroups::add(const std::string& dir, DirSignatures& dir_sig, int64_t now) {
-  std::string missing = dir;
+bool VouchedGroups::add(std::string_view dir, DirSignatures& dir_sig, int64_t now) {
+  // Views into `dir` (its ancestors are its prefixes): strings are made
+  // only for what is kept.
+  std::string_view missing = dir;
   while (true) {
-    std::string parent(base::dir_of(missing));
+    const std::string_view parent = base::dir_of(missing);
     if (parent == missing) return false;  // "/" itself: never missing
     const std::optional<base::StatSignature>& sig = dir_sig(parent);
     if (!sig) {
       if (parent.empty()) return false;  // the working directory is gone
-      missing = std::move(parent);
+      missing = parent;
       continue;
     }
     if (!base::signature_is_settled(*sig, now) || !absent_entry(missing)) return false;
-    auto [it, fresh] = index_.emplace(parent, groups_.size());
-    if (fresh) groups_.push_back({parent, *sig, {}});
-    groups_[it->second].dirs.push_back(dir);
+    auto it = index_.find(parent);
+    if (it == index_.end()) {
+      it = index_.emplace(std::string(parent), groups_.size()).first;
+      groups_.push_back({std::string(parent), *sig, {}});
+    }
+    groups_[it->second].dirs.emplace_back(dir);
     return true;
   }
 }
 
-bool VouchedGroups::absent_entry(const std::string& path) {
+bool VouchedGroups::absent_entry(std::string_view path) {
   auto it = entries_.find(path);
   if (it != entries_.end()) return it->second;
-  std::string_view last = std::string_view(path).substr(base::dir_of(path).size());
+  std::string_view last = path.substr(base::dir_of(path).size());
   if (!last.empty() && last[0] == '/') last.remove_prefix(1);
   bool ok = false;
   if (!last.empty() && last != "." && last != "..") {
     struct stat st;
-    const std::string at = cwd_.empty() ? path : base::absolute_path(path, cwd_);
+    const std::string at =
+        cwd_.empty() ? std::string(path) : base::absolute_path(std::string(path), cwd_);
     ok = ::lstat(at.c_str(), &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT;
   }
-  entries_.emplace(path, ok);
+  entries_.emplace(std::string(path), ok);
   return ok;
 }
 

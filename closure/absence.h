@@ -16,6 +16,7 @@
 
 #include "base/byte_codec.h"
 #include "base/file_stat.h"
+#include "base/view_map.h"
 #include "closure/memo_stat_source.h"
 
 namespace lexpack::closure {
@@ -33,11 +34,11 @@ class DirSignatures {
   using Stat = std::function<std::optional<base::StatSignature>(const std::string&)>;
   explicit DirSignatures(Stat stat) : stat_(std::move(stat)) {}
 
-  const std::optional<base::StatSignature>& operator()(const std::string& dir);
+  const std::optional<base::StatSignature>& operator()(std::string_view dir);
 
  private:
   Stat stat_;
-  std::unordered_map<std::string, std::optional<base::StatSignature>> sigs_;
+  base::ViewMap<std::optional<base::StatSignature>> sigs_;  // a string made per directory only
 };
 
 // Missing directories grouped under their deepest existing ancestor.
@@ -54,17 +55,17 @@ class VouchedGroups {
   // Puts missing `dir` under its ancestor (signatures from `dir_sig`, settled
   // by `now`); false when it cannot be vouched for (a fresh ancestor, a
   // symlink or an odd component next to it): then it is checked on its own.
-  bool add(const std::string& dir, DirSignatures& dir_sig, int64_t now);
+  bool add(std::string_view dir, DirSignatures& dir_sig, int64_t now);
 
   // Stable while no more are added.
   const std::deque<Group>& groups() const { return groups_; }
 
  private:
-  bool absent_entry(const std::string& path);
+  bool absent_entry(std::string_view path);
 
   std::deque<Group> groups_;
-  std::unordered_map<std::string, size_t> index_;
-  std::unordered_map<std::string, bool> entries_;
+  base::ViewMap<size_t> index_;
+  base::ViewMap<bool> entries_;
   std::string cwd_;
 };
 

@@ -168,7 +168,7 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     const std::vector<std::string_view>& names = group.names;
     MemoView::ProbedDir d;
     d.dir = group.dir;
-    std::string dir(d.dir);
+    const std::string_view dir = d.dir;
     const std::optional<base::StatSignature>& sig = dir_sig(dir);
     d.exists = sig.has_value();
     if (sig) d.stat = *sig;
@@ -267,6 +267,16 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
 
 bool closure_memo_key(std::string_view bytes, cache::Hash128* action_key, bool* uses_date) {
   return parse_head(bytes, action_key, uses_date);
+}
+
+bool closure_memo_first_dependency(std::string_view bytes, std::string_view* path,
+                                   base::StatSignature* stat, cache::Hash128* content) {
+  MemoView::Dependency first;
+  if (!parse_first_dependency(bytes, &first)) return false;
+  *path = first.path;
+  *stat = first.stat;
+  *content = first.content;
+  return true;
 }
 
 bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
