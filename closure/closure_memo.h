@@ -153,6 +153,13 @@ std::string check_closure_memo(const ClosureMemo& memo, MemoStatSource* stats = 
 // does not start as a memo.
 bool closure_memo_key(std::string_view bytes, cache::Hash128* action_key, bool* uses_date);
 
+// The first dependency of an encoded memo (the source), from the bytes
+// before the others: its path as a view into `bytes`, its signature and
+// content as recorded. False when `bytes` does not start as a memo naming
+// one.
+bool closure_memo_first_dependency(std::string_view bytes, std::string_view* path,
+                                   base::StatSignature* stat, cache::Hash128* content);
+
 // check_closure_memo() on the encoded memo, without decoding it into a
 // ClosureMemo (the hit path: no string built per dependency). False when
 // `bytes` is not a memo; else *action_key, *uses_date and *changed are set.

@@ -181,6 +181,16 @@ bool parse_head(std::string_view bytes, cache::Hash128* action_key, bool* uses_d
   return read_head(&r, bytes, action_key, uses_date);
 }
 
+bool parse_first_dependency(std::string_view bytes, MemoView::Dependency* first) {
+  base::VarintReader r(bytes);
+  cache::Hash128 key;
+  bool uses_date = false;
+  uint64_t n = 0;
+  return read_head(&r, bytes, &key, &uses_date) && r.u64(&n) && n > 0 && n <= bytes.size() &&
+         read_view(&r, bytes, &first->path) && base::read_signature(&r, &first->stat) &&
+         r.u64(&first->content.lo) && r.u64(&first->content.hi);
+}
+
 bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_key,
                 bool* uses_date) {
   // The same format decode_closure_memo() reads, every path left in place.

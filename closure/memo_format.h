@@ -72,5 +72,8 @@ bool parse_view(std::string_view bytes, MemoView* out, cache::Hash128* action_ke
 // The head of an encoded memo alone: its action key and whether its closure
 // uses __DATE__. False when `bytes` does not start as a memo.
 bool parse_head(std::string_view bytes, cache::Hash128* action_key, bool* uses_date);
+// The first dependency of an encoded memo alone (its path a view into
+// `bytes`). False when `bytes` does not start as a memo naming one.
+bool parse_first_dependency(std::string_view bytes, MemoView::Dependency* first);
 
 }  // namespace lexpack::closure

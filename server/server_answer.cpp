@@ -348,25 +348,26 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
     *why = "no closure memo";
     return false;
   }
+  // The first dependency (the source) first, read alone: its edit is the
+  // commonest change, and a memo it makes out of date needs neither a
+  // decode nor a watch of the hundreds of paths it names. (One recorded by
+  // content, edited a moment before it was read, is out of date when its
+  // bytes differ.)
+  const closure::ContentLookup content = closure::content_lookup(files_.get(), cwd);
+  std::string_view first;
+  base::StatSignature first_stat, now;
+  cache::Hash128 first_content;
+  if (closure::closure_memo_first_dependency(bytes, &first, &first_stat, &first_content) &&
+      base::stat_file(base::absolute_path(std::string(first), cwd), &now) &&
+      !closure::dependency_holds(first, now, first_stat, first_content, &content)) {
+    *why = "closure memo out of date: changed: " + std::string(first);
+    ++declined_by_first_;
+    return false;
+  }
   closure::ClosureMemo memo;
   if (!closure::decode_closure_memo(bytes, &memo)) {
     *why = "closure memo unreadable";
     return false;
-  }
-  // The first dependency (the source) first: its edit is the commonest
-  // change, and a memo it makes out of date needs no watch on the hundreds
-  // of paths it names. (One recorded by content, edited a moment before it
-  // was read, is out of date when its bytes differ.)
-  const closure::ContentLookup content = closure::content_lookup(files_.get(), cwd);
-  if (!memo.dependencies.empty()) {
-    const closure::ClosureMemo::Dependency& first = memo.dependencies[0];
-    base::StatSignature now;
-    if (base::stat_file(base::absolute_path(first.path, cwd), &now) &&
-        !closure::dependency_holds(first.path, now, first.stat, first.content, &content)) {
-      *why = "closure memo out of date: changed: " + first.path;
-      ++declined_by_first_;
-      return false;
-    }
   }
   if (!watch_memo(id, memo, cwd, why)) return false;
   std::string changed;

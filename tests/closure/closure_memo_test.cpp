@@ -73,6 +73,39 @@ TEST(ClosureMemo, RoundTrip) {
   EXPECT_EQ(check_memo(memo), "");
 }
 
+// The first dependency is read from the bytes before the others: a memo
+// cut short after it still gives it, one cut within it does not, nor one
+// that names no dependency.
+TEST(ClosureMemo, FirstDependencyIsReadAlone) {
+  testing::TestDir dir;
+  dir.write("a.h", "x");
+  dir.write("b.h", "y");
+  ClosureMemo memo = memo_for(dir);
+  memo.dependencies[0].content = cache::hash_bytes("x");
+  ClosureMemo::Dependency second;
+  second.path = dir.at("b.h");
+  ASSERT_TRUE(base::stat_file(second.path, &second.stat));
+  memo.dependencies.push_back(second);
+  const std::string bytes = encode_closure_memo(memo);
+  const size_t second_at = bytes.find(second.path);
+  ASSERT_NE(second_at, std::string::npos);
+  std::string_view path;
+  base::StatSignature stat;
+  cache::Hash128 content;
+  ASSERT_TRUE(closure_memo_first_dependency(std::string_view(bytes).substr(0, second_at), &path,
+                                            &stat, &content));
+  EXPECT_EQ(path, dir.at("a.h"));
+  EXPECT_TRUE(stat == memo.dependencies[0].stat);
+  EXPECT_EQ(content, cache::hash_bytes("x"));
+  const size_t first_at = bytes.find(dir.at("a.h"));
+  ASSERT_NE(first_at, std::string::npos);
+  EXPECT_FALSE(closure_memo_first_dependency(std::string_view(bytes).substr(0, first_at + 2), &path,
+                                             &stat, &content));
+  memo.dependencies.clear();
+  EXPECT_FALSE(closure_memo_first_dependency(encode_closure_memo(memo), &path, &stat, &content));
+  EXPECT_FALSE(closure_memo_first_dependency("not a memo", &path, &stat, &content));
+}
+
 TEST(ClosureMemo, DetectsChangedDependency) {
   testing::TestDir dir;
   dir.write("a.h", "x");
