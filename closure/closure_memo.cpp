@@ -100,6 +100,49 @@ std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLo
   return {};
 }
 
+// A closure's failed probes by directory (its numbers in
+// failed_probe_dirs): the directories in name order, each one's probes in
+// the order the walk met them, all in one array (no list per directory).
+struct ProbeGroups {
+  struct Group {
+    std::string_view dir;
+    size_t count = 0;  // its probes
+    size_t first = 0;  // its first probe's place in `placed`
+  };
+  std::vector<Group> groups;     // in the order first met
+  std::vector<uint32_t> order;   // `groups` by name
+  std::vector<uint32_t> placed;  // the probes' indices, group after group
+
+  explicit ProbeGroups(const Closure& closure) {
+    const size_t probes = closure.failed_probes.size();
+    std::vector<int32_t> group_of;  // by directory number, -1 for none yet
+    std::vector<uint32_t> group_of_probe(probes);
+    for (size_t i = 0; i < probes; ++i) {
+      const uint32_t id = closure.failed_probe_dirs[i];
+      if (id >= group_of.size()) group_of.resize(id + 1 + group_of.size() / 2, -1);
+      if (group_of[id] < 0) {
+        group_of[id] = int32_t(groups.size());
+        groups.push_back({base::dir_of(closure.failed_probes[i])});
+      }
+      group_of_probe[i] = uint32_t(group_of[id]);
+      ++groups[group_of_probe[i]].count;
+    }
+    order.resize(groups.size());
+    for (size_t g = 0; g < order.size(); ++g) order[g] = uint32_t(g);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return groups[a].dir < groups[b].dir; });
+    size_t at = 0;
+    for (uint32_t g : order) {
+      groups[g].first = at;
+      at += groups[g].count;
+    }
+    std::vector<size_t> next(groups.size());
+    for (size_t g = 0; g < groups.size(); ++g) next[g] = groups[g].first;
+    placed.resize(probes);
+    for (size_t i = 0; i < probes; ++i) placed[next[group_of_probe[i]]++] = uint32_t(i);
+  }
+};
+
 // Signatures are judged settled by `now`.
 std::optional<std::string> encode_memo_at(const Closure& closure, const compiler::SearchList& list,
                                           const cache::Hash128& action_key, ScanFileCache* shared,
@@ -130,27 +173,7 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
   // with an absolute path is then checked for an entry once per scan by
   // number (a relative one names another file in another directory).
   const bool numbered = shared && closure.failed_probe_ids.size() == closure.failed_probes.size();
-  std::vector<int32_t> group_of;  // by directory number, -1 for none yet
-  struct Group {
-    std::string_view dir;
-    std::vector<std::string_view> names;
-    std::vector<uint32_t> candidates;  // per name when `numbered`
-  };
-  std::vector<Group> groups;
-  for (size_t i = 0; i < closure.failed_probes.size(); ++i) {
-    std::string_view p = closure.failed_probes[i];
-    uint32_t id = dir_ids[i];
-    if (id >= group_of.size()) group_of.resize(id + 1 + group_of.size() / 2, -1);
-    if (group_of[id] < 0) {
-      group_of[id] = int32_t(groups.size());
-      groups.push_back({base::dir_of(p), {}, {}});
-    }
-    Group& g = groups[size_t(group_of[id])];
-    g.names.push_back(probe_name(g.dir, p));
-    if (numbered) g.candidates.push_back(closure.failed_probe_ids[i]);
-  }
-  std::sort(groups.begin(), groups.end(),
-            [](const Group& a, const Group& b) { return a.dir < b.dir; });
+  const ProbeGroups grouped(closure);
   m.probes.reserve(closure.failed_probes.size());
   // Directory signatures, each taken once: a scan's shared answers, else now.
   DirSignatures dir_sig([&](const std::string& dir) -> std::optional<base::StatSignature> {
@@ -164,8 +187,8 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     return s;
   });
   VouchedGroups vouched(shared ? cwd : std::string());
-  for (const Group& group : groups) {
-    const std::vector<std::string_view>& names = group.names;
+  for (uint32_t g : grouped.order) {
+    const ProbeGroups::Group& group = grouped.groups[g];
     MemoView::ProbedDir d;
     d.dir = group.dir;
     const std::string_view dir = d.dir;
@@ -176,22 +199,26 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     d.check_each = d.exists && !base::signature_is_settled(d.stat, now);
     d.first_probe = m.probes.size();
     if (d.exists) {
+      for (size_t k = 0; k < group.count; ++k) {
+        m.probes.push_back(probe_name(dir, closure.failed_probes[grouped.placed[group.first + k]]));
+      }
+      d.probe_count = group.count;
       // A probe that is some entry (a dangling symlink) may resolve later
       // with the directory unchanged: then each probe is checked.
-      for (size_t k = 0; k < names.size() && !d.check_each; ++k) {
+      for (size_t k = 0; k < group.count && !d.check_each; ++k) {
+        const std::string_view name = m.probes[d.first_probe + k];
         // Once per scan for the scan's probes (dir_sig took the directory's
         // signature first).
         if (!shared) {
-          d.check_each = !no_entry(base::join_path(dir, names[k]));
+          d.check_each = !no_entry(base::join_path(dir, name));
         } else if (numbered && !dir.empty() && dir[0] == '/') {
-          d.check_each = !shared->candidate_no_entry_once(group.candidates[k], dir, names[k]);
+          const uint32_t candidate = closure.failed_probe_ids[grouped.placed[group.first + k]];
+          d.check_each = !shared->candidate_no_entry_once(candidate, dir, name);
         } else {
-          const std::string probe = base::join_path(dir, names[k]);
+          const std::string probe = base::join_path(dir, name);
           d.check_each = !shared->no_entry_once(base::absolute_path(probe, cwd));
         }
       }
-      d.probe_count = names.size();
-      m.probes.insert(m.probes.end(), names.begin(), names.end());
     }
     m.probed_dirs.push_back(d);
   }
