@@ -129,7 +129,7 @@ class ClosureHost : public preprocessor::Host {
       : ask_(ask), kernel_(kernel), facts_(facts), share_(share) {}
 
   preprocessor::FileHandle handle(const Resolution& r) {
-    auto [it, fresh] = by_inode_.emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
+    auto [it, fresh] = by_inode_.try_emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
     if (fresh) files_.push_back({r, nullptr});
     return preprocessor::FileHandle(it->second);
   }

@@ -66,6 +66,7 @@ bool Preprocessor::applies(const HeaderTrace& trace, FileHandle file, uint32_t d
     if (host_.builtin_query(q.op, q.argument) != q.answer) return false;
   }
   answers->clear();
+  answers->reserve(trace.answer_count);
   return same_answers(trace, file, answers);
 }
 
