@@ -44,10 +44,7 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   // server evaluate its closure, with every header evaluation it keeps.
   launcher::EvaluateElsewhere elsewhere;
   if (!explain && !busy && server_declined && server::server_enabled()) {
-    elsewhere.evaluate = [&argv](bool checked_after) {
-      return server::evaluate_with_server(argv, checked_after);
-    };
-    elsewhere.did_not_hold = [&argv] { server::tell_server_closure_did_not_hold(argv); };
+    elsewhere = [&argv] { return server::evaluate_with_server(argv); };
   }
   launcher::LaunchResult r =
       served ? std::move(*served) : launcher::launch(argv, explain, elsewhere);

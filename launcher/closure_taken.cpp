@@ -81,9 +81,9 @@ bool Launcher::take_snapshot(closure::Closure taken, const cache::Hash128& key,
 }
 
 bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
-  if (!elsewhere_.evaluate || explain_ || read_only_) return false;
+  if (!elsewhere_ || explain_ || read_only_) return false;
   const int64_t asked_at = elapsed_us();
-  if (std::string why = elsewhere_.evaluate(early_ != nullptr); !why.empty()) {
+  if (std::string why = elsewhere_(); !why.empty()) {
     note("closure not evaluated by the server (" + why + ")");
     return false;
   }

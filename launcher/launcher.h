@@ -24,19 +24,11 @@ struct LaunchResult {
   bool compiled = false;
 };
 
-// Another process (the server, which keeps every header's evaluation it has
-// seen) that evaluates a compile's closure. Asked only when the compile has
-// no valid memo and its kept closure does not apply.
-struct EvaluateElsewhere {
-  // Evaluates the closure and stores its closure memo and snapshot
-  // (closure_snapshot.h); "" when it did, else why not. `checked_after`:
-  // the compile runs already and each file is checked after it, so the
-  // evaluator need not check what it kept first.
-  std::function<std::string(bool checked_after)> evaluate;
-  // Told when a closure given for `checked_after` did not hold after the
-  // compile (a change the evaluator did not hear of).
-  std::function<void()> did_not_hold;
-};
+// Has another process (the server, which keeps every header's evaluation it
+// has seen) evaluate this compile's closure and store its closure memo and
+// snapshot (closure_snapshot.h); "" when it did, else why not. Asked only
+// when the compile has no valid memo and its kept closure does not apply.
+using EvaluateElsewhere = std::function<std::string()>;
 
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
 // compiled or written: the result only says whether the compile would hit,

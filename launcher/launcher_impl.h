@@ -207,9 +207,6 @@ class Launcher {
   std::string check_and_store(const std::string& depfile, const base::ProcessResult& p,
                               const LaunchResult& r, const served_reads::ServedReads* served,
                               MissTimes times);
-  // The first closure file whose signature after the compile is not the
-  // closure's (taken from `check` where it stat-ed the same path), or "".
-  std::string closure_file_changed(const SelfCheckResult& check) const;
   std::string store_outputs(const std::string& depfile_bytes, const ActionPayload& payload,
                             const base::ProcessResult& p, const LaunchResult& r,
                             const MissTimes& times);

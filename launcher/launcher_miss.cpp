@@ -123,9 +123,23 @@ base::ProcessResult Launcher::run_compiler(std::vector<std::string> run_argv,
   return p;
 }
 
-std::string Launcher::closure_file_changed(const SelfCheckResult& check) const {
-  // A file the depfile names was stat-ed after the compile by the
-  // self-check: a closure file spelled the same is not asked again.
+std::string Launcher::check_and_store(const std::string& depfile, const base::ProcessResult& p,
+                                      const LaunchResult& r,
+                                      const served_reads::ServedReads* served, MissTimes times) {
+  base::Result<std::string> depfile_bytes = base::read_file(depfile);
+  if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
+  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
+  times.check_us = elapsed_us() - times.after_compile;
+  if (!check.disagreements.empty()) {
+    count("scanner_disagreements", int64_t(check.disagreements.size()));
+    for (const std::string& d : check.disagreements) {
+      note("scanner disagreement: the compiler read " + d + " which the scan of " + cmd_.source +
+           " did not reach");
+    }
+  }
+  if (!check.unsure.empty()) return "not stored: " + check.unsure;
+  // A file the depfile names was stat-ed after the compile by the check
+  // above: a closure file spelled the same is not asked again.
   std::unordered_map<std::string_view, const base::StatSignature*> after;
   after.reserve(check.named.size());
   for (const auto& [path, sig] : check.named) after.emplace(path, &sig);
@@ -137,37 +151,10 @@ std::string Launcher::closure_file_changed(const SelfCheckResult& check) const {
     } else {
       there = base::stat_file(std::string(f.path), &now);
     }
-    if (!there || !(now == f.stat)) return std::string(f.path);
-  }
-  return {};
-}
-
-std::string Launcher::check_and_store(const std::string& depfile, const base::ProcessResult& p,
-                                      const LaunchResult& r,
-                                      const served_reads::ServedReads* served, MissTimes times) {
-  base::Result<std::string> depfile_bytes = base::read_file(depfile);
-  if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
-  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
-  times.check_us = elapsed_us() - times.after_compile;
-  // First whether the closure held: a file that changed explains whatever
-  // the compiler read that the scan did not.
-  if (std::string changed = closure_file_changed(check); !changed.empty()) {
-    if (early_ && memo_stored_elsewhere_ && elsewhere_.did_not_hold) {
-      // Given unchecked: the evaluator may have kept an answer no change
-      // notice reached. It makes its share anew for the next compile.
-      elsewhere_.did_not_hold();
-      count("closures_given_did_not_hold");
-    }
-    return "not stored: " + changed + " changed during the compile";
-  }
-  if (!check.disagreements.empty()) {
-    count("scanner_disagreements", int64_t(check.disagreements.size()));
-    for (const std::string& d : check.disagreements) {
-      note("scanner disagreement: the compiler read " + d + " which the scan of " + cmd_.source +
-           " did not reach");
+    if (!there || !(now == f.stat)) {
+      return "not stored: " + std::string(f.path) + " changed during the compile";
     }
   }
-  if (!check.unsure.empty()) return "not stored: " + check.unsure;
   if (early_) {
     if (std::string path = changed_since_early_start(check.outside); !path.empty()) {
       count("early_compiles_not_stored");

@@ -148,10 +148,7 @@ Reply Server::evaluate_closure(const Request& req) {
   std::optional<std::string> memo;
   // A share that may have gone stale (a change heard of, or none for long)
   // has its answer checked as the launcher will check it; one found stale
-  // is made anew and the closure evaluated again. Not for a compile already
-  // running: its launcher checks each file after the compile, stores
-  // nothing when one does not hold, and says so (kClosureDidNotHold).
-  const bool checked_after = req.kind == RequestKind::kClosureCheckedAfter;
+  // is made anew and the closure evaluated again.
   for (int attempt = 0; attempt < 2 && !memo; ++attempt) {
     WalkShare& share = walk_share(base::normal_path(cmd.source, req.cwd), source_sig);
     ++share.evaluated;
@@ -183,7 +180,7 @@ Reply Server::evaluate_closure(const Request& req) {
     memo = closure::encode_closure_memo(*closure, *list, key, share.walked.get(), req.cwd,
                                         closure::YoungFiles::kCheckedByContent);
     if (!memo) return declined("files too fresh for a memo");
-    if (share.validate && !checked_after && !memo_holds(*memo, req.cwd)) {
+    if (share.validate && !memo_holds(*memo, req.cwd)) {
       ++stale_shares_;
       walk_share_.reset();
       memo.reset();

@@ -27,12 +27,6 @@ enum class RequestKind : uint8_t {
   kPrepare = 7,      // `compiles` are about to be run: check them now (a kInfo reply)
   kScanAnswers = 8,  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
   kClosure = 9,      // evaluate this compile's closure, store its memo (a kInfo reply)
-  // kClosure for a compile already running, whose launcher checks the
-  // closure after it: the server gives it without checking it first.
-  kClosureCheckedAfter = 10,
-  // Such a closure did not hold after the compile: the server's share of
-  // walks is made anew (no reply).
-  kClosureDidNotHold = 11,
 };
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 
@@ -70,7 +64,7 @@ struct Reply {
 };
 
 inline constexpr char kTrustedAnswer[] = "trusted";
-// kClosure, kClosureCheckedAfter: the kInfo reply's text when the memo and snapshot are stored.
+// kClosure: the kInfo reply's text when the memo and snapshot are stored.
 inline constexpr char kEvaluatedAnswer[] = "evaluated";
 
 std::string encode_request(const Request& r);

@@ -246,9 +246,7 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   // would not serve this namespace either.)
   if (!foreign_.empty() &&
       (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
-       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure ||
-       req.kind == RequestKind::kClosureCheckedAfter ||
-       req.kind == RequestKind::kClosureDidNotHold)) {
+       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure)) {
     ++foreign_declines_;
     reply.kind = ReplyKind::kInfo;
     reply.info = "declined: " + foreign_;
@@ -287,17 +285,8 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       send_frame(fd, encode_reply(reply));
       return true;
     case RequestKind::kClosure:
-    case RequestKind::kClosureCheckedAfter:
       reply = evaluate_closure(req);
       send_frame(fd, encode_reply(reply));
-      return true;
-    case RequestKind::kClosureDidNotHold:
-      // No reply: the launcher does not wait. A share that gave a closure
-      // which did not hold (a change no watch heard of) is made anew.
-      if (walk_share_) {
-        walk_share_.reset();
-        ++stale_shares_;
-      }
       return true;
     case RequestKind::kPrepare:
       reply = prepare(req);

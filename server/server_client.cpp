@@ -259,27 +259,14 @@ std::optional<std::string> explain_with_server(const std::vector<std::string>& a
   return reply->info;
 }
 
-namespace {
-
-// Sends `kind` about this compile to the server, waiting for no answer.
-void tell_server(RequestKind kind, const std::vector<std::string>& argv) {
-  std::optional<Request> req = compile_request(kind, argv);
+void tell_server_done(const std::vector<std::string>& argv) {
+  std::optional<Request> req = compile_request(RequestKind::kLearn, argv);
   std::string dir = server_private_dir();
   if (!req || dir.empty() || marked_unavailable(dir)) return;
   int fd = connect_to(socket_path(dir));
   if (fd < 0) return;
   send_frame(fd, encode_request(*req));
   ::close(fd);
-}
-
-}  // namespace
-
-void tell_server_done(const std::vector<std::string>& argv) {
-  tell_server(RequestKind::kLearn, argv);
-}
-
-void tell_server_closure_did_not_hold(const std::vector<std::string>& argv) {
-  tell_server(RequestKind::kClosureDidNotHold, argv);
 }
 
 std::optional<launcher::LaunchResult> try_server(const std::vector<std::string>& argv, bool start,
@@ -339,9 +326,8 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr, nullptr, Waiting::kControl);
 }
 
-std::string evaluate_with_server(const std::vector<std::string>& argv, bool checked_after) {
-  std::optional<Request> req = compile_request(
-      checked_after ? RequestKind::kClosureCheckedAfter : RequestKind::kClosure, argv);
+std::string evaluate_with_server(const std::vector<std::string>& argv) {
+  std::optional<Request> req = compile_request(RequestKind::kClosure, argv);
   std::string dir = server_private_dir();
   if (!req || dir.empty()) return "no request or no server directory";
   // A server started a moment ago listens within a few tens of milliseconds;

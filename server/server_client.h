@@ -54,12 +54,7 @@ std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compi
 // Has the server evaluate this compile's closure with every header
 // evaluation it keeps, and store its closure memo and snapshot; "" when it
 // did, else why not (launcher::EvaluateElsewhere). Waits up to about 10 s.
-// `checked_after`: the compile runs already, and its launcher checks the
-// closure after it (the server does not check it first).
-std::string evaluate_with_server(const std::vector<std::string>& argv, bool checked_after);
-// Tells the server that the closure it gave this compile unchecked did not
-// hold after the compile; no answer is waited for.
-void tell_server_closure_did_not_hold(const std::vector<std::string>& argv);
+std::string evaluate_with_server(const std::vector<std::string>& argv);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

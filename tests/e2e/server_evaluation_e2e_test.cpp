@@ -37,16 +37,13 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
   // Signatures younger than a second leave no memo: wait them out.
   static void settle() { ::usleep(1100 * 1000); }
   std::string program() const { return GetParam().client ? kClientBin : LEXPACK_BIN; }
-  // Compiles `source` through lexpack (with `env` added to the server's)
-  // and plainly; the objects must be equal. Returns this compile's
-  // decision log.
-  std::string compile(const std::string& source, const std::string& includes = "-Iinc",
-                      const std::string& env = "") {
+  // Compiles `source` through lexpack and plainly; the objects must be
+  // equal. Returns this compile's decision log.
+  std::string compile(const std::string& source, const std::string& includes = "-Iinc") {
     dir_.write("log.txt", "");
     const std::string args = std::string(GetParam().cxx) + " " + includes + " -c " + source;
     EXPECT_EQ(sh(args + " -o ref.o").exit_code, 0);
-    base::ProcessResult r =
-        sh(program() + " " + args + " -o out.o", std::string(kServerEnv) + " " + env);
+    base::ProcessResult r = sh(program() + " " + args + " -o out.o", kServerEnv);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(dir_.read("out.o") == dir_.read("ref.o"))
         << source << ": a wrong object: " << dir_.read("log.txt");
@@ -80,11 +77,10 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
   // o/c.cpp (`c_text`) compiled with its closure evaluated by the server,
   // which then watches nothing; `header` (which c.cpp names) rewritten from
   // `before` to `after`, unheard; then o/d.cpp (`d_text`), never compiled
-  // before, with `d_env`: its decision log.
+  // before: its decision log.
   std::string compile_then_change_unheard(const std::string& header, const std::string& before,
                                           const std::string& after, const std::string& c_text,
-                                          const std::string& d_text,
-                                          const std::string& d_env = "") {
+                                          const std::string& d_text) {
     write_project();
     dir_.write(header, before);
     dir_.write("o/c.cpp", c_text);
@@ -95,7 +91,7 @@ class ServerEvaluation : public LauncherTest, public ::testing::WithParamInterfa
     EXPECT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
     dir_.write(header, after);
     settle();
-    return compile("o/d.cpp", "-Iinc", d_env);
+    return compile("o/d.cpp");
   }
   void write_project() {
     dir_.write("inc/sel.h", kSelect);
@@ -283,43 +279,19 @@ TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
   EXPECT_EQ(status_number("stale_shares"), 1);
 }
 
-constexpr char kZBefore[] = "#define Z 1\n";
-constexpr char kZAfter[] = "#include <y.h>\n#define Z V\n";
-constexpr char kCIncludesZ[] = "#include \"z.h\"\nint c() { return Z; }\n";
-constexpr char kDIncludesZ[] = "#include \"z.h\"\nint d() { return Z + 1; }\n";
-
 // The pause rule alone: o/z.h changes unheard (no closure the server
 // trusts names it, so nothing is watched) while nothing else changes, and
-// a TU never compiled before (o/d.cpp, no source changed) includes it,
-// compiled after its key is made. The server, unused for over a second,
-// checks its answer before giving it: the one it kept of z.h does not
-// hold, so the share is made anew and d.cpp stored under the key of z.h's
-// new state.
+// a TU never compiled before (o/d.cpp, no source changed) includes it. The
+// server, unused for over a second, checks its answer before giving it:
+// the one it kept of z.h does not hold, so the share is made anew and d.cpp
+// stored under the key of z.h's new state.
 TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
-  const std::string log = compile_then_change_unheard("o/z.h", kZBefore, kZAfter, kCIncludesZ,
-                                                      kDIncludesZ, "LEXPACK_COMPILE_EARLY=0");
+  const std::string log = compile_then_change_unheard(
+      "o/z.h", "#define Z 1\n", "#include <y.h>\n#define Z V\n",
+      "#include \"z.h\"\nint c() { return Z; }\n", "#include \"z.h\"\nint d() { return Z + 1; }\n");
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
   EXPECT_TRUE(says(log, "stored ")) << log;
-}
-
-// The same change met by a compile started at once: the server gives the
-// closure unchecked (the launcher checks every file after the compile).
-// The one it kept of z.h does not hold: d.cpp's result is not stored, the
-// server is told and makes its share anew, and the next TU that includes
-// z.h (o/e.cpp) is stored.
-TEST_P(ServerEvaluation, AClosureGivenUncheckedThatDidNotHoldRenewsTheShare) {
-  dir_.write("o/e.cpp", "#include \"z.h\"\nint e() { return Z + 2; }\n");
-  std::string log =
-      compile_then_change_unheard("o/z.h", kZBefore, kZAfter, kCIncludesZ, kDIncludesZ);
-  EXPECT_TRUE(says(log, "compiling at once")) << log;
-  EXPECT_TRUE(says(log, "not stored: o/z.h changed during the compile")) << log;
-  EXPECT_FALSE(says(log, "scanner disagreement")) << log;
-  EXPECT_EQ(status_number("stale_shares"), 1);
-  log = compile("o/e.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  EXPECT_TRUE(says(log, "stored ")) << log;
-  EXPECT_EQ(status_number("stale_shares"), 1);
 }
 
 // A file the server saw only as a search answer (q.h, found by a
