@@ -20,22 +20,41 @@ void Launcher::take_closure(compiler::SearchList list, closure::Closure closure,
 }
 
 bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string& stale_memo) {
-  if (stale_memo.empty()) return false;
-  std::string snapshot;
-  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
-                     [&](std::string_view bytes) { snapshot.assign(bytes); });
-  closure::ClosureMemo memo;
-  if (snapshot.empty() || !closure::decode_closure_memo(stale_memo, &memo) ||
-      memo.dependencies.empty() || memo.dependencies[0].path != cmd_.source) {
+  // The memo's first dependency alone tells whether the source is what
+  // changed: the rest is decoded only when the kept closure may apply.
+  std::string_view first;
+  base::StatSignature first_stat;
+  cache::Hash128 first_content;
+  if (stale_memo.empty() ||
+      !closure::closure_memo_first_dependency(stale_memo, &first, &first_stat, &first_content) ||
+      first != cmd_.source) {
     return false;
   }
   // The source as it is now: its summary (a read and a lex, as the walk's).
   // One whose signature did not move is not what made the memo out of date.
   base::StatSignature sig;
-  if (!base::stat_file(cmd_.source, &sig) || sig == memo.dependencies[0].stat) return false;
+  if (!base::stat_file(cmd_.source, &sig) || sig == first_stat) return false;
   auto source = files_->load(cmd_.source, base::absolute_path(cmd_.source, cwd_), sig);
+  if (!source.ok()) return false;
+  // A directive edit (the usual reason to come here) is told from the
+  // snapshot's head, read in place: its paths are neither copied nor decoded.
+  std::string snapshot;
+  bool directives_changed = false;
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(), [&](std::string_view bytes) {
+    cache::Hash128 kept;
+    directives_changed = closure::snapshot_source_preprocessing(bytes, &kept) &&
+                         (kept.is_zero() || kept != source->preprocessing);
+    if (!directives_changed) snapshot.assign(bytes);
+  });
+  if (directives_changed) {
+    note("closure evaluated again: the source changed, and its directives changed");
+    return false;
+  }
+  closure::ClosureMemo memo;
   auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
-  if (!source.ok() || !list.ok()) return false;
+  if (snapshot.empty() || !list.ok() || !closure::decode_closure_memo(stale_memo, &memo)) {
+    return false;
+  }
   closure::ContentLookup content = content_lookup();
   std::string why;
   std::optional<closure::Closure> taken =
