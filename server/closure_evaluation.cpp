@@ -188,22 +188,23 @@ Reply Server::evaluate_closure(const Request& req) {
   }
   if (!memo) return declined("files changed while the closure was evaluated");
   const std::string tu = closure::translation_unit_key(*identity, cmd, req.cwd, base_dir).hex();
-  // The memo replaced is kept, as the launcher keeps it.
+  // What the launcher finds, in one index write: the memo replaced (kept,
+  // as the launcher keeps it), the token key, the snapshot and the memo.
+  std::vector<cache::Store::MemoWrite> writes;
   std::string previous;
   store_->visit_memo("closure", tu, [&](std::string_view bytes) { previous.assign(bytes); });
-  if (!previous.empty()) store_->put_memo(launcher::kPreviousMemoTable, tu, previous);
   const std::optional<cache::Hash128> token =
-      store_token_key(*identity, cmd, req.cwd, *closure, relocation, key, &probes);
+      token_key(*identity, cmd, req.cwd, *closure, relocation, &probes);
+  if (token) writes.push_back({std::string(closure::kTokenKeyTable), key.hex(), token->hex()});
   // A translation unit compiled before, evaluated again because a file
   // changed: a comment edit finds the entry of the compile before it.
   if (!previous.empty() && token) take_token_entry(*closure, key, *token);
-  if (!store_
-           ->put_memo(closure::kClosureSnapshotTable, tu,
-                      closure::encode_closure_snapshot(*closure, key))
-           .ok() ||
-      !store_->put_memo("closure", tu, *memo).ok()) {
-    return declined("the memo could not be stored");
-  }
+  if (!previous.empty())
+    writes.push_back({std::string(launcher::kPreviousMemoTable), tu, std::move(previous)});
+  writes.push_back({std::string(closure::kClosureSnapshotTable), tu,
+                    closure::encode_closure_snapshot(*closure, key)});
+  writes.push_back({"closure", tu, std::move(*memo)});
+  if (!store_->put_records({}, writes).ok()) return declined("the memo could not be stored");
   ++evaluations_stored_;
   evaluation_us_ += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::steady_clock::now() - start)
@@ -212,21 +213,18 @@ Reply Server::evaluate_closure(const Request& req) {
   return r;
 }
 
-std::optional<cache::Hash128> Server::store_token_key(const compiler::CompilerIdentity& identity,
-                                                      const compiler::CompileCommand& cmd,
-                                                      const std::string& cwd,
-                                                      const closure::Closure& closure,
-                                                      const closure::KeyRelocation& relocation,
-                                                      const cache::Hash128& key,
-                                                      closure::ProbeDigests* probes) {
+std::optional<cache::Hash128> Server::token_key(const compiler::CompilerIdentity& identity,
+                                                const compiler::CompileCommand& cmd,
+                                                const std::string& cwd,
+                                                const closure::Closure& closure,
+                                                const closure::KeyRelocation& relocation,
+                                                closure::ProbeDigests* probes) {
   if (!closure::token_keys_refused(cmd, identity.kind).empty()) return std::nullopt;
   // A long-lived server meets files without end: its memory of their
   // fingerprints is bounded (the store keeps them all).
   if (token_memory_.values.size() > 500000) token_memory_.values.clear();
-  std::optional<cache::Hash128> token = closure::token_key(
-      identity, cmd, cwd, closure, relocation, store_.get(), true, &token_memory_, probes);
-  if (token) store_->put_memo(closure::kTokenKeyTable, key.hex(), token->hex());
-  return token;
+  return closure::token_key(identity, cmd, cwd, closure, relocation, store_.get(), true,
+                            &token_memory_, probes);
 }
 
 void Server::take_token_entry(const closure::Closure& closure, const cache::Hash128& key,

@@ -222,15 +222,12 @@ class Server {
   // snapshot stored (closure_evaluation.cpp).
   Reply evaluate_closure(const Request& req);
   // The token key (closure/token_keys.h) of the compile whose closure was
-  // just evaluated, with action key `key` (both undated), stored under
-  // kTokenKeyTable for its launcher; nullopt when it has none.
-  std::optional<cache::Hash128> store_token_key(const compiler::CompilerIdentity& identity,
-                                                const compiler::CompileCommand& cmd,
-                                                const std::string& cwd,
-                                                const closure::Closure& closure,
-                                                const closure::KeyRelocation& relocation,
-                                                const cache::Hash128& key,
-                                                closure::ProbeDigests* probes);
+  // just evaluated (undated, as its action key); nullopt when it has none.
+  std::optional<cache::Hash128> token_key(const compiler::CompilerIdentity& identity,
+                                          const compiler::CompileCommand& cmd,
+                                          const std::string& cwd, const closure::Closure& closure,
+                                          const closure::KeyRelocation& relocation,
+                                          closure::ProbeDigests* probes);
   // After evaluating a known translation unit again: when no entry is stored
   // under its new action key `key` but one is under its token key `token`
   // (both undated), that entry is stored under `key` too.
@@ -307,7 +304,7 @@ class Server {
   // its launcher checks it.
   bool memo_holds(const std::string& memo, const std::string& cwd);
   std::optional<WalkShare> walk_share_;
-  // Every file's token fingerprint met, for store_token_key.
+  // Every file's token fingerprint met, for token_key.
   closure::TokenMemory token_memory_;
   uint64_t evaluations_stored_ = 0, walk_shares_made_ = 0;
   // Shares kept past a change with directories' signatures taken again, and
