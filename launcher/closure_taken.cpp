@@ -107,22 +107,27 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
     return false;
   }
   const int64_t answered_in = elapsed_us() - asked_at;
-  std::string memo, snapshot;
-  store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) { memo.assign(bytes); });
-  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
-                     [&](std::string_view bytes) { snapshot.assign(bytes); });
   // Checked here as for a hit: what was evaluated elsewhere must still hold.
   // Beside a compile started before the server read any file, not yet: the
   // checks after it (each file as the evaluation found it and stamped before
   // the start, no directory of the closure stamped since) decide whether its
   // result is stored under this key; the memo is checked only when an entry
-  // would answer instead (settle_early_compile).
+  // would answer instead (settle_early_compile). Its head alone is read then,
+  // in place.
   cache::Hash128 memo_key, snapshot_key;
-  bool uses_date = false;
-  std::string changed;
+  bool uses_date = false, parsed = false;
+  std::string changed, memo, snapshot;
+  store_->visit_memo("closure", tu.hex(), [&](std::string_view bytes) {
+    if (early_) {
+      parsed = closure::closure_memo_key(bytes, &memo_key, &uses_date);
+    } else {
+      memo.assign(bytes);  // checked outside the read: the check reads the store too
+    }
+  });
+  if (!early_) parsed = memo_check(memo, &memo_key, &changed);
+  store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(),
+                     [&](std::string_view bytes) { snapshot.assign(bytes); });
   closure::Closure taken;
-  const bool parsed = early_ ? closure::closure_memo_key(memo, &memo_key, &uses_date)
-                             : memo_check(memo, &memo_key, &changed);
   if (!parsed || !changed.empty() ||
       !closure::decode_closure_snapshot(std::move(snapshot), &taken, &snapshot_key) ||
       snapshot_key != memo_key ||
@@ -132,7 +137,7 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
     return false;
   }
   memo_stored_elsewhere_ = true;
-  if (early_) unchecked_memo_ = std::move(memo);
+  if (early_) unchecked_memo_ = {tu.hex(), memo_key};
   return true;
 }
 
@@ -144,11 +149,18 @@ bool Launcher::memo_check(std::string_view memo, cache::Hash128* key, std::strin
 }
 
 std::string Launcher::check_unchecked_memo() {
-  if (unchecked_memo_.empty()) return {};
+  if (!unchecked_memo_) return {};
+  std::string memo;
+  store_->visit_memo("closure", unchecked_memo_->tu,
+                     [&](std::string_view bytes) { memo.assign(bytes); });
   cache::Hash128 memo_key;
   std::string changed;
-  if (!memo_check(unchecked_memo_, &memo_key, &changed)) changed = "the memo cannot be read";
-  unchecked_memo_.clear();
+  if (!memo_check(memo, &memo_key, &changed)) {
+    changed = "the memo cannot be read";
+  } else if (changed.empty() && memo_key != unchecked_memo_->key) {
+    changed = "the memo was replaced since its closure was taken";
+  }
+  unchecked_memo_.reset();
   return changed;
 }
 

@@ -252,9 +252,14 @@ class Launcher {
   bool explain_;
   EvaluateElsewhere elsewhere_;
   bool memo_stored_elsewhere_ = false;  // closure_from_elsewhere() took it
-  // The server's memo, taken unchecked beside a compile started early:
-  // checked only before an entry would answer (settle_early_compile).
-  std::string unchecked_memo_;
+  // The server's memo (its TU's name and action key), taken unchecked
+  // beside a compile started early: read again and checked only before an
+  // entry would answer (settle_early_compile).
+  struct UncheckedMemo {
+    std::string tu;
+    cache::Hash128 key;
+  };
+  std::optional<UncheckedMemo> unchecked_memo_;
   DecisionLog log_;
   LaunchResult result_;
   compiler::CompileCommand cmd_;
