@@ -37,7 +37,8 @@ void* memset(void* dst, int c, size_t n) {
 
 enum { kPathMax = 4096 };
 
-enum { kDeclinedBusy = 2 };  // Client::declined: the server was busy
+// Client::declined: the server was busy, or is of another binary (it leaves)
+enum { kDeclinedBusy = 2, kDeclinedReplace = 3 };
 
 // The name this program's messages start with.
 #if defined(LEXPACK_FRONT_DOOR)
@@ -53,8 +54,9 @@ struct Client {
   const char* execfn;      // the path this program was started by (AT_EXECFN), or 0
   char lexpack[kPathMax];  // the full program beside this one
   struct stat lexpack_stat;
-  // The server answered "miss" (1), or was busy (kDeclinedBusy): lexpack need not
-  // ask it about a hit again (nor, when busy, anything else).
+  // The server answered "miss" (1), was busy (kDeclinedBusy) or is of another
+  // binary (kDeclinedReplace): lexpack need not ask it about a hit again (nor,
+  // when busy or leaving, anything else).
   int declined;
   int unanswered;  // the pid of a running server that let the request wait the whole bound
 };
@@ -70,8 +72,11 @@ __attribute__((noreturn)) static void run_lexpack(struct Client* c) {
     // the compiles that follow do not wait for it.
     static char kDeclined[] = "LEXPACK_SERVER_DECLINED=1";
     static char kBusy[] = "LEXPACK_SERVER_DECLINED=busy";
+    static char kReplace[] = "LEXPACK_SERVER_DECLINED=replace";
     static char kUnanswered[64] = "LEXPACK_SERVER_DECLINED=unanswered:";
-    char* mark = c->declined == kDeclinedBusy ? kBusy : kDeclined;
+    char* mark = c->declined == kDeclinedBusy      ? kBusy
+                 : c->declined == kDeclinedReplace ? kReplace
+                                                   : kDeclined;
     if (!c->declined) {
       struct Buf pid = {0};
       put_decimal(&pid, (unsigned long)c->unanswered);
@@ -351,7 +356,7 @@ static void note_build_counts(char** envp, const char* saved_us, size_t saved_le
   sys_close(fd);
 }
 
-enum { kRequestCompile = 1, kReplyHit = 1, kReplyMiss = 2 };
+enum { kRequestCompile = 1, kReplyHit = 1, kReplyMiss = 2, kReplyIncompatible = 3 };
 
 // A hit's outputs renamed into place and its results replayed, or 0 when
 // this was not a hit (nothing was renamed then, or `lexpack` writes every
@@ -474,7 +479,13 @@ static int run(struct Client* c) {
   int hit = reply && take_hit(c, fd, reply, n, &exit_code);
   sys_close(fd);
   if (!hit) {
-    if (!c->declined) c->declined = reply && n > 0 && (unsigned char)reply[0] == kReplyMiss;
+    // A server of another binary leaves: lexpack starts this one's in its
+    // place (by the time it runs, the old one may hold its lock no more, or
+    // still: only the mark tells it that a server is to be replaced).
+    if (!c->declined && reply && n > 0) {
+      unsigned char kind = (unsigned char)reply[0];
+      c->declined = kind == kReplyMiss ? 1 : kind == kReplyIncompatible ? kDeclinedReplace : 0;
+    }
     run_lexpack(c);
   }
   return exit_code;

@@ -338,7 +338,7 @@ base::Status run_server(const ServerOptions& options) {
   // within moments (longer on a loaded machine): wait for that, not for a
   // server that stays. (This process is detached: no build waits for it.)
   bool locked = false;
-  for (int i = 0; i < 60 && !(locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0); ++i) {
+  for (int i = 0; i < 200 && !(locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0); ++i) {
     ::usleep(50 * 1000);
   }
   if (!locked) {

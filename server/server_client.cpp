@@ -140,8 +140,11 @@ bool take_declined_mark(bool* busy) {
   const char* v = std::getenv("LEXPACK_SERVER_DECLINED");
   std::string_view said = v ? v : "";
   bool declined = !said.empty() && said != "0";
-  // "busy": it was working all the while the client waited.
-  if (busy) *busy = said == "busy" || said.starts_with("unanswered:");
+  // "busy": it was working all the while the client waited. "replace": it
+  // is of another binary and leaves; this binary's server is started in its
+  // place, and the leaving one is asked nothing more.
+  if (busy) *busy = said == "busy" || said == "replace" || said.starts_with("unanswered:");
+  if (said == "replace") start_server(true);
   // "unanswered:<pid>": lexpack-client waited the whole bound for that
   // server; marked, it is not asked by the compiles that follow.
   if (said.starts_with("unanswered:")) {

@@ -19,7 +19,9 @@ bool server_enabled();
 // True when lexpack-client already asked the server about this compile and
 // was told "miss" (LEXPACK_SERVER_DECLINED, which this takes out of the
 // environment, so that neither the compiler nor a server sees it).
-// *busy: it did not answer in time (nothing more is asked of it then).
+// *busy: it did not answer in time, or it is of another binary and leaves
+// ("replace": this binary's server is started in its place); nothing more is
+// asked of it then.
 bool take_declined_mark(bool* busy = nullptr);
 
 // A hit served by the server (outputs already in place), or nullopt (with
