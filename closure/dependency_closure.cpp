@@ -298,6 +298,7 @@ class ClosureWalk {
         return a->resolution;
       };
       why = presence->evaluate(queue_[0]->where, forced_, ask);
+      if (why.empty()) closure_.macro_reads = presence->macro_reads();
       closure_.presence_evaluated = why.empty() && !presence_reason_.empty();
       if (why.empty() && met_computed_) {
         // Each file a computed include named is a file of the closure, walked

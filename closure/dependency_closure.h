@@ -18,6 +18,7 @@
 #include "compiler/compile_command.h"
 #include "compiler/identify_compiler.h"
 #include "compiler/search_list.h"
+#include "preprocessor/macro_reads.h"
 
 namespace lexpack::closure {
 
@@ -77,6 +78,14 @@ struct Closure {
   // How the #pragma once twins split by mtime second and by inode (for the
   // key); empty without twins.
   std::string once_twins;
+  // The macro names the TU's evaluation looked up, when one ran and was
+  // exact; null when none ran (then presence_evaluated and
+  // computed_evaluated are false, and the walk followed every #include
+  // whatever the macros).
+  std::shared_ptr<const preprocessor::MacroReads> macro_reads;
+  // inert_fingerprint() of the source by macro_reads (note_source_inert);
+  // zero when not known.
+  cache::Hash128 source_inert;
 };
 
 // Answers the __has_include questions a TU asks only through macros (an
@@ -101,6 +110,8 @@ class PresenceEvaluator {
   // After an evaluate() that returned "": what each computed #include of the
   // TU found (in the order met), each also given to `ask` during evaluate().
   virtual std::vector<Resolution> computed_includes() const { return {}; }
+  // After an evaluate() that returned "": every macro name it looked up.
+  virtual std::shared_ptr<const preprocessor::MacroReads> macro_reads() const { return nullptr; }
 };
 
 // Walks the includes of `command`'s source and forced includes. `presence`,

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "base/byte_codec.h"
+#include "preprocessor/macro_reads.h"
+#include "preprocessor/macro_table.h"
 
 namespace lexpack::closure {
 namespace {
@@ -117,6 +119,51 @@ cache::Hash128 preprocessing_fingerprint(const lexer::ScanResult& scan, std::str
   h.field(uint64_t(scan.diagnostics.size()));
   for (const lexer::Diagnostic& g : scan.diagnostics) {
     h.field(uint64_t(g.line));
+    h.field(g.message);
+  }
+  h.field(scan.include_guard);
+  h.field(uint64_t((scan.uses_date ? 1 : 0) | (scan.uses_time ? 2 : 0) |
+                   (scan.uses_timestamp ? 4 : 0) | (assembler_reads ? 8 : 0)));
+  return h.digest();
+}
+
+cache::Hash128 inert_fingerprint(const lexer::ScanResult& scan, std::string_view bytes,
+                                 bool assembler_reads, std::optional<std::string_view> reads) {
+  using preprocessor::MacroReads;
+  const bool lines =
+      reads && MacroReads::may_have_read(*reads, preprocessor::macro_name_hash("__LINE__"));
+  auto define_bytes = [&](const lexer::Directive& d) {
+    const uint64_t end =
+        std::min<uint64_t>(std::max<uint64_t>(d.body_offset + d.body_size, d.offset), bytes.size());
+    const uint64_t begin = std::min<uint64_t>(d.offset, end);
+    return bytes.substr(begin, end - begin);
+  };
+  auto inert = [&](const lexer::Directive& d) {
+    if (d.kind != lexer::DirectiveKind::kDefine && d.kind != lexer::DirectiveKind::kUndef) {
+      return false;
+    }
+    const std::string_view name = scan.text(d);
+    if (name.empty()) return false;
+    if (d.kind == lexer::DirectiveKind::kDefine &&
+        define_bytes(d).find("__has_include") != std::string_view::npos) {
+      return false;
+    }
+    return !reads || !MacroReads::may_have_read(*reads, preprocessor::macro_name_hash(name));
+  };
+  cache::Hasher h;
+  h.field("inert-1");
+  h.field(uint64_t(lines));
+  for (const lexer::Directive& d : scan.directives) {
+    if (inert(d)) continue;
+    h.field(uint64_t(d.kind) | (d.angled ? 0x100 : 0) | (d.computed ? 0x200 : 0) |
+            (d.exported ? 0x400 : 0) | (d.header_unit ? 0x800 : 0));
+    if (lines) h.field(uint64_t(d.line));
+    h.field(scan.text(d));
+    if (d.kind == lexer::DirectiveKind::kDefine) h.field(define_bytes(d));
+  }
+  h.field(uint64_t(scan.diagnostics.size()));
+  for (const lexer::Diagnostic& g : scan.diagnostics) {
+    if (lines) h.field(uint64_t(g.line));
     h.field(g.message);
   }
   h.field(scan.include_guard);

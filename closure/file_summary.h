@@ -2,6 +2,7 @@
 // hash: what the lexer's answer is reduced to, and how it is kept in the store.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,16 @@ cache::Hash128 preprocessing_fingerprint(const lexer::ScanResult& scan, std::str
 // end); `x.includes` (gas names go on with letters, digits, `_`, `.` and
 // `$`) and `x.include(...)`, `s.include = 1` (punctuation next) do not.
 bool names_assembler_file_read(std::string_view bytes);
+
+// preprocessing_fingerprint() without what cannot change an evaluation that
+// read none of the macros it defines: the #define and #undef lines of names
+// `reads` (a preprocessor::MacroReads filter's bytes; nullopt: the
+// evaluation read no macro) may not hold, and every directive's line unless __LINE__
+// may be among them. A #define whose replacement names __has_include
+// always counts. Two versions of a TU's source with the same one, in the
+// same context, give the same closure (the walk follows every #include
+// whatever the macros; the evaluation reads only names in `reads`).
+cache::Hash128 inert_fingerprint(const lexer::ScanResult& scan, std::string_view bytes,
+                                 bool assembler_reads, std::optional<std::string_view> reads);
 
 }  // namespace lexpack::closure

@@ -511,6 +511,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
   std::set<std::string> questions = known_questions(share, store_, base_key);
   computed_.clear();
+  reads_.reset();
   std::string why;
   const size_t questions_remembered = questions.size();
   std::set<std::string> speculative;  // asked ahead, not met yet
@@ -581,8 +582,8 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
           }
         }
       }
-      // The last use of the result here: moved, not copied (thousands of
-      // entries in a TU of a big project).
+      reads_ = std::make_shared<preprocessor::MacroReads>(pp.macro_reads());
+      // Its last use here: moved, not copied (thousands of entries in a big TU).
       if (out_) *out_ = EvaluatedTu{true, "", pp.take_result(), std::move(files)};
       return reason;
     }

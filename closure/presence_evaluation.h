@@ -76,6 +76,7 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   void share_with(EvaluationShare* share) { share_ = share; }
   bool every_tu() const override { return out_ != nullptr; }
   std::vector<Resolution> computed_includes() const override { return computed_; }
+  std::shared_ptr<const preprocessor::MacroReads> macro_reads() const override { return reads_; }
 
  private:
   // The stdc-predef.h among `forced` (if any): its bytes, and whether it
@@ -95,7 +96,8 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   const lexer::Kernel* kernel_;
   EvaluationShare* share_ = nullptr;
   EvaluatedTu* out_ = nullptr;
-  std::vector<Resolution> computed_;  // of the last exact evaluation
+  std::vector<Resolution> computed_;                       // of the last exact evaluation
+  std::shared_ptr<const preprocessor::MacroReads> reads_;  // of the last evaluation
 };
 
 // gcc's implicit stdc-predef.h among the files read before the source (the

@@ -38,15 +38,25 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
   if (!source.ok()) return false;
   // A directive edit (the usual reason to come here) is told from the
   // snapshot's head, read in place: its paths are neither copied nor decoded.
+  // An edit of #define or #undef lines alone is told by the source's inert
+  // fingerprint (closure_snapshot.h): when the evaluation the snapshot was
+  // made by read none of the macros the edit touched, it is taken too.
   std::string snapshot;
   bool directives_changed = false;
+  std::optional<cache::Hash128> inert;
   store_->visit_memo(closure::kClosureSnapshotTable, tu.hex(), [&](std::string_view bytes) {
     cache::Hash128 kept;
     directives_changed = closure::snapshot_source_preprocessing(bytes, &kept) &&
                          (kept.is_zero() || kept != source->preprocessing);
-    if (!directives_changed) snapshot.assign(bytes);
+    closure::SnapshotInert head;
+    if (directives_changed && closure::snapshot_source_inert(bytes, &head) &&
+        !head.fingerprint.is_zero() && head.reads_known) {
+      inert = closure::source_inert_fingerprint(cmd_.source, source->content, *kernel_, head.reads);
+      if (inert && *inert != head.fingerprint) inert.reset();
+    }
+    if (!directives_changed || inert) snapshot.assign(bytes);
   });
-  if (directives_changed) {
+  if (directives_changed && !inert) {
     note("closure evaluated again: the source changed, and its directives changed");
     return false;
   }
@@ -57,14 +67,16 @@ bool Launcher::closure_from_snapshot(const cache::Hash128& tu, const std::string
   }
   closure::ContentLookup content = content_lookup();
   std::string why;
-  std::optional<closure::Closure> taken =
-      closure::closure_with_new_source(std::move(snapshot), std::move(memo), sig, source->content,
-                                       source->preprocessing, &content, &why);
+  std::optional<closure::Closure> taken = closure::closure_with_new_source(
+      std::move(snapshot), std::move(memo), sig, source->content, source->preprocessing,
+      inert ? &*inert : nullptr, &content, &why);
   if (!taken) {
     note("closure evaluated again: the source changed, and " + why);
     return false;
   }
-  note("closure taken again: the source changed outside its directives");
+  note(inert ? "closure taken again: the source's directives changed only in macros its "
+               "evaluation never read"
+             : "closure taken again: the source changed outside its directives");
   const closure::KeyRelocation relocation =
       closure::decide_relocation(cmd_, cwd_, *taken, base_dir_);
   const cache::Hash128 key = closure::action_key(identity_, cmd_, cwd_, *taken, relocation);

@@ -238,6 +238,7 @@ std::optional<std::string> Launcher::key_from_scan(const cache::Hash128& tu,
   }
   if (!read_only_ && !explain_ && !memo_stored_elsewhere_) {
     if (std::optional<std::string> memo = closure::encode_closure_memo(closure_, list_, key_)) {
+      if (closure_.source_inert.is_zero()) closure::note_source_inert(&closure_, *kernel_);
       if (!stale_memo.empty()) store_->put_memo(kPreviousMemoTable, tu.hex(), stale_memo);
       store_->put_memo("closure", tu.hex(), *memo);
       store_->put_memo(closure::kClosureSnapshotTable, tu.hex(),

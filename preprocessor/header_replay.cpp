@@ -90,8 +90,11 @@ bool Preprocessor::same_answers(const HeaderTrace& trace, FileHandle file,
 }
 
 void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
-  if (!recorder_.active()) return;
   const HeaderInputs& in = trace.inputs;
+  // What the replayed header read (its nested headers' reads among them),
+  // as if it had been evaluated here.
+  for (const auto& input : in.macros) reads_.add(macro_name_hash(input.first));
+  if (!recorder_.active()) return;
   for (const auto& [name, macro] : in.macros) {
     const MacroName n(name);
     recorder_.looked_up(n, table_.find_quiet(n));

@@ -172,6 +172,7 @@ std::string_view stable_macro_name(std::string_view name) {
 const Macro* MacroTable::find(std::string_view name) const {
   const MacroName n(name);
   const std::shared_ptr<const Macro>* found = find_quiet(n);
+  if (reads_) reads_->add(n.hash);
   if (observer_) observer_->looked_up(n, found);
   return found ? found->get() : nullptr;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lexer/scan_result.h"
+#include "preprocessor/macro_reads.h"
 #include "preprocessor/token.h"
 
 namespace lexpack::preprocessor {
@@ -129,6 +130,8 @@ class MacroTable {
   // The same without telling the observer.
   const std::shared_ptr<const Macro>* find_quiet(MacroName name) const;
   void set_observer(MacroObserver* observer) { observer_ = observer; }
+  // Every name find() looks up is added to `reads` from now on.
+  void collect_reads(MacroReads* reads) { reads_ = reads; }
   void define(Macro macro);
   void define(std::shared_ptr<const Macro> macro);
   void undefine(std::string_view name);
@@ -181,6 +184,7 @@ class MacroTable {
   Slots macros_;
   std::unordered_set<std::string, NameHash, std::equal_to<>> uncertain_;
   MacroObserver* observer_ = nullptr;
+  MacroReads* reads_ = nullptr;
 };
 
 }  // namespace lexpack::preprocessor

@@ -473,7 +473,9 @@ std::shared_ptr<const HeaderTrace> Preprocessor::Run::enter(
 }
 
 Preprocessor::Preprocessor(Host& host, Options options)
-    : host_(host), options_(std::move(options)) {}
+    : host_(host), options_(std::move(options)) {
+  table_.collect_reads(&reads_);
+}
 
 Preprocessor::~Preprocessor() = default;
 

@@ -88,6 +88,9 @@ class Preprocessor {
   const Result& result() const { return result_; }
   Result take_result() { return std::move(result_); }
   const MacroTable& macros() const { return table_; }
+  // Every macro name the evaluation looked up so far, replayed headers'
+  // reads included: a name outside it had no say in what was evaluated.
+  const MacroReads& macro_reads() const { return reads_; }
 
  private:
   class Run;
@@ -117,6 +120,7 @@ class Preprocessor {
   Host& host_;
   Options options_;
   MacroTable table_;
+  MacroReads reads_;
   HideSets hide_sets_;
   Result result_;
   std::unordered_map<FileHandle, Once> once_;  // #pragma once / #import seen

@@ -201,6 +201,7 @@ Reply Server::evaluate_closure(const Request& req) {
   if (!previous.empty() && token) take_token_entry(*closure, key, *token);
   if (!previous.empty())
     writes.push_back({std::string(launcher::kPreviousMemoTable), tu, std::move(previous)});
+  closure::note_source_inert(&*closure, *kernel_);
   writes.push_back({std::string(closure::kClosureSnapshotTable), tu,
                     closure::encode_closure_snapshot(*closure, key)});
   writes.push_back({"closure", tu, std::move(*memo)});

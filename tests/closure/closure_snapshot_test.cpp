@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+
+#include "preprocessor/macro_reads.h"
+#include "preprocessor/macro_table.h"
 
 namespace lexpack::closure {
 namespace {
@@ -81,6 +85,43 @@ TEST(ClosureSnapshot, HeadTellsTheSourcePreprocessing) {
   EXPECT_FALSE(snapshot_source_preprocessing(bytes.substr(0, 20), &preprocessing));
 }
 
+// The source's inert fingerprint and the macro reads go with the snapshot,
+// and are read from its head; reads that a build of another name hash made
+// cannot be told.
+TEST(ClosureSnapshot, HeadTellsTheInertFingerprintAndTheMacroReads) {
+  Closure c = two_files();
+  c.source_inert = cache::hash_bytes("inert");
+  auto reads = std::make_shared<preprocessor::MacroReads>();
+  reads->add(preprocessor::macro_name_hash("USED"));
+  c.macro_reads = reads;
+  const std::string bytes = encode_closure_snapshot(c, cache::hash_bytes("key"));
+  SnapshotInert head;
+  ASSERT_TRUE(snapshot_source_inert(bytes, &head));
+  EXPECT_EQ(head.fingerprint, c.source_inert);
+  EXPECT_TRUE(head.reads_known);
+  ASSERT_TRUE(head.reads.has_value());
+  EXPECT_TRUE(
+      preprocessor::MacroReads::may_have_read(*head.reads, preprocessor::macro_name_hash("USED")));
+  EXPECT_FALSE(preprocessor::MacroReads::may_have_read(*head.reads,
+                                                       preprocessor::macro_name_hash("UNREAD")));
+  Closure back;
+  cache::Hash128 key;
+  ASSERT_TRUE(decode_closure_snapshot(bytes, &back, &key));
+  EXPECT_EQ(back.source_inert, c.source_inert);
+  ASSERT_TRUE(back.macro_reads);
+  EXPECT_EQ(back.macro_reads->bits(), reads->bits());
+  // An evaluation whose reads were not kept: not known.
+  c.macro_reads.reset();
+  ASSERT_TRUE(snapshot_source_inert(encode_closure_snapshot(c, key), &head));
+  EXPECT_FALSE(head.reads_known);
+  // No evaluation: nothing read.
+  c.computed_evaluated = false;
+  ASSERT_TRUE(snapshot_source_inert(encode_closure_snapshot(c, key), &head));
+  EXPECT_TRUE(head.reads_known);
+  EXPECT_FALSE(head.reads.has_value());
+  EXPECT_FALSE(snapshot_source_inert(bytes.substr(0, 40), &head));
+}
+
 ClosureMemo memo_of(const Closure& c, const cache::Hash128& key) {
   ClosureMemo m;
   m.action_key = key;
@@ -99,24 +140,52 @@ TEST(ClosureSnapshot, RefusedWhenPreprocessingOrMemoDiffers) {
   const cache::Hash128 content = cache::hash_bytes("int v = 2;");
   std::string why;
   EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, content,
-                                       cache::hash_bytes("other directives"), nullptr, &why));
+                                       cache::hash_bytes("other directives"), nullptr, nullptr,
+                                       &why));
   EXPECT_EQ(why, "its directives changed");
   EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, cache::hash_bytes("another key")), now,
-                                       content, c.source_preprocessing, nullptr, &why));
+                                       content, c.source_preprocessing, nullptr, nullptr, &why));
   EXPECT_EQ(why, "its closure memo is of another closure");
   // New content that is a header's: the twins of #pragma once may change.
   EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, c.files[1].content,
-                                       c.source_preprocessing, nullptr, &why));
+                                       c.source_preprocessing, nullptr, nullptr, &why));
   EXPECT_NE(why.find("inc/a.h"), std::string::npos) << why;
   // Only its head is read for the first question; the rest, when the
   // directives match, must be whole.
   const size_t head = snapshot.size() - 40;
   EXPECT_FALSE(closure_with_new_source(snapshot.substr(0, head), memo_of(c, key), now, content,
-                                       cache::hash_bytes("other directives"), nullptr, &why));
+                                       cache::hash_bytes("other directives"), nullptr, nullptr,
+                                       &why));
   EXPECT_EQ(why, "its directives changed");
   EXPECT_FALSE(closure_with_new_source(snapshot.substr(0, head), memo_of(c, key), now, content,
-                                       c.source_preprocessing, nullptr, &why));
+                                       c.source_preprocessing, nullptr, nullptr, &why));
   EXPECT_EQ(why, "no closure kept for it");
+}
+
+// Other directives are taken only with the snapshot's inert fingerprint.
+TEST(ClosureSnapshot, OtherDirectivesTakenByTheInertFingerprintAlone) {
+  Closure c = two_files();
+  c.source_inert = cache::hash_bytes("inert");
+  const cache::Hash128 key = cache::hash_bytes("key");
+  const std::string snapshot = encode_closure_snapshot(c, key);
+  base::StatSignature now;
+  now.ino = 7;
+  const cache::Hash128 content = cache::hash_bytes("#define UNREAD 1\nint v;");
+  const cache::Hash128 other = cache::hash_bytes("other directives");
+  const cache::Hash128 other_inert = cache::hash_bytes("other inert");
+  std::string why;
+  EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, content, other, &other_inert,
+                                       nullptr, &why));
+  EXPECT_EQ(why, "its directives changed");
+  const cache::Hash128 zero;
+  EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, content, other, &zero,
+                                       nullptr, &why));
+  EXPECT_EQ(why, "its directives changed");
+  // Past the directives: the memo's files are checked next (not there here).
+  EXPECT_FALSE(closure_with_new_source(snapshot, memo_of(c, key), now, content, other,
+                                       &c.source_inert, nullptr, &why));
+  EXPECT_NE(why, "its directives changed");
+  EXPECT_NE(why.find("also"), std::string::npos) << why;
 }
 
 }  // namespace

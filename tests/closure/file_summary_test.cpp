@@ -7,6 +7,8 @@
 
 #include "closure/once_twins.h"
 #include "lexer/scanner.h"
+#include "preprocessor/macro_reads.h"
+#include "preprocessor/macro_table.h"
 
 namespace lexpack::closure {
 namespace {
@@ -96,6 +98,68 @@ TEST(PreprocessingFingerprint, DiffersForWhatPreprocessingReads) {
        }) {
     EXPECT_NE(fingerprint(other), h) << other;
   }
+}
+
+// The inert fingerprint by the names an evaluation read (`read`; none
+// given: the evaluation read no macro).
+cache::Hash128 inert(const std::string& text, std::vector<std::string_view> read,
+                     bool evaluated = true) {
+  const lexer::ScanResult scan = lexer::scan(text, lexer::scalar_kernel());
+  preprocessor::MacroReads reads;
+  for (std::string_view name : read) reads.add(preprocessor::macro_name_hash(name));
+  std::optional<std::string_view> bits;
+  if (evaluated) bits = reads.bits();
+  return inert_fingerprint(scan, text, false, bits);
+}
+
+TEST(InertFingerprint, LeavesOutDefinesOfNamesNeverRead) {
+  const std::string base = "#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n";
+  const cache::Hash128 h = inert(base, {"USED"});
+  // Defines and undefines of unread names, anywhere, and the lines moving.
+  for (const char* same : {
+           "#define UNREAD 1\n#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+           "#include \"a.h\"\n#define UNREAD(x) x\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+           "#include \"a.h\"\n#if USED\n#undef OTHER\n#include <b.h>\n#endif\nint f();\n",
+           "\n\n#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+       }) {
+    EXPECT_EQ(inert(same, {"USED"}), h) << same;
+  }
+  for (const char* other : {
+           // A name read, defined or undefined.
+           "#define USED 1\n#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+           "#undef USED\n#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+           // Any other directive.
+           "#include \"a.h\"\n#include \"c.h\"\n#if USED\n#include <b.h>\n#endif\nint f();\n",
+           "#include \"a.h\"\n#if USED || 1\n#include <b.h>\n#endif\nint f();\n",
+           // A define that asks __has_include, read or not.
+           "#define Q __has_include(<c.h>)\n#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\n",
+           // __DATE__ in the source.
+           "#include \"a.h\"\n#if USED\n#include <b.h>\n#endif\nconst char* d = __DATE__;\n",
+       }) {
+    EXPECT_NE(inert(other, {"USED"}), h) << other;
+  }
+  // A define moved across an include counts when its name is read.
+  EXPECT_NE(inert("#define USED 1\n#include \"a.h\"\n#if USED\n#endif\n", {"USED"}),
+            inert("#include \"a.h\"\n#define USED 1\n#if USED\n#endif\n", {"USED"}));
+}
+
+TEST(InertFingerprint, LinesCountWhenLineIsRead) {
+  const std::string base = "#include \"a.h\"\n#define UNREAD 1\n";
+  const std::string moved = "\n#include \"a.h\"\n#define UNREAD 1\n";
+  EXPECT_EQ(inert(base, {}), inert(moved, {}));
+  EXPECT_NE(inert(base, {"__LINE__"}), inert(moved, {"__LINE__"}));
+  // An unread define taken out above a directive moves it too.
+  const std::string defined = "#define UNREAD 1\n#include \"a.h\"\n";
+  EXPECT_EQ(inert(defined, {}), inert("#include \"a.h\"\n", {}));
+  EXPECT_NE(inert(defined, {"__LINE__"}), inert("#include \"a.h\"\n", {"__LINE__"}));
+}
+
+TEST(InertFingerprint, EveryDefineIsLeftOutWhenNoEvaluationRan) {
+  const std::string base = "#include \"a.h\"\nint f();\n";
+  EXPECT_EQ(inert("#define USED 1\n" + base, {}, false), inert(base, {}, false));
+  EXPECT_NE(inert("#include <b.h>\n" + base, {}, false), inert(base, {}, false));
+  // Not the fingerprint of an evaluation that read the name.
+  EXPECT_NE(inert("#define USED 1\n" + base, {"USED"}), inert(base, {"USED"}));
 }
 
 ClosureFile file_of(std::string_view path, std::string_view bytes, uint64_t ino, int64_t sec) {

@@ -147,8 +147,11 @@ TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
   std::string log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
   const long shares = status_number("walk_shares");
+  // (A directive the evaluation reads: an unread define alone would have
+  // the launcher take the closure again, the server asked nothing.)
   dir_.write("a.cpp",
-             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\nint a() { return V; }\n");
+             "#define USE_X 1\n#define MORE 1\n#if MORE\n#endif\n#include \"sel.h\"\n"
+             "int a() { return V; }\n");
   settle();
   log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
@@ -158,7 +161,8 @@ TEST_P(ServerEvaluation, HeaderEvaluationsOutliveAnEditOfASource) {
   dir_.write("inc/w.h", "#define W 50\n");
   dir_.write("inc/x.h", "#include <w.h>\n#define V W\n");
   dir_.write("a.cpp",
-             "#define USE_X 1\n#define MORE 2\n#include \"sel.h\"\nint a() { return V; }\n");
+             "#define USE_X 1\n#define MORE 2\n#if MORE\n#endif\n#include \"sel.h\"\n"
+             "int a() { return V; }\n");
   settle();
   log = compile("a.cpp");
   EXPECT_TRUE(last_was_miss()) << log;
@@ -185,9 +189,10 @@ TEST_P(ServerEvaluation, AHeaderNotSettledWhenReadIsNotCarried) {
   EXPECT_TRUE(says(log, kByServer)) << log;
   const long first = status_number("traces_carried");
   EXPECT_EQ(first, 2);
-  dir_.write("a.cpp",
-             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\n#include <n.h>\n"
-             "int a() { return V + N; }\n");
+  dir_.write(
+      "a.cpp",
+      "#define USE_X 1\n#define MORE 1\n#if MORE\n#endif\n#include \"sel.h\"\n#include <n.h>\n"
+      "int a() { return V + N; }\n");
   ASSERT_EQ(lexpack("server --drop-trust", kServerEnv).exit_code, 0);
   log = compile("a.cpp");
   EXPECT_TRUE(says(log, kByServer)) << log;
@@ -211,15 +216,16 @@ TEST_P(ServerEvaluation, NewHeaderOnTheSearchPathIsSeen) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
-// A source edited (its directives): the server declines its compile as
-// its memo's first dependency changed, before it watches what the memo
-// names; with the source recorded by content (too young for its
-// signature) as with one by signature.
+// A source edited (its directives, reading the macro it defines): the
+// server declines its compile as its memo's first dependency changed,
+// before it watches what the memo names; with the source recorded by
+// content (too young for its signature) as with one by signature.
 TEST_P(ServerEvaluation, AnEditedSourceIsDeclinedByItsFirstDependency) {
   write_project();
   compile("a.cpp");  // a.cpp younger than a second: recorded by content
   dir_.write("a.cpp",
-             "#define USE_X 1\n#define MORE 1\n#include \"sel.h\"\nint a() { return V; }\n");
+             "#define USE_X 1\n#define MORE 1\n#if MORE\n#endif\n#include \"sel.h\"\n"
+             "int a() { return V; }\n");
   compile("a.cpp");
   EXPECT_TRUE(says(dir_.read("log.txt"), "server declined: closure memo out of date"))
       << dir_.read("log.txt");
@@ -227,10 +233,41 @@ TEST_P(ServerEvaluation, AnEditedSourceIsDeclinedByItsFirstDependency) {
   settle();
   compile("a.cpp");
   dir_.write("a.cpp",
-             "#define USE_X 1\n#define MORE 2\n#include \"sel.h\"\nint a() { return V; }\n");
+             "#define USE_X 1\n#define MORE 2\n#if MORE\n#endif\n#include \"sel.h\"\n"
+             "int a() { return V; }\n");
   settle();
   compile("a.cpp");
   EXPECT_EQ(status_number("declined_by_first"), 2);
+}
+
+// An edit of the source that defines a macro no evaluation read: the
+// closure the server evaluated is taken again by the launcher (the snapshot
+// the server wrote holds the source's inert fingerprint and the names its
+// evaluation read), and the server evaluates nothing. One that defines a
+// name the evaluation read (USE_X) is evaluated by the server again.
+TEST_P(ServerEvaluation, ADefineNoEvaluationReadIsNotEvaluatedAgain) {
+  write_project();
+  settle();
+  std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  const long evaluated = status_number("closures_evaluated");
+  dir_.write("a.cpp",
+             "#define UNREAD_K 4\n#define USE_X 1\n#include \"sel.h\"\n"
+             "int a() { return V + UNREAD_K; }\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(says(log, "changed only in macros its evaluation never read")) << log;
+  EXPECT_EQ(status_number("closures_evaluated"), evaluated);
+  dir_.write("a.cpp",
+             "#define UNREAD_K 4\n#define USE_X 0\n#include \"sel.h\"\n"
+             "int a() { return V + UNREAD_K; }\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  EXPECT_EQ(status_number("closures_evaluated"), evaluated + 1);
+  settle();
+  // y.h is in its closure now.
+  dir_.write("inc/y.h", "#define V 22\n");
+  log = compile("a.cpp");
+  EXPECT_TRUE(last_was_miss()) << log;
 }
 
 // A header of a closure the server trusts (so watches) changes: the share

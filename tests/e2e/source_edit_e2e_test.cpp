@@ -1,7 +1,9 @@
 // End to end, g++ and clang++: an edit of a source's code outside its
-// directives takes the closure kept with its memo again (nothing walked or
-// evaluated); any edit that may change what the preprocessor makes of the
-// TU evaluates it again. Each object is compared with a plain compile's.
+// directives, or of #define and #undef lines of macros the TU's evaluation
+// never read, takes the closure kept with its memo again (nothing walked or
+// evaluated); any edit that may change what the walk or the evaluation
+// makes of the TU evaluates it again. Each object is compared with a plain
+// compile's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -83,7 +85,11 @@ TEST_P(SourceEdit, NewIncludeIsEvaluated) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
-TEST_P(SourceEdit, DefineThatSteersAHeaderIsEvaluated) {
+// Without a macro-reached __has_include or a computed include nothing is
+// evaluated: the walk follows every #include whatever the macros, so a
+// define that steers a header changes the key (the source's content) and
+// not the closure, which holds both branches' files.
+TEST_P(SourceEdit, DefineThatSteersAHeaderKeepsTheWalksClosure) {
   dir_.write("inc/sel.h", "#if USE_B\n#include \"b.h\"\n#else\n#include \"c.h\"\n#endif\n");
   dir_.write("inc/b.h", "#define W 2\n");
   dir_.write("inc/c.h", "#define W 3\n");
@@ -92,9 +98,56 @@ TEST_P(SourceEdit, DefineThatSteersAHeaderIsEvaluated) {
   compile();
   dir_.write("m.cpp", "#define USE_B 1\n#include \"sel.h\"\nint v() { return W; }\n");
   std::string log = compile();
+  EXPECT_TRUE(says(log, kTaken)) << log;
+  EXPECT_TRUE(last_was_miss()) << log;
+  settle();
+  for (const char* header : {"inc/b.h", "inc/c.h"}) {
+    dir_.write(header, "#define W 7\n");
+    log = compile();
+    EXPECT_TRUE(last_was_miss()) << header << "\n" << log;
+    settle();
+  }
+}
+
+// A header whose __has_include is reached through a macro: the TU is
+// evaluated, and the names that evaluation read decide which source edits
+// may keep its closure.
+constexpr char kProbingHeader[] =
+    "#define HAS(x) __has_include(x)\n"
+    "#if HAS(<absent.h>)\n#define ABSENT 1\n#else\n#define ABSENT 0\n#endif\n"
+    "#ifdef WANT_Q\n#if HAS(<q.h>)\n#define GOT 1\n#endif\n#endif\n"
+    "#ifndef GOT\n#define GOT 0\n#endif\n";
+
+TEST_P(SourceEdit, DefineOfANameNoDirectiveReadsTakesTheClosureAgain) {
+  dir_.write("inc/p.h", kProbingHeader);
+  dir_.write("m.cpp", "#include \"p.h\"\nint v() { return ABSENT + GOT; }\n");
+  settle();
+  compile();
+  dir_.write("m.cpp",
+             "#define UNREAD_K 5\n#include \"p.h\"\nint v() { return ABSENT + GOT + UNREAD_K; }\n");
+  std::string log = compile();
+  EXPECT_TRUE(says(log, "changed only in macros its evaluation never read")) << log;
+  EXPECT_TRUE(last_was_miss()) << log;
+  settle();
+  log = compile();
+  EXPECT_TRUE(last_was_hit()) << log;
+  // The closure taken again still holds the evaluation's probes.
+  dir_.write("inc/absent.h", "");
+  log = compile();
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
+TEST_P(SourceEdit, DefineOfANameTheEvaluationReadIsEvaluated) {
+  dir_.write("inc/p.h", kProbingHeader);
+  dir_.write("m.cpp", "#include \"p.h\"\nint v() { return ABSENT + GOT; }\n");
+  settle();
+  compile();
+  dir_.write("m.cpp", "#define WANT_Q 1\n#include \"p.h\"\nint v() { return ABSENT + GOT; }\n");
+  std::string log = compile();
   EXPECT_TRUE(says(log, kEvaluated)) << log;
   settle();
-  dir_.write("inc/b.h", "#define W 7\n");
+  // q.h was asked for this time: its coming is a change.
+  dir_.write("inc/q.h", "");
   log = compile();
   EXPECT_TRUE(last_was_miss()) << log;
 }
@@ -114,7 +167,7 @@ TEST_P(SourceEdit, CommentThatSwallowsADirectiveIsEvaluated) {
   EXPECT_TRUE(says(log, kEvaluated)) << log;
 }
 
-TEST_P(SourceEdit, LineThatMovesADirectiveIsEvaluated) {
+TEST_P(SourceEdit, LineThatMovesADirectiveKeepsTheWalksClosure) {
   dir_.write("inc/b.h", "#define W 8\n");
   dir_.write("m.cpp",
              "int a;\n#if __LINE__ > 3\n#include \"b.h\"\n#else\n#define W 1\n#endif\n"
@@ -124,6 +177,26 @@ TEST_P(SourceEdit, LineThatMovesADirectiveIsEvaluated) {
   dir_.write("m.cpp",
              "int a;\nint b;\nint c;\n#if __LINE__ > 3\n#include \"b.h\"\n#else\n"
              "#define W 1\n#endif\nint v() { return W; }\n");
+  std::string log = compile();
+  // Nothing read __LINE__ in an evaluation (none ran): the walk's closure
+  // holds b.h either way.
+  EXPECT_TRUE(says(log, kTaken)) << log;
+  settle();
+  dir_.write("inc/b.h", "#define W 9\n");
+  log = compile();
+  EXPECT_TRUE(last_was_miss()) << log;
+}
+
+TEST_P(SourceEdit, LineReadByTheEvaluationKeepsLinesInTheFingerprint) {
+  dir_.write("inc/p.h", kProbingHeader);
+  dir_.write("m.cpp",
+             "#include \"p.h\"\n#if __LINE__ > 2\n#define L 1\n#else\n#define L 0\n#endif\n"
+             "int v() { return L + GOT; }\n");
+  settle();
+  compile();
+  dir_.write("m.cpp",
+             "#define UNREAD_K 1\n#include \"p.h\"\n#if __LINE__ > 2\n#define L 1\n#else\n"
+             "#define L 0\n#endif\nint v() { return L + GOT; }\n");
   std::string log = compile();
   EXPECT_TRUE(says(log, kEvaluated)) << log;
 }

@@ -95,6 +95,26 @@ TEST_F(HeaderCacheTest, ADifferentDefineTakesTheOtherBranch) {
   EXPECT_EQ(runs[3].evaluated, 0u);
 }
 
+// What the TU looked up, replayed headers' reads included: a source edit of
+// a name outside them changes nothing evaluated (closure/closure_snapshot.h).
+TEST_F(HeaderCacheTest, MacroReadsHoldWhatReplayedHeadersRead) {
+  host.add("inc/h.h", "#ifndef H_H\n#define H_H\n#ifdef FAST\n#include <fast.h>\n#endif\n#endif\n");
+  host.add("inc/fast.h", "");
+  host.add("main.cc", "#define UNREAD 1\n#include <h.h>\n#if defined(MAIN_READ)\n#endif\n");
+  for (int round = 0; round < 2; ++round) {
+    Preprocessor pp(host, Options::gcc());
+    pp.use_header_cache(&cache, "context");
+    pp.run_file(host.handle("main.cc"), EntryKind::kMain);
+    EXPECT_EQ(pp.headers_replayed() > 0, round == 1);
+    const MacroReads& reads = pp.macro_reads();
+    for (const char* name : {"FAST", "H_H", "MAIN_READ"}) {
+      EXPECT_TRUE(reads.may_have_read(macro_name_hash(name))) << name << " round " << round;
+    }
+    EXPECT_FALSE(reads.may_have_read(macro_name_hash("UNREAD"))) << round;
+    EXPECT_FALSE(reads.may_have_read(macro_name_hash("NEVER_NAMED"))) << round;
+  }
+}
+
 TEST_F(HeaderCacheTest, APriorDefineInTheSourceIsAnInput) {
   host.add("inc/h.h",
            "#if MODE == 2\n#include <two.h>\n#elif MODE == 3\n#include <three.h>\n#endif\n");
