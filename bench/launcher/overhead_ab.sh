@@ -8,13 +8,15 @@
 # generated Boost project (TUS TUs) or a copy of a real CMake project
 # (SOURCE=path[:ARGS]). MODE=launcher: lexpack as the CMake launcher;
 # MODE=ninja: `lexpack ninja`. PHASE=cold: the cold build is measured;
-# PHASE=edit: after it, EDITS rebuilds each after a `#define` line added to
-# one source (FILE, else the build's first), so that its closure is
-# evaluated again (the edit-and-rebuild case). Needs perf and the right to
+# PHASE=edit: after it, EDITS rebuilds each after a directive line added
+# to one source (FILE, else the build's first): EDIT=define (a `#define` of
+# a name nothing reads, whose closure is taken again) or EDIT=include (an
+# `#include <stddef.h>` line more, whose closure is evaluated again); the
+# edit-and-rebuild case. Needs perf and the right to
 # sample the system (root, or kernel.perf_event_paranoid <= 0).
 #
 #   bench/launcher/overhead_ab.sh LEXPACK [LEXPACK...]
-#     (RUNS, TUS, MODE, SOURCE, PHASE, EDITS, FILE)
+#     (RUNS, TUS, MODE, SOURCE, PHASE, EDITS, EDIT, FILE)
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 LEXPACK [LEXPACK...]" >&2; exit 2; }
 RUNS=${RUNS:-3}
@@ -22,6 +24,12 @@ TUS=${TUS:-40}
 MODE=${MODE:-launcher}
 PHASE=${PHASE:-cold}
 EDITS=${EDITS:-5}
+EDIT=${EDIT:-define}
+case "$EDIT" in
+  define) EDIT_LINE='#define LEXPACK_BENCH_EDIT_$k 1' ;;
+  include) EDIT_LINE='#include <stddef.h> // LEXPACK_BENCH_EDIT_$k' ;;
+  *) echo "EDIT is define or include" >&2; exit 2 ;;
+esac
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 need_tools overhead cmake ninja perf python3
@@ -49,13 +57,13 @@ one_build() {
   if [ "$PHASE" = edit ]; then
     "${cmd[@]}" >/dev/null 2>&1
     # shellcheck disable=SC2016  # expanded by the inner shell
-    perf record -q -a -F 999 -o "$WORK/perf.data" -- bash -c 'n=$1 file=$2; shift 2
+    perf record -q -a -F 999 -o "$WORK/perf.data" -- bash -c 'n=$1 file=$2 line=$3; shift 3
       for k in $(seq "$n"); do
         sleep 1  # the edit lands in another second than the files before it
-        sed -i "1i #define LEXPACK_BENCH_EDIT_$k 1" "$file"
+        sed -i "1i ${line//\$k/$k}" "$file"
         "$@" >/dev/null 2>&1
-      done' _ "$EDITS" "$WORK/src/$FILE" "${cmd[@]}"
-    sed -i '/^#define LEXPACK_BENCH_EDIT_/d' "$WORK/src/$FILE"
+      done' _ "$EDITS" "$WORK/src/$FILE" "$EDIT_LINE" "${cmd[@]}"
+    sed -i '/LEXPACK_BENCH_EDIT_/d' "$WORK/src/$FILE"
   else
     perf record -q -a -F 999 -o "$WORK/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
   fi
@@ -78,7 +86,7 @@ for run in $(seq "$RUNS"); do
   echo "run $run of $RUNS done (load $(cut -d' ' -f1 /proc/loadavg))" >&2
 done
 phase="cold build"
-[ "$PHASE" = edit ] && phase="$EDITS rebuilds after a directive edit of $FILE"
+[ "$PHASE" = edit ] && phase="$EDITS rebuilds after a directive edit ($EDIT) of $FILE"
 echo "$what, MODE=$MODE, $phase: lexpack's processes' CPU over the compilers' (perf samples), median of $RUNS, each run alternating"
 first=$(med "${SHARES[0]}")
 for i in "${!BINS[@]}"; do
