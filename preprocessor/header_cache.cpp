@@ -128,6 +128,7 @@ std::shared_ptr<HeaderTrace> TraceRecorder::end() {
     // Kept for the rest of the scan: at their size, not their growth's.
     t->ops.shrink_to_fit();
     t->inputs.macros.shrink_to_fit();
+    t->inputs.macro_hashes.shrink_to_fit();
   }
   stack_.pop_back();
   // Writes before the next recording starts are older than it: their
@@ -159,6 +160,7 @@ void TraceRecorder::looked_up(MacroName name, const std::shared_ptr<const Macro>
       if (s.kept.empty()) s.kept = stable_macro_name(name.name);
       a.trace->inputs.macros.emplace_back(s.kept, nullptr);
     }
+    a.trace->inputs.macro_hashes.push_back(name.hash);
   });
 }
 

@@ -38,6 +38,9 @@ struct HeaderInputs {
   // scan records hundreds of thousands of inputs, most names longer than a
   // string's inline buffer.
   std::vector<std::pair<std::string_view, std::shared_ptr<const Macro>>> macros;
+  // macro_name_hash of each of `macros`' names, in the same order: a replay
+  // looks them up and notes them read without hashing a name again.
+  std::vector<size_t> macro_hashes;
   std::vector<std::pair<uint32_t, OnceState>> once;  // by file number (HeaderCache::intern)
   struct Query {
     std::string op, argument;

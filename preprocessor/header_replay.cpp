@@ -54,8 +54,9 @@ bool Preprocessor::applies(const HeaderTrace& trace, FileHandle file, uint32_t d
   const HeaderInputs& in = trace.inputs;
   if (depth + in.max_rel_depth > options_.max_include_depth) return false;
   if (in.reads_depth && depth != in.depth) return false;
-  for (const auto& [name, macro] : in.macros) {
-    const std::shared_ptr<const Macro>* now = table_.find_quiet(name);
+  for (size_t i = 0; i < in.macros.size(); ++i) {
+    const auto& [name, macro] = in.macros[i];
+    const std::shared_ptr<const Macro>* now = table_.find_quiet({name, in.macro_hashes[i]});
     if (!same_macro(now ? now->get() : nullptr, macro.get())) return false;
   }
   for (const auto& [id, state] : in.once) {
@@ -93,10 +94,10 @@ void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
   const HeaderInputs& in = trace.inputs;
   // What the replayed header read (its nested headers' reads among them),
   // as if it had been evaluated here.
-  for (const auto& input : in.macros) reads_.add(macro_name_hash(input.first));
+  for (size_t h : in.macro_hashes) reads_.add(h);
   if (!recorder_.active()) return;
-  for (const auto& [name, macro] : in.macros) {
-    const MacroName n(name);
+  for (size_t i = 0; i < in.macros.size(); ++i) {
+    const MacroName n(in.macros[i].first, in.macro_hashes[i]);
     recorder_.looked_up(n, table_.find_quiet(n));
   }
   for (const auto& [id, state] : in.once) recorder_.once_read(id, state);
