@@ -98,32 +98,49 @@ bool names_assembler_file_read(std::string_view bytes) {
   return false;
 }
 
+namespace {
+
+// A #define's whole span (the evaluation parses the define from the bytes).
+std::string_view define_span(const lexer::Directive& d, std::string_view bytes) {
+  const uint64_t end =
+      std::min<uint64_t>(std::max<uint64_t>(d.body_offset + d.body_size, d.offset), bytes.size());
+  const uint64_t begin = std::min<uint64_t>(d.offset, end);
+  return bytes.substr(begin, end - begin);
+}
+
+// What both fingerprints hash after their tag: each directive `keep` takes
+// (its kind, its line with `lines`, its text, a define's span), the
+// diagnostics (their lines with `lines`), the include guard and the flags.
+template <typename Keep>
+void hash_directives(cache::Hasher* h, const lexer::ScanResult& scan, std::string_view bytes,
+                     bool assembler_reads, bool lines, const Keep& keep) {
+  for (const lexer::Directive& d : scan.directives) {
+    if (!keep(d)) continue;
+    h->field(uint64_t(d.kind) | (d.angled ? 0x100 : 0) | (d.computed ? 0x200 : 0) |
+             (d.exported ? 0x400 : 0) | (d.header_unit ? 0x800 : 0));
+    if (lines) h->field(uint64_t(d.line));
+    h->field(scan.text(d));
+    if (d.kind == lexer::DirectiveKind::kDefine) h->field(define_span(d, bytes));
+  }
+  h->field(uint64_t(scan.diagnostics.size()));
+  for (const lexer::Diagnostic& g : scan.diagnostics) {
+    if (lines) h->field(uint64_t(g.line));
+    h->field(g.message);
+  }
+  h->field(scan.include_guard);
+  h->field(uint64_t((scan.uses_date ? 1 : 0) | (scan.uses_time ? 2 : 0) |
+                    (scan.uses_timestamp ? 4 : 0) | (assembler_reads ? 8 : 0)));
+}
+
+}  // namespace
+
 cache::Hash128 preprocessing_fingerprint(const lexer::ScanResult& scan, std::string_view bytes,
                                          bool assembler_reads) {
   cache::Hasher h;
   h.field("preprocessing-1");
   h.field(uint64_t(scan.directives.size()));
-  for (const lexer::Directive& d : scan.directives) {
-    h.field(uint64_t(d.kind) | (d.angled ? 0x100 : 0) | (d.computed ? 0x200 : 0) |
-            (d.exported ? 0x400 : 0) | (d.header_unit ? 0x800 : 0));
-    h.field(uint64_t(d.line));
-    h.field(scan.text(d));
-    if (d.kind == lexer::DirectiveKind::kDefine) {
-      // The evaluation parses the define from the file's bytes.
-      const uint64_t end = std::min<uint64_t>(
-          std::max<uint64_t>(d.body_offset + d.body_size, d.offset), bytes.size());
-      const uint64_t begin = std::min<uint64_t>(d.offset, end);
-      h.field(bytes.substr(begin, end - begin));
-    }
-  }
-  h.field(uint64_t(scan.diagnostics.size()));
-  for (const lexer::Diagnostic& g : scan.diagnostics) {
-    h.field(uint64_t(g.line));
-    h.field(g.message);
-  }
-  h.field(scan.include_guard);
-  h.field(uint64_t((scan.uses_date ? 1 : 0) | (scan.uses_time ? 2 : 0) |
-                   (scan.uses_timestamp ? 4 : 0) | (assembler_reads ? 8 : 0)));
+  hash_directives(&h, scan, bytes, assembler_reads, true,
+                  [](const lexer::Directive&) { return true; });
   return h.digest();
 }
 
@@ -132,12 +149,6 @@ cache::Hash128 inert_fingerprint(const lexer::ScanResult& scan, std::string_view
   using preprocessor::MacroReads;
   const bool lines =
       reads && MacroReads::may_have_read(*reads, preprocessor::macro_name_hash("__LINE__"));
-  auto define_bytes = [&](const lexer::Directive& d) {
-    const uint64_t end =
-        std::min<uint64_t>(std::max<uint64_t>(d.body_offset + d.body_size, d.offset), bytes.size());
-    const uint64_t begin = std::min<uint64_t>(d.offset, end);
-    return bytes.substr(begin, end - begin);
-  };
   auto inert = [&](const lexer::Directive& d) {
     if (d.kind != lexer::DirectiveKind::kDefine && d.kind != lexer::DirectiveKind::kUndef) {
       return false;
@@ -145,7 +156,7 @@ cache::Hash128 inert_fingerprint(const lexer::ScanResult& scan, std::string_view
     const std::string_view name = scan.text(d);
     if (name.empty()) return false;
     if (d.kind == lexer::DirectiveKind::kDefine &&
-        define_bytes(d).find("__has_include") != std::string_view::npos) {
+        define_span(d, bytes).find("__has_include") != std::string_view::npos) {
       return false;
     }
     return !reads || !MacroReads::may_have_read(*reads, preprocessor::macro_name_hash(name));
@@ -153,22 +164,8 @@ cache::Hash128 inert_fingerprint(const lexer::ScanResult& scan, std::string_view
   cache::Hasher h;
   h.field("inert-1");
   h.field(uint64_t(lines));
-  for (const lexer::Directive& d : scan.directives) {
-    if (inert(d)) continue;
-    h.field(uint64_t(d.kind) | (d.angled ? 0x100 : 0) | (d.computed ? 0x200 : 0) |
-            (d.exported ? 0x400 : 0) | (d.header_unit ? 0x800 : 0));
-    if (lines) h.field(uint64_t(d.line));
-    h.field(scan.text(d));
-    if (d.kind == lexer::DirectiveKind::kDefine) h.field(define_bytes(d));
-  }
-  h.field(uint64_t(scan.diagnostics.size()));
-  for (const lexer::Diagnostic& g : scan.diagnostics) {
-    if (lines) h.field(uint64_t(g.line));
-    h.field(g.message);
-  }
-  h.field(scan.include_guard);
-  h.field(uint64_t((scan.uses_date ? 1 : 0) | (scan.uses_time ? 2 : 0) |
-                   (scan.uses_timestamp ? 4 : 0) | (assembler_reads ? 8 : 0)));
+  hash_directives(&h, scan, bytes, assembler_reads, lines,
+                  [&](const lexer::Directive& d) { return !inert(d); });
   return h.digest();
 }
 
