@@ -1,8 +1,8 @@
 // The macro names one translation unit's evaluation looked up, as a Bloom
 // filter of their hashes (macro_name_hash): a name looked up is always
 // reported as read; a name never looked up is reported as read only on a
-// collision (none of 60 new names tried on a TU of the Boost benchmark;
-// 2 of 30 with half the bits and two probes). A
+// collision (none of 60 new names on a TU of the Boost benchmark, 2 of 60
+// with half the bits and two probes: bench/launcher/inert_defines.sh). A
 // source edit that defines or undefines only names its last evaluation
 // never read cannot change that evaluation (closure_snapshot.h).
 #pragma once
