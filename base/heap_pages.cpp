@@ -57,4 +57,9 @@ size_t use_huge_thread_heap_pages() {
   return kThreadHeap;
 }
 
+void reuse_freed_heap_blocks(size_t keep) {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, int(keep));
+}
+
 }  // namespace lexpack::base

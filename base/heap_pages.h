@@ -26,4 +26,10 @@ size_t use_huge_heap_pages(size_t reserve);
 // the start of a worker thread's heavy work.
 size_t use_huge_thread_heap_pages();
 
+// For a long-lived process that handles one request after another (the
+// server): blocks up to 32 MB come from the heap and, freed, are reused
+// rather than unmapped and faulted in again by the next request; the heap's
+// top is given back only past `keep` free bytes.
+void reuse_freed_heap_blocks(size_t keep);
+
 }  // namespace lexpack::base

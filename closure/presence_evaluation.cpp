@@ -120,8 +120,7 @@ size_t EvaluationShare::header_traces() const {
 namespace {
 
 // The preprocessor's view of the files: handles over resolutions (one per
-// file, by device and inode), bytes and scans read on first use, or taken
-// from the scan's share.
+// file, by device and inode), bytes and scans read on first use or shared.
 class ClosureHost : public preprocessor::Host {
  public:
   ClosureHost(const PresenceEvaluator::Ask& ask, const lexer::Kernel* kernel,
@@ -457,8 +456,7 @@ std::string predefine(preprocessor::Preprocessor* pp, const CompilerFacts& facts
   std::string err;
   if (!share && !pp->predefine(facts.predefined, &err)) return "predefined macros: " + err;
   if (share) {
-    // Parsed once per scan; each TU's table shares the definitions, and
-    // the header cache compares them by identity first.
+    // Parsed once per scan; TUs' tables share them (compared by identity first).
     std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>> parsed;
     {
       std::lock_guard lock(share->mu);
@@ -556,7 +554,9 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     speculative.clear();
     if (share) share_facts(share, base_key, facts_key, facts, already_shared, questions);
     ClosureHost host(ask, kernel_, facts, share);
-    preprocessor::Preprocessor pp(host, preprocessor::Options::for_predefined(facts.predefined));
+    preprocessor::Options options = preprocessor::Options::for_predefined(facts.predefined);
+    options.keep_question_names = out_ != nullptr;  // else only answers are read
+    preprocessor::Preprocessor pp(host, std::move(options));
     if (std::string err = predefine(&pp, facts, share, with_dirs.defines); !err.empty()) {
       return fail(err);
     }
@@ -568,8 +568,8 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     const preprocessor::Result& result = pp.result();
     if (host.unknown().empty()) {
       if (store_ && questions.size() > questions_remembered) {
-        // Questions asked ahead on the first round: the next scan, whose
-        // walk may read no file, asks them on its first round too.
+        // Asked ahead on the first round: the next scan (whose walk may read
+        // no file) asks them on its first round too.
         remember_questions(store_, base_key, questions);
       }
       std::vector<Resolution> files = host.resolutions();

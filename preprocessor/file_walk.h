@@ -58,7 +58,7 @@ class Preprocessor::Run : public ExpansionHooks {
   }
   bool has_include(std::string_view name, bool angled, bool next) override {
     IncludeQuestion q;
-    q.name = std::string(name);
+    if (pp_.options_.keep_question_names) q.name = std::string(name);
     q.angled = angled;
     q.next = next;
     q.includer = file_;
@@ -68,7 +68,7 @@ class Preprocessor::Run : public ExpansionHooks {
     if (own_) {
       HeaderOp op;
       op.kind = HeaderOp::Kind::kHasInclude;
-      op.name = q.name;
+      op.name = std::string(name);
       op.angled = angled;
       op.next = next;
       op.line = line_;

@@ -132,7 +132,7 @@ void Preprocessor::Run::replay(const HeaderTrace& trace,
       case HeaderOp::Kind::kInclude:
       case HeaderOp::Kind::kHasInclude: {
         IncludeQuestion q;
-        q.name = op.name;
+        if (op.computed || pp_.options_.keep_question_names) q.name = op.name;
         q.angled = op.angled;
         q.next = op.next;
         q.computed = op.computed;

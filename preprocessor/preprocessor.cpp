@@ -338,20 +338,24 @@ void Preprocessor::Run::include(const Directive& d) {
   q.next = d.kind == DirectiveKind::kIncludeNext;
   q.includer = file_;
   q.line = d.line;
+  std::string expanded;  // a computed include's name
+  std::string_view name;
   if (d.computed) {
-    if (!computed_name(content_.scan->text(d), &q.name, &q.angled)) return;
+    if (!computed_name(content_.scan->text(d), &expanded, &q.angled)) return;
+    name = expanded;
   } else {
-    q.name = std::string(content_.scan->text(d));
+    name = content_.scan->text(d);
     q.angled = d.angled;
   }
-  q.answer = pp_.host_.resolve(q.name, q.angled, q.next, file_);
+  q.answer = pp_.host_.resolve(name, q.angled, q.next, file_);
   const std::optional<FileHandle> answer = q.answer;
-  const std::string name = q.name;
   const bool angled = q.angled;
+  if (d.computed || pp_.options_.keep_question_names) q.name = std::string(name);
   pp_.result_.includes.push_back(std::move(q));
   if (!answer) {
+    const std::string spelled(name);
     inexact(Inexact::kMissingInclude,
-            (angled ? "<" + name + ">" : "\"" + name + "\"") + " not found");
+            (angled ? "<" + spelled + ">" : "\"" + spelled + "\"") + " not found");
     return;
   }
   const EntryKind how = d.kind == DirectiveKind::kInclude       ? EntryKind::kInclude

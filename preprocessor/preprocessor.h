@@ -45,6 +45,10 @@ struct Options {
   // `defined(NAME)` answers and which operators a condition may call.
   std::unordered_map<std::string, BuiltinKind> builtins;
   uint32_t max_include_depth = 200;  // GCC's limit
+  // Whether Result's include and __has_include questions keep the names
+  // asked (a computed include's always): off for a caller that reads only
+  // their answers, spared a string per question (thousands in a TU).
+  bool keep_question_names = true;
 
   // The language decides which query operators there are.
   enum class Dialect { kC, kCxx, kAssembly };

@@ -115,6 +115,49 @@ TEST_F(HeaderCacheTest, MacroReadsHoldWhatReplayedHeadersRead) {
   }
 }
 
+// Without the questions' names (a closure evaluation reads only answers),
+// evaluated or replayed: the same questions and answers, the names of
+// computed includes kept, the others empty.
+TEST_F(HeaderCacheTest, QuestionsWithoutNamesHaveTheSameAnswers) {
+  host.add("inc/h.h",
+           "#ifndef H_H\n#define H_H\n#include <a.h>\n#define NAME <b.h>\n#include NAME\n"
+           "#if __has_include(<c.h>)\n#endif\n#endif\n");
+  host.add("inc/a.h", "");
+  host.add("inc/b.h", "");
+  host.add("d.h", "");
+  host.add("main.cc", "#include <h.h>\n#include \"d.h\"\n");
+  auto questions = [&](const std::vector<IncludeQuestion>& qs) {
+    std::string s;
+    for (const IncludeQuestion& q : qs) {
+      s += host.path(q.includer) + ":" + std::to_string(q.line) +
+           (q.computed ? " computed " : " ") + (q.answer ? host.path(*q.answer) : "none") + "\n";
+    }
+    return s;
+  };
+  std::string with_names;
+  for (int round = 0; round < 3; ++round) {
+    Options options = Options::gcc();
+    options.keep_question_names = round == 0;
+    Preprocessor pp(host, options);
+    if (round < 2) pp.use_header_cache(&cache, "context");  // the last evaluates h.h again
+    pp.run_file(host.handle("main.cc"), EntryKind::kMain);
+    EXPECT_EQ(pp.headers_replayed() > 0, round == 1) << round;
+    const Result& r = pp.result();
+    const std::string asked = questions(r.includes) + questions(r.has_includes);
+    ASSERT_EQ(r.includes.size(), 4u) << round;
+    ASSERT_EQ(r.has_includes.size(), 1u) << round;
+    if (round == 0) {
+      with_names = asked;
+      EXPECT_EQ(r.includes[0].name, "h.h");
+      EXPECT_EQ(r.has_includes[0].name, "c.h");
+      continue;
+    }
+    EXPECT_EQ(asked, with_names) << round;
+    for (const IncludeQuestion& q : r.includes) EXPECT_EQ(q.name, q.computed ? "b.h" : "") << round;
+    EXPECT_EQ(r.has_includes[0].name, "") << round;
+  }
+}
+
 TEST_F(HeaderCacheTest, APriorDefineInTheSourceIsAnInput) {
   host.add("inc/h.h",
            "#if MODE == 2\n#include <two.h>\n#elif MODE == 3\n#include <three.h>\n#endif\n");
