@@ -238,9 +238,20 @@ std::string Launcher::changed_since_early_start(
       dirs.add(closure_.failed_probes[i]);
     }
   }
+  // In order, each directory after the one above it: below one found
+  // missing, none is there either (one made since is the parent's change,
+  // after the compile), and most missing candidates' directories are so.
+  std::unordered_set<std::string_view> missing;  // views into dirs.dirs()
   for (const std::string& dir : dirs.dirs()) {
+    if (missing.count(base::dir_of(dir)) != 0) {
+      missing.insert(dir);
+      continue;
+    }
     std::optional<base::StatSignature> sig = lstat_signature(dir);
-    if (!sig) continue;  // not there: nothing in it was read, found or missed
+    if (!sig) {
+      missing.insert(dir);
+      continue;  // not there: nothing in it was read, found or missed
+    }
     met_device(sig->dev, dir);
     if (!stamped_since(*sig, start)) continue;
     auto written = early_->written_dirs.find(dir);

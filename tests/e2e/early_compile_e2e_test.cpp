@@ -316,23 +316,29 @@ TEST_P(EarlyCompile, IncludeDirectorySwappedWhileTheCompilerRunsIsNeverStored) {
 // the closure, made after the key was made and before the compiler looked:
 // the directories of the missing candidates are checked after the compile
 // too, so the result is not stored; once the candidate is gone again, the
-// compile is the missing candidate's.
+// compile is the missing candidate's. Also two levels below the first
+// missing directory (whose own directories the check does not stat).
 TEST_P(EarlyCompile, AMissingCandidateMadeWhileTheCompilerRunsIsNeverStored) {
-  dir_.write("m.cpp",
-             "#if __has_include(\"sub/opt.h\")\n#define V 2\n#else\n#define V 1\n#endif\n"
-             "int v() { return V; }\n");
-  // The key is made in the half second before the compiler starts.
-  const std::string make =
-      "[ -n \"$MAKE\" ] && sleep 0.5 && mkdir -p inc/sub && printf '' > inc/sub/opt.h\n";
-  if (!write_wrapper(real_with("before", make))) GTEST_SKIP() << GetParam() << " is not installed";
-  ASSERT_EQ(sh("mkdir -p inc").exit_code, 0);
-  settle();
-  std::string log;
-  ASSERT_NO_FATAL_FAILURE(compile_disturbed("MAKE=1", &log));
-  ASSERT_EQ(sh("rm -r inc/sub").exit_code, 0);
-  settle();
-  log = compile();
-  EXPECT_TRUE(last_was_miss()) << log;
+  for (const std::string dir : {"sub", "sub/deeper"}) {
+    SCOPED_TRACE(dir);
+    dir_.write("m.cpp", "#if __has_include(\"" + dir +
+                            "/opt.h\")\n#define V 2\n#else\n#define V 1\n#endif\n"
+                            "int v() { return V; }\n");
+    // The key is made in the half second before the compiler starts.
+    const std::string make = "[ -n \"$MAKE\" ] && sleep 0.5 && mkdir -p inc/" + dir +
+                             " && printf '' > inc/" + dir + "/opt.h\n";
+    if (!write_wrapper(real_with("before", make))) {
+      GTEST_SKIP() << GetParam() << " is not installed";
+    }
+    ASSERT_EQ(sh("mkdir -p inc").exit_code, 0);
+    settle();
+    std::string log;
+    ASSERT_NO_FATAL_FAILURE(compile_disturbed("MAKE=1", &log));
+    ASSERT_EQ(sh("rm -r inc/sub").exit_code, 0);
+    settle();
+    log = compile();
+    EXPECT_TRUE(last_was_miss()) << log;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Compilers, EarlyCompile, ::testing::Values("g++", "clang++-14"),
