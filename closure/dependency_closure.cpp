@@ -133,9 +133,14 @@ void add_precompiled_headers(FileStates* files, const compiler::CompileCommand& 
       places.push_back(name + ".gch");
     }
   }
+  // Asked once per shared walk (the server's), as the include candidates are.
+  ScanFileCache* shared = files->shared();
   std::set<std::string_view> seen;
   for (const std::string& p : places) {
-    if (seen.insert(p).second) (no_entry(p, cwd) ? absent : present)->push_back(p);
+    if (!seen.insert(p).second) continue;
+    const bool none =
+        shared ? shared->no_entry_once(base::absolute_path(p, cwd)) : no_entry(p, cwd);
+    (none ? absent : present)->push_back(p);
   }
   for (const std::string& p : *present) {
     const std::string absolute = base::absolute_path(p, cwd);

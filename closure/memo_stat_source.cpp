@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace lexpack::closure {
 
 DirHandles::~DirHandles() {
@@ -37,6 +39,7 @@ bool DirHandles::stat_path(std::string_view path, struct stat* st) {
     return ::stat(path.empty() ? "." : terminated(path), st) == 0;
   }
   int fd = dir_fd(path.substr(0, slash == 0 ? 1 : slash));
+  if (fd == kMissing) return false;  // as stat(2) would answer, without a walk
   if (fd < 0) return ::stat(terminated(path), st) == 0;
   return ::fstatat(fd, terminated(path.substr(slash + 1)), st, 0) == 0;
 }
@@ -49,21 +52,26 @@ const char* DirHandles::terminated(std::string_view s) {
 int DirHandles::dir_fd(std::string_view dir) {
   auto it = fds_.find(dir);
   if (it != fds_.end()) return it->second;
-  // Keep well clear of the descriptor limit: beyond this, plain stat(2).
-  if (fds_.size() >= kMaxHandles) return -1;
   std::string key(dir);
   int fd = -1;
   // A subdirectory of a directory already open: one lookup, not a walk.
   size_t slash = key.rfind('/');
+  auto parent = fds_.end();
   if (slash != std::string::npos && slash > 0 && slash + 1 < key.size()) {
-    auto parent = fds_.find(std::string_view(key).substr(0, slash));
-    if (parent != fds_.end() && parent->second >= 0) {
-      fd = ::openat(parent->second, key.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    } else {
-      fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    }
+    parent = fds_.find(std::string_view(key).substr(0, slash));
+  }
+  if (parent != fds_.end() && parent->second == kMissing) {
+    fd = kMissing;  // below a directory that is not there, as most missing candidates are
+  } else if (open_ >= kMaxHandles) {
+    return -1;  // well clear of the descriptor limit: plain stat(2) from here
   } else {
-    fd = ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    fd = parent != fds_.end() && parent->second >= 0
+             ? ::openat(parent->second, key.c_str() + slash + 1, O_PATH | O_DIRECTORY | O_CLOEXEC)
+             : ::open(key.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    // No entry, or a file where a directory of the path would be: stat(2)
+    // of any name below fails the same way.
+    if (fd == -1 && (errno == ENOENT || errno == ENOTDIR)) fd = kMissing;
+    if (fd >= 0) ++open_;
   }
   fds_.emplace(std::move(key), fd);
   return fd;

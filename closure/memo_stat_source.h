@@ -43,10 +43,14 @@ class DirHandles : public MemoStatSource {
   // `s` with a terminating NUL, in a buffer reused for every call.
   const char* terminated(std::string_view s);
 
+  // A handle on `dir`; kMissing when no directory is there (nothing can be
+  // found in it), -1 when none could be opened for another reason.
   int dir_fd(std::string_view dir);
 
+  static constexpr int kMissing = -2;
   static constexpr size_t kMaxHandles = 256;
   base::ViewMap<int> fds_;  // looked up by view: no string built per checked file
+  size_t open_ = 0;         // descriptors among them
   std::string name_;
 };
 

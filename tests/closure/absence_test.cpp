@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "closure/closure_memo.h"
 #include "closure/dependency_closure.h"
 #include "closure/file_state.h"
+#include "closure/memo_stat_source.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/kernel.h"
 #include "tests/lexer/scan_test_util.h"
@@ -51,6 +53,47 @@ TEST(DirSignatures, UnderAMissingDirectoryNothingIsStatted) {
   EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a/x")), 1);
   EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a/x/y")), 0);
   EXPECT_EQ(std::count(asked.begin(), asked.end(), d.at("a")), 1);
+}
+
+// A check's handles answer as stat(2) does: below a directory found
+// missing (or a file where a directory would be) nothing is there, at any
+// depth and whichever is asked first; a directory made later is seen by the
+// next check's handles. Hundreds of missing directories take no descriptor.
+TEST(DirHandles, AnswersAsStatDoesBelowMissingDirectories) {
+  lexpack::testing::TestDir d;
+  d.write("inc/a.h", "");
+  d.write("file", "");
+  const std::vector<std::string> paths = {
+      d.at("inc/x/y/z/deep.h"), d.at("inc/x/y/mid.h"), d.at("inc/x/top.h"),
+      d.at("inc/a.h"),          d.at("inc/b.h"),       d.at("file/sub/f.h"),
+      d.at("inc/x/../a.h"),     d.at("inc/x/y/../z"),  d.at("inc/a.h/under"),
+  };
+  auto expect_as_stat = [&](DirHandles* handles, const std::string& p) {
+    base::StatSignature plain, via;
+    EXPECT_EQ(handles->stat_file(p, &via), base::stat_file(p, &plain)) << p;
+    EXPECT_EQ(handles->stat_dir(p, &via), base::stat_dir(p, &plain)) << p;
+  };
+  for (bool reversed : {false, true}) {
+    DirHandles handles;
+    std::vector<std::string> order = paths;
+    if (reversed) std::reverse(order.begin(), order.end());
+    for (const std::string& p : order) expect_as_stat(&handles, p);
+  }
+  DirHandles before;
+  base::StatSignature sig;
+  EXPECT_FALSE(before.stat_file(d.at("inc/x/y/mid.h"), &sig));
+  d.write("inc/x/y/mid.h", "");
+  DirHandles after;
+  EXPECT_TRUE(after.stat_file(d.at("inc/x/y/mid.h"), &sig));
+  EXPECT_FALSE(after.stat_file(d.at("inc/x/y/z/deep.h"), &sig));
+  // More missing directories than handles kept open: an existing file below
+  // an existing directory is still found.
+  DirHandles many;
+  for (int i = 0; i < 600; ++i) {
+    EXPECT_FALSE(many.stat_file(d.at("inc/m" + std::to_string(i) + "/n/h.h"), &sig));
+  }
+  EXPECT_TRUE(many.stat_file(d.at("inc/x/y/mid.h"), &sig));
+  EXPECT_TRUE(many.stat_dir(d.at("inc/x"), &sig));
 }
 
 TEST(AbsenceProof, HoldsUntilAPathAppears) {

@@ -370,6 +370,30 @@ TEST_P(ServerEvaluation, ACommentEditInAHeaderIsAnsweredByTheServer) {
   EXPECT_TRUE(last_was_miss()) << log;
 }
 
+// gcc takes p.h.gch in place of the source's first include: one made after
+// the server's share found none there, from other text, is in the next
+// closure the server evaluates (the object is the .gch's), and once it is
+// gone again, the object is p.h's (each compared with a plain compile's).
+TEST_P(ServerEvaluation, APrecompiledHeaderMadeAfterTheShareAskedIsSeen) {
+  dir_.write("p.h", "inline int f() { return 1; }\n");
+  dir_.write("other/p.h", "inline int f() { return 2; }\n");
+  dir_.write("m.cpp", "#include \"p.h\"\nint g() { return f(); }\n");
+  settle();
+  std::string log = compile("m.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  ASSERT_EQ(sh("g++ -Iinc -x c++-header other/p.h -o p.h.gch").exit_code, 0);
+  dir_.write("m.cpp", "#include \"p.h\"\n#include <stddef.h>\nint g() { return f(); }\n");
+  settle();
+  log = compile("m.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  if (std::string(GetParam().cxx) == "g++") {  // clang++ takes no .gch for an #include
+    EXPECT_EQ(sh("objdump -d ref.o | grep -c 'mov *\\$0x2,'").out, "1\n");
+  }
+  ASSERT_EQ(sh("rm p.h.gch").exit_code, 0);
+  settle();
+  compile("m.cpp");
+}
+
 INSTANTIATE_TEST_SUITE_P(Ways, ServerEvaluation, kAllWays, WayName);
 
 }  // namespace
