@@ -95,24 +95,13 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     h.field(d.lo);
     h.field(d.hi);
   };
-  // The same bytes as put() of each, in one update: thousands of them.
-  auto put_all = [&h](const std::vector<cache::Hash128>& all) {
-    std::string bytes(all.size() * 16, '\0');
-    char* at = bytes.data();
-    for (const cache::Hash128& d : all) {
-      for (uint64_t v : {d.lo, d.hi}) {
-        for (int i = 0; i < 8; ++i) *at++ = char(uint8_t(v >> (8 * i)));  // as Hasher::field
-      }
-    }
-    h.update(bytes);
-  };
   std::vector<cache::Hash128> digests;
   digests.reserve(closure.files.size());
   for (size_t i = 1; i < closure.files.size(); ++i) digests.push_back(file_digest(i));
   std::sort(digests.begin(), digests.end(), by_value);
   h.field(closure.files.size());
   if (!closure.files.empty()) put(file_digest(0));
-  put_all(digests);
+  h.fields(digests);
   // Which identical #pragma once files the compiler takes as one.
   if (!closure.once_twins.empty()) h.field(closure.once_twins);
   ProbeDigests own;
@@ -127,7 +116,7 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     probes->made = true;
   }
   h.field(probes->sorted.size());
-  put_all(probes->sorted);
+  h.fields(probes->sorted);
   return h.digest();
 }
 

@@ -5,9 +5,10 @@
 # (SOURCE=path[:ARGS]) is rebuilt EDITS times through lexpack as the CMake
 # launcher with the server, each time after its first line is made the
 # define of a name never used before (`#define <NAME><k> 1`, NAME
-# LEXPACK_INERT_ unless given; the previous one taken out). Each name that the snapshot's filter of macro
-# reads holds by collision makes its edit evaluated again: the counts of the
-# decision log's two answers tell the filter's collision rate on that TU.
+# LEXPACK_INERT_ unless given; the previous one taken out). Each name that
+# the snapshot's filter of macro reads holds by collision makes its edit
+# evaluated again: the counts of the decision log's two answers tell the
+# filter's collision rate on that TU.
 #
 #   bench/launcher/inert_defines.sh LEXPACK [LEXPACK...]     (EDITS, NAME, TUS, SOURCE)
 set -eu

@@ -85,10 +85,29 @@ void Hasher::field(std::string_view bytes) {
   update(bytes);
 }
 
+namespace {
+
+// `value` as field() hashes it: eight bytes, least significant first.
+void put_le(uint64_t value, char* at) {
+  for (int i = 0; i < 8; ++i)
+    at[i] = static_cast<char>(static_cast<unsigned char>(value >> (8 * i)));
+}
+
+}  // namespace
+
 void Hasher::field(uint64_t value) {
-  unsigned char le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(value >> (8 * i));
-  update(std::string_view(reinterpret_cast<const char*>(le), 8));
+  char le[8];
+  put_le(value, le);
+  update(std::string_view(le, 8));
+}
+
+void Hasher::fields(const std::vector<Hash128>& digests) {
+  std::string bytes(digests.size() * 16, '\0');
+  for (size_t i = 0; i < digests.size(); ++i) {
+    put_le(digests[i].lo, &bytes[16 * i]);
+    put_le(digests[i].hi, &bytes[16 * i + 8]);
+  }
+  update(bytes);
 }
 
 Hash128 Hasher::digest() const {

@@ -2,6 +2,8 @@
 // agreeing with the streaming one.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "cache/hash/hash.h"
 
 namespace lexpack::cache {
@@ -44,6 +46,23 @@ TEST(Hash, OneShotAgreesWithStreamingOnEverySize) {
     h.update(std::string_view(data).substr(0, n));
     ASSERT_EQ(hash_bytes(std::string_view(data).substr(0, n)), h.digest()) << "size " << n;
   }
+}
+
+// fields() hashes the bytes field() of each half of each digest would.
+TEST(Hash, FieldsOfDigestsAgreeWithFieldByField) {
+  std::vector<Hash128> digests;
+  for (uint64_t i = 0; i < 300; ++i) digests.push_back({i * 0x9E3779B97F4A7C15ull, ~i});
+  Hasher at_once, one_by_one;
+  at_once.fields(digests);
+  for (const Hash128& d : digests) {
+    one_by_one.field(d.lo);
+    one_by_one.field(d.hi);
+  }
+  EXPECT_EQ(at_once.digest().hex(), one_by_one.digest().hex());
+  Hasher other;
+  digests.back().hi ^= 1;
+  other.fields(digests);
+  EXPECT_NE(other.digest().hex(), one_by_one.digest().hex());
 }
 
 }  // namespace
