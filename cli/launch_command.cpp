@@ -44,7 +44,9 @@ int run_launcher(const std::vector<std::string>& argv, bool explain) {
   // server evaluate its closure, with every header evaluation it keeps.
   launcher::EvaluateElsewhere elsewhere;
   if (!explain && !busy && server_declined && server::server_enabled()) {
-    elsewhere = [&argv] { return server::evaluate_with_server(argv); };
+    elsewhere = [&argv](launcher::ElsewhereAsk ask) {
+      return server::evaluate_with_server(argv, ask);
+    };
   }
   launcher::LaunchResult r =
       served ? std::move(*served) : launcher::launch(argv, explain, elsewhere);

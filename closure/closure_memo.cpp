@@ -41,13 +41,21 @@ bool dependency_holds(std::string_view path, const base::StatSignature& now,
 
 namespace {
 
-// check_closure_memo() of a memo's view.
+// One view per thread, reused: a warm scan checks a memo per TU, each with
+// thousands of entries, and fresh vectors would be written into fresh pages.
+MemoView& reused_view() {
+  thread_local MemoView reused;
+  return reused;
+}
+
+// check_closure_memo() of a memo's view; its dependencies are left out
+// unless `dependencies`.
 std::string check_view(const MemoView& m, MemoStatSource* stats, const ContentLookup* content,
-                       std::vector<MemoRefresh>* refresh) {
+                       std::vector<MemoRefresh>* refresh, bool dependencies = true) {
   using Kind = MemoRefresh::Kind;
   DirHandles handles;
   MemoStatSource& dirs = stats ? *stats : handles;
-  for (size_t i = 0; i < m.dependencies.size(); ++i) {
+  for (size_t i = 0; dependencies && i < m.dependencies.size(); ++i) {
     const auto& d = m.dependencies[i];
     base::StatSignature now;
     if (!dirs.stat_file(d.path, &now)) return "missing: " + std::string(d.path);
@@ -292,6 +300,15 @@ bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_k
   return check_encoded_closure_memo(bytes, nullptr, action_key, uses_date, changed, nullptr);
 }
 
+bool check_encoded_memo_directories(std::string_view bytes, std::string* changed) {
+  MemoView& m = reused_view();
+  cache::Hash128 action_key;
+  bool uses_date = false;
+  if (!parse_view(bytes, &m, &action_key, &uses_date)) return false;
+  *changed = check_view(m, nullptr, nullptr, nullptr, false);
+  return true;
+}
+
 bool closure_memo_key(std::string_view bytes, cache::Hash128* action_key, bool* uses_date) {
   return parse_head(bytes, action_key, uses_date);
 }
@@ -310,10 +327,7 @@ bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,
                                 cache::Hash128* action_key, bool* uses_date, std::string* changed,
                                 std::vector<std::string_view>* dependencies,
                                 const ContentLookup* content, std::vector<MemoRefresh>* refresh) {
-  // One view per thread, reused: a warm scan checks a memo per TU, each with
-  // thousands of entries, and fresh vectors would be written into fresh pages.
-  thread_local MemoView reused;
-  MemoView& m = reused;
+  MemoView& m = reused_view();
   if (!parse_view(bytes, &m, action_key, uses_date)) return false;
   if (refresh) refresh->clear();
   *changed = check_view(m, stats, content, refresh);

@@ -165,6 +165,12 @@ bool closure_memo_first_dependency(std::string_view bytes, std::string_view* pat
 // `bytes` is not a memo; else *action_key, *uses_date and *changed are set.
 bool check_encoded_closure_memo(std::string_view bytes, cache::Hash128* action_key, bool* uses_date,
                                 std::string* changed);
+// The same for all but the dependencies: whether what the memo found
+// missing is still missing and its directories the same (probed, vouched,
+// absent and same directories). For a caller that checks every dependency
+// otherwise (the launcher of a compile already running checks each file of
+// its closure after the compile).
+bool check_encoded_memo_directories(std::string_view bytes, std::string* changed);
 // The same through `stats` (may be null), also giving the dependencies' paths
 // as views into `bytes` when `dependencies` is not null.
 bool check_encoded_closure_memo(std::string_view bytes, MemoStatSource* stats,

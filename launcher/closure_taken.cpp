@@ -111,10 +111,14 @@ bool Launcher::take_snapshot(closure::Closure taken, const cache::Hash128& key,
   return true;
 }
 
-bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
+bool Launcher::closure_from_elsewhere(const cache::Hash128& tu, bool again) {
   if (!elsewhere_ || explain_ || read_only_) return false;
   const int64_t asked_at = elapsed_us();
-  if (std::string why = elsewhere_(); !why.empty()) {
+  // A compile started early checks each file of the closure after it.
+  const ElsewhereAsk ask = again    ? ElsewhereAsk::kAgain
+                           : early_ ? ElsewhereAsk::kCheckedAfter
+                                    : ElsewhereAsk::kCheckedBefore;
+  if (std::string why = elsewhere_(ask); !why.empty()) {
     note("closure not evaluated by the server (" + why + ")");
     return false;
   }
@@ -149,6 +153,7 @@ bool Launcher::closure_from_elsewhere(const cache::Hash128& tu) {
     return false;
   }
   memo_stored_elsewhere_ = true;
+  elsewhere_tu_ = tu;
   if (early_) unchecked_memo_ = {tu.hex(), memo_key};
   return true;
 }

@@ -28,7 +28,17 @@ struct LaunchResult {
 // has seen) evaluate this compile's closure and store its closure memo and
 // snapshot (closure_snapshot.h); "" when it did, else why not. Asked only
 // when the compile has no valid memo and its kept closure does not apply.
-using EvaluateElsewhere = std::function<std::string()>;
+// The ask says how the launcher checks what it is given.
+enum class ElsewhereAsk {
+  kCheckedBefore,  // the memo, before it is taken
+  // The compile runs already: each file of the closure after it (so the
+  // other process need check only the memo's directories).
+  kCheckedAfter,
+  // kCheckedAfter again: a file of the closure given had changed when
+  // checked (what the other process kept may be out of date).
+  kAgain,
+};
+using EvaluateElsewhere = std::function<std::string(ElsewhereAsk)>;
 
 // Runs one compile. `argv[0]` is the compiler. With `explain`, nothing is
 // compiled or written: the result only says whether the compile would hit,

@@ -153,8 +153,9 @@ class Launcher {
   // and its key is `key` here; notes `line`.
   bool take_snapshot(closure::Closure taken, const cache::Hash128& key, const std::string& line);
   // Fills them from the memo and snapshot `elsewhere_` stored; false when
-  // it did not, or they do not hold.
-  bool closure_from_elsewhere(const cache::Hash128& tu);
+  // it did not, or they do not hold. `again`: once more, after a file of
+  // the closure it gave had changed when checked after an early compile.
+  bool closure_from_elsewhere(const cache::Hash128& tu, bool again = false);
   // The check of an encoded closure memo a hit makes (files recorded by
   // content compared by content): false when it is not a memo, else *key,
   // and *changed ("" when it holds).
@@ -202,6 +203,9 @@ class Launcher {
   base::ProcessResult run_compiler(std::vector<std::string> run_argv,
                                    const served_reads::ServedReads& served, bool* serving,
                                    std::string* warning);
+  // The first file of the closure not at its recorded signature after the
+  // compile ("" when none): those the depfile names as `check` found them.
+  std::string closure_file_changed(const SelfCheckResult& check) const;
   // The self-check and the other checks before a successful compile is
   // stored, then the store: the note that ends the miss either way.
   std::string check_and_store(const std::string& depfile, const base::ProcessResult& p,
@@ -252,6 +256,7 @@ class Launcher {
   bool explain_;
   EvaluateElsewhere elsewhere_;
   bool memo_stored_elsewhere_ = false;  // closure_from_elsewhere() took it
+  cache::Hash128 elsewhere_tu_;         // the TU it was asked for
   // The server's memo (its TU's name and action key), taken unchecked
   // beside a compile started early: read again and checked only before an
   // entry would answer (settle_early_compile).

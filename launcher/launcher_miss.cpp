@@ -123,23 +123,9 @@ base::ProcessResult Launcher::run_compiler(std::vector<std::string> run_argv,
   return p;
 }
 
-std::string Launcher::check_and_store(const std::string& depfile, const base::ProcessResult& p,
-                                      const LaunchResult& r,
-                                      const served_reads::ServedReads* served, MissTimes times) {
-  base::Result<std::string> depfile_bytes = base::read_file(depfile);
-  if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
-  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
-  times.check_us = elapsed_us() - times.after_compile;
-  if (!check.disagreements.empty()) {
-    count("scanner_disagreements", int64_t(check.disagreements.size()));
-    for (const std::string& d : check.disagreements) {
-      note("scanner disagreement: the compiler read " + d + " which the scan of " + cmd_.source +
-           " did not reach");
-    }
-  }
-  if (!check.unsure.empty()) return "not stored: " + check.unsure;
-  // A file the depfile names was stat-ed after the compile by the check
-  // above: a closure file spelled the same is not asked again.
+std::string Launcher::closure_file_changed(const SelfCheckResult& check) const {
+  // A file the depfile names was stat-ed after the compile by the check:
+  // a closure file spelled the same is not asked again.
   std::unordered_map<std::string_view, const base::StatSignature*> after;
   after.reserve(check.named.size());
   for (const auto& [path, sig] : check.named) after.emplace(path, &sig);
@@ -151,10 +137,41 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
     } else {
       there = base::stat_file(std::string(f.path), &now);
     }
-    if (!there || !(now == f.stat)) {
-      return "not stored: " + std::string(f.path) + " changed during the compile";
+    if (!there || !(now == f.stat)) return std::string(f.path);
+  }
+  return {};
+}
+
+std::string Launcher::check_and_store(const std::string& depfile, const base::ProcessResult& p,
+                                      const LaunchResult& r,
+                                      const served_reads::ServedReads* served, MissTimes times) {
+  base::Result<std::string> depfile_bytes = base::read_file(depfile);
+  if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
+  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
+  std::string changed = check.unsure.empty() ? closure_file_changed(check) : std::string();
+  // The server that evaluated the closure of a compile started early
+  // checked only its directories: a file it had kept may have changed
+  // unheard before the compile. Asked again, it walks anew; the result is
+  // stored under the new key when that closure holds (the checks below).
+  if (!changed.empty() && early_ && memo_stored_elsewhere_) {
+    note("closure file changed since the server read it: " + changed + "; asked again");
+    if (closure_from_elsewhere(elsewhere_tu_, true)) {
+      token_key_.reset();
+      find_token_key();  // of the new closure
+      check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
+      changed = check.unsure.empty() ? closure_file_changed(check) : std::string();
     }
   }
+  times.check_us = elapsed_us() - times.after_compile;
+  if (!check.disagreements.empty()) {
+    count("scanner_disagreements", int64_t(check.disagreements.size()));
+    for (const std::string& d : check.disagreements) {
+      note("scanner disagreement: the compiler read " + d + " which the scan of " + cmd_.source +
+           " did not reach");
+    }
+  }
+  if (!check.unsure.empty()) return "not stored: " + check.unsure;
+  if (!changed.empty()) return "not stored: " + changed + " changed during the compile";
   if (early_) {
     if (std::string path = changed_since_early_start(check.outside); !path.empty()) {
       count("early_compiles_not_stored");

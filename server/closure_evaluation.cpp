@@ -30,7 +30,7 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
   // each answer; one that evaluates few (an edit now and then) is kept and
   // its answers checked.
   auto due = [&](const WalkShare& w) {
-    return w.drops != drops_ || w.evaluated >= kEvaluationsPerShare ||
+    return w.outdated || w.drops != drops_ || w.evaluated >= kEvaluationsPerShare ||
            now - w.made > kWalkShareLife ||
            (now - w.made > kWalkShareUnchecked && w.evaluated >= kCheckedEvaluations);
   };
@@ -72,12 +72,15 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
   return w;
 }
 
-bool Server::memo_holds(const std::string& memo, const std::string& cwd) {
+bool Server::memo_holds(const std::string& memo, const std::string& cwd, bool directories_only) {
+  std::string changed;
+  if (directories_only) {
+    return closure::check_encoded_memo_directories(memo, &changed) && changed.empty();
+  }
   closure::FileStates files(store_.get(), kernel_);
   const closure::ContentLookup content = closure::content_lookup(&files, cwd);
   cache::Hash128 key;
   bool uses_date = false;
-  std::string changed;
   return closure::check_encoded_closure_memo(memo, nullptr, &key, &uses_date, &changed, nullptr,
                                              &content) &&
          changed.empty();
@@ -148,7 +151,11 @@ Reply Server::evaluate_closure(const Request& req) {
   std::optional<std::string> memo;
   // A share that may have gone stale (a change heard of, or none for long)
   // has its answer checked as the launcher will check it; one found stale
-  // is made anew and the closure evaluated again.
+  // is made anew and the closure evaluated again. The launcher of a compile
+  // already running checks each file of the closure after it (as the share
+  // recorded it, stamped before the compile's start), and asks again
+  // (kClosureAgain) when one changed: the files are not stat'ed twice.
+  const bool checked_after = req.kind != RequestKind::kClosure;
   for (int attempt = 0; attempt < 2 && !memo; ++attempt) {
     WalkShare& share = walk_share(base::normal_path(cmd.source, req.cwd), source_sig);
     ++share.evaluated;
@@ -162,7 +169,7 @@ Reply Server::evaluate_closure(const Request& req) {
       // evaluated again, once, rather than left to the launcher.
       if (attempt == 0 && closure::is_changed_while_read(computed.status())) {
         ++stale_shares_;
-        walk_share_.reset();
+        share.outdated = true;
         continue;
       }
       return declined("dependency scan: " + computed.message());
@@ -180,9 +187,9 @@ Reply Server::evaluate_closure(const Request& req) {
     memo = closure::encode_closure_memo(*closure, *list, key, share.walked.get(), req.cwd,
                                         closure::YoungFiles::kCheckedByContent);
     if (!memo) return declined("files too fresh for a memo");
-    if (share.validate && !memo_holds(*memo, req.cwd)) {
+    if (share.validate && !memo_holds(*memo, req.cwd, checked_after)) {
       ++stale_shares_;
-      walk_share_.reset();
+      share.outdated = true;
       memo.reset();
     }
   }

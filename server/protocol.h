@@ -27,6 +27,13 @@ enum class RequestKind : uint8_t {
   kPrepare = 7,      // `compiles` are about to be run: check them now (a kInfo reply)
   kScanAnswers = 8,  // `lexpack scan`: what is known of `compiles` (a kInfo reply's answers)
   kClosure = 9,      // evaluate this compile's closure, store its memo (a kInfo reply)
+  // kClosure for a compile already running, whose launcher checks each file
+  // of the closure after it: only the memo's directories are checked first.
+  kClosureCheckedAfter = 10,
+  // kClosureCheckedAfter again: a file of the closure the server gave had
+  // changed when its launcher checked it (what the server kept may be out
+  // of date, so it is walked anew first).
+  kClosureAgain = 11,
 };
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 

@@ -218,7 +218,8 @@ std::string Server::status_text() const {
          std::to_string(evaluation_us_ / 1000) + "\nwalk_shares " +
          std::to_string(walk_shares_made_) + "\nshare_dirs_restatted " +
          std::to_string(share_dirs_restatted_) + "\nstale_shares " + std::to_string(stale_shares_) +
-         "\ndeclined_by_first " + std::to_string(declined_by_first_) + "\ntraces_carried " +
+         "\nclosures_changed " + std::to_string(closures_changed_) + "\ndeclined_by_first " +
+         std::to_string(declined_by_first_) + "\ntraces_carried " +
          std::to_string(traces_carried_) + "\ntrust_ms " + std::to_string(trust_us_ / 1000) +
          "\ncontent_trusts " + std::to_string(content_trusts_) + "\nlast_miss " + last_miss_ + "\n";
 }
@@ -247,7 +248,8 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   // would not serve this namespace either.)
   if (!foreign_.empty() &&
       (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
-       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure)) {
+       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure ||
+       req.kind == RequestKind::kClosureCheckedAfter || req.kind == RequestKind::kClosureAgain)) {
     ++foreign_declines_;
     reply.kind = ReplyKind::kInfo;
     reply.info = "declined: " + foreign_;
@@ -285,7 +287,14 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
       reply = scan_answers(req);
       send_frame(fd, encode_reply(reply));
       return true;
+    case RequestKind::kClosureAgain:
+      // Walked anew (the header evaluations, keyed by their files'
+      // signatures, go on into the new share).
+      if (walk_share_) walk_share_->outdated = true;
+      ++closures_changed_;
+      [[fallthrough]];
     case RequestKind::kClosure:
+    case RequestKind::kClosureCheckedAfter:
       reply = evaluate_closure(req);
       send_frame(fd, encode_reply(reply));
       return true;

@@ -329,8 +329,13 @@ std::optional<Reply> control(RequestKind kind) {
   return ask(req, nullptr, nullptr, Waiting::kControl);
 }
 
-std::string evaluate_with_server(const std::vector<std::string>& argv) {
-  std::optional<Request> req = compile_request(RequestKind::kClosure, argv);
+std::string evaluate_with_server(const std::vector<std::string>& argv, launcher::ElsewhereAsk how) {
+  using launcher::ElsewhereAsk;
+  std::optional<Request> req =
+      compile_request(how == ElsewhereAsk::kCheckedBefore  ? RequestKind::kClosure
+                      : how == ElsewhereAsk::kCheckedAfter ? RequestKind::kClosureCheckedAfter
+                                                           : RequestKind::kClosureAgain,
+                      argv);
   std::string dir = server_private_dir();
   if (!req || dir.empty()) return "no request or no server directory";
   // A server started a moment ago listens within a few tens of milliseconds;

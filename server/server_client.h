@@ -56,7 +56,8 @@ std::optional<scan::KnownScans> scan_answers(std::vector<Request::Compile> compi
 // Has the server evaluate this compile's closure with every header
 // evaluation it keeps, and store its closure memo and snapshot; "" when it
 // did, else why not (launcher::EvaluateElsewhere). Waits up to about 10 s.
-std::string evaluate_with_server(const std::vector<std::string>& argv);
+// `how` says how the launcher checks what it is given.
+std::string evaluate_with_server(const std::vector<std::string>& argv, launcher::ElsewhereAsk how);
 
 // What the running server would answer to this compile ("would hit ...",
 // "would decline: ..."), without starting one; nullopt: no server answered.

@@ -272,6 +272,8 @@ class Server {
     std::unique_ptr<closure::FileStates> files;
     std::unique_ptr<closure::EvaluationShare> evaluations;
     uint64_t drops = 0;  // drops_ when made
+    // An answer it gave did not hold: made anew before the next evaluation.
+    bool outdated = false;
     // What it answers is checked before it is given (memo_holds): a change
     // was heard of since it was made, it was left unused for
     // kWalkShareIdle, or it is older than kWalkShareUnchecked.
@@ -301,8 +303,9 @@ class Server {
   // signatures again.
   bool keep_share_past_changes(WalkShare* w);
   // Whether the closure memo `memo` (of a compile in `cwd`) holds now, as
-  // its launcher checks it.
-  bool memo_holds(const std::string& memo, const std::string& cwd);
+  // its launcher checks it; only its directories when `directories_only`
+  // (the launcher checks each of its files after the compile).
+  bool memo_holds(const std::string& memo, const std::string& cwd, bool directories_only);
   std::optional<WalkShare> walk_share_;
   // Every file's token fingerprint met, for token_key.
   closure::TokenMemory token_memory_;
@@ -310,6 +313,9 @@ class Server {
   // Shares kept past a change with directories' signatures taken again, and
   // shares whose answer did not hold (made anew).
   uint64_t share_dirs_restatted_ = 0, stale_shares_ = 0;
+  // kClosureAgain requests: a launcher found a file of a closure evaluated
+  // here changed when it checked it after its compile.
+  uint64_t closures_changed_ = 0;
   // Trust not built as the memo's first dependency (the source) changed.
   uint64_t declined_by_first_ = 0;
   // Header evaluations handed from one share to the next, in all.

@@ -290,17 +290,23 @@ TEST_P(ServerEvaluation, AWatchedHeaderChangedMakesANewShare) {
 }
 
 // A change no watch hears (o/z.h: no closure the server trusts names it)
-// leaves what the server kept of that file stale. Once anything else has
-// changed (here c.cpp itself), each answer is checked before it is given:
-// this one does not hold, so the share is made anew and the closure
-// evaluated again, with z.h's new state.
-TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtBeforeTheAnswer) {
+// leaves what the server kept of that file stale. c.cpp is edited too, so
+// its compile starts at once and the server checks only the directories of
+// the memo it gives (the launcher checks each file after the compile): the
+// launcher finds z.h not as the server read it and asks again, the server
+// walks anew, and the result is stored under the key of z.h's new state
+// (the next compile hits, with the compiler's object).
+TEST_P(ServerEvaluation, AChangeNoWatchHeardIsCaughtAfterAnEarlyCompile) {
   compile_c_then_change_z();
   dir_.write("o/c.cpp", "#define MORE 1\n#include \"z.h\"\nint c() { return Z; }\n");
   settle();
-  const std::string log = compile("o/c.cpp");
-  EXPECT_TRUE(says(log, kByServer)) << log;
-  EXPECT_EQ(status_number("stale_shares"), 1);
+  std::string log = compile("o/c.cpp");
+  EXPECT_TRUE(says(log, "compiling at once")) << log;
+  EXPECT_TRUE(says(log, "closure file changed since the server read it")) << log;
+  EXPECT_TRUE(says(log, "stored ")) << log;
+  EXPECT_EQ(status_number("closures_changed"), 1);
+  log = compile("o/c.cpp");
+  EXPECT_TRUE(last_was_hit()) << log;
 }
 
 // The same with the header alone changed between two builds: all the
@@ -318,17 +324,43 @@ TEST_P(ServerEvaluation, AHeaderChangedUnheardBetweenBuildsIsCaught) {
 
 // The pause rule alone: o/z.h changes unheard (no closure the server
 // trusts names it, so nothing is watched) while nothing else changes, and
-// a TU never compiled before (o/d.cpp, no source changed) includes it. The
-// server, unused for over a second, checks its answer before giving it:
-// the one it kept of z.h does not hold, so the share is made anew and d.cpp
-// stored under the key of z.h's new state.
+// o/d.cpp, compiled before, includes it (its source unchanged, so its
+// compile waits for the key). The server, unused for over a second, checks
+// its answer before giving it: the one it kept of z.h does not hold, so the
+// share is made anew and d.cpp stored under the key of z.h's new state.
 TEST_P(ServerEvaluation, AfterAPauseTheServerChecksWhatItKept) {
-  const std::string log = compile_then_change_unheard(
-      "o/z.h", "#define Z 1\n", "#include <y.h>\n#define Z V\n",
-      "#include \"z.h\"\nint c() { return Z; }\n", "#include \"z.h\"\nint d() { return Z + 1; }\n");
+  write_project();
+  dir_.write("o/z.h", "#define Z 1\n");
+  dir_.write("o/c.cpp", "#include \"z.h\"\nint c() { return Z; }\n");
+  dir_.write("o/d.cpp", "#include \"z.h\"\nint d() { return Z + 1; }\n");
+  settle();
+  EXPECT_TRUE(says(compile("o/c.cpp"), kByServer));
+  EXPECT_TRUE(says(compile("o/d.cpp"), kByServer));
+  EXPECT_EQ(status_number("watches"), 0) << "the test needs a server that watches nothing";
+  dir_.write("o/z.h", "#include <y.h>\n#define Z V\n");
+  settle();
+  const std::string log = compile("o/d.cpp");
+  EXPECT_FALSE(says(log, "compiling at once")) << log;
   EXPECT_TRUE(says(log, kByServer)) << log;
   EXPECT_EQ(status_number("stale_shares"), 1);
   EXPECT_TRUE(says(log, "stored ")) << log;
+}
+
+// The same for a TU never compiled before (o/d.cpp): its compile starts at
+// once, the server checks only the memo's directories, and the launcher,
+// finding z.h not as the server read it after the compile, asks again; the
+// result is stored under the key of z.h's new state.
+TEST_P(ServerEvaluation, AfterAPauseAnEarlyCompileChecksWhatTheServerKept) {
+  std::string log = compile_then_change_unheard(
+      "o/z.h", "#define Z 1\n", "#include <y.h>\n#define Z V\n",
+      "#include \"z.h\"\nint c() { return Z; }\n", "#include \"z.h\"\nint d() { return Z + 1; }\n");
+  EXPECT_TRUE(says(log, "compiling at once")) << log;
+  EXPECT_TRUE(says(log, "asked again")) << log;
+  EXPECT_EQ(status_number("closures_changed"), 1);
+  EXPECT_TRUE(says(log, "stored ")) << log;
+  ::unlink((dir_.path() + "/out.o").c_str());
+  log = compile("o/d.cpp");
+  EXPECT_TRUE(last_was_hit()) << log;
 }
 
 // A file the server saw only as a search answer (q.h, found by a
