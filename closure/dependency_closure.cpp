@@ -5,6 +5,7 @@
 #include "closure/dependency_closure.h"
 #include "closure/relocated_content.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -215,6 +216,7 @@ class ClosureWalk {
         forced_.push_back(storage_->roots.back()->resolution);
       }
     }
+    root_answers_ = answers_.size();
     return base::Status();
   }
 
@@ -286,12 +288,16 @@ class ClosureWalk {
                                              const Resolution& includer) -> const Resolution& {
         std::shared_ptr<const ScanFileCache::Answer> a =
             resolver_.answer(name, angled, next, base::dir_of(includer.path), includer.chain_index);
-        if (!a->failed.empty()) answers_.push_back(a.get());
+        if (!a->failed.empty()) {
+          answers_.push_back(a.get());
+          asked_answers_.push_back(a.get());
+        }
         if (includer.path == command_.source && command_.forced_includes.empty()) {
           source_searches_.push_back(a.get());
         }
         storage_->roots.push_back(a);
         if (a->resolution.found) {
+          asked_found_.push_back({a->resolution.stat.dev, a->resolution.stat.ino});
           // The node of an answer is the same for every asker (see expand).
           Node* c = a->node.load(std::memory_order_acquire);
           if (!c) {
@@ -316,11 +322,53 @@ class ClosureWalk {
         if (base::Status walked_all = walk(walked_before); !walked_all.ok()) return walked_all;
         closure_.computed_evaluated = true;
       }
+      if (why.empty()) keep_evaluated(presence->entered_files());
     }
     if (!why.empty() && !presence_reason_.empty()) {
       closure_.unsure = presence_reason_ + ": " + why;
     }
     return base::Status();
+  }
+
+  // After an exact evaluation of the whole TU, the closure is what the
+  // compiler reads: the files the TU entered, those its __has_include
+  // questions found (presence only), and the failed candidates of the
+  // searches it made and of those before the source. The walk followed
+  // every #include of every branch: a file only untaken branches name is
+  // no input of the compile. All is kept when the evaluator names no file,
+  // or one the walk did not read.
+  void keep_evaluated(const std::vector<base::StatSignature>& entered) {
+    if (entered.empty()) return;
+    using Id = std::pair<uint64_t, uint64_t>;
+    std::vector<Id> read;
+    read.reserve(entered.size());
+    for (const base::StatSignature& s : entered) read.push_back({s.dev, s.ino});
+    std::sort(read.begin(), read.end());
+    std::sort(asked_found_.begin(), asked_found_.end());
+    auto in = [](const std::vector<Id>& ids, const Id& id) {
+      return std::binary_search(ids.begin(), ids.end(), id);
+    };
+    std::vector<ClosureFile> kept;
+    std::vector<int32_t> moved(closure_.files.size(), -1);
+    for (size_t i = 0; i < closure_.files.size(); ++i) {
+      const ClosureFile& f = closure_.files[i];
+      const Id id{f.stat.dev, f.stat.ino};
+      const bool entered_it = i == 0 || in(read, id);
+      if (!entered_it && !in(asked_found_, id)) continue;
+      if (entered_it && f.presence_only) return;  // never walked: its content is not known
+      moved[i] = int32_t(kept.size());
+      kept.push_back(f);
+      kept.back().presence_only = !entered_it;
+    }
+    closure_.files = std::move(kept);
+    for (int32_t& p : position_) p = p >= 0 ? moved[size_t(p)] : p;
+    std::vector<size_t> once;
+    for (size_t i : once_files_) {
+      if (moved[i] >= 0) once.push_back(size_t(moved[i]));
+    }
+    once_files_ = std::move(once);
+    answers_.resize(root_answers_);
+    answers_.insert(answers_.end(), asked_answers_.begin(), asked_answers_.end());
   }
 
   // What the walk met that the key cannot model: computed includes left
@@ -455,6 +503,11 @@ class ClosureWalk {
   // Every answer the walk used that has failed candidates (nodes and
   // `storage_` keep them alive).
   std::vector<const ScanFileCache::Answer*> answers_;
+  size_t root_answers_ = 0;  // those of the files read before the source, first in answers_
+  // What the evaluation asked: the answers with failed candidates, and the
+  // files found (device and inode).
+  std::vector<const ScanFileCache::Answer*> asked_answers_;
+  std::vector<std::pair<uint64_t, uint64_t>> asked_found_;
   std::string presence_reason_;     // why a macro-reached __has_include needs evaluating
   std::vector<Resolution> forced_;  // as the compiler reads them, stdc-predef.h first
   // The searches gcc makes while it may still take a precompiled header.

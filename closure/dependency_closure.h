@@ -112,6 +112,10 @@ class PresenceEvaluator {
   virtual std::vector<Resolution> computed_includes() const { return {}; }
   // After an evaluate() that returned "": every macro name it looked up.
   virtual std::shared_ptr<const preprocessor::MacroReads> macro_reads() const { return nullptr; }
+  // After an evaluate() that returned "": the signature of each file the TU
+  // entered (the source and forced includes too), each once; empty when the
+  // evaluator does not tell (the walk's files are then all kept).
+  virtual std::vector<base::StatSignature> entered_files() const { return {}; }
 };
 
 // Walks the includes of `command`'s source and forced includes. `presence`,

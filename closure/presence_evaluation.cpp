@@ -330,8 +330,7 @@ std::string answers_base_key(const compiler::CompilerIdentity& identity,
   return base.digest().hex();
 }
 
-// The builtin questions TUs of `base_key` met so far: the scan's, else those
-// the store remembers.
+// The builtin questions TUs of `base_key` met so far: the scan's, else those the store remembers.
 std::set<std::string> known_questions(EvaluationShare::Impl* share, cache::Store* store,
                                       const std::string& base_key) {
   std::set<std::string> questions;
@@ -498,9 +497,9 @@ std::string header_context(const compiler::CompilerIdentity& identity, const std
 std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
                                                 const std::vector<Resolution>& forced,
                                                 const Ask& ask) {
-  // The compiler's answers are remembered per identity and the arguments
-  // that decide them; builtin questions met so far accumulate, so most TUs
-  // of a project find every answer on their first round.
+  // The compiler's answers are remembered per identity and the arguments that
+  // decide them; builtin questions met so far accumulate, so most TUs of a
+  // project find every answer on their first round.
   const Predef predef_file = inspect_predef(forced);
   const bool defines_apart = defines_apart_of(command_, predef_file.bytes);
   const MacroArguments with_dirs = split_macro_arguments(command_, true, defines_apart);
@@ -509,6 +508,7 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
   EvaluationShare::Impl* share = share_ ? share_->impl.get() : nullptr;
   std::set<std::string> questions = known_questions(share, store_, base_key);
   computed_.clear();
+  entered_.clear();
   reads_.reset();
   std::string why;
   const size_t questions_remembered = questions.size();
@@ -577,10 +577,10 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       const std::string reason = exact ? std::string() : result.reason();
       if (exact) {
         for (const preprocessor::IncludeQuestion& q : result.includes) {
-          if (q.computed && q.answer && *q.answer < files.size()) {
+          if (q.computed && q.answer && *q.answer < files.size())
             computed_.push_back(files[*q.answer]);
-          }
         }
+        for (preprocessor::FileHandle h : result.unique_files()) entered_.push_back(files[h].stat);
       }
       reads_ = std::make_shared<preprocessor::MacroReads>(pp.macro_reads());
       // Its last use here: moved, not copied (thousands of entries in a big TU).

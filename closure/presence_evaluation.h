@@ -77,6 +77,7 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   bool every_tu() const override { return out_ != nullptr; }
   std::vector<Resolution> computed_includes() const override { return computed_; }
   std::shared_ptr<const preprocessor::MacroReads> macro_reads() const override { return reads_; }
+  std::vector<base::StatSignature> entered_files() const override { return entered_; }
 
  private:
   // The stdc-predef.h among `forced` (if any): its bytes, and whether it
@@ -97,6 +98,7 @@ class CompilerPresenceEvaluator : public PresenceEvaluator {
   EvaluationShare* share_ = nullptr;
   EvaluatedTu* out_ = nullptr;
   std::vector<Resolution> computed_;                       // of the last exact evaluation
+  std::vector<base::StatSignature> entered_;               // of the last exact evaluation
   std::shared_ptr<const preprocessor::MacroReads> reads_;  // of the last evaluation
 };
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/support/launcher_fixture.h"
+#include "tests/support/server_ways.h"
 
 namespace lexpack::testing {
 namespace {
@@ -179,6 +180,51 @@ TEST_F(NoFalseHit, BoostComputedIncludesAreInTheClosure) {
   expect_miss(command);
   expect_hit(command);
   EXPECT_EQ(outside_files_of_last_hit(last_decision()), 0) << last_decision();
+}
+
+// A TU evaluated exactly (it has a computed include) reads one branch of
+// its #if: the file only the other branch names, and the search for it, are
+// no input of the compile (the walk met them, the closure does not keep
+// them). Editing that file, or making one where its search looks first,
+// still hits; a file made where the taken branch's search looks first, or
+// the condition flipped, misses, with the compiler's object each time. In
+// the launcher and in the server.
+TEST_F(NoFalseHit, AnUntakenBranchOfAnEvaluatedTuIsNoInput) {
+  int n = 0;
+  for (const char* compiler : kCompilers) {
+    for (const char* env : {"LEXPACK_SERVER=0", kServerEnv}) {
+      const std::string at = "p" + std::to_string(++n) + "/";
+      dir_.write(at + "inc0/.keep", "");
+      dir_.write(at + "inc/cfg.h", "#define USE_A 0\n");
+      dir_.write(at + "inc/a.h", "#define V 1\n");
+      dir_.write(at + "inc/b.h", "#define V 2\n");
+      dir_.write(at + "m.cpp",
+                 "#define CFG <cfg.h>\n#include CFG\n#if USE_A\n#include <a.h>\n#else\n"
+                 "#include <b.h>\n#endif\nint v() { return V; }\n");
+      const std::string command =
+          std::string(compiler) + " -I" + at + "inc0 -I" + at + "inc -c " + at + "m.cpp";
+      SCOPED_TRACE(command + " " + env);
+      sleep(2);  // settled signatures: the closure memo is written
+      expect_miss(command, env);
+      expect_hit(command, env);
+      dir_.write(at + "inc/a.h", "#define V 3\n");
+      dir_.write(at + "inc0/a.h", "#define V 4\n");
+      sleep(2);
+      expect_hit(command, env);
+      if (last_decision() != "hit (server)") {
+        EXPECT_EQ(outside_files_of_last_hit(last_decision()), 0) << last_decision();
+      }
+      dir_.write(at + "inc0/b.h", "#define V 5\n");
+      expect_miss(command, env);
+      dir_.write(at + "inc/cfg.h", "#define USE_A 1\n");
+      expect_miss(command, env);  // inc0/a.h's V
+      sleep(2);
+      expect_hit(command, env);
+      dir_.write(at + "inc0/a.h", "#define V 6\n");
+      expect_miss(command, env);
+      lexpack("server --stop", env);
+    }
+  }
 }
 
 }  // namespace
