@@ -149,6 +149,40 @@ TEST(ClosureMemo, DetectsFileInNewDirAndNewSearchDir) {
   EXPECT_EQ(check_memo(memo), "search directory appeared: " + dir.at("gone"));
 }
 
+// The check of all but the dependencies (an early compile's launcher checks
+// each file after the compile): a changed dependency is not its to see; a
+// file where a probe found none, a probed or search directory that
+// appeared, are.
+TEST(ClosureMemo, DirectoriesCheckLeavesOutTheDependencies) {
+  testing::TestDir dir;
+  dir.write("a.h", "x");
+  dir.write("inc/other.h", "");
+  const ClosureMemo memo = memo_for(dir);
+  const std::string bytes = encode_closure_memo(memo);
+  std::string changed = "not checked";
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "");
+  dir.write("a.h", "xy");
+  EXPECT_EQ(check_memo(memo), "changed: " + dir.at("a.h"));
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "");
+  dir.remove("a.h");
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "");
+  dir.write("inc/a.h", "");
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "appeared: " + dir.at("inc/a.h"));
+  dir.remove("inc/a.h");
+  dir.write("nodir/a.h", "");
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "probed directory appeared: " + dir.at("nodir"));
+  dir.remove("nodir");
+  ::mkdir(dir.at("gone").c_str(), 0755);
+  ASSERT_TRUE(check_encoded_memo_directories(bytes, &changed));
+  EXPECT_EQ(changed, "search directory appeared: " + dir.at("gone"));
+  EXPECT_FALSE(check_encoded_memo_directories("not a memo", &changed));
+}
+
 TEST(FileSummary, RoundTripAndRejectsForeignBytes) {
   FileSummary s;
   s.content = cache::hash_bytes("abc");
