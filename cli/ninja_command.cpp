@@ -29,6 +29,7 @@
 #include "ninja_integration/build_counts.h"
 #include "ninja_integration/build_record.h"
 #include "ninja_integration/build_summary.h"
+#include "ninja_integration/ninja_log.h"
 #include "ninja_integration/ninja_wrapper.h"
 #include "scan/compdb.h"
 #include "server/server_client.h"
@@ -85,9 +86,14 @@ bool other_manifest(const std::vector<std::string>& args) {
 }
 
 // The compiles of the build whose object is not there yet (a fresh
-// checkout, a clean build): ninja will run them.
+// checkout, a clean build): ninja will run them. None when every output
+// ninja logged is there and the manifest is no newer than the log (an
+// incremental build): the compile database, a parse of the whole manifest
+// by ninja, is not asked for then. A compile ninja never ran (a build that
+// stopped early) is then left to look its entry up itself.
 std::vector<launcher::PrefetchCompile> compiles_to_run(const std::string& build_dir) {
   std::vector<launcher::PrefetchCompile> compiles;
+  if (ninja_integration::every_logged_output_exists(build_dir)) return compiles;
   auto entries = scan::compdb_from_ninja(build_dir);
   if (!entries.ok()) return compiles;
   for (const scan::CompdbEntry& e : *entries) {
@@ -239,7 +245,8 @@ AheadOfNinja get_ahead_of_ninja(const std::string& build_dir, bool prefetch,
   }
   if (preparing.joinable()) {
     preparing.join();
-  } else if (!client.empty() && (new_server || (prefetched && prefetched->fetched > 0))) {
+  } else if (!client.empty() && !compiles.empty() &&
+             (new_server || (prefetched && prefetched->fetched > 0))) {
     prepared = prepare_server(compiles);
   }
   return ahead;

@@ -2,6 +2,7 @@
 // real ninja and g++ through the plugin and the launcher, compared with a
 // plain ninja build of the same project.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -251,6 +252,48 @@ TEST_F(NinjaE2eTest, AfterAColdBuildTheNextBuildIsCheckedAhead) {
   EXPECT_NE(again.err.find("6 hits"), std::string::npos) << again.err;
   EXPECT_EQ(dir_.read("log.txt").find("server declined: busy"), std::string::npos)
       << dir_.read("log.txt");
+}
+
+// The same server after an edit: every output ninja logged is there, so
+// no compile is to be checked ahead, and ninja is not asked for the compile
+// database (a parse of the whole manifest) before it starts; after a clean,
+// it is, and the compiles are checked ahead again. `ninja` on the PATH logs
+// how it is run and runs the real one.
+TEST_F(NinjaE2eTest, AnIncrementalBuildAsksNinjaForNoCompileDatabase) {
+  std::string real_ninja = sh("command -v ninja").out;
+  real_ninja.erase(real_ninja.find_last_not_of('\n') + 1);
+  ASSERT_FALSE(real_ninja.empty());
+  dir_.write("bin/ninja", "#!/bin/sh\necho \"$*\" >> " + shell_quote(dir_.at("ninja_runs.txt")) +
+                              "\nexec " + shell_quote(real_ninja) + " \"$@\"\n");
+  ASSERT_EQ(::chmod(dir_.at("bin/ninja").c_str(), 0755), 0);
+  configure("build");
+  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
+  const std::string on =
+      "PATH=" + shell_quote(dir_.at("bin")) + ":$PATH LEXPACK_SERVER= " + "LEXPACK_SERVER_IDLE=60 ";
+  const std::string lexpack = LEXPACK_BIN;
+  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(on + lexpack + " server --stop"); });
+  ASSERT_EQ(sh(on + lexpack + " ninja -C build").exit_code, 0);
+  ::usleep(500 * 1000);
+  ASSERT_NE(("\n" + sh(on + lexpack + " server --status").out).find("\ntrusted 0\n"),
+            std::string::npos)
+      << "a server as good as new, which has the compiles to run checked ahead";
+  dir_.write("src/t4.cpp", dir_.read("src/t4.cpp") + "int t4_more() { return 5; }\n");
+  dir_.write("ninja_runs.txt", "");
+  base::ProcessResult edit = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(edit.exit_code, 0) << edit.err;
+  EXPECT_EQ(dir_.read("ninja_runs.txt").find("compdb"), std::string::npos)
+      << dir_.read("ninja_runs.txt");
+  EXPECT_EQ(edit.err.find("checked ahead"), std::string::npos) << edit.err;
+  EXPECT_NE(edit.err.find("1 miss"), std::string::npos) << edit.err;
+  ASSERT_EQ(sh("ninja -C build -t clean").exit_code, 0);
+  dir_.write("ninja_runs.txt", "");
+  base::ProcessResult again = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(dir_.read("ninja_runs.txt").find("-t compdb"), std::string::npos)
+      << dir_.read("ninja_runs.txt");
+  // (The source edited a moment ago is too young for its memo to be kept.)
+  EXPECT_NE(again.err.find("checked ahead by the server: "), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("6 hits"), std::string::npos) << again.err;
 }
 
 TEST_F(NinjaE2eTest, ExitCodeAndFailingCommandOutputPassThrough) {
