@@ -131,6 +131,60 @@ TEST_F(WatchTableTest, PathsResolvedByAnEarlierPassReportLaterOnes) {
   EXPECT_EQ(fired(), (std::set<uint32_t>{8, 9}));
 }
 
+// A path in a directory an earlier pass walked through takes that pass's
+// lookups of the directories above it: a change anywhere above must still
+// reach it, and after one, the next walk looks them up anew.
+TEST_F(WatchTableTest, APathInADirectoryWalkedBeforeReportsChangesAbove) {
+  dir_.write("p/inc/a.h", "1");
+  dir_.write("p/inc/b.h", "2");
+  dir_.write("q/inc/c.h", "3");
+  trust(1, {"p/inc/a.h"});
+  trust(2, {"p/inc/b.h"});  // p and inc as the first pass found them
+  dir_.write("p/inc/b.h", "4");
+  EXPECT_EQ(fired(), std::set<uint32_t>{2});
+  trust(3, {"p/inc/b.h"});
+  trust(4, {"p/inc/c.h"});     // missing, from p/inc
+  sh("mv p p_old && mv q p");  // two levels up
+  std::set<uint32_t> after_move = fired();
+  EXPECT_TRUE(after_move.count(1) && after_move.count(3) && after_move.count(4));
+  trust(5, {"p/inc/c.h"});  // found now, in the directory swapped in
+  dir_.write("p/inc/c.h", "5");
+  EXPECT_EQ(fired(), std::set<uint32_t>{5});
+}
+
+// Paths below one missing directory: the directory made reports each of
+// them.
+TEST_F(WatchTableTest, PathsBelowAMissingDirectoryReportItAppearing) {
+  dir_.write("inc/.keep", "");
+  trust(1, {"inc/gone/deeper/x.h"});
+  trust(2, {"inc/gone/y.h"});
+  trust(3, {"inc/gone/deeper/z.h"});
+  dir_.write("inc/other/x.h", "");
+  EXPECT_TRUE(fired().empty());
+  sh("mkdir inc/gone");
+  EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2, 3}));
+}
+
+// Paths through a symlink: retargeting the link reports every path walked
+// through it, and the next walk follows the new target.
+TEST_F(WatchTableTest, PathsThroughASymlinkReportItRetargeted) {
+  dir_.write("one/a.h", "1");
+  dir_.write("one/b.h", "1");
+  dir_.write("two/b.h", "2");
+  sh("ln -s one link");
+  trust(1, {"link/a.h"});
+  trust(2, {"link/b.h"});
+  dir_.write("one/b.h", "3");
+  EXPECT_EQ(fired(), std::set<uint32_t>{2});
+  trust(3, {"link/b.h"});
+  sh("ln -sfn two link");
+  std::set<uint32_t> after = fired();
+  EXPECT_TRUE(after.count(1) && after.count(3));
+  trust(4, {"link/b.h"});
+  dir_.write("two/b.h", "4");
+  EXPECT_EQ(fired(), std::set<uint32_t>{4});
+}
+
 // A file with several links is never taken from an earlier pass: each pass
 // takes its signature again.
 TEST_F(WatchTableTest, PathsToAFileWithSeveralLinksAreWalkedEachPass) {
