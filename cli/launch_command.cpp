@@ -93,6 +93,48 @@ int finish(const std::vector<std::string>& argv, bool explain, bool exec, int ex
   return exit_code;
 }
 
+// `lexpack --link-steps STEP && STEP ...` (each && a word of its own): the
+// archive and link steps of one ninja edge, which the plugin hands to one
+// launcher (plugin/lexpack_plugin.c, link_steps_command), run in order as
+// the shell would run "STEP && STEP": the first that fails ends the chain
+// with its exit status. Each is launched as `lexpack STEP` would be; a
+// command that is no step runs as it is.
+constexpr std::string_view kLinkStepsMark = "--link-steps";
+
+int run_link_steps(const std::vector<std::string>& args) {
+  std::vector<std::vector<std::string>> steps(1);
+  for (const std::string& a : args) {
+    if (a == "&&") {
+      steps.emplace_back();
+    } else {
+      steps.back().push_back(a);
+    }
+  }
+  for (const std::vector<std::string>& argv : steps) {
+    if (argv.empty()) {
+      std::fprintf(stderr, "lexpack: error: --link-steps: an empty step\n");
+      return 2;
+    }
+    link::LinkResult r;
+    if (link::LinkStep step = link::parse_link_step(argv); step.kind != link::StepKind::kNone) {
+      r = link::launch_link_step(step, argv, false);
+    } else {
+      r.exec_tool = true;
+    }
+    if (r.exec_tool) {
+      // Run here, not in this process's place: the steps after it remain.
+      base::ProcessResult p = base::run_captured(argv, false);
+      r.exit_code = p.exit_code;
+      r.out = std::move(p.out);
+      r.err = std::move(p.err);
+      if (!p.started) r.error = p.error;
+    }
+    const int code = finish(argv, false, false, r.exit_code, r.out, r.err, r.error, "");
+    if (code != 0) return code;
+  }
+  return 0;
+}
+
 // Every subcommand the add_* functions register (the front door in
 // client/lexpack_client.c keeps the same list); main() checks the list
 // against the app on every run that is not a compile.
@@ -122,6 +164,9 @@ void add_explain_command(CLI::App& app) {
 std::optional<int> maybe_launch(int argc, char** argv) {
   if (argc < 2) return std::nullopt;
   std::string_view first = argv[1];
+  if (first == kLinkStepsMark) {
+    return run_link_steps(std::vector<std::string>(argv + 2, argv + argc));
+  }
   if (first == "explain" && argc > 2 && std::string_view(argv[2]) == "-C") {
     return explain_build(std::vector<std::string>(argv + 2, argv + argc));
   }

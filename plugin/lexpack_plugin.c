@@ -245,15 +245,53 @@ static char* mask_quoted_parts(const char* cmd) {
   return m;
 }
 
+// A chain whose every command is an archive or link step or `:` (CMake's
+// ": && cmake -E rm -f lib.a && ar qc lib.a ... && ranlib lib.a && :"):
+// one launcher runs the steps in order, stopping at the first that fails,
+// instead of one launcher per step. Its words: "--link-steps", then each
+// step's words, the steps separated by the word "&&" (written \&\&, which
+// no plain word of the chain can be: there, && is the shell's operator).
+// NULL when the command holds a quoted part (masked) or another command.
+static char* link_steps_command(const char* cmd, const char* masked, const char* const* starts,
+                                const char* const* ends, size_t steps) {
+  static const char kMark[] = "--link-steps";
+  static const char kAnd[] = " \\&\\& ";
+  if (steps < 2 || strcmp(cmd, masked) != 0) return NULL;
+  size_t n = g_launcher_len + sizeof kMark;
+  for (size_t i = 0; i < steps; ++i) n += (size_t)(ends[i] - starts[i]) + sizeof kAnd;
+  char* out = malloc(n + 1);
+  if (!out) return NULL;
+  size_t o = 0;
+  memcpy(out + o, g_launcher, g_launcher_len);
+  o += g_launcher_len;
+  memcpy(out + o, kMark, sizeof kMark - 1);
+  o += sizeof kMark - 1;
+  for (size_t i = 0; i < steps; ++i) {
+    if (i > 0) {
+      memcpy(out + o, kAnd, sizeof kAnd - 1);
+      o += sizeof kAnd - 1;
+    } else {
+      out[o++] = ' ';
+    }
+    memcpy(out + o, starts[i], (size_t)(ends[i] - starts[i]));
+    o += (size_t)(ends[i] - starts[i]);
+  }
+  out[o] = '\0';
+  return out;
+}
+
 // rewrite_links on a command whose quoted parts `masked` hides: the
 // launcher before each archive or link word, found in `masked` and inserted
-// at the same offsets of `cmd`.
+// at the same offsets of `cmd` (or one launcher for them all:
+// link_steps_command).
 static char* insert_link_launchers(const char* cmd, const char* masked) {
   for (const char* q = strchr(masked, '&'); q; q = strchr(q + 2, '&')) {
     if (q[1] != '&') return NULL;
   }
   const char* at[64];
+  const char* step_end[64];  // in cmd, with `at`
   size_t count = 0;
+  int only_steps = 1;  // every command a step or `:`
   const char* p = masked;
   for (;;) {
     const char* amp = strstr(p, "&&");
@@ -261,12 +299,24 @@ static char* insert_link_launchers(const char* cmd, const char* masked) {
     const char* w = link_word(p, end);
     if (w) {
       if (count == sizeof at / sizeof at[0]) return NULL;
+      const char* last = end;
+      while (last > w && is_space(last[-1])) --last;
+      step_end[count] = cmd + (last - masked);
       at[count++] = cmd + (w - masked);
+    } else {
+      const char* q = skip_space(p);
+      const char* last = end;
+      while (last > q && is_space(last[-1])) --last;
+      if (!(last - q == 1 && *q == ':')) only_steps = 0;
     }
     if (!amp) break;
     p = amp + 2;
   }
   if (count == 0) return NULL;
+  if (only_steps) {
+    char* steps = link_steps_command(cmd, masked, at, step_end, count);
+    if (steps) return steps;
+  }
   size_t n = strlen(cmd);
   char* out = malloc(n + count * g_launcher_len + 1);
   if (!out) return NULL;
