@@ -34,10 +34,7 @@ class LinkStepsE2eTest : public ::testing::Test {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
                       " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
                       " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO);
-    return base::run_captured(
-        {"/bin/sh", "-c",
-         "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
-        true);
+    return shell_in(dir_, env, command);
   }
 
   // The launcher processes that wrote the log's lines about the archive.

@@ -57,10 +57,7 @@ class NinjaE2eTest : public ::testing::Test {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
                       " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) +
                       " LEXPACK_PLUGIN=" + shell_quote(LEXPACK_PLUGIN_SO);
-    return base::run_captured(
-        {"/bin/sh", "-c",
-         "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
-        true);
+    return shell_in(dir_, env, command);
   }
   void configure(const std::string& build, const std::string& extra = "") {
     base::ProcessResult r = sh("rm -rf " + build + " && cmake -S src -B " + build +

@@ -19,10 +19,7 @@ class LauncherTest : public ::testing::Test {
   base::ProcessResult sh(const std::string& command, const std::string& extra_env = "") {
     std::string env = "LEXPACK_DIR=" + shell_quote(dir_.at("cache")) +
                       " LEXPACK_LOGFILE=" + shell_quote(dir_.at("log.txt")) + " " + extra_env;
-    return base::run_captured(
-        {"/bin/sh", "-c",
-         "cd " + shell_quote(dir_.path()) + " || exit 99; export " + env + "; " + command},
-        true);
+    return shell_in(dir_, env, command);
   }
   base::ProcessResult lexpack(const std::string& args, const std::string& extra_env = "") {
     return sh(std::string(LEXPACK_BIN) + " " + args, extra_env);

@@ -66,4 +66,12 @@ std::string shell_quote(std::string_view s) {
   return out + "'";
 }
 
+base::ProcessResult shell_in(const TestDir& dir, const std::string& env,
+                             const std::string& command) {
+  return base::run_captured(
+      {"/bin/sh", "-c",
+       "cd " + shell_quote(dir.path()) + " || exit 99; export " + env + "; " + command},
+      true);
+}
+
 }  // namespace lexpack::testing

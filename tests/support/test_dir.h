@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/process.h"
+
 namespace lexpack::testing {
 
 class TestDir {
@@ -31,5 +33,10 @@ class TestDir {
 
 // Single-quotes `s` for /bin/sh.
 std::string shell_quote(std::string_view s);
+
+// Runs `command` with /bin/sh in `dir`, `env` ("NAME=value" words for the
+// shell, quoted by the caller) exported; stdin is /dev/null.
+base::ProcessResult shell_in(const TestDir& dir, const std::string& env,
+                             const std::string& command);
 
 }  // namespace lexpack::testing
