@@ -60,11 +60,7 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   // thousands of paths that share long prefixes. Names as the key spells
   // them: the paths themselves, or their relocated names.
   std::string renamed, part;
-  auto name_of = [&](std::string_view path) -> std::string_view {
-    if (!relocation.relocated) return path;
-    renamed = relocation.name(path);
-    return renamed;
-  };
+  auto name_of = [&](std::string_view path) { return relocation.name_in(path, &renamed); };
   auto file_digest = [&](size_t i) {
     const ClosureFile& f = closure.files[i];
     part.assign(name_of(f.path));

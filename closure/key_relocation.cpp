@@ -134,8 +134,14 @@ const cache::Hash128& KeyRelocation::content_of(size_t index, const cache::Hash1
 }
 
 std::string KeyRelocation::name(std::string_view path) const {
-  if (!relocated || !base::path_is_under(path, base_dir)) return std::string(path);
-  return base::relative_to(path, cwd);
+  std::string storage;
+  return std::string(name_in(path, &storage));
+}
+
+std::string_view KeyRelocation::name_in(std::string_view path, std::string* storage) const {
+  if (!relocated || !base::path_is_under(path, base_dir)) return path;
+  *storage = base::relative_to(path, cwd);
+  return *storage;
 }
 
 KeyRelocation decide_relocation(const compiler::CompileCommand& command, const std::string& cwd,

@@ -33,6 +33,9 @@ struct KeyRelocation {
 
   // `path` as the key names it.
   std::string name(std::string_view path) const;
+  // The same, without a copy when that is `path` itself (a path outside
+  // base_dir, or none relocated); else made in `*storage`.
+  std::string_view name_in(std::string_view path, std::string* storage) const;
 };
 
 // Decides for one compile. Relocation is all or nothing: every argument,

@@ -170,7 +170,8 @@ std::string path_here(const std::string& name, bool absolute, const KeyRelocatio
     }
   }
   if (!absolute && !name.empty() && name[0] == '/') return "";
-  return relocation.name(path) == name ? path : "";
+  std::string storage;
+  return relocation.name_in(path, &storage) == name ? path : "";
 }
 
 bool decode_remote_memo(std::string_view bytes, RemoteMemoView* d) {
