@@ -3,7 +3,6 @@
 // and its includes are resolved once per search context: the nodes of the
 // graph are shared by every TU of a scan, or private to one compile.
 #include "closure/dependency_closure.h"
-#include "closure/relocated_content.h"
 
 #include <algorithm>
 #include <atomic>
@@ -249,7 +248,7 @@ class ClosureWalk {
       ClosureFile& file = closure_.files[size_t(position_[n->path_id])];
       file.content = summary.content;
       file.normal = n->normal;
-      file.absolute_includes = names_absolute_include(summary);
+      file.absolute_includes = summary.absolute_include;
       if (position_[n->path_id] == 0) closure_.source_preprocessing = summary.preprocessing;
       closure_.uses_date = closure_.uses_date || summary.uses_date;
       closure_.uses_time = closure_.uses_time || summary.uses_time;

@@ -65,7 +65,15 @@ bool decode_summary(std::string_view bytes, FileSummary* s) {
     d.computed = f & 2;
     s->includes.push_back(std::move(d));
   }
+  s->absolute_include = names_absolute_include(*s);
   return r.done();
+}
+
+bool names_absolute_include(const FileSummary& summary) {
+  for (const IncludeDirective& d : summary.includes) {
+    if (!d.computed && !d.name.empty() && d.name[0] == '/') return true;
+  }
+  return false;
 }
 
 bool names_assembler_file_read(std::string_view bytes) {
@@ -182,6 +190,7 @@ FileSummary summarize(const lexer::ScanResult& scan, const cache::Hash128& conte
     s.includes.push_back({d.kind, d.angled, d.computed, std::string(scan.text(d))});
   }
   s.preprocessing = preprocessing_fingerprint(scan, bytes, s.assembler_reads);
+  s.absolute_include = names_absolute_include(s);
   return s;
 }
 

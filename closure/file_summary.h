@@ -31,11 +31,18 @@ struct FileSummary {
   // names_assembler_file_read().
   bool assembler_reads = false;
   bool pragma_once = false;  // #pragma once or _Pragma("once")
+  // An #include names an absolute path (names_absolute_include(); not
+  // encoded: made again from `includes` when decoded).
+  bool absolute_include = false;
   // What preprocessing reads of the file (preprocessing_fingerprint()): two
   // versions with the same one give the same closure in the same context.
   cache::Hash128 preprocessing;
   bool operator==(const FileSummary&) const = default;
 };
+
+// Whether a summary's directives name an absolute path (what makes a file a
+// candidate for relocated_content), from its includes.
+bool names_absolute_include(const FileSummary& summary);
 
 // Stable encoding of a summary for the store (starts with a format tag).
 std::string encode_summary(const FileSummary& summary);

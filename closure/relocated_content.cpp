@@ -23,13 +23,6 @@ struct Span {
 
 }  // namespace
 
-bool names_absolute_include(const FileSummary& summary) {
-  for (const IncludeDirective& d : summary.includes) {
-    if (!d.computed && !d.name.empty() && d.name[0] == '/') return true;
-  }
-  return false;
-}
-
 cache::Hash128 relocated_content(std::string_view bytes, std::string_view base_dir,
                                  const std::function<std::string(std::string_view)>& rename) {
   lexer::ScanResult scan = lexer::scan(bytes, lexer::scalar_kernel());

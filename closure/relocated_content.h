@@ -21,10 +21,6 @@
 
 namespace lexpack::closure {
 
-// Whether a summary's directives name an absolute path (what makes a file a
-// candidate for relocated_content).
-bool names_absolute_include(const FileSummary& summary);
-
 // The content a relocated key gives `bytes`: their hash with each include
 // directive operand under `base_dir` renamed by `rename`. Unchanged
 // (hash_bytes) when no operand lies under base_dir.

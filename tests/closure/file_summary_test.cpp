@@ -61,6 +61,24 @@ TEST(FileSummary, KeepsAssemblerReadsAndPragmaOnce) {
   EXPECT_FALSE(s.pragma_once);
 }
 
+// Whether an include names an absolute path (a candidate for a relocated
+// content): made when summarized and again when decoded, never stored.
+TEST(FileSummary, KnowsAnAbsoluteIncludeAlsoWhenDecoded) {
+  const std::string text = "#include <vector>\n#include \"/abs/a.h\"\n#include NAME\n";
+  FileSummary s =
+      summarize(lexer::scan(text, lexer::scalar_kernel()), cache::hash_bytes(text), text);
+  EXPECT_TRUE(s.absolute_include);
+  FileSummary back;
+  ASSERT_TRUE(decode_summary(encode_summary(s), &back));
+  EXPECT_TRUE(back.absolute_include);
+  const std::string relative = "#include <vector>\n#include \"abs/a.h\"\n";
+  s = summarize(lexer::scan(relative, lexer::scalar_kernel()), cache::hash_bytes(relative),
+                relative);
+  EXPECT_FALSE(s.absolute_include);
+  ASSERT_TRUE(decode_summary(encode_summary(s), &back));
+  EXPECT_FALSE(back.absolute_include);
+}
+
 cache::Hash128 fingerprint(const std::string& text) {
   const lexer::ScanResult scan = lexer::scan(text, lexer::scalar_kernel());
   return summarize(scan, cache::hash_bytes(text), text).preprocessing;
