@@ -147,8 +147,14 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
                                       const served_reads::ServedReads* served, MissTimes times) {
   base::Result<std::string> depfile_bytes = base::read_file(depfile);
   if (!depfile_bytes.ok()) return "not stored: " + depfile_bytes.message();
-  SelfCheckResult check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
-  std::string changed = check.unsure.empty() ? closure_file_changed(check) : std::string();
+  // The depfile against the closure, then each closure file after the compile.
+  SelfCheckResult check;
+  std::string changed;
+  auto check_closure = [&] {
+    check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
+    changed = check.unsure.empty() ? closure_file_changed(check) : std::string();
+  };
+  check_closure();
   // The server that evaluated the closure of a compile started early
   // checked only its directories: a file it had kept may have changed
   // unheard before the compile. Asked again, it walks anew; the result is
@@ -158,8 +164,7 @@ std::string Launcher::check_and_store(const std::string& depfile, const base::Pr
     if (closure_from_elsewhere(elsewhere_tu_, true)) {
       token_key_.reset();
       find_token_key();  // of the new closure
-      check = self_check(*depfile_bytes, closure_, list_, files_.get(), cwd_);
-      changed = check.unsure.empty() ? closure_file_changed(check) : std::string();
+      check_closure();
     }
   }
   times.check_us = elapsed_us() - times.after_compile;

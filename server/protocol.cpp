@@ -91,7 +91,7 @@ bool decode_request(const std::string& bytes, Request* r) {
   base::VarintReader in(bytes);
   uint8_t kind = 0;
   uint64_t mask = 0;
-  if (!in.u8(&kind) || kind < 1 || kind > 11) return false;
+  if (!in.u8(&kind) || kind < 1 || kind > uint8_t(RequestKind::kClosureAgain)) return false;
   r->kind = RequestKind(kind);
   if (!in.str(&r->version) || !get_list(in, &r->argv, bytes.size()) || !in.str(&r->cwd) ||
       !get_list(in, &r->env, bytes.size()) || !in.u64(&mask) || mask > 0777) {

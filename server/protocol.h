@@ -33,8 +33,13 @@ enum class RequestKind : uint8_t {
   // kClosureCheckedAfter again: a file of the closure the server gave had
   // changed when its launcher checked it (what the server kept may be out
   // of date, so it is walked anew first).
-  kClosureAgain = 11,
+  kClosureAgain = 11,  // the last kind
 };
+// A request to evaluate a compile's closure, in any of its three forms.
+inline bool is_closure_request(RequestKind kind) {
+  return kind == RequestKind::kClosure || kind == RequestKind::kClosureCheckedAfter ||
+         kind == RequestKind::kClosureAgain;
+}
 enum class ReplyKind : uint8_t { kHit = 1, kMiss = 2, kIncompatible = 3, kInfo = 4 };
 
 struct Request {

@@ -246,10 +246,8 @@ bool Server::serve(int fd, std::optional<PendingHit>* pending) {
   }
   // (Nor does one of another binary there make it leave: its own server
   // would not serve this namespace either.)
-  if (!foreign_.empty() &&
-      (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
-       req.kind == RequestKind::kPrepare || req.kind == RequestKind::kClosure ||
-       req.kind == RequestKind::kClosureCheckedAfter || req.kind == RequestKind::kClosureAgain)) {
+  if (!foreign_.empty() && (req.version != version_ || req.kind == RequestKind::kScanAnswers ||
+                            req.kind == RequestKind::kPrepare || is_closure_request(req.kind))) {
     ++foreign_declines_;
     reply.kind = ReplyKind::kInfo;
     reply.info = "declined: " + foreign_;
