@@ -43,7 +43,8 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
     w.made_file_clock_ns = base::file_clock_ns();
     w.walked = std::make_shared<closure::ScanFileCache>();
     w.walked->keep_lexed();
-    w.files = std::make_unique<closure::FileStates>(store_.get(), kernel_);
+    w.learned = std::make_unique<cache::BatchingStore>(store_.get());
+    w.files = std::make_unique<closure::FileStates>(w.learned.get(), kernel_);
     w.files->share(w.walked.get());
     w.evaluations = std::make_unique<closure::EvaluationShare>();
     w.evaluations->use_walked(w.walked.get());
@@ -77,7 +78,9 @@ bool Server::memo_holds(const std::string& memo, const std::string& cwd, bool di
   if (directories_only) {
     return closure::check_encoded_memo_directories(memo, &changed) && changed.empty();
   }
-  closure::FileStates files(store_.get(), kernel_);
+  // Through the share's held records: the files it just read are known.
+  cache::Store* store = walk_share_ ? walk_share_->learned.get() : store_.get();
+  closure::FileStates files(store, kernel_);
   const closure::ContentLookup content = closure::content_lookup(&files, cwd);
   cache::Hash128 key;
   bool uses_date = false;
@@ -125,6 +128,15 @@ Reply Server::evaluate_closure(const Request& req) {
     r.info = "declined: " + why;
     return r;
   };
+  // What the evaluation's loads learned reaches the store before its
+  // launcher is answered, whichever way this returns (a store that cannot
+  // take it only forgets it).
+  struct WriteLearned {
+    Server* server;
+    ~WriteLearned() {
+      if (server->walk_share_) (void)server->walk_share_->learned->flush();
+    }
+  } write_learned{this};
   if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return declined("bad request");
   if (::chdir(req.cwd.c_str()) != 0) return declined("cannot enter the working directory");
   apply_client(req);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/file_stat.h"
+#include "cache/batching_store.h"
 #include "cache/hash/hash.h"
 #include "cache/store.h"
 #include "closure/closure_memo.h"
@@ -269,6 +270,10 @@ class Server {
   // not settled when the old one was made.
   struct WalkShare {
     std::shared_ptr<closure::ScanFileCache> walked;
+    // The file records and summaries the share's loads learn, held and
+    // written to the store together when an evaluation ends (write_learned),
+    // not in two index transactions per file read.
+    std::unique_ptr<cache::BatchingStore> learned;
     std::unique_ptr<closure::FileStates> files;
     std::unique_ptr<closure::EvaluationShare> evaluations;
     uint64_t drops = 0;  // drops_ when made

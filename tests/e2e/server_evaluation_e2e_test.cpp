@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "cache/store.h"
 #include "tests/support/launcher_fixture.h"
 #include "tests/support/server_ways.h"
 
@@ -116,6 +117,25 @@ TEST_P(ServerEvaluation, HeaderStateIsNotReusedAcrossMacroStates) {
   EXPECT_TRUE(last_was_miss()) << log;
   log = compile("a.cpp");
   EXPECT_TRUE(log.find("hit") != std::string::npos) << log;
+}
+
+// The records an evaluation learned (each file's content and lexed summary)
+// are in the store when its launcher is answered, the server still running:
+// the share holds them only while it evaluates.
+TEST_P(ServerEvaluation, WhatAnEvaluationReadIsStoredBeforeItAnswers) {
+  write_project();
+  settle();
+  const std::string log = compile("a.cpp");
+  EXPECT_TRUE(says(log, kByServer)) << log;
+  cache::StoreOptions options;
+  options.dir = dir_.at("cache");
+  auto store = cache::Store::open(options);
+  ASSERT_TRUE(store.ok()) << store.message();
+  for (const char* header : {"inc/sel.h", "inc/x.h"}) {
+    const std::optional<cache::FileRecord> record = (*store)->get_file(dir_.at(header));
+    ASSERT_TRUE(record.has_value()) << header;
+    EXPECT_FALSE(record->scan_result.is_zero()) << header << ": no summary stored";
+  }
 }
 
 TEST_P(ServerEvaluation, HeaderEvaluationIsNotKeptPastAChange) {
