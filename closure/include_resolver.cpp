@@ -53,9 +53,9 @@ bool IncludeResolver::probe(const std::string& path, base::StatSignature* sig) {
 
 bool IncludeResolver::dir_exists(std::string_view dir) {
   if (dir.empty() || dir == "/") return true;
-  std::string key(dir);
-  auto it = dirs_.find(key);
+  auto it = dirs_.find(dir);
   if (it != dirs_.end()) return it->second;
+  std::string key(dir);
   // The kernel resolves components in order: under a missing directory
   // nothing exists, so Boost's includer-relative candidates
   // (.../detail/boost/mpl/...) cost no stat once their first missing

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/view_map.h"
 #include "cache/store.h"
 #include "closure/resolution.h"
 #include "closure/scan_file_cache.h"
@@ -70,7 +71,7 @@ class IncludeResolver {
   std::string cwd_;
   std::string shared_prefix_;  // this resolver's context id in `shared_`
   std::unordered_map<std::string, std::optional<base::StatSignature>> probes_;
-  std::unordered_map<std::string, bool> dirs_;  // directory -> exists
+  base::ViewMap<bool> dirs_;  // directory -> exists
   // Earlier answers by (includer dir if searched, start, name): the same
   // <vector> is asked for by hundreds of headers. Without a scan's cache
   // only: with one, its answers are asked directly.

@@ -221,7 +221,9 @@ bool MacroExpander::substitute(const Macro& m, const std::vector<Tokens>& args,
                                size_t end, Tokens* out) {
   const Tokens& body = m.body;
   const size_t start = out->size();
+  out->reserve(start + (end - begin));
   bool pending_paste = false;
+  Tokens element;  // what one body token stands for; its memory reused token after token
   for (size_t i = begin; i < end; ++i) {
     const Token& b = body[i];
     if (b.is_punct("##") || b.is_punct("%:%:")) {
@@ -230,7 +232,7 @@ bool MacroExpander::substitute(const Macro& m, const std::vector<Tokens>& args,
     }
     const bool before_paste =
         i + 1 < end && (body[i + 1].is_punct("##") || body[i + 1].is_punct("%:%:"));
-    Tokens element;
+    element.clear();
     const int p = m.function_like && b.kind == TokenKind::kIdentifier ? m.param_index(b.text) : -1;
     if (m.function_like && (b.is_punct("#") || b.is_punct("%:"))) {
       const int q = i + 1 < end ? m.param_index(body[i + 1].text) : -1;
@@ -274,7 +276,14 @@ bool MacroExpander::substitute(const Macro& m, const std::vector<Tokens>& args,
       }
       if (!element.empty()) element.front().space_before = b.space_before;
     } else {
-      element.push_back(b);
+      // Any other token stands for itself: pasted onto the one before, or copied.
+      if (pending_paste && out->size() > start) {
+        if (!paste(&out->back(), b)) return false;
+      } else {
+        out->push_back(b);
+      }
+      pending_paste = false;
+      continue;
     }
     if (element.empty()) element.push_back(placemarker());
     size_t from = 0;
