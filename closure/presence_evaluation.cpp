@@ -6,19 +6,16 @@
 #include "closure/presence_evaluation.h"
 
 #include <algorithm>
-#include <atomic>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
-#include <unordered_map>
 
 #include "base/file_stat.h"
 #include "base/file_util.h"
-#include "base/once_map.h"
-#include "base/view_map.h"
 #include "closure/builtin_candidates.h"
+#include "closure/closure_host.h"
 #include "closure/compiler_facts.h"
+#include "closure/evaluation_share_impl.h"
 #include "closure/header_key.h"
 #include "closure/scan_file_cache.h"
 #include "lexer/scanner.h"
@@ -46,47 +43,7 @@ bool has_word(std::string_view text, std::string_view word) {
   return false;
 }
 
-// A file by device and inode: looked up for every file a TU enters.
-struct InodeHash {
-  size_t operator()(const std::pair<uint64_t, uint64_t>& id) const {
-    return size_t(id.second * 0x9E3779B97F4A7C15ull ^ id.first);
-  }
-};
-template <typename V>
-using ByInode = std::unordered_map<std::pair<uint64_t, uint64_t>, V, InodeHash>;
-
-// One file's bytes and their lexer scan, as several TUs' evaluations share it.
-struct LoadedFile {
-  base::StatSignature stat;
-  std::shared_ptr<const LexedFile> text;               // never null
-  std::optional<preprocessor::ParsedDefines> defines;  // with a share
-  // The share's HeaderCache::carries() when last loaded or found.
-  mutable std::atomic<uint32_t> last_used{0};
-};
-
 }  // namespace
-
-struct EvaluationShare::Impl {
-  std::mutex mu;
-  ByInode<std::shared_ptr<const LoadedFile>> files;
-  std::map<std::string, CompilerFacts> facts;              // by facts key
-  std::map<std::string, CompilerFacts> latest;             // by base key: the most answers
-  std::map<std::string, std::set<std::string>> questions;  // by base key
-  // Each compiler run, once per facts key: a TU that needs the answers of a
-  // run under way waits for it instead of running the compiler again.
-  base::OnceMap<base::Result<CompilerFacts>> asking;
-  // Builtin queries written out in the files read so far: (op, argument).
-  std::set<std::pair<std::string, std::string>> candidates;
-  // The files the scan's walk read and lexed (null outside a scan).
-  ScanFileCache* walked = nullptr;
-  // Each header's evaluations by the macro state they read (thread-safe).
-  std::unique_ptr<preprocessor::HeaderCache> headers =
-      std::make_unique<preprocessor::HeaderCache>();
-  // Predefined macros parsed once per text.
-  std::map<std::string,
-           std::shared_ptr<const std::vector<std::shared_ptr<const preprocessor::Macro>>>>
-      predefined;
-};
 
 EvaluationShare::EvaluationShare() : impl(std::make_unique<Impl>()) {}
 
@@ -116,126 +73,6 @@ void EvaluationShare::carry_headers(EvaluationShare* from, int64_t from_made_ns)
 size_t EvaluationShare::header_traces() const {
   return impl->headers->trace_count();
 }
-
-namespace {
-
-// The preprocessor's view of the files: handles over resolutions (one per
-// file, by device and inode), bytes and scans read on first use or shared.
-class ClosureHost : public preprocessor::Host {
- public:
-  ClosureHost(const PresenceEvaluator::Ask& ask, const lexer::Kernel* kernel,
-              const CompilerFacts& facts, EvaluationShare::Impl* share)
-      : ask_(ask), kernel_(kernel), facts_(facts), share_(share) {}
-
-  preprocessor::FileHandle handle(const Resolution& r) {
-    auto [it, fresh] = by_inode_.try_emplace(std::make_pair(r.stat.dev, r.stat.ino), files_.size());
-    if (fresh) files_.push_back({r, nullptr});
-    return preprocessor::FileHandle(it->second);
-  }
-
-  std::optional<preprocessor::FileHandle> resolve(std::string_view name, bool angled, bool is_next,
-                                                  preprocessor::FileHandle includer) override {
-    if (includer >= files_.size()) return std::nullopt;
-    // An angled #include's answer depends on the name alone (the search
-    // starts at the same place for every includer): asked once per TU, as
-    // a TU's headers ask for the same few names thousands of times.
-    const bool by_name = angled && !is_next;
-    if (by_name) {
-      if (auto it = angled_.find(name); it != angled_.end()) return it->second;
-    }
-    const Resolution& r = ask_(name, angled, is_next, files_[includer].where);
-    std::optional<preprocessor::FileHandle> answer;
-    if (r.found) answer = handle(r);
-    if (by_name) angled_.emplace(std::string(name), answer);
-    return answer;
-  }
-
-  std::optional<preprocessor::FileContent> content(preprocessor::FileHandle file) override {
-    if (file >= files_.size()) return std::nullopt;
-    File& f = files_[file];
-    if (!f.loaded) {
-      f.loaded = load(f.where);
-      if (!f.loaded) return std::nullopt;
-    }
-    return preprocessor::FileContent{f.loaded->text->bytes, &f.loaded->text->scan, f.where.path,
-                                     f.loaded->defines ? &*f.loaded->defines : nullptr};
-  }
-
-  std::string file_key(preprocessor::FileHandle file) override {
-    return file < files_.size() ? header_key(files_[file].where) : std::string();
-  }
-
-  std::vector<Resolution> resolutions() const {
-    std::vector<Resolution> out;
-    out.reserve(files_.size());
-    for (const File& f : files_) out.push_back(f.where);
-    return out;
-  }
-
-  std::optional<intmax_t> builtin_query(std::string_view op, std::string_view argument) override {
-    std::string question = std::string(op) + "(" + std::string(argument) + ")";
-    auto it = facts_.answers.find(question);
-    if (it != facts_.answers.end()) return it->second;
-    unknown_.insert(std::move(question));
-    return std::nullopt;
-  }
-
-  const std::set<std::string>& unknown() const { return unknown_; }
-
- private:
-  struct File {
-    Resolution where;
-    std::shared_ptr<const LoadedFile> loaded;
-  };
-
-  // The file's bytes and scan, read once per scan when there is a share (a
-  // file whose stat changed since is read again).
-  std::shared_ptr<const LoadedFile> load(const Resolution& where) {
-    const std::pair<uint64_t, uint64_t> id(where.stat.dev, where.stat.ino);
-    if (share_) {
-      std::lock_guard lock(share_->mu);
-      auto it = share_->files.find(id);
-      if (it != share_->files.end() && it->second->stat == where.stat) {
-        it->second->last_used.store(share_->headers->carries());
-        return it->second;
-      }
-    }
-    auto f = std::make_shared<LoadedFile>();
-    f->stat = where.stat;
-    if (share_ && share_->walked) f->text = share_->walked->find_lexed(where.stat);
-    if (!f->text) {
-      base::Result<std::string> bytes = base::read_file(where.path);
-      if (!bytes.ok()) return nullptr;
-      auto text = std::make_shared<LexedFile>();
-      text->stat = where.stat;
-      text->bytes = std::move(bytes.value());
-      text->scan = lexer::scan(text->bytes, *kernel_);
-      f->text = std::move(text);
-    }
-    if (share_) f->defines.emplace(f->text->bytes, f->text->scan);
-    if (share_) {
-      std::set<std::pair<std::string, std::string>> found;
-      note_candidates(f->text->scan, &found);
-      std::lock_guard lock(share_->mu);
-      f->last_used.store(share_->headers->carries());
-      share_->files[id] = f;
-      share_->candidates.insert(found.begin(), found.end());
-    }
-    return f;
-  }
-  const PresenceEvaluator::Ask& ask_;
-  const lexer::Kernel* kernel_;
-  const CompilerFacts& facts_;
-  EvaluationShare::Impl* share_;
-  std::deque<File> files_;  // FileContent views point into it
-  ByInode<size_t> by_inode_;
-  std::unordered_map<std::string, std::optional<preprocessor::FileHandle>, base::ViewHash,
-                     std::equal_to<>>
-      angled_;  // see resolve
-  std::set<std::string> unknown_;
-};
-
-}  // namespace
 
 const Resolution* stdc_predef(const std::vector<Resolution>& forced) {
   if (forced.empty()) return nullptr;
@@ -560,10 +397,12 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
     if (std::string err = predefine(&pp, facts, share, with_dirs.defines); !err.empty()) {
       return fail(err);
     }
-    if (share)
+    if (share) {
       pp.use_header_cache(share->headers.get(), header_context(identity_, cwd_, command_.language));
-    for (const Resolution& f : forced)
+    }
+    for (const Resolution& f : forced) {
       pp.run_file(host.handle(f), preprocessor::EntryKind::kForced);
+    }
     pp.run_file(host.handle(source), preprocessor::EntryKind::kMain);
     const preprocessor::Result& result = pp.result();
     if (host.unknown().empty()) {
@@ -577,8 +416,9 @@ std::string CompilerPresenceEvaluator::evaluate(const Resolution& source,
       const std::string reason = exact ? std::string() : result.reason();
       if (exact) {
         for (const preprocessor::IncludeQuestion& q : result.includes) {
-          if (q.computed && q.answer && *q.answer < files.size())
+          if (q.computed && q.answer && *q.answer < files.size()) {
             computed_.push_back(files[*q.answer]);
+          }
         }
         for (preprocessor::FileHandle h : result.unique_files()) entered_.push_back(files[h].stat);
       }
