@@ -151,13 +151,22 @@ void TraceRecorder::read(NameSequenceTable::Seqs& s, const Add& add) {
 }
 
 void TraceRecorder::looked_up(MacroName name, const std::shared_ptr<const Macro>* found) {
+  macro_read(name, found, false);
+}
+
+void TraceRecorder::replayed_read(MacroName kept_name, const std::shared_ptr<const Macro>* found) {
+  macro_read(kept_name, found, true);
+}
+
+void TraceRecorder::macro_read(MacroName name, const std::shared_ptr<const Macro>* found,
+                               bool name_kept) {
   if (stack_.empty()) return;
   NameSequenceTable::Seqs& s = macro_seqs_.at(name.name, name.hash);
   read(s, [&](Active& a) {
     if (found) {
       a.trace->inputs.macros.emplace_back((*found)->name, *found);
     } else {
-      if (s.kept.empty()) s.kept = stable_macro_name(name.name);
+      if (s.kept.empty()) s.kept = name_kept ? name.name : stable_macro_name(name.name);
       a.trace->inputs.macros.emplace_back(s.kept, nullptr);
     }
     a.trace->inputs.macro_hashes.push_back(name.hash);

@@ -150,6 +150,9 @@ class TraceRecorder : public MacroObserver {
   void spoil();
 
   void looked_up(MacroName name, const std::shared_ptr<const Macro>* found) override;
+  // The same for a read a replayed header made, whose name (a recorded
+  // input's) is already kept for the whole process.
+  void replayed_read(MacroName kept_name, const std::shared_ptr<const Macro>* found);
   void wrote(MacroName name) override;
   void once_read(uint32_t file, OnceState state);  // by HeaderCache::intern
   void once_wrote(uint32_t file);
@@ -171,6 +174,7 @@ class TraceRecorder : public MacroObserver {
   // adds the ones pushed since), so one number per name tells which.
   template <typename Add>
   void read(NameSequenceTable::Seqs& s, const Add& add);
+  void macro_read(MacroName name, const std::shared_ptr<const Macro>* found, bool name_kept);
 
   std::vector<Active> stack_;
   uint64_t seq_ = 0;

@@ -97,8 +97,14 @@ void Preprocessor::note_replayed(const HeaderTrace& trace, uint32_t depth) {
   for (size_t h : in.macro_hashes) reads_.add(h);
   if (!recorder_.active()) return;
   for (size_t i = 0; i < in.macros.size(); ++i) {
+    // An input that named no definition has its name kept for the whole
+    // process (stable_macro_name): no need to look it up there again.
     const MacroName n(in.macros[i].first, in.macro_hashes[i]);
-    recorder_.looked_up(n, table_.find_quiet(n));
+    if (in.macros[i].second) {
+      recorder_.looked_up(n, table_.find_quiet(n));
+    } else {
+      recorder_.replayed_read(n, table_.find_quiet(n));
+    }
   }
   for (const auto& [id, state] : in.once) recorder_.once_read(id, state);
   for (const HeaderInputs::Query& q : in.queries) recorder_.query(q.op, q.argument, q.answer);
