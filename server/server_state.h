@@ -271,8 +271,10 @@ class Server {
   struct WalkShare {
     std::shared_ptr<closure::ScanFileCache> walked;
     // The file records and summaries the share's loads learn, held and
-    // written to the store together when an evaluation ends (write_learned),
-    // not in two index transactions per file read.
+    // written to the store together when an evaluation ends (WriteLearned
+    // in evaluate_closure), not in two index transactions per file read.
+    // The summaries written stay in memory for the share's life (a blob's
+    // view must), as the share keeps each file's bytes and scan anyway.
     std::unique_ptr<cache::BatchingStore> learned;
     std::unique_ptr<closure::FileStates> files;
     std::unique_ptr<closure::EvaluationShare> evaluations;
