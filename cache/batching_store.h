@@ -45,6 +45,8 @@ class BatchingStore : public cache::Store {
   }
   // Writes out everything held, then flushes the inner store.
   base::Status flush() override;
+  // Writes out everything held, and no more.
+  base::Status write_out() { return write_held(); }
   std::vector<std::string> take_messages() override { return inner_->take_messages(); }
 
  private:

@@ -43,7 +43,9 @@ Server::WalkShare& Server::walk_share(const std::string& source, const base::Sta
     w.made_file_clock_ns = base::file_clock_ns();
     w.walked = std::make_shared<closure::ScanFileCache>();
     w.walked->keep_lexed();
-    w.learned = std::make_unique<cache::BatchingStore>(store_.get());
+    // One write per evaluation: the first of a big TU learns thousands of
+    // records (the held bytes still bound it).
+    w.learned = std::make_unique<cache::BatchingStore>(store_.get(), size_t(1) << 16);
     w.files = std::make_unique<closure::FileStates>(w.learned.get(), kernel_);
     w.files->share(w.walked.get());
     w.evaluations = std::make_unique<closure::EvaluationShare>();
@@ -134,7 +136,7 @@ Reply Server::evaluate_closure(const Request& req) {
   struct WriteLearned {
     Server* server;
     ~WriteLearned() {
-      if (server->walk_share_) (void)server->walk_share_->learned->flush();
+      if (server->walk_share_) (void)server->walk_share_->learned->write_out();
     }
   } write_learned{this};
   if (req.argv.empty() || req.cwd.empty() || req.cwd[0] != '/') return declined("bad request");
@@ -225,6 +227,7 @@ Reply Server::evaluate_closure(const Request& req) {
                     closure::encode_closure_snapshot(*closure, key)});
   writes.push_back({"closure", tu, std::move(*memo)});
   if (!store_->put_records({}, writes).ok()) return declined("the memo could not be stored");
+  (void)walk_share_->learned->write_out();  // within the time below
   ++evaluations_stored_;
   evaluation_us_ += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::steady_clock::now() - start)

@@ -40,6 +40,26 @@ TEST(BatchingStore, HeldWritesAreReadBackAndWrittenOnFlush) {
   EXPECT_EQ(batching.get_memo("scan", "tu"), "memo");
 }
 
+TEST(BatchingStore, WriteOutWritesWhatIsHeld) {
+  testing::TestDir dir;
+  auto inner = testing::open_store(dir.at("cache"));
+  ASSERT_TRUE(inner);
+  cache::BatchingStore batching(inner.get());
+  base::Result<cache::BlobId> blob = batching.put_blob("summary bytes", {});
+  ASSERT_TRUE(blob.ok());
+  cache::FileRecord rec{{1, 2, 3, 4, 5}, cache::hash_bytes("content"), blob.value()};
+  ASSERT_TRUE(batching.put_file("/p/a.h", rec).ok());
+  EXPECT_FALSE(inner->get_file("/p/a.h"));
+  ASSERT_TRUE(batching.write_out().ok());
+  EXPECT_EQ(inner->get_blob(blob.value()), "summary bytes");
+  EXPECT_EQ(inner->get_file("/p/a.h"), rec);
+  // Held again after it, and written again.
+  ASSERT_TRUE(batching.put_memo("scan", "tu", "memo").ok());
+  EXPECT_FALSE(inner->get_memo("scan", "tu"));
+  ASSERT_TRUE(batching.write_out().ok());
+  EXPECT_EQ(inner->get_memo("scan", "tu"), "memo");
+}
+
 TEST(BatchingStore, WritesOutWhenFullAndOnDestruction) {
   testing::TestDir dir;
   auto inner = testing::open_store(dir.at("cache"));

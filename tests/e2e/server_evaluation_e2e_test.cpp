@@ -120,9 +120,9 @@ TEST_P(ServerEvaluation, HeaderStateIsNotReusedAcrossMacroStates) {
 }
 
 // The records an evaluation learned (each file's content and lexed summary)
-// are in the store when its launcher is answered, the server still running:
+// are in the store once its launcher is done, the server still running:
 // the share holds them only while it evaluates.
-TEST_P(ServerEvaluation, WhatAnEvaluationReadIsStoredBeforeItAnswers) {
+TEST_P(ServerEvaluation, WhatAnEvaluationReadIsStoredWhenItEnds) {
   write_project();
   settle();
   const std::string log = compile("a.cpp");
