@@ -33,14 +33,22 @@ IncludeResolver::IncludeResolver(const compiler::SearchList& list, compiler::Com
 }
 
 bool IncludeResolver::probe(const std::string& path, base::StatSignature* sig) {
+  if (shared_) {
+    // The scan's cache keeps the first answer for each path: nothing to
+    // remember here (a candidate is seldom probed twice by one resolver).
+    if (!dir_exists(base::dir_of(path))) return false;
+    std::optional<base::StatSignature> found =
+        shared_->stat_once(path, base::absolute_path(path, cwd_));
+    if (!found) return false;
+    *sig = *found;
+    return true;
+  }
   auto it = probes_.find(path);
   if (it == probes_.end()) {
     std::optional<base::StatSignature> found;
     if (!dir_exists(base::dir_of(path))) {
       // Nothing under a missing directory exists: no stat per name. Most
       // failed candidates are of this kind (<bits/...> tried in each -I dir).
-    } else if (shared_) {
-      found = shared_->stat_once(path, base::absolute_path(path, cwd_));
     } else if (base::StatSignature s; base::stat_file(path, &s)) {
       found = s;
     }

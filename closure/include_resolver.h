@@ -70,6 +70,7 @@ class IncludeResolver {
   ScanFileCache* ids_ = nullptr;
   std::string cwd_;
   std::string shared_prefix_;  // this resolver's context id in `shared_`
+  // Without a scan's cache: each candidate's answer, asked once.
   std::unordered_map<std::string, std::optional<base::StatSignature>> probes_;
   base::ViewMap<bool> dirs_;  // directory -> exists
   // Earlier answers by (includer dir if searched, start, name): the same
