@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
+
 #include "cache/store.h"
 #include "tests/support/open_store.h"
 #include "tests/support/test_dir.h"
@@ -11,53 +14,60 @@
 namespace lexpack::cache {
 namespace {
 
-TEST(BatchingStore, HeldWritesAreReadBackAndWrittenOnFlush) {
-  testing::TestDir dir;
-  auto inner = testing::open_store(dir.at("cache"));
-  ASSERT_TRUE(inner);
-  cache::BatchingStore batching(inner.get());
-  base::Result<cache::BlobId> blob = batching.put_blob("summary bytes", {});
-  ASSERT_TRUE(blob.ok());
-  EXPECT_EQ(blob.value(), cache::hash_bytes("summary bytes"));
-  cache::FileRecord rec{{1, 2, 3, 4, 5}, cache::hash_bytes("content"), blob.value()};
-  ASSERT_TRUE(batching.put_file("/p/a.h", rec).ok());
+// A batching store over a new store, holding a summary's blob and the file
+// record of /p/a.h that names it.
+class BatchingStoreHolding : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    inner_ = testing::open_store(dir_.at("cache"));
+    ASSERT_TRUE(inner_);
+    batching_.emplace(inner_.get());
+    base::Result<cache::BlobId> put = batching_->put_blob("summary bytes", {});
+    ASSERT_TRUE(put.ok());
+    blob_ = put.value();
+    rec_ = {{1, 2, 3, 4, 5}, cache::hash_bytes("content"), blob_};
+    ASSERT_TRUE(batching_->put_file("/p/a.h", rec_).ok());
+  }
+  testing::TestDir dir_;
+  std::unique_ptr<cache::Store> inner_;
+  std::optional<cache::BatchingStore> batching_;
+  cache::BlobId blob_;
+  cache::FileRecord rec_;
+};
+
+TEST_F(BatchingStoreHolding, HeldWritesAreReadBackAndWrittenOnFlush) {
+  cache::BatchingStore& batching = *batching_;
+  EXPECT_EQ(blob_, cache::hash_bytes("summary bytes"));
   ASSERT_TRUE(batching.put_memo("scan", "tu", "memo").ok());
 
   // Held: the batching store answers, the real store does not know yet.
-  EXPECT_EQ(batching.get_blob(blob.value()), "summary bytes");
-  EXPECT_TRUE(batching.has_blob(blob.value()));
-  EXPECT_EQ(batching.get_file("/p/a.h"), rec);
+  EXPECT_EQ(batching.get_blob(blob_), "summary bytes");
+  EXPECT_TRUE(batching.has_blob(blob_));
+  EXPECT_EQ(batching.get_file("/p/a.h"), rec_);
   EXPECT_EQ(batching.get_memo("scan", "tu"), "memo");
-  EXPECT_FALSE(inner->get_blob(blob.value()));
-  EXPECT_FALSE(inner->get_file("/p/a.h"));
-  EXPECT_FALSE(inner->get_memo("scan", "tu"));
+  EXPECT_FALSE(inner_->get_blob(blob_));
+  EXPECT_FALSE(inner_->get_file("/p/a.h"));
+  EXPECT_FALSE(inner_->get_memo("scan", "tu"));
 
   ASSERT_TRUE(batching.flush().ok());
-  EXPECT_EQ(inner->get_blob(blob.value()), "summary bytes");
-  EXPECT_EQ(inner->get_file("/p/a.h"), rec);
-  EXPECT_EQ(inner->get_memo("scan", "tu"), "memo");
+  EXPECT_EQ(inner_->get_blob(blob_), "summary bytes");
+  EXPECT_EQ(inner_->get_file("/p/a.h"), rec_);
+  EXPECT_EQ(inner_->get_memo("scan", "tu"), "memo");
   // Reads still work once nothing is held.
   EXPECT_EQ(batching.get_memo("scan", "tu"), "memo");
 }
 
-TEST(BatchingStore, WriteOutWritesWhatIsHeld) {
-  testing::TestDir dir;
-  auto inner = testing::open_store(dir.at("cache"));
-  ASSERT_TRUE(inner);
-  cache::BatchingStore batching(inner.get());
-  base::Result<cache::BlobId> blob = batching.put_blob("summary bytes", {});
-  ASSERT_TRUE(blob.ok());
-  cache::FileRecord rec{{1, 2, 3, 4, 5}, cache::hash_bytes("content"), blob.value()};
-  ASSERT_TRUE(batching.put_file("/p/a.h", rec).ok());
-  EXPECT_FALSE(inner->get_file("/p/a.h"));
+TEST_F(BatchingStoreHolding, WriteOutWritesWhatIsHeld) {
+  cache::BatchingStore& batching = *batching_;
+  EXPECT_FALSE(inner_->get_file("/p/a.h"));
   ASSERT_TRUE(batching.write_out().ok());
-  EXPECT_EQ(inner->get_blob(blob.value()), "summary bytes");
-  EXPECT_EQ(inner->get_file("/p/a.h"), rec);
+  EXPECT_EQ(inner_->get_blob(blob_), "summary bytes");
+  EXPECT_EQ(inner_->get_file("/p/a.h"), rec_);
   // Held again after it, and written again.
   ASSERT_TRUE(batching.put_memo("scan", "tu", "memo").ok());
-  EXPECT_FALSE(inner->get_memo("scan", "tu"));
+  EXPECT_FALSE(inner_->get_memo("scan", "tu"));
   ASSERT_TRUE(batching.write_out().ok());
-  EXPECT_EQ(inner->get_memo("scan", "tu"), "memo");
+  EXPECT_EQ(inner_->get_memo("scan", "tu"), "memo");
 }
 
 TEST(BatchingStore, WritesOutWhenFullAndOnDestruction) {
