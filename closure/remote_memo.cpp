@@ -8,6 +8,7 @@
 
 #include "base/byte_codec.h"
 #include "base/file_util.h"
+#include "base/view_map.h"
 #include "closure/remote_memo_format.h"
 
 namespace lexpack::closure {
@@ -65,15 +66,17 @@ class NameWriter {
   explicit NameWriter(const KeyRelocation& relocation) : relocation_(relocation) {}
   // Adds `path` (how the compiler names it) with `flags`.
   void add(std::string_view path, uint8_t flags) {
-    std::string name = relocation_.name(path);
+    const std::string_view name = relocation_.name_in(path, &renamed_);
     const size_t slash = name.rfind('/');
     uint64_t dir = 0;
-    if (slash != std::string::npos) {
-      dir = dirs_.try_emplace(name.substr(0, slash), dirs_.size() + 1).first->second;
+    if (slash != std::string_view::npos) {
+      const std::string_view dir_name = name.substr(0, slash);
+      auto it = dirs_.find(dir_name);
+      if (it == dirs_.end()) it = dirs_.emplace(std::string(dir_name), dirs_.size() + 1).first;
+      dir = it->second;
     }
     body_.u64(dir);
-    body_.str(slash == std::string::npos ? std::string_view(name)
-                                         : std::string_view(name).substr(slash + 1));
+    body_.str(slash == std::string_view::npos ? name : name.substr(slash + 1));
     body_.u8(uint8_t(flags | (!path.empty() && path[0] == '/' ? kRemoteAbsolute : 0)));
   }
   void count(uint64_t n) { body_.u64(n); }
@@ -88,7 +91,8 @@ class NameWriter {
 
  private:
   const KeyRelocation& relocation_;
-  std::unordered_map<std::string, uint64_t> dirs_;
+  std::string renamed_;  // name_in's storage
+  base::ViewMap<uint64_t> dirs_;
   base::VarintWriter body_;
 };
 
