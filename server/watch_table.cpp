@@ -16,8 +16,20 @@
 namespace lexpack::server {
 namespace {
 
-constexpr uint32_t kMask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
-                           IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+// A file is watched for what changes its bytes or attributes; a directory
+// only for its entries (names made, removed, renamed) and for itself moved
+// or removed. A file below it that anything depends on has a watch of its
+// own. A directory watch that asked for its children's writes or
+// attributes would make the kernel mark every dentry it has cached below
+// that directory, negative ones included, as the watch is added (tens of
+// milliseconds for a /tmp that has seen a few hundred thousand compilers'
+// temporary files), and would report every write to any file in it. What
+// is left out, a directory's own chmod or chown, matters only when it makes
+// a file unreachable, which the stat rechecks find (stat_recheck.h).
+constexpr uint32_t kFileMask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM |
+                               IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr uint32_t kDirMask =
+    IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr uint32_t kEntryChange = IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE |
                                   IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT;
 constexpr int kMaxLinks = 40;
@@ -70,8 +82,8 @@ int WatchTable::watch(const std::string& path, bool is_dir) {
     auto it = path_wd_.find(path);
     if (it != path_wd_.end()) return it->second;
   }
-  int wd =
-      ::inotify_add_watch(fd_, path.c_str(), kMask | IN_DONT_FOLLOW | (is_dir ? IN_ONLYDIR : 0));
+  int wd = ::inotify_add_watch(fd_, path.c_str(),
+                               (is_dir ? kDirMask | IN_ONLYDIR : kFileMask) | IN_DONT_FOLLOW);
   if (wd < 0) return -1;
   auto seen = watched_.find(wd);
   if (seen == watched_.end()) {

@@ -50,6 +50,24 @@ TEST_F(WatchTableTest, FileEditedReportsItsDependentsOnly) {
   EXPECT_TRUE(fired().empty());
 }
 
+// A directory is watched for its entries only: writes to a file in it that
+// nothing depends on (a compiler's temporary file in /tmp, an object in the
+// build directory) are not events at all.
+TEST_F(WatchTableTest, WritesToAFileNothingDependsOnAreNoEvents) {
+  dir_.write("inc/a.h", "a");
+  dir_.write("inc/scratch.s", "x");
+  trust(1, {"inc/a.h"});
+  (void)table_.take_changes();
+  const uint64_t before = table_.events_read();
+  sh("echo more >> inc/scratch.s && touch inc/scratch.s && chmod 600 inc/scratch.s");
+  EXPECT_TRUE(fired().empty());
+  EXPECT_EQ(table_.events_read(), before);
+  EXPECT_TRUE(table_.take_changes().paths.empty());
+  sh("echo new > inc/new.h");  // a name made is an event, and no dependent's
+  EXPECT_TRUE(fired().empty());
+  EXPECT_GT(table_.events_read(), before);
+}
+
 TEST_F(WatchTableTest, MissingPathAppearing) {
   dir_.write("inc/.keep", "");
   trust(1, {"inc/sub/deeper/x.h"});
