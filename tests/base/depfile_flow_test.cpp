@@ -11,9 +11,9 @@
 namespace lexpack::base {
 namespace {
 
-std::string depfile(const std::string& compiler, const std::string& top) {
+std::string depfile(const std::string& compiler, const std::string& top, const std::string& inc) {
   ProcessResult p = run_captured(
-      {compiler, "-M", "-MT", "x.o", "-I" + top + "/include/dir", top + "/src/x.cpp"}, false);
+      {compiler, "-M", "-MT", "x.o", "-I" + top + "/" + inc, top + "/src/x.cpp"}, false);
   EXPECT_EQ(p.exit_code, 0) << p.err;
   return p.out;
 }
@@ -25,18 +25,20 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-void check(const std::string& compiler, DepfileFlow expected) {
+// `inc`: the folder of the headers, under each checkout.
+void check(const std::string& compiler, DepfileFlow expected,
+           const std::string& inc = "include/dir") {
   testing::TestDir dir;
   std::string a = dir.at("a"), b = dir.at("a-much-longer-checkout-directory/x");
   for (const std::string& top : {a, b}) {
     for (const char* h : {"one", "two", "three", "four", "five", "six"}) {
-      dir.write(top.substr(dir.path().size() + 1) + "/include/dir/" + h + ".h", "#pragma once\n");
+      dir.write(top.substr(dir.path().size() + 1) + "/" + inc + "/" + h + ".h", "#pragma once\n");
     }
     dir.write(top.substr(dir.path().size() + 1) + "/src/x.cpp",
               "#include \"one.h\"\n#include \"two.h\"\n#include \"three.h\"\n"
               "#include \"four.h\"\n#include \"five.h\"\n#include \"six.h\"\n#include <cstdio>\n");
   }
-  std::string dep_a = depfile(compiler, a), dep_b = depfile(compiler, b);
+  std::string dep_a = depfile(compiler, a, inc), dep_b = depfile(compiler, b, inc);
   ASSERT_EQ(detect_depfile_flow(dep_a), expected) << dep_a;
   std::string moved = replace_all(dep_a, a, b);
   ASSERT_NE(moved, dep_b) << "the wrapping should differ for this test to mean anything";
@@ -48,6 +50,12 @@ TEST(DepfileFlow, GccWrappingIsReproduced) {
 }
 TEST(DepfileFlow, ClangWrappingIsReproduced) {
   check("clang++-14", DepfileFlow::kClang);
+}
+
+// Names the compilers escape (a space is written `\ `) are kept as written.
+TEST(DepfileFlow, EscapedNamesAreKeptAsWritten) {
+  check("g++", DepfileFlow::kGcc, "include dir");
+  check("clang++-14", DepfileFlow::kClang, "include dir");
 }
 
 TEST(DepfileFlow, UnknownLayoutIsLeftAlone) {
