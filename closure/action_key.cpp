@@ -84,9 +84,6 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     part.append(reinterpret_cast<const char*>(&value.hi), sizeof value.hi);
     return cache::hash_bytes(part);
   };
-  auto by_value = [](const cache::Hash128& a, const cache::Hash128& b) {
-    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
-  };
   auto put = [&h](const cache::Hash128& d) {
     h.field(d.lo);
     h.field(d.hi);
@@ -94,7 +91,7 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
   std::vector<cache::Hash128> digests;
   digests.reserve(closure.files.size());
   for (size_t i = 1; i < closure.files.size(); ++i) digests.push_back(file_digest(i));
-  std::sort(digests.begin(), digests.end(), by_value);
+  sort_key_digests(&digests);
   h.field(closure.files.size());
   if (!closure.files.empty()) put(file_digest(0));
   h.fields(digests);
@@ -108,12 +105,18 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
     sorted.reserve(closure.failed_probes.size());
     for (std::string_view p : closure.failed_probes)
       sorted.push_back(cache::hash_bytes(name_of(p)));
-    std::sort(sorted.begin(), sorted.end(), by_value);
+    sort_key_digests(&sorted);
     probes->made = true;
   }
   h.field(probes->sorted.size());
   h.fields(probes->sorted);
   return h.digest();
+}
+
+void sort_key_digests(std::vector<cache::Hash128>* digests) {
+  std::sort(digests->begin(), digests->end(), [](const cache::Hash128& a, const cache::Hash128& b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  });
 }
 
 cache::Hash128 pch_maker_key(const compiler::CompilerIdentity& identity,

@@ -35,6 +35,10 @@ struct ProbeDigests {
   std::vector<cache::Hash128> sorted;
   bool made = false;
 };
+// Puts `digests` in the order the key hashes them (by value); one who makes
+// ProbeDigests of its own (each a hash of the probe's name as the key names
+// it) sorts them so.
+void sort_key_digests(std::vector<cache::Hash128>* digests);
 
 // The same with the paths under relocation.base_dir named relative when
 // relocation.relocated (decide_relocation). With `tokens`, the token key

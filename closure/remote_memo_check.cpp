@@ -32,6 +32,11 @@ struct LocalFacts::Impl {
     std::string path;  // "" as for File
     std::string dir;   // as encode_closure_memo() groups it
     bool absent = false;
+    // What the action key hashes for it (the path's name under a relocation
+    // that is `relocated`, as action_key() names it): made once per build,
+    // not once per memo that gives the name.
+    cache::Hash128 digest;
+    bool relocated = false;
   };
   template <typename T>
   using ByName = std::unordered_map<std::string, T, cache::StringHash, std::equal_to<>>;
@@ -148,6 +153,9 @@ Facts::Probe find_probe(std::string_view name, bool absolute, const KeyRelocatio
   p.path = path_here(std::string(name), absolute, relocation);
   if (p.path.empty()) return p;
   p.dir = std::string(base::dir_of(p.path));
+  std::string renamed;
+  p.digest = cache::hash_bytes(relocation.name_in(p.path, &renamed));
+  p.relocated = relocation.relocated;
   if (!shared) {
     p.absent = no_entry(p.path);
     return p;
@@ -235,9 +243,10 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
 }
 
 // Fills `c` with the memo's missing candidates, each still missing here and
-// numbered by its directory, or says which one is here.
+// numbered by its directory, and `digests` with them as the action key
+// takes them, or says which one is here.
 base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocation, Facts* facts,
-                         ScanFileCache* shared, Closure* c) {
+                         ScanFileCache* shared, Closure* c, ProbeDigests* digests) {
   auto make = [&](size_t i) {
     return find_probe(d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation, shared);
   };
@@ -246,6 +255,10 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   std::unordered_map<std::string_view, uint32_t> dirs;
   c->failed_probes.reserve(d.probes.size());
   c->failed_probe_dirs.reserve(d.probes.size());
+  std::vector<cache::Hash128>& sorted = digests->sorted;
+  sorted.clear();
+  sorted.reserve(d.probes.size());
+  std::string renamed;
   for (size_t i = 0; i < d.probes.size(); ++i) {
     const Facts::Probe& p = *found[i];
     if (p.path.empty()) {
@@ -254,7 +267,12 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
     if (!p.absent) return base::Status::error("present here: " + p.path);
     c->failed_probes.push_back(p.path);
     c->failed_probe_dirs.push_back(dirs.emplace(p.dir, uint32_t(dirs.size())).first->second);
+    sorted.push_back(p.relocated == relocation.relocated
+                         ? p.digest
+                         : cache::hash_bytes(relocation.name_in(p.path, &renamed)));
   }
+  sort_key_digests(&sorted);
+  digests->made = true;
   return base::Status();
 }
 
@@ -355,7 +373,8 @@ base::Result<TakenClosure> take_remote_memo(const RemoteMemoView& d,
   Closure& c = out.closure;
   base::Status s =
       take_files(d, out.relocation, command, facts->impl().get(), shared, storage.get(), &c);
-  if (s.ok()) s = take_probes(d, out.relocation, facts->impl().get(), shared, &c);
+  ProbeDigests probes;
+  if (s.ok()) s = take_probes(d, out.relocation, facts->impl().get(), shared, &c, &probes);
   if (!s.ok()) return s;
   c.uses_date = d.flags & kRemoteUsesDate;
   c.has_computed_include = d.flags & kRemoteComputedInclude;
@@ -367,7 +386,7 @@ base::Result<TakenClosure> take_remote_memo(const RemoteMemoView& d,
   if (decide_relocation(command, cwd, c, base_dir).relocated != out.relocation.relocated) {
     return base::Status::error("its paths do not relocate here as they did");
   }
-  out.key = action_key(identity, command, cwd, c, out.relocation);
+  out.key = action_key(identity, command, cwd, c, out.relocation, nullptr, &probes);
   if (out.key != d.action_key) {
     return base::Status::error("it leads to another key here (a file it names differs here)");
   }
