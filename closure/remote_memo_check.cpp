@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/file_util.h"
 #include "base/run_on_threads.h"
@@ -29,8 +30,8 @@ struct LocalFacts::Impl {
     std::string error;                        // why the content is unknown
   };
   struct Probe {
-    std::string path;  // "" as for File
-    std::string dir;   // as encode_closure_memo() groups it
+    std::string path;                  // "" as for File
+    const std::string* dir = nullptr;  // interned (dir_of), as encode_closure_memo() groups it
     bool absent = false;
     // What the action key hashes for it (the path's name under a relocation
     // that is `relocated`, as action_key() names it): made once per build,
@@ -48,6 +49,16 @@ struct LocalFacts::Impl {
   cache::Store* store;
   std::mutex mutex;
   std::map<std::string, InDir, std::less<>> by_cwd;
+
+  // The one copy of each directory of a probe: a memo's candidates are
+  // numbered by directory by address, not by hashing the name each time.
+  const std::string* intern_dir(std::string_view dir) {
+    std::lock_guard<std::mutex> hold(dirs_mutex);
+    if (auto it = dirs.find(dir); it != dirs.end()) return &*it;
+    return &*dirs.emplace(dir).first;
+  }
+  std::mutex dirs_mutex;
+  std::unordered_set<std::string, cache::StringHash, std::equal_to<>> dirs;
 
   // The facts for the names of `named` from `first` on, in `cwd`: looked up
   // under one lock, the missing ones made by `make(i)` outside it (two
@@ -147,12 +158,13 @@ Facts::File find_file(Facts* facts, std::string path, bool read, const std::stri
 }
 
 // The candidate named `name` as found here: missing or not.
-Facts::Probe find_probe(std::string_view name, bool absolute, const KeyRelocation& relocation,
-                        ScanFileCache* shared) {
+Facts::Probe find_probe(Facts* facts, std::string_view name, bool absolute,
+                        const KeyRelocation& relocation, ScanFileCache* shared) {
   Facts::Probe p;
   p.path = path_here(std::string(name), absolute, relocation);
   if (p.path.empty()) return p;
-  p.dir = std::string(base::dir_of(p.path));
+  p.dir = facts->intern_dir(base::dir_of(p.path));
+  const std::string& dir = *p.dir;
   std::string renamed;
   p.digest = cache::hash_bytes(relocation.name_in(p.path, &renamed));
   p.relocated = relocation.relocated;
@@ -163,10 +175,10 @@ Facts::Probe find_probe(std::string_view name, bool absolute, const KeyRelocatio
   // The directory's signature before any answer about an entry in it,
   // under the names encode_closure_memo() asks them by.
   const std::string& cwd = relocation.cwd;
-  if (p.dir.empty()) {
+  if (dir.empty()) {
     shared->dir_stat_once(".", cwd.empty() ? "." : cwd);
   } else {
-    shared->dir_stat_once(p.dir, p.dir[0] == '/' ? p.dir : base::absolute_path(p.dir, cwd));
+    shared->dir_stat_once(dir, dir[0] == '/' ? dir : base::absolute_path(dir, cwd));
   }
   p.absent = shared->no_entry_once(base::absolute_path(p.path, cwd));
   return p;
@@ -248,11 +260,12 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
 base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocation, Facts* facts,
                          ScanFileCache* shared, Closure* c, ProbeDigests* digests) {
   auto make = [&](size_t i) {
-    return find_probe(d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation, shared);
+    return find_probe(facts, d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation,
+                      shared);
   };
   std::vector<Facts::Probe*> found =
       facts->facts_for(&Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
-  std::unordered_map<std::string_view, uint32_t> dirs;
+  std::unordered_map<const std::string*, uint32_t> dirs;  // interned by the facts
   c->failed_probes.reserve(d.probes.size());
   c->failed_probe_dirs.reserve(d.probes.size());
   std::vector<cache::Hash128>& sorted = digests->sorted;
@@ -332,7 +345,7 @@ void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const st
         });
       } else {
         facts->facts_for(&Impl::InDir::probes, cwd, slice, 0, [&](size_t i) {
-          return find_probe(slice[i].name, task.absolute, relocation, shared);
+          return find_probe(facts, slice[i].name, task.absolute, relocation, shared);
         });
       }
     }
