@@ -294,7 +294,7 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
 void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
                        std::string_view base_dir, ScanFileCache* shared, int jobs) {
   // Each name once, read when any memo reads it.
-  std::unordered_map<std::string_view, uint8_t> files[2], probes[2];
+  std::unordered_map<std::string_view, uint8_t, cache::StringHash> files[2], probes[2];
   for (const RemoteMemoView* memo : memos) {
     const RemoteMemoView& d = *memo;
     if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
