@@ -114,10 +114,9 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
 }
 
 void sort_key_digests(std::vector<cache::Hash128>* digests) {
-  // Often in order already (a remote memo's candidates are written so).
-  if (!std::is_sorted(digests->begin(), digests->end(), key_digest_less)) {
-    std::sort(digests->begin(), digests->end(), key_digest_less);
-  }
+  std::sort(digests->begin(), digests->end(), [](const cache::Hash128& a, const cache::Hash128& b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+  });
 }
 
 cache::Hash128 pch_maker_key(const compiler::CompilerIdentity& identity,

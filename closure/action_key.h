@@ -39,10 +39,6 @@ struct ProbeDigests {
 // ProbeDigests of its own (each a hash of the probe's name as the key names
 // it) sorts them so.
 void sort_key_digests(std::vector<cache::Hash128>* digests);
-// That order.
-inline bool key_digest_less(const cache::Hash128& a, const cache::Hash128& b) {
-  return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
-}
 
 // The same with the paths under relocation.base_dir named relative when
 // relocation.relocated (decide_relocation). With `tokens`, the token key

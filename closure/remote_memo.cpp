@@ -9,7 +9,6 @@
 #include "base/byte_codec.h"
 #include "base/file_util.h"
 #include "base/view_map.h"
-#include "closure/action_key.h"
 #include "closure/remote_memo_format.h"
 
 namespace lexpack::closure {
@@ -245,19 +244,8 @@ std::optional<std::string> encode_remote_memo(const Closure& c, const compiler::
     if (f.opaque || f.once_twin) return std::nullopt;
     names.add(f.path, f.presence_only ? kRemotePresenceOnly : 0);
   }
-  // The missing candidates in the order the action key takes their digests:
-  // the machine that takes the memo finds them in order, with no sort.
-  std::vector<std::pair<cache::Hash128, size_t>> order(c.failed_probes.size());
-  std::string renamed;
-  for (size_t i = 0; i < order.size(); ++i) {
-    order[i] = {cache::hash_bytes(relocation.name_in(c.failed_probes[i], &renamed)), i};
-  }
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return key_digest_less(a.first, b.first) ||
-           (!key_digest_less(b.first, a.first) && a.second < b.second);
-  });
-  names.count(order.size());
-  for (const auto& [digest, i] : order) names.add(c.failed_probes[i], 0);
+  names.count(c.failed_probes.size());
+  for (std::string_view p : c.failed_probes) names.add(p, 0);
   names.write(&w);
   return w.take();
 }
