@@ -17,19 +17,23 @@ namespace lexpack::server {
 namespace {
 
 // A file is watched for what changes its bytes or attributes; a directory
-// only for its entries (names made, removed, renamed) and for itself moved
-// or removed. A file below it that anything depends on has a watch of its
-// own. A directory watch that asked for its children's writes or
-// attributes would make the kernel mark every dentry it has cached below
-// that directory, negative ones included, as the watch is added (tens of
+// for its entries (names made, removed, renamed) and for itself moved or
+// removed. A file below it that anything depends on has a watch of its own.
+// A directory watch that asked for its children's writes or attributes
+// would make the kernel mark every dentry it has cached below that
+// directory, negative ones included, as the watch is added (tens of
 // milliseconds for a /tmp that has seen a few hundred thousand compilers'
-// temporary files), and would report every write to any file in it. What
-// is left out, a directory's own chmod or chown, matters only when it makes
-// a file unreachable, which the stat rechecks find (stat_recheck.h).
+// temporary files), and would report every write to any file in it.
+// A directory's own chmod or chown: where a name was found missing, the
+// directory is watched for its attributes too (kDirAttributes: a search it
+// no longer allows makes the compiler fail where it found nothing); a
+// directory on the way to a file only, by the stat rechecks, which find the
+// file unreachable within a second (stat_recheck.h).
 constexpr uint32_t kFileMask = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM |
                                IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr uint32_t kDirMask =
     IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr uint32_t kDirAttributes = kDirMask | IN_ATTRIB;
 constexpr uint32_t kEntryChange = IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE |
                                   IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT;
 constexpr int kMaxLinks = 40;
@@ -97,6 +101,19 @@ int WatchTable::watch(const std::string& path, bool is_dir) {
   return wd;
 }
 
+bool WatchTable::watch_attributes(int wd) {
+  if (attribute_wds_.count(wd)) return true;
+  auto it = wd_paths_.find(wd);
+  if (it == wd_paths_.end() || !it->second.is_dir) return false;
+  // The same directory (IN_ONLYDIR, no link followed) gets the same watch.
+  if (::inotify_add_watch(fd_, it->second.path.c_str(),
+                          kDirAttributes | IN_ONLYDIR | IN_DONT_FOLLOW) != wd) {
+    return false;
+  }
+  attribute_wds_.insert(wd);
+  return true;
+}
+
 void WatchTable::note_change(const ::inotify_event& e) {
   if (changes_.unknown) return;
   auto it = wd_paths_.find(e.wd);
@@ -158,6 +175,8 @@ bool WatchTable::new_lookup(const std::string& child, const std::string& name, i
   if (::lstat(child.c_str(), &st) != 0) {
     if (errno != ENOENT && errno != ENOTDIR) return false;
     l->kind = 0;
+    // Missing here: a chmod of `dir` would make the name an error instead.
+    if (!watch_attributes(wd)) return false;
   } else if (S_ISDIR(st.st_mode)) {
     l->kind = 1;
   } else if (S_ISREG(st.st_mode)) {
@@ -339,7 +358,10 @@ void WatchTable::drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop
       }
       if (e->mask & kEntryChange) path_wd_.clear();
       note_change(*e);
-      if (e->mask & IN_IGNORED) wd_paths_.erase(e->wd);
+      if (e->mask & IN_IGNORED) {
+        wd_paths_.erase(e->wd);
+        attribute_wds_.erase(e->wd);
+      }
       forget_known(e->wd);
       forget_chains(e->wd);
       auto it = deps_.find(e->wd);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/file_stat.h"
@@ -95,6 +96,10 @@ class WatchTable {
   };
   void drain_impl(void (*call)(void*, TrustRef), void* ctx, bool* drop_all);
   int watch(const std::string& path, bool is_dir);  // wd, or -1
+  // Makes directory watch `wd` report the directory's own attribute changes
+  // too (a name was found missing in it); false when it cannot.
+  bool watch_attributes(int wd);
+  std::unordered_set<int> attribute_wds_;
   // Registers this pass's reference in the list of (wd, name), or of the
   // whole watch for an empty name, and gives that list.
   std::vector<TrustRef>* depend(int wd, const std::string& name);

@@ -68,6 +68,21 @@ TEST_F(WatchTableTest, WritesToAFileNothingDependsOnAreNoEvents) {
   EXPECT_GT(table_.events_read(), before);
 }
 
+// Where a name was found missing, a chmod of its directory could turn the
+// compiler's "not there" into an error: it reports the name's dependents.
+// A directory that only led to a file is left to the stat rechecks.
+TEST_F(WatchTableTest, AChmodOfADirectoryWhereANameWasMissingReports) {
+  dir_.write("probed/.keep", "");
+  dir_.write("found/a.h", "a");
+  trust(1, {"probed/x.h"});
+  trust(2, {"found/a.h"});
+  EXPECT_TRUE(fired().empty());
+  sh("chmod 700 found");
+  EXPECT_TRUE(fired().empty());
+  sh("chmod 700 probed");
+  EXPECT_EQ(fired(), std::set<uint32_t>{1});
+}
+
 TEST_F(WatchTableTest, MissingPathAppearing) {
   dir_.write("inc/.keep", "");
   trust(1, {"inc/sub/deeper/x.h"});
