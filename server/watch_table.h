@@ -99,7 +99,6 @@ class WatchTable {
   // Makes directory watch `wd` report the directory's own attribute changes
   // too (a name was found missing in it); false when it cannot.
   bool watch_attributes(int wd);
-  std::unordered_set<int> attribute_wds_;
   // Registers this pass's reference in the list of (wd, name), or of the
   // whole watch for an empty name, and gives that list.
   std::vector<TrustRef>* depend(int wd, const std::string& name);
@@ -119,6 +118,7 @@ class WatchTable {
   TrustRef ref_;
   std::unordered_map<int, Deps> deps_;
   std::unordered_map<int, bool> watched_;  // wd -> on a local filesystem
+  std::unordered_set<int> attribute_wds_;  // directory watches that report their own attributes
   // Path -> wd, dropped whenever a directory entry changes anywhere.
   std::unordered_map<std::string, int> path_wd_;
   // This pass: looked-up path -> what was found.
