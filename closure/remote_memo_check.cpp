@@ -3,6 +3,7 @@
 // absences?": when one fails the closure is evaluated as usual. What a name
 // comes to here is found once per build (LocalFacts), however many memos
 // give it.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -293,18 +294,43 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
 
 void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
                        std::string_view base_dir, ScanFileCache* shared, int jobs) {
-  // Each name once, read when any memo reads it.
-  std::unordered_map<std::string_view, uint8_t, cache::StringHash> files[2], probes[2];
-  for (const RemoteMemoView* memo : memos) {
-    const RemoteMemoView& d = *memo;
-    if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
-    for (size_t i = 1; i < d.files.size(); ++i) {
-      uint8_t& flags = files[(d.files[i].flags & kRemoteAbsolute) != 0][d.files[i].name];
-      flags =
-          uint8_t(flags | (~d.files[i].flags & kRemotePresenceOnly));  // kRemotePresenceOnly: read
+  // Each name once, read when any memo reads it: the memos shared out
+  // among the threads (a build's memos give hundreds of thousands of names,
+  // a few thousand of them different), each thread's names merged after.
+  struct Names {
+    std::unordered_map<std::string_view, uint8_t, cache::StringHash> files[2], probes[2];
+    // kRemotePresenceOnly set: read by some memo.
+    void add_file(const RemoteMemoView::Named& n, uint8_t read) {
+      uint8_t& flags = files[(n.flags & kRemoteAbsolute) != 0][n.name];
+      flags = uint8_t(flags | read);
     }
-    for (const RemoteMemoView::Named& n : d.probes)
-      probes[(n.flags & kRemoteAbsolute) != 0][n.name] = n.flags;
+  };
+  constexpr size_t kMemosPerThread = 8;
+  const int parts = std::max(1, std::min<int>(jobs, int(memos.size() / kMemosPerThread)));
+  std::vector<Names> part(static_cast<size_t>(parts));
+  std::atomic<size_t> next_part{0}, next_memo{0};
+  auto collect = [&] {
+    Names& mine = part[next_part.fetch_add(1)];
+    for (size_t m; (m = next_memo.fetch_add(1)) < memos.size();) {
+      const RemoteMemoView& d = *memos[m];
+      if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
+      for (size_t i = 1; i < d.files.size(); ++i) {
+        mine.add_file(d.files[i], uint8_t(~d.files[i].flags & kRemotePresenceOnly));
+      }
+      for (const RemoteMemoView::Named& n : d.probes)
+        mine.probes[(n.flags & kRemoteAbsolute) != 0][n.name] = n.flags;
+    }
+  };
+  base::run_on_threads(parts, collect);
+  auto& files = part[0].files;
+  auto& probes = part[0].probes;
+  for (size_t k = 1; k < part.size(); ++k) {
+    for (int a = 0; a < 2; ++a) {
+      for (const auto& [name, read] : part[k].files[a]) {
+        part[0].add_file({name, uint8_t(a ? kRemoteAbsolute : 0)}, read);
+      }
+      probes[a].insert(part[k].probes[a].begin(), part[k].probes[a].end());
+    }
   }
   KeyRelocation relocation;
   relocation.base_dir = std::string(base_dir);
