@@ -77,6 +77,7 @@ bool WatchTable::local_filesystem(int64_t f_type) {
 void WatchTable::begin_pass(TrustRef ref) {
   ref_ = ref;
   pass_.clear();
+  last_lists_.clear();
   multi_linked_.clear();
 }
 
@@ -240,7 +241,13 @@ const WatchTable::Lookup* WatchTable::look_up(const std::string& dir, const std:
 bool WatchTable::watch_path(const std::string& path) {
   if (path.empty() || path[0] != '/') return false;
   if (auto c = chains_.find(path); c != chains_.end()) {
-    for (std::vector<TrustRef>* list : c->second.lists) add_ref(list);
+    const std::vector<std::vector<TrustRef>*>& lists = c->second.lists;
+    size_t same = 0;
+    while (same < lists.size() && same < last_lists_.size() && lists[same] == last_lists_[same]) {
+      ++same;
+    }
+    for (size_t k = same; k < lists.size(); ++k) add_ref(lists[k]);
+    last_lists_.assign(lists.begin(), lists.end());
     return true;
   }
   // What this walk registered in, kept as the path's chain if it resolves.
@@ -248,6 +255,7 @@ bool WatchTable::watch_path(const std::string& path) {
   std::vector<int> wds;
   bool keep_chain = true;
   auto resolved = [&] {
+    last_lists_ = chain.lists;  // each registered by the walk
     if (keep_chain) save_chain(path, std::move(chain), std::move(wds));
     return true;
   };
@@ -300,6 +308,7 @@ bool WatchTable::watch_path(const std::string& path) {
 
 void WatchTable::forget_dependencies() {
   deps_.clear();
+  last_lists_.clear();
   pass_.clear();
   clear_chains();
   path_wd_.clear();

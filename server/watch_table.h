@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/file_stat.h"
+#include "cache/hash/hash.h"
 
 struct inotify_event;
 
@@ -158,7 +159,11 @@ class WatchTable {
     std::vector<std::vector<TrustRef>*> lists;
     std::vector<int> wds;  // the watches its walk went through
   };
-  std::unordered_map<std::string, Chain> chains_;
+  std::unordered_map<std::string, Chain, cache::StringHash, std::equal_to<>> chains_;
+  // The lists the last path of this pass registered in: the next path's
+  // chain skips those it shares with it at the same places (its leading
+  // directories, mostly), registered already.
+  std::vector<std::vector<TrustRef>*> last_lists_;
   // Watch -> the paths of the chains through it. A forgotten chain stays
   // named under its other watches until they are rebuilt: when the names
   // outnumber the live chains' watches by far (a long-running server whose
