@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -206,6 +207,40 @@ class Server {
   bool watch_memo(uint32_t id, const closure::ClosureMemo& memo, const std::string& cwd,
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
+  // build_trust()'s steps apart (trust_build.cpp), so that a build's
+  // prepare checks one entry's stats on a second thread while this one
+  // watches the next entry's paths: start_trust() reads the memo and adds
+  // the watches, check_pending() (on any thread: it touches no server
+  // state but through `stats` and `content`) checks it, finish_trust()
+  // keeps what the check found; the entry is trusted after a drain.
+  struct PendingTrust {
+    uint32_t id = 0;
+    std::string cwd;
+    std::string bytes;
+    closure::ClosureMemo memo;
+    std::vector<WatchTable::Linked> linked;
+    bool read = false;  // the memo parsed
+    cache::Hash128 key;
+    bool uses_date = false;
+    std::string changed;  // what no longer holds, if anything
+    std::vector<closure::MemoRefresh> refresh;
+    bool wants_content = false;  // asked a content its lookup did not give
+  };
+  bool start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p);
+  static void check_pending(PendingTrust* p, closure::MemoStatSource* stats,
+                            const closure::ContentLookup* content);
+  bool finish_trust(PendingTrust* p, std::string* why);
+  // The checks of a build's prepare (the entries queued past `deadline` or
+  // while others wait), on two threads where there are two cores.
+  struct ToCheck {
+    uint32_t id = 0;
+    std::string cwd;
+  };
+  void check_for_build(const std::vector<ToCheck>& checks,
+                       std::chrono::steady_clock::time_point deadline);
+  void check_beside_watches(const std::vector<ToCheck>& checks,
+                            const std::function<bool(const ToCheck&)>& go_on,
+                            std::deque<PendingTrust>* pending);
   // The files a trusted entry rests on, for its looks by stat (stat_recheck.h).
   void note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd);
   // False (and the entry untrusted) when such a look finds a file changed.

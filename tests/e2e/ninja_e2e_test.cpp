@@ -251,6 +251,37 @@ TEST_F(NinjaE2eTest, AfterAColdBuildTheNextBuildIsCheckedAhead) {
       << dir_.read("log.txt");
 }
 
+// A build's check ahead runs each entry's stat check on a second thread
+// while it watches the next entry's paths: a header rewritten with its own
+// bytes since the last build is compared by its content (in turn, after the
+// others), and its includers are still answered from memory; the includers
+// of a header changed since are compiled, as a plain build compiles them.
+TEST_F(NinjaE2eTest, ACheckAheadComparesARewrittenHeaderByItsContent) {
+  configure("build");
+  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
+  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  const std::string lexpack = LEXPACK_BIN;
+  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(on + lexpack + " server --stop"); });
+  base::ProcessResult cold = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(cold.exit_code, 0) << cold.err;
+  ASSERT_EQ(sh(on + lexpack + " server --stop").exit_code, 0);
+  dir_.write("src/include/a.h", dir_.read("src/include/a.h"));
+  dir_.write("src/include/b.h", "#pragma once\ninline int b_value() { return 3; }\n");
+  ASSERT_EQ(sh("ninja -C build -t clean").exit_code, 0);
+  base::ProcessResult again = sh(on + lexpack + " ninja -C build");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("checked ahead by the server: 4 of 6 compiles answered from memory"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("4 hits, 2 misses"), std::string::npos) << again.err;
+  const std::string status = "\n" + sh(on + lexpack + " server --status").out;
+  EXPECT_EQ(status.find("\ncontent_trusts 0\n"), std::string::npos) << status;
+  EXPECT_NE(status.find("\ncontent_trusts "), std::string::npos) << status;
+  configure("plain");
+  ASSERT_EQ(sh("ninja -C plain").exit_code, 0);
+  EXPECT_EQ(objects("build"), objects("plain"));
+}
+
 // The same server after an edit: every output ninja logged is there, so
 // no compile is to be checked ahead, and ninja is not asked for the compile
 // database (a parse of the whole manifest) before it starts; after a clean,
