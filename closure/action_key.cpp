@@ -5,7 +5,9 @@
 #include "closure/action_key.h"
 
 #include <algorithm>
+#include <array>
 #include <ctime>
+#include <utility>
 
 #include "compiler/search_list.h"
 
@@ -114,9 +116,41 @@ cache::Hash128 action_key(const compiler::CompilerIdentity& identity,
 }
 
 void sort_key_digests(std::vector<cache::Hash128>* digests) {
-  std::sort(digests->begin(), digests->end(), [](const cache::Hash128& a, const cache::Hash128& b) {
+  auto by_value = [](const cache::Hash128& a, const cache::Hash128& b) {
     return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
-  });
+  };
+  // A Boost TU's key takes thousands (its failed candidates): sorted by
+  // `hi` a byte at a time (each pass keeps the order of the last), then
+  // each run of equal `hi` by `lo`: the order std::sort gives, in half its
+  // time at that size.
+  constexpr size_t kRadixFrom = 2048;
+  const size_t n = digests->size();
+  if (n < kRadixFrom) {
+    std::sort(digests->begin(), digests->end(), by_value);
+    return;
+  }
+  std::vector<cache::Hash128> other(n);
+  cache::Hash128* from = digests->data();
+  cache::Hash128* to = other.data();
+  std::vector<std::array<size_t, 256>> counts(8);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t b = 0; b < 8; ++b) ++counts[b][(from[i].hi >> (8 * b)) & 0xff];
+  }
+  for (size_t b = 0; b < 8; ++b) {
+    std::array<size_t, 256>& at = counts[b];
+    if (at[(from[0].hi >> (8 * b)) & 0xff] == n) continue;  // one value of this byte
+    size_t sum = 0;
+    for (size_t& c : at) sum += std::exchange(c, sum);
+    for (size_t i = 0; i < n; ++i) to[at[(from[i].hi >> (8 * b)) & 0xff]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != digests->data()) std::copy(from, from + n, digests->data());
+  for (auto run = digests->begin(); run != digests->end();) {
+    auto end =
+        std::find_if(run, digests->end(), [&](const cache::Hash128& d) { return d.hi != run->hi; });
+    if (end - run > 1) std::sort(run, end, by_value);
+    run = end;
+  }
 }
 
 cache::Hash128 pch_maker_key(const compiler::CompilerIdentity& identity,

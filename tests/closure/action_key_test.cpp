@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -213,6 +215,37 @@ TEST(DatedKey, DiffersFromTheKeyAndIsStableWithinADay) {
   EXPECT_FALSE(dated == key);
   EXPECT_TRUE(dated_key(key) == dated);
   EXPECT_FALSE(dated_key(cache::Hash128{key.lo ^ 1, key.hi}) == dated);
+}
+
+// The order a key takes digests in is their value's (hi, then lo), at every
+// size: many equal `hi`s (a run sorted by `lo`), one `hi` byte the same in
+// all (a pass left out), and duplicates.
+TEST(SortKeyDigests, GivesTheOrderOfTheirValues) {
+  uint64_t state = 88172645463325252ull;
+  auto next = [&] {  // xorshift64: the same values on every run
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (size_t n : {0, 1, 5, 2047, 2048, 9000}) {
+    std::vector<cache::Hash128> digests(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t hi = i % 7 == 0 ? 42 : (next() & ~(uint64_t(0xff) << 16));
+      digests[i] = {i % 11 == 0 ? 7 : next(), hi};
+    }
+    if (n > 3) digests[n - 1] = digests[1];
+    std::vector<cache::Hash128> want = digests;
+    std::stable_sort(want.begin(), want.end(),
+                     [](const cache::Hash128& a, const cache::Hash128& b) {
+                       return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+                     });
+    sort_key_digests(&digests);
+    ASSERT_EQ(digests.size(), want.size());
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(digests[i].lo == want[i].lo && digests[i].hi == want[i].hi) << n << " at " << i;
+    }
+  }
 }
 
 }  // namespace
