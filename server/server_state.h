@@ -227,6 +227,11 @@ class Server {
     bool wants_content = false;  // asked a content its lookup did not give
   };
   bool start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p);
+  // start_trust()'s steps: the memo of `tu` read and decoded into `p` (`p`'s
+  // cwd set; *changed_first when the source changed), on any thread while
+  // this one leaves the store and the file table alone; then its watches.
+  bool read_pending(const std::string& tu, PendingTrust* p, std::string* why, bool* changed_first);
+  bool watch_pending(PendingTrust* p, std::string* why);
   static void check_pending(PendingTrust* p, closure::MemoStatSource* stats,
                             const closure::ContentLookup* content);
   bool finish_trust(PendingTrust* p, std::string* why);
@@ -235,6 +240,7 @@ class Server {
   struct ToCheck {
     uint32_t id = 0;
     std::string cwd;
+    std::string tu;  // the entry's
   };
   void check_for_build(const std::vector<ToCheck>& checks,
                        std::chrono::steady_clock::time_point deadline);

@@ -2,6 +2,7 @@
 // watched, then its stat check (build_trust), and a build's prepare, which
 // checks one entry's stats on a second thread while it watches the next
 // entry's paths on its own (the watch table is the server's alone).
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -76,11 +77,9 @@ bool Server::trusted_after_check(uint32_t id, std::string* why) {
   return e.trusted;
 }
 
-bool Server::start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p) {
-  p->id = id;
-  p->cwd = cwd;
-  if (!store_->visit_memo("closure", entries_[id].tu,
-                          [&](std::string_view b) { p->bytes.assign(b); })) {
+bool Server::read_pending(const std::string& tu, PendingTrust* p, std::string* why,
+                          bool* changed_first) {
+  if (!store_->visit_memo("closure", tu, [&](std::string_view b) { p->bytes.assign(b); })) {
     *why = "no closure memo";
     return false;
   }
@@ -89,22 +88,37 @@ bool Server::start_trust(uint32_t id, const std::string& cwd, std::string* why, 
   // decode nor a watch of the hundreds of paths it names. (One recorded by
   // content, edited a moment before it was read, is out of date when its
   // bytes differ.)
-  const closure::ContentLookup content = closure::content_lookup(files_.get(), cwd);
+  const closure::ContentLookup content = closure::content_lookup(files_.get(), p->cwd);
   std::string_view first;
   base::StatSignature first_stat, now;
   cache::Hash128 first_content;
   if (closure::closure_memo_first_dependency(p->bytes, &first, &first_stat, &first_content) &&
-      base::stat_file(base::absolute_path(std::string(first), cwd), &now) &&
+      base::stat_file(base::absolute_path(std::string(first), p->cwd), &now) &&
       !closure::dependency_holds(first, now, first_stat, first_content, &content)) {
     *why = "closure memo out of date: changed: " + std::string(first);
-    ++declined_by_first_;
+    *changed_first = true;
     return false;
   }
   if (!closure::decode_closure_memo(p->bytes, &p->memo)) {
     *why = "closure memo unreadable";
     return false;
   }
-  if (!watch_memo(id, p->memo, cwd, why)) return false;
+  return true;
+}
+
+bool Server::start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p) {
+  p->id = id;
+  p->cwd = cwd;
+  bool changed_first = false;
+  if (!read_pending(entries_[id].tu, p, why, &changed_first)) {
+    declined_by_first_ += changed_first;
+    return false;
+  }
+  return watch_pending(p, why);
+}
+
+bool Server::watch_pending(PendingTrust* p, std::string* why) {
+  if (!watch_memo(p->id, p->memo, p->cwd, why)) return false;
   p->linked = watches_.multi_linked();
   return true;
 }
@@ -201,12 +215,34 @@ void Server::check_for_build(const std::vector<ToCheck>& checks,
 void Server::check_beside_watches(const std::vector<ToCheck>& checks,
                                   const std::function<bool(const ToCheck&)>& go_on,
                                   std::deque<PendingTrust>* pending) {
-  // The entries whose watches are in place, checked in turn by `checker`.
-  // A deque: its elements stay where they are as more are added.
+  // Each entry's memo read and decoded by `reader` ahead of this thread,
+  // which watches its paths, then checked by `checker`. Neither touches
+  // what this thread does: the reader the store and the file table (this
+  // thread leaves them alone meanwhile), the checker only its own stat
+  // answers. Deques: their elements stay where they are as more are added.
+  struct Read {
+    PendingTrust p;
+    bool ok = false, changed_first = false;
+  };
+  std::deque<Read> reads;
   std::mutex m;
   std::condition_variable more;
-  size_t ready = 0;
+  size_t read = 0, ready = 0;
   bool done = false;
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    for (size_t k = 0; k < checks.size() && !stop; ++k) {
+      Read r;
+      r.p.id = checks[k].id;
+      r.p.cwd = checks[k].cwd;
+      std::string why;
+      r.ok = read_pending(checks[k].tu, &r.p, &why, &r.changed_first);
+      std::lock_guard<std::mutex> lock(m);
+      reads.push_back(std::move(r));
+      ++read;
+      more.notify_all();
+    }
+  });
   const uint64_t epoch = stat_epoch();
   std::thread checker([&] {
     SharedStats shared;
@@ -218,8 +254,8 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
         if (k >= ready) return;
         p = &(*pending)[k];
       }
-      // The server's file table is the other thread's: a dependency that
-      // wants its content compared makes the entry checked again after.
+      // The file table is the reader's: a dependency that wants its
+      // content compared makes the entry checked again after, in turn.
       const closure::ContentLookup content = [p](std::string_view, const base::StatSignature&) {
         p->wants_content = true;
         return std::optional<cache::Hash128>();
@@ -228,21 +264,31 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
       check_pending(p, &shared, &content);
     }
   });
-  for (const ToCheck& c : checks) {
-    if (!go_on(c)) continue;
-    PendingTrust p;
+  for (size_t k = 0; k < checks.size(); ++k) {
+    if (!go_on(checks[k])) {
+      stop = true;
+      continue;
+    }
+    Read* r = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(m);
+      more.wait(lock, [&] { return k < read; });
+      r = &reads[k];
+    }
+    declined_by_first_ += r->changed_first;
     std::string why;
-    if (!start_trust(c.id, c.cwd, &why, &p)) continue;
+    if (!r->ok || !watch_pending(&r->p, &why)) continue;
     std::lock_guard<std::mutex> lock(m);
-    pending->push_back(std::move(p));
+    pending->push_back(std::move(r->p));
     ++ready;
-    more.notify_one();
+    more.notify_all();
   }
   {
     std::lock_guard<std::mutex> lock(m);
     done = true;
-    more.notify_one();
+    more.notify_all();
   }
+  reader.join();
   checker.join();
 }
 
@@ -268,7 +314,7 @@ Reply Server::prepare(const Request& req) {
     std::string why;
     ids[i] = entry_of(c.cwd, cmd, base_dir, &why, &identities);
     if (ids[i] && !entries_[*ids[i]].trusted && to_check.insert(*ids[i]).second) {
-      checks.push_back({*ids[i], c.cwd});
+      checks.push_back({*ids[i], c.cwd, entries_[*ids[i]].tu});
     }
   }
   check_for_build(checks, deadline);
