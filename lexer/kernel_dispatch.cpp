@@ -9,6 +9,10 @@
 #include "lexer/kernel.h"
 #include "lexer/kernels_internal.h"
 
+#if defined(LEXPACK_HAVE_X86_KERNELS)
+#include <sys/platform/x86.h>
+#endif
+
 namespace lexpack::lexer {
 namespace {
 
@@ -17,10 +21,11 @@ constexpr std::string_view kAllNames[] = {"scalar", "sse2", "avx2", "neon"};
 
 #if defined(LEXPACK_HAVE_X86_KERNELS)
 bool cpu_runs_avx2() {
-  __builtin_cpu_init();
-  // __builtin_cpu_supports("avx2") also checks that the OS saves YMM state.
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+  // Active: the CPU has it and the OS saves its state (YMM for AVX2). glibc
+  // found these as the process started; libgcc's __builtin_cpu_supports
+  // would ask the CPU again in a constructor of its own.
+  return CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(BMI1) && CPU_FEATURE_ACTIVE(BMI2) &&
+         CPU_FEATURE_ACTIVE(POPCNT);
 }
 #endif
 

@@ -4,6 +4,10 @@
 
 #include <xxhash.h>
 
+#if defined(LEXPACK_HAVE_AVX2_HASH)
+#include <sys/platform/x86.h>
+#endif
+
 namespace lexpack::cache {
 
 namespace {
@@ -48,7 +52,10 @@ bool Hash128::from_hex(std::string_view hex, Hash128* out) {
 void xxh3_128_avx2(const void* data, size_t size, uint64_t* lo, uint64_t* hi);
 
 namespace {
-const bool kUseAvx2 = __builtin_cpu_supports("avx2");
+// glibc's answer, found as the process started: libgcc's
+// __builtin_cpu_supports would add a constructor of its own asking the CPU
+// again (each cpuid costs microseconds on a virtual machine).
+const bool kUseAvx2 = CPU_FEATURE_ACTIVE(AVX2);
 }  // namespace
 #endif
 
