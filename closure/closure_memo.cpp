@@ -212,10 +212,8 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
       }
       d.probe_count = group.count;
       // A probe that is some entry (a dangling symlink) may resolve later
-      // with the directory unchanged: then each probe is checked. (None is,
-      // where this cache said so for every one already.)
-      const bool none_is = shared && closure.probes_without_entry == shared;
-      for (size_t k = 0; k < group.count && !d.check_each && !none_is; ++k) {
+      // with the directory unchanged: then each probe is checked.
+      for (size_t k = 0; k < group.count && !d.check_each; ++k) {
         const std::string_view name = m.probes[d.first_probe + k];
         // Once per scan for the scan's probes (dir_sig took the directory's
         // signature first).

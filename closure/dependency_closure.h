@@ -22,8 +22,6 @@
 
 namespace lexpack::closure {
 
-class ScanFileCache;
-
 struct ClosureFile {
   std::string_view path;  // as the compiler names it (in the walk's graph: Closure::storage)
   base::StatSignature stat;
@@ -57,10 +55,6 @@ struct Closure {
   // Per failed probe, its candidate number in the scan's graph
   // (ScanFileCache::candidate_ids); empty without a graph.
   std::vector<uint32_t> failed_probe_ids;
-  // Set when `shared` found every failed probe to be no entry at all (an
-  // lstat, after its directory's signature): a remote memo taken with it.
-  // A closure memo made with the same cache need not ask again.
-  const ScanFileCache* probes_without_entry = nullptr;
   std::shared_ptr<const void> storage;
   // What preprocessing reads of the source (FileSummary::preprocessing).
   cache::Hash128 source_preprocessing;

@@ -34,9 +34,6 @@ struct LocalFacts::Impl {
     std::string path;                  // "" as for File
     const std::string* dir = nullptr;  // interned (dir_of), as encode_closure_memo() groups it
     bool absent = false;
-    // The cache whose answer `absent` is (no entry at all, asked after the
-    // directory's signature); null when it was asked without one.
-    const ScanFileCache* absent_by = nullptr;
     // What the action key hashes for it (the path's name under a relocation
     // that is `relocated`, as action_key() names it): made once per build,
     // not once per memo that gives the name.
@@ -185,7 +182,6 @@ Facts::Probe find_probe(Facts* facts, std::string_view name, bool absolute,
     shared->dir_stat_once(dir, dir[0] == '/' ? dir : base::absolute_path(dir, cwd));
   }
   p.absent = shared->no_entry_once(base::absolute_path(p.path, cwd));
-  p.absent_by = shared;
   return p;
 }
 
@@ -277,14 +273,12 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   sorted.clear();
   sorted.reserve(d.probes.size());
   std::string renamed;
-  bool all_by_shared = shared != nullptr;
   for (size_t i = 0; i < d.probes.size(); ++i) {
     const Facts::Probe& p = *found[i];
     if (p.path.empty()) {
       return base::Status::error("names " + std::string(d.probes[i].name) + " differently here");
     }
     if (!p.absent) return base::Status::error("present here: " + p.path);
-    all_by_shared = all_by_shared && p.absent_by == shared;
     c->failed_probes.push_back(p.path);
     c->failed_probe_dirs.push_back(dirs.emplace(p.dir, uint32_t(dirs.size())).first->second);
     sorted.push_back(p.relocated == relocation.relocated
@@ -293,7 +287,6 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   }
   sort_key_digests(&sorted);
   digests->made = true;
-  if (all_by_shared) c->probes_without_entry = shared;
   return base::Status();
 }
 
