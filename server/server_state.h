@@ -236,14 +236,15 @@ class Server {
                             const closure::ContentLookup* content);
   bool finish_trust(PendingTrust* p, std::string* why);
   // The checks of a build's prepare (the entries queued past `deadline` or
-  // while others wait), on two threads where there are two cores.
+  // while others wait), on three threads where there are two cores.
   struct ToCheck {
     uint32_t id = 0;
     std::string cwd;
     std::string tu;  // the entry's
   };
-  void check_for_build(const std::vector<ToCheck>& checks,
-                       std::chrono::steady_clock::time_point deadline);
+  // Gives how many were left for a moment when nothing waits.
+  size_t check_for_build(const std::vector<ToCheck>& checks,
+                         std::chrono::steady_clock::time_point deadline);
   void check_beside_watches(const std::vector<ToCheck>& checks,
                             const std::function<bool(const ToCheck&)>& go_on,
                             std::deque<PendingTrust>* pending);

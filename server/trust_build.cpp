@@ -2,7 +2,6 @@
 // watched, then its stat check (build_trust), and a build's prepare, which
 // checks one entry's stats on a second thread while it watches the next
 // entry's paths on its own (the watch table is the server's alone).
-#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -166,14 +165,18 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
   return finish_trust(&p, why) && trusted_after_check(id, why);
 }
 
-void Server::check_for_build(const std::vector<ToCheck>& checks,
-                             std::chrono::steady_clock::time_point deadline) {
+size_t Server::check_for_build(const std::vector<ToCheck>& checks,
+                               std::chrono::steady_clock::time_point deadline) {
   bool busy = false;
+  size_t queued = 0;
   // Compiles of another build waiting come first; past the deadline the
   // rest is checked when nothing waits.
   auto go_on = [&](const ToCheck& c) {
     busy = busy || others_waiting() || std::chrono::steady_clock::now() > deadline;
-    if (busy) queue_trust(c.id, c.cwd);
+    if (busy) {
+      queue_trust(c.id, c.cwd);
+      ++queued;
+    }
     return !busy && ::chdir(c.cwd.c_str()) == 0;
   };
   if (checks.size() < 2 || std::thread::hardware_concurrency() < 2) {
@@ -182,34 +185,52 @@ void Server::check_for_build(const std::vector<ToCheck>& checks,
       std::string why;
       if (go_on(c)) build_trust(c.id, c.cwd, &why, &shared);
     }
-    return;
+    return queued;
   }
-  std::deque<PendingTrust> pending;
-  {
-    Timed timed{.total = &trust_us_};
-    const uint64_t drops = drops_;
-    check_beside_watches(checks, go_on, &pending);
-    // A trust drop meanwhile (a watch limit met) forgot the watches made
-    // before it: nothing checked here is trusted.
-    if (drops_ != drops) return;
-    for (PendingTrust& p : pending) {
-      std::string why;
-      if (!p.wants_content && finish_trust(&p, &why)) {
-        Entry& e = entries_[p.id];
-        e.linked = std::move(p.linked);
-        e.trusted = true;
-      }
+  // A batch's memos are held at once (a Boost TU's decoded memo is about
+  // half a megabyte), and a batch once begun is checked to its end.
+  constexpr size_t kBatch = 32;
+  for (size_t begin = 0; begin < checks.size(); begin += kBatch) {
+    const std::vector<ToCheck> batch(
+        checks.begin() + long(begin),
+        checks.begin() + long(std::min(checks.size(), begin + kBatch)));
+    if (busy) {
+      for (const ToCheck& c : batch) go_on(c);
+      continue;
     }
-    // Every event since the first watch was added: a change after an
-    // entry's watches untrusts it here, one before them was seen by its check.
-    drain();
+    std::deque<PendingTrust> pending;
+    {
+      Timed timed{.total = &trust_us_};
+      const uint64_t drops = drops_;
+      check_beside_watches(batch, go_on, &pending);
+      // A trust drop meanwhile (a watch limit met) forgot the watches made
+      // before it: these are checked again when nothing waits.
+      if (drops_ != drops) {
+        for (const PendingTrust& p : pending) queue_trust(p.id, p.cwd);
+        queued += pending.size();
+        continue;
+      }
+      for (PendingTrust& p : pending) {
+        std::string why;
+        if (!p.wants_content && finish_trust(&p, &why)) {
+          Entry& e = entries_[p.id];
+          e.linked = std::move(p.linked);
+          e.trusted = true;
+        }
+      }
+      // Every event since the first watch was added: a change after an
+      // entry's watches untrusts it here, one before them was seen by its
+      // check.
+      drain();
+    }
+    // Those that wanted a dependency compared by content, each checked again.
+    for (const PendingTrust& p : pending) {
+      std::string why;
+      SharedStats shared;
+      if (p.wants_content && go_on({p.id, p.cwd, {}})) build_trust(p.id, p.cwd, &why, &shared);
+    }
   }
-  // Those that wanted a dependency compared by content, each checked again.
-  for (const PendingTrust& p : pending) {
-    std::string why;
-    SharedStats shared;
-    if (p.wants_content && ::chdir(p.cwd.c_str()) == 0) build_trust(p.id, p.cwd, &why, &shared);
-  }
+  return queued;
 }
 
 void Server::check_beside_watches(const std::vector<ToCheck>& checks,
@@ -229,14 +250,15 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
   std::condition_variable more;
   size_t read = 0, ready = 0;
   bool done = false;
-  std::atomic<bool> stop{false};
+  // Reads every entry of `checks` (this thread may skip some, never wait
+  // for one not read).
   std::thread reader([&] {
-    for (size_t k = 0; k < checks.size() && !stop; ++k) {
+    for (const ToCheck& c : checks) {
       Read r;
-      r.p.id = checks[k].id;
-      r.p.cwd = checks[k].cwd;
+      r.p.id = c.id;
+      r.p.cwd = c.cwd;
       std::string why;
-      r.ok = read_pending(checks[k].tu, &r.p, &why, &r.changed_first);
+      r.ok = read_pending(c.tu, &r.p, &why, &r.changed_first);
       std::lock_guard<std::mutex> lock(m);
       reads.push_back(std::move(r));
       ++read;
@@ -262,13 +284,11 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
       };
       shared.start_check(p->cwd, epoch);
       check_pending(p, &shared, &content);
+      std::string().swap(p->bytes);  // what is left to do needs the decoded memo only
     }
   });
   for (size_t k = 0; k < checks.size(); ++k) {
-    if (!go_on(checks[k])) {
-      stop = true;
-      continue;
-    }
+    if (!go_on(checks[k])) continue;
     Read* r = nullptr;
     {
       std::unique_lock<std::mutex> lock(m);
@@ -317,7 +337,7 @@ Reply Server::prepare(const Request& req) {
       checks.push_back({*ids[i], c.cwd, entries_[*ids[i]].tu});
     }
   }
-  check_for_build(checks, deadline);
+  const size_t queued = check_for_build(checks, deadline);
   size_t trusted = 0;
   for (size_t i = 0; i < req.compiles.size(); ++i) {
     if (ids[i] && entries_[*ids[i]].trusted) {
@@ -325,8 +345,6 @@ Reply Server::prepare(const Request& req) {
       r.answers[i] = kTrustedAnswer;
     }
   }
-  size_t queued = 0;
-  for (const ToCheck& c : checks) queued += entries_[c.id].queued;
   r.info = std::to_string(trusted) + " of " + std::to_string(req.compiles.size()) +
            " compiles answered from memory" +
            (queued ? ", " + std::to_string(queued) + " left for a moment when idle" : "");
