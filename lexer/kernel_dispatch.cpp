@@ -9,8 +9,8 @@
 #include "lexer/kernel.h"
 #include "lexer/kernels_internal.h"
 
-#if defined(LEXPACK_HAVE_X86_KERNELS)
-#include <sys/platform/x86.h>
+#if defined(LEXPACK_HAVE_X86_KERNELS) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>  // glibc 2.33 on
 #endif
 
 namespace lexpack::lexer {
@@ -24,8 +24,14 @@ bool cpu_runs_avx2() {
   // Active: the CPU has it and the OS saves its state (YMM for AVX2). glibc
   // found these as the process started; libgcc's __builtin_cpu_supports
   // would ask the CPU again in a constructor of its own.
+#if defined(CPU_FEATURE_ACTIVE)
   return CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(BMI1) && CPU_FEATURE_ACTIVE(BMI2) &&
          CPU_FEATURE_ACTIVE(POPCNT);
+#else
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+#endif
 }
 #endif
 

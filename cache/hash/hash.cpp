@@ -4,8 +4,8 @@
 
 #include <xxhash.h>
 
-#if defined(LEXPACK_HAVE_AVX2_HASH)
-#include <sys/platform/x86.h>
+#if defined(LEXPACK_HAVE_AVX2_HASH) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>  // glibc 2.33 on
 #endif
 
 namespace lexpack::cache {
@@ -55,7 +55,11 @@ namespace {
 // glibc's answer, found as the process started: libgcc's
 // __builtin_cpu_supports would add a constructor of its own asking the CPU
 // again (each cpuid costs microseconds on a virtual machine).
+#if defined(CPU_FEATURE_ACTIVE)
 const bool kUseAvx2 = CPU_FEATURE_ACTIVE(AVX2);
+#else
+const bool kUseAvx2 = __builtin_cpu_supports("avx2");
+#endif
 }  // namespace
 #endif
 
