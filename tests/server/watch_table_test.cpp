@@ -98,9 +98,6 @@ TEST_F(WatchTableTest, MissingPathAppearing) {
   EXPECT_EQ(fired(), std::set<uint32_t>{1});
 }
 
-// Lookups are kept across passes: a later closure through the same paths
-// must still be reported for every change, including changes to the file
-// itself and changes made before its pass but read after it.
 // A path whose leading directories the path before it registered adds only
 // what is its own (its name in its directory, the file itself): each file of
 // a closure still reports it, in whatever order the closures name them.
@@ -123,6 +120,9 @@ TEST_F(WatchTableTest, PathsSharingDirectoriesEachReportTheirOwnFile) {
   EXPECT_EQ(fired(), (std::set<uint32_t>{1, 2, 3}));
 }
 
+// Lookups are kept across passes: a later closure through the same paths
+// must still be reported for every change, including changes to the file
+// itself and changes made before its pass but read after it.
 TEST_F(WatchTableTest, LookupsSharedByTwoClosuresReportBoth) {
   dir_.write("inc/a.h", "a");
   trust(1, {"inc/a.h", "inc/missing.h"});
