@@ -246,7 +246,7 @@ class Server {
   size_t check_for_build(const std::vector<ToCheck>& checks,
                          std::chrono::steady_clock::time_point deadline);
   void check_beside_watches(const std::vector<ToCheck>& checks,
-                            const std::function<bool(const ToCheck&)>& go_on,
+                            const std::function<bool(const ToCheck&)>& go_on, SharedStats* shared,
                             std::deque<PendingTrust>* pending);
   // The files a trusted entry rests on, for its looks by stat (stat_recheck.h).
   void note_rechecks(Entry* e, const closure::ClosureMemo& memo, const std::string& cwd);

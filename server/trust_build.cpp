@@ -190,6 +190,8 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
   // A batch's memos are held at once (a Boost TU's decoded memo is about
   // half a megabyte), and a batch once begun is checked to its end.
   constexpr size_t kBatch = 32;
+  // The stat answers go on from batch to batch while no event is read.
+  SharedStats shared;
   for (size_t begin = 0; begin < checks.size(); begin += kBatch) {
     const std::vector<ToCheck> batch(
         checks.begin() + long(begin),
@@ -202,7 +204,7 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
     {
       Timed timed{.total = &trust_us_};
       const uint64_t drops = drops_;
-      check_beside_watches(batch, go_on, &pending);
+      check_beside_watches(batch, go_on, &shared, &pending);
       // A trust drop meanwhile (a watch limit met) forgot the watches made
       // before it: these are checked again when nothing waits.
       if (drops_ != drops) {
@@ -226,7 +228,6 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
     // Those that wanted a dependency compared by content, each checked again.
     for (const PendingTrust& p : pending) {
       std::string why;
-      SharedStats shared;
       if (p.wants_content && go_on({p.id, p.cwd, {}})) build_trust(p.id, p.cwd, &why, &shared);
     }
   }
@@ -235,7 +236,7 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
 
 void Server::check_beside_watches(const std::vector<ToCheck>& checks,
                                   const std::function<bool(const ToCheck&)>& go_on,
-                                  std::deque<PendingTrust>* pending) {
+                                  SharedStats* shared, std::deque<PendingTrust>* pending) {
   // Each entry's memo read and decoded by `reader` ahead of this thread,
   // which watches its paths, then checked by `checker`. Neither touches
   // what this thread does: the reader the store and the file table (this
@@ -267,7 +268,6 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
   });
   const uint64_t epoch = stat_epoch();
   std::thread checker([&] {
-    SharedStats shared;
     for (size_t k = 0;; ++k) {
       PendingTrust* p = nullptr;
       {
@@ -282,8 +282,8 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
         p->wants_content = true;
         return std::optional<cache::Hash128>();
       };
-      shared.start_check(p->cwd, epoch);
-      check_pending(p, &shared, &content);
+      shared->start_check(p->cwd, epoch);
+      check_pending(p, shared, &content);
       std::string().swap(p->bytes);  // what is left to do needs the decoded memo only
     }
   });
