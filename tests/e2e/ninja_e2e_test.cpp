@@ -67,6 +67,21 @@ class NinjaE2eTest : public ::testing::Test {
   base::ProcessResult lexpack_ninja(const std::string& args) {
     return sh(std::string(LEXPACK_BIN) + " ninja " + args);
   }
+  // The environment of a build with the server on, left running for a minute.
+  static constexpr const char* kServerOn = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  // Stops the server when it goes.
+  std::shared_ptr<void> server_stopped_at_end() {
+    return std::shared_ptr<void>(
+        nullptr, [this](void*) { sh(std::string(kServerOn) + LEXPACK_BIN + " server --stop"); });
+  }
+  // `build` configured and built through `lexpack ninja` with the server on,
+  // its files a second old first (the memos are kept by signature, and the
+  // server trusts them).
+  base::ProcessResult cold_build_with_server() {
+    configure("build");
+    sleep(2);
+    return sh(std::string(kServerOn) + LEXPACK_BIN + " ninja -C build");
+  }
   // The object files under a build directory, by relative path.
   std::map<std::string, std::string> objects(const std::string& build) {
     std::map<std::string, std::string> out;
@@ -228,12 +243,10 @@ TEST_F(NinjaE2eTest, ExplainNamesTheChangedHeaderWithTheServerOn) {
 // server that trusts none of the entries it knows, has the build checked
 // before ninja starts, and every compile is answered from memory.
 TEST_F(NinjaE2eTest, AfterAColdBuildTheNextBuildIsCheckedAhead) {
-  configure("build");
-  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
-  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  const std::string on = kServerOn;
   const std::string lexpack = LEXPACK_BIN;
-  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(on + lexpack + " server --stop"); });
-  base::ProcessResult cold = sh(on + lexpack + " ninja -C build");
+  std::shared_ptr<void> stop = server_stopped_at_end();
+  base::ProcessResult cold = cold_build_with_server();
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
   EXPECT_NE(cold.err.find("6 misses"), std::string::npos) << cold.err;
   ::usleep(500 * 1000);  // idle time, in which nothing is checked
@@ -257,12 +270,10 @@ TEST_F(NinjaE2eTest, AfterAColdBuildTheNextBuildIsCheckedAhead) {
 // others), and its includers are still answered from memory; the includers
 // of a header changed since are compiled, as a plain build compiles them.
 TEST_F(NinjaE2eTest, ACheckAheadComparesARewrittenHeaderByItsContent) {
-  configure("build");
-  sleep(2);  // settled files: the memos are kept by signature, and the server trusts them
-  const std::string on = "LEXPACK_SERVER= LEXPACK_SERVER_IDLE=60 ";
+  const std::string on = kServerOn;
   const std::string lexpack = LEXPACK_BIN;
-  std::shared_ptr<void> stop(nullptr, [&](void*) { sh(on + lexpack + " server --stop"); });
-  base::ProcessResult cold = sh(on + lexpack + " ninja -C build");
+  std::shared_ptr<void> stop = server_stopped_at_end();
+  base::ProcessResult cold = cold_build_with_server();
   ASSERT_EQ(cold.exit_code, 0) << cold.err;
   ASSERT_EQ(sh(on + lexpack + " server --stop").exit_code, 0);
   dir_.write("src/include/a.h", dir_.read("src/include/a.h"));
