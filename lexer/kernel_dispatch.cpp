@@ -9,8 +9,9 @@
 #include "lexer/kernel.h"
 #include "lexer/kernels_internal.h"
 
-#if defined(LEXPACK_HAVE_X86_KERNELS) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc 2.33 on
+// glibc 2.33 on; its header is C that g++ takes and clang++ does not (_Bool).
+#if defined(LEXPACK_HAVE_X86_KERNELS) && !defined(__clang__) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
 #endif
 
 namespace lexpack::lexer {

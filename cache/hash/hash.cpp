@@ -4,8 +4,9 @@
 
 #include <xxhash.h>
 
-#if defined(LEXPACK_HAVE_AVX2_HASH) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc 2.33 on
+// glibc 2.33 on; its header is C that g++ takes and clang++ does not (_Bool).
+#if defined(LEXPACK_HAVE_AVX2_HASH) && !defined(__clang__) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
 #endif
 
 namespace lexpack::cache {
