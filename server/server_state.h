@@ -208,11 +208,11 @@ class Server {
                   std::string* why);
   bool trusted_after_check(uint32_t id, std::string* why);
   // build_trust()'s steps apart (trust_build.cpp), so that a build's
-  // prepare checks one entry's stats on a second thread while this one
-  // watches the next entry's paths: start_trust() reads the memo and adds
-  // the watches, check_pending() (on any thread: it touches no server
-  // state but through `stats` and `content`) checks it, finish_trust()
-  // keeps what the check found; the entry is trusted after a drain.
+  // prepare reads, watches and checks different entries on three threads:
+  // read_pending() reads the memo, watch_pending() adds the watches,
+  // check_pending() (on any thread: it touches no server state but through
+  // `stats` and `content`) checks it, finish_trust() keeps what the check
+  // found; the entry is trusted after a drain.
   struct PendingTrust {
     uint32_t id = 0;
     std::string cwd;
@@ -226,10 +226,9 @@ class Server {
     std::vector<closure::MemoRefresh> refresh;
     bool wants_content = false;  // asked a content its lookup did not give
   };
-  bool start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p);
-  // start_trust()'s steps: the memo of `tu` read and decoded into `p` (`p`'s
-  // cwd set; *changed_first when the source changed), on any thread while
-  // this one leaves the store and the file table alone; then its watches.
+  // The memo of `tu` read and decoded into `p` (`p`'s cwd set;
+  // *changed_first when the source changed), on any thread while this one
+  // leaves the store and the file table alone; then, here, its watches.
   bool read_pending(const std::string& tu, PendingTrust* p, std::string* why, bool* changed_first);
   bool watch_pending(PendingTrust* p, std::string* why);
   static void check_pending(PendingTrust* p, closure::MemoStatSource* stats,

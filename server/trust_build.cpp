@@ -105,17 +105,6 @@ bool Server::read_pending(const std::string& tu, PendingTrust* p, std::string* w
   return true;
 }
 
-bool Server::start_trust(uint32_t id, const std::string& cwd, std::string* why, PendingTrust* p) {
-  p->id = id;
-  p->cwd = cwd;
-  bool changed_first = false;
-  if (!read_pending(entries_[id].tu, p, why, &changed_first)) {
-    declined_by_first_ += changed_first;
-    return false;
-  }
-  return watch_pending(p, why);
-}
-
 bool Server::watch_pending(PendingTrust* p, std::string* why) {
   if (!watch_memo(p->id, p->memo, p->cwd, why)) return false;
   p->linked = watches_.multi_linked();
@@ -158,7 +147,14 @@ bool Server::build_trust(uint32_t id, const std::string& cwd, std::string* why,
                          SharedStats* shared) {
   Timed timed{.total = &trust_us_};
   PendingTrust p;
-  if (!start_trust(id, cwd, why, &p)) return false;
+  p.id = id;
+  p.cwd = cwd;
+  bool changed_first = false;
+  if (!read_pending(entries_[id].tu, &p, why, &changed_first)) {
+    declined_by_first_ += changed_first;
+    return false;
+  }
+  if (!watch_pending(&p, why)) return false;
   if (shared) shared->start_check(cwd, stat_epoch());
   const closure::ContentLookup content = closure::content_lookup(files_.get(), cwd);
   check_pending(&p, shared, &content);
