@@ -42,13 +42,25 @@ std::vector<std::string_view> components(std::string_view path) {
   return out;
 }
 
+// True when an ANSI escape sequence (ESC '[', its digits and ';', a final
+// letter) ends just before `at`: a colored diagnostic (-fdiagnostics-color,
+// which CMake's Ninja builds often ask for) has one right before each path.
+bool follows_escape(std::string_view text, size_t at) {
+  if (at < 3 || !std::isalpha(static_cast<unsigned char>(text[at - 1]))) return false;
+  size_t k = at - 1;
+  while (k > 0 && (std::isdigit(static_cast<unsigned char>(text[k - 1])) || text[k - 1] == ';')) {
+    --k;
+  }
+  return k >= 2 && text[k - 1] == '[' && text[k - 2] == '\x1b';
+}
+
 // Where `base_dir` starts a path in `text` at or after `from`; npos if nowhere.
 size_t find_path_start(std::string_view text, std::string_view base_dir, size_t from) {
   while (true) {
     size_t at = text.find(base_dir, from);
     if (at == std::string_view::npos) return at;
     size_t end = at + base_dir.size();
-    bool starts = at == 0 || !is_path_char(text[at - 1]);
+    bool starts = at == 0 || !is_path_char(text[at - 1]) || follows_escape(text, at);
     bool ends = end == text.size() || text[end] == '/' || !is_path_char(text[end]);
     if (starts && ends) return at;
     from = at + 1;

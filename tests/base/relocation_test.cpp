@@ -50,6 +50,23 @@ TEST(Relocation, MessagesWithQuotesAndPositions) {
   EXPECT_EQ(b, "/x/proj/src/x.cpp:3:5: warning: \xe2\x80\x98/x/proj\xe2\x80\x99 here\n");
 }
 
+TEST(Relocation, ColoredMessagesPathsAfterEscapes) {
+  // -fdiagnostics-color=always: gcc's and clang's escapes end in a letter
+  // right before the path.
+  std::string a =
+      "\x1b[01m\x1b[K/home/a/proj/src/x.cpp:3:5:\x1b[m\x1b[K warning\n"
+      "\x1b[0m\x1b[1m/home/a/proj/src/y.h:1:2: \x1b[0;1;35mwarning: \x1b[0m\n";
+  std::string stored, b;
+  ASSERT_TRUE(relocate_text(a, "/home/a/proj", "/home/a/proj/build", &stored));
+  EXPECT_EQ(stored.find("/home/a"), std::string::npos);
+  ASSERT_TRUE(restore_text(stored, "/x/proj/build", &b));
+  EXPECT_EQ(b,
+            "\x1b[01m\x1b[K/x/proj/src/x.cpp:3:5:\x1b[m\x1b[K warning\n"
+            "\x1b[0m\x1b[1m/x/proj/src/y.h:1:2: \x1b[0;1;35mwarning: \x1b[0m\n");
+  // A letter that ends no escape still joins the word: refused.
+  EXPECT_FALSE(relocate_text("[1K/home/a/proj/y.h", "/home/a/proj", "/home/a/proj/b", &stored));
+}
+
 TEST(Relocation, BaseDirAboveTheCheckout) {
   // base_dir /home holds both checkouts and a library beside them.
   std::string a = "/home/a/proj/src/x.cpp /home/lib/z.h";
