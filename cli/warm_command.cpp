@@ -91,9 +91,11 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
     }
     server::prepare_compiles(std::move(hitting), server::kPrepareWaitMs);
   }
-  size_t hits = 0, misses = 0, other = 0;
+  size_t hits = 0, misses = 0, other = 0, left = 0;
   for (size_t i = 0; i < compiles.size(); ++i) {
-    if (!r.keys[i]) {
+    if (!r.keys[i] && r.why_not[i].starts_with("not prefetched")) {
+      ++left;  // keyed when the build runs it (a precompiled header it takes made first)
+    } else if (!r.keys[i]) {
       ++other;
     } else if (r.local[i]) {
       ++hits;
@@ -105,6 +107,7 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
   std::string fetched;
   if (r.fetched > 0)
     fetched = "; " + std::to_string(r.fetched) + " of them fetched from the remote";
+  if (left > 0) fetched += "; " + std::to_string(left) + " keyed only when built";
   std::fprintf(stderr,
                "lexpack: warm: %zu compiles, %zu would hit, %zu would miss, %zu uncacheable%s\n",
                compiles.size(), hits, misses, other, fetched.c_str());

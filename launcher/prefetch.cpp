@@ -114,6 +114,34 @@ Keyed key_of(cache::Store* store, closure::FileStates* files, closure::LocalFact
   return out;
 }
 
+// The precompiled headers the build makes and that are not there yet
+// (absolute paths): a compile that takes one has a key only once it is made
+// (closure/pch_maker.h), so a key computed before would be wasted work.
+std::set<std::string> precompiled_headers_to_make(const std::vector<PrefetchCompile>& compiles) {
+  std::set<std::string> out;
+  for (const PrefetchCompile& c : compiles) {
+    compiler::CompileCommand cmd = compiler::parse_compile_command(c.argv);
+    if (!cmd.makes_pch || cmd.output.empty()) continue;
+    std::string path = base::absolute_path(cmd.output, c.directory);
+    if (::access(path.c_str(), F_OK) != 0) out.insert(std::move(path));
+  }
+  return out;
+}
+
+// The precompiled header of `made` that `cmd` (run in `cwd`) may take in
+// place of one of its forced includes; empty when none.
+std::string takes_header_to_make(const compiler::CompileCommand& cmd, const std::string& cwd,
+                                 const std::set<std::string>& made) {
+  if (made.empty() || cmd.makes_pch) return "";
+  for (const std::string& name : cmd.forced_includes) {
+    const std::string path = base::absolute_path(name, cwd);
+    for (const char* suffix : {".gch", ".pch"}) {
+      if (made.count(path + suffix)) return path + suffix;
+    }
+  }
+  return "";
+}
+
 // One prefetch's chunks: their keys computed one directory at a time over
 // one shared file graph and one locked, batching store, then the entries the
 // local store lacks fetched. Fills the prefetch's result.
@@ -132,7 +160,8 @@ class Prefetcher {
         batching_(store),
         locked_(&batching_),
         jobs_(options.jobs > 0 ? options.jobs
-                               : int(std::max(1u, std::thread::hardware_concurrency()))) {
+                               : int(std::max(1u, std::thread::hardware_concurrency()))),
+        pch_to_make_(precompiled_headers_to_make(compiles)) {
     char old_cwd[4096];
     have_old_cwd_ = ::getcwd(old_cwd, sizeof old_cwd) != nullptr;
     if (have_old_cwd_) old_cwd_ = old_cwd;
@@ -156,6 +185,7 @@ class Prefetcher {
   // machine left in the remote (closure/remote_memo.h), in one batch.
   std::vector<std::optional<std::string>> fetch_remote_memos(
       const std::vector<size_t>& group, const std::vector<compiler::CompileCommand>& cmds,
+      const std::vector<bool>& left,
       std::map<std::string, base::Result<compiler::CompilerIdentity>>& identities,
       const std::string& cwd);
   cache::remote::CountFn counter() {
@@ -174,6 +204,7 @@ class Prefetcher {
   closure::ScanFileCache graph_;
   closure::LocalFacts contents_{&locked_};  // the files remote memos name, hashed once
   const int jobs_;
+  const std::set<std::string> pch_to_make_;
   bool have_old_cwd_ = false;
   std::string old_cwd_;
   std::set<std::string> asked_;
@@ -199,10 +230,16 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
   // Each compiler's identity once, here (it may run the compiler, or ask
   // the remote for another machine's answer).
   std::vector<compiler::CompileCommand> cmds(group.size());
+  std::vector<bool> left(group.size());  // to the build: its why_not says why
   std::map<std::string, base::Result<compiler::CompilerIdentity>> identities;
   for (size_t k = 0; k < group.size(); ++k) {
     cmds[k] = compiler::parse_compile_command(compiles_[group[k]].argv);
-    if (!cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
+    // Left to the build, which makes its precompiled header first.
+    if (std::string pch = takes_header_to_make(cmds[k], cwd, pch_to_make_); !pch.empty()) {
+      left[k] = true;
+      r_->why_not[group[k]] = "not prefetched: takes " + pch + ", which this build makes first";
+    }
+    if (left[k] || !cmds[k].uncacheable.empty() || identities.count(cmds[k].compiler)) continue;
     compiler::RemoteAnswers answers;
     answers.tier = tier_;
     answers.count = counter();
@@ -210,7 +247,7 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
                                                                      tier_ ? &answers : nullptr));
   }
   std::vector<std::optional<std::string>> remote_memos =
-      fetch_remote_memos(group, cmds, identities, cwd);
+      fetch_remote_memos(group, cmds, left, identities, cwd);
   // Each memo decoded once, for learn() and for its compile's key, on all
   // threads (a Boost TU's memo names about 7,300 paths).
   std::vector<std::optional<closure::RemoteMemoView>> decoded(group.size());
@@ -240,6 +277,7 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
     for (size_t k; (k = next.fetch_add(1)) < group.size();) {
       size_t i = group[k];
       const compiler::CompileCommand& cmd = cmds[k];
+      if (left[k]) continue;
       if (!cmd.uncacheable.empty()) {
         r_->why_not[i] = "uncacheable: " + cmd.uncacheable;
         continue;
@@ -269,6 +307,7 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
 
 std::vector<std::optional<std::string>> Prefetcher::fetch_remote_memos(
     const std::vector<size_t>& group, const std::vector<compiler::CompileCommand>& cmds,
+    const std::vector<bool>& left,
     std::map<std::string, base::Result<compiler::CompilerIdentity>>& identities,
     const std::string& cwd) {
   std::vector<std::optional<std::string>> memos(group.size());
@@ -277,7 +316,7 @@ std::vector<std::optional<std::string>> Prefetcher::fetch_remote_memos(
   std::vector<cache::Hash128> keys;
   for (size_t k = 0; k < group.size(); ++k) {
     const compiler::CompileCommand& cmd = cmds[k];
-    if (!cmd.uncacheable.empty()) continue;
+    if (left[k] || !cmd.uncacheable.empty()) continue;
     base::Result<compiler::CompilerIdentity>& id = identities.at(cmd.compiler);
     if (!id.ok() || id->kind == compiler::CompilerKind::kUnknown) continue;
     const cache::Hash128 tu = closure::translation_unit_key(*id, cmd, cwd, base_dir_);

@@ -82,6 +82,37 @@ TEST_F(RemoteNinja, TheBuildUploadsWhatItStoredAndAnotherMachineHitsIt) {
   EXPECT_NE(stats.out.find("remote_uploads    5"), std::string::npos) << stats.out;
 }
 
+// A precompiled header the build makes: its users' keys name the compile
+// that made it (closure/pch_maker.h), so before it is there the prefetch
+// leaves them to the build instead of computing keys that cannot hit.
+TEST_F(RemoteNinja, UsersOfAPrecompiledHeaderTheBuildMakesAreKeyedWhenBuilt) {
+  dir_.write("src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.22)\n"
+             "project(rn CXX)\n"
+             "add_library(parts STATIC t0.cpp t1.cpp t2.cpp)\n"
+             "target_precompile_headers(parts PRIVATE <string>)\n");
+  RedisServer redis;
+  ASSERT_TRUE(redis.start());
+  base::ProcessResult a = build("cache-a", redis.url());
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  ASSERT_EQ(sh("cache-a", "", "cp b/libparts.a a-libparts.a").exit_code, 0);
+  base::ProcessResult c = sh("cache-c", redis.url(),
+                             "rm -rf b && cmake -S src -B b -G Ninja "
+                             "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  base::ProcessResult warm = sh("cache-c", redis.url(), std::string(LEXPACK_BIN) + " warm -C b");
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  // The header's own compile keyed and fetched; its three users left.
+  EXPECT_NE(warm.err.find("4 compiles, 0 would hit, 1 would miss, 0 uncacheable; 1 of them "
+                          "fetched from the remote; 3 keyed only when built"),
+            std::string::npos)
+      << warm.err;
+  base::ProcessResult b = sh("cache-c", redis.url(), std::string(LEXPACK_BIN) + " ninja -C b");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.err.find("4 compiles, 4 hits"), std::string::npos) << b.err;
+  EXPECT_EQ(dir_.read("b/libparts.a"), dir_.read("a-libparts.a"));
+}
+
 // A CI job on a fresh machine: `lexpack warm` takes every compile's closure
 // memo from the remote in one batch (one MGET), computes the keys, fetches
 // the missing entries in one batch (a second MGET) into the local store,
