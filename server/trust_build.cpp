@@ -221,10 +221,13 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
       // check.
       drain();
     }
-    // Those that wanted a dependency compared by content, each checked again.
+    // Those that wanted a dependency compared by content, each checked again
+    // (one validation: its watches counted it once already).
     for (const PendingTrust& p : pending) {
       std::string why;
-      if (p.wants_content && go_on({p.id, p.cwd, {}})) build_trust(p.id, p.cwd, &why, &shared);
+      if (!p.wants_content || !go_on({p.id, p.cwd, {}})) continue;
+      --validations_;
+      build_trust(p.id, p.cwd, &why, &shared);
     }
   }
   return queued;
