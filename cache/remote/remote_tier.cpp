@@ -213,8 +213,8 @@ template <typename T, typename Decode>
 std::vector<std::optional<T>> RemoteTier::fetch_from(const Remote& r,
                                                      const std::vector<Hash128>& keys,
                                                      const Kind& kind, const Decode& decode,
-                                                     const CountFn& count,
-                                                     std::string* note) const {
+                                                     const CountFn& count, std::string* note,
+                                                     size_t threads) const {
   constexpr size_t kBatch = 64;
   constexpr size_t kDecodesPerThread = 4;  // fewer replies are decoded where they came
   std::vector<std::optional<T>> found(keys.size());
@@ -240,8 +240,7 @@ std::vector<std::optional<T>> RemoteTier::fetch_from(const Remote& r,
         decoded[k].emplace(decode(replies[i - begin].bytes, keys[i]));
       }
     };
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    base::run_on_threads(int(std::min(cores, with_bytes.size() / kDecodesPerThread + 1)), work);
+    base::run_on_threads(int(std::min(threads, with_bytes.size() / kDecodesPerThread + 1)), work);
     for (size_t k = 0; k < with_bytes.size(); ++k) {
       const size_t i = with_bytes[k];
       found[i] = accepted(r, std::move(*decoded[k]), std::string(kind.what) + " " + keys[i].hex(),
@@ -264,7 +263,10 @@ std::vector<std::optional<T>> RemoteTier::fetch_each(const std::vector<Hash128>&
       up.push_back(&r);
     }
   }
-  if (up.size() == 1) return fetch_from<T>(*up[0], keys, kind, decode, count, note);
+  // The cores shared out among the remotes asked at once.
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t decoders = std::max<size_t>(1, cores / std::max<size_t>(1, up.size()));
+  if (up.size() == 1) return fetch_from<T>(*up[0], keys, kind, decode, count, note, decoders);
   // Every remote at once, so that a slow one costs its deadline once, not
   // added to the others'; the first remote's valid reply wins, as in fetch().
   std::mutex counting;
@@ -276,8 +278,9 @@ std::vector<std::optional<T>> RemoteTier::fetch_each(const std::vector<Hash128>&
   std::vector<std::string> notes(up.size());
   std::vector<std::thread> threads;
   for (size_t k = 0; k < up.size(); ++k) {
-    threads.emplace_back(
-        [&, k] { each[k] = fetch_from<T>(*up[k], keys, kind, decode, locked_count, &notes[k]); });
+    threads.emplace_back([&, k] {
+      each[k] = fetch_from<T>(*up[k], keys, kind, decode, locked_count, &notes[k], decoders);
+    });
   }
   for (std::thread& t : threads) t.join();
   std::vector<std::optional<T>> found(keys.size());

@@ -85,11 +85,13 @@ class RemoteTier {
     const char* miss_counter;
     const char* what;  // "entry", "answer"
   };
-  // `decode`d replies for `keys` from one remote, until it fails.
+  // `decode`d replies for `keys` from one remote, until it fails, decoded
+  // on at most `threads` threads.
   template <typename T, typename Decode>
   std::vector<std::optional<T>> fetch_from(const Remote& r, const std::vector<Hash128>& keys,
                                            const Kind& kind, const Decode& decode,
-                                           const CountFn& count, std::string* note) const;
+                                           const CountFn& count, std::string* note,
+                                           size_t threads) const;
   // The same from every remote that is up, the first one's valid reply winning.
   template <typename T, typename Decode>
   std::vector<std::optional<T>> fetch_each(const std::vector<Hash128>& keys, const Kind& kind,
