@@ -92,7 +92,11 @@ Uploader::Summary Uploader::finish(bool send_rest) {
   const int64_t begin = now_us();
   abandon_ = !send_rest;
   finish_by_us_ = begin + int64_t(kFinishBudgetMs) * 1000;
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> hold(wake_mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   ::unsetenv(kUploadQueueEnv);  // no getenv of the thread's runs now
   summary_.drain_us = now_us() - begin;
@@ -149,7 +153,8 @@ void Uploader::run() {
     const bool last_round = stop_.load();  // read before draining: nothing is left behind
     if (store.ok() && tier) drain(*store.value(), *tier, &offset);
     if (last_round) break;
-    std::this_thread::sleep_for(kPollInterval);
+    std::unique_lock<std::mutex> hold(wake_mutex_);
+    wake_.wait_for(hold, kPollInterval, [this] { return stop_.load(); });
   }
   if (!store.ok() || !tier) {
     // Nothing could be sent: count what the build queued as skipped.

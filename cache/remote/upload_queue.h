@@ -9,9 +9,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -98,6 +100,10 @@ class Uploader {
   std::string queue_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  // Wakes the thread between its polls of the queue once stop_ is set, so
+  // that a build's end waits for no poll interval.
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
   std::atomic<bool> abandon_{false};
   std::atomic<int64_t> finish_by_us_{INT64_MAX};
   std::set<std::string> seen_;
