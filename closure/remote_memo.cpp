@@ -186,9 +186,17 @@ bool decode_remote_memo(std::string_view bytes, RemoteMemoView* d) {
   if (!r.str(&tag) || tag != kRemoteMemoTag || !get_hash(&r, &d->action_key) || !r.u64(&d->flags) ||
       !get_list(&r, bytes.size(), &d->list) || !get_strings(&r, bytes.size(), &dirs) ||
       !get_names(&r, bytes, dirs, &d->files, &d->names, &spans) || d->files.empty() ||
-      !get_names(&r, bytes, dirs, &d->probes, &d->names, &spans) || !r.done()) {
+      !get_names(&r, bytes, dirs, &d->probes, &d->names, &spans)) {
     return false;
   }
+  uint8_t has_base = 0;
+  if (!r.u8(&has_base) || has_base > 1) return false;
+  if (has_base) {
+    compiler::SearchList& base = d->base_answer.emplace();
+    if (!get_list(&r, bytes.size(), &base)) return false;
+    base.memoizable = true;  // only such answers travel
+  }
+  if (!r.done()) return false;
   size_t k = 0;
   for (std::vector<RemoteMemoView::Named>* named : {&d->files, &d->probes}) {
     for (RemoteMemoView::Named& n : *named) {
@@ -221,7 +229,8 @@ cache::Hash128 remote_memo_key(const compiler::CompilerIdentity& identity,
 
 std::optional<std::string> encode_remote_memo(const Closure& c, const compiler::SearchList& list,
                                               const KeyRelocation& relocation,
-                                              const cache::Hash128& action_key) {
+                                              const cache::Hash128& action_key,
+                                              const std::optional<compiler::SearchList>& base) {
   if (!relocation.base_dir.empty() && !relocation.relocated) return std::nullopt;
   if (!c.unsure.empty() || c.uses_time || !c.once_twins.empty() || c.forced_missing ||
       (c.has_computed_include && !c.computed_evaluated) || !list.memoizable || c.files.empty()) {
@@ -247,6 +256,11 @@ std::optional<std::string> encode_remote_memo(const Closure& c, const compiler::
   names.count(c.failed_probes.size());
   for (std::string_view p : c.failed_probes) names.add(p, 0);
   names.write(&w);
+  // The base answer travels as the compiler printed it: only when it names
+  // nothing the relocation would rename.
+  const bool with_base = base && base->memoizable && named_search_list(*base, relocation) == *base;
+  w.u8(with_base ? 1 : 0);
+  if (with_base) put_list(&w, *base);
   return w.take();
 }
 

@@ -40,10 +40,13 @@ cache::Hash128 remote_memo_key(const compiler::CompilerIdentity& identity,
 // not relocated while base_dir is set, unsure, __TIME__, #pragma once
 // twins, a precompiled header, a computed include left to the depfile, a
 // missing forced include, a search list that is not memoizable.
-std::optional<std::string> encode_remote_memo(const Closure& closure,
-                                              const compiler::SearchList& list,
-                                              const KeyRelocation& relocation,
-                                              const cache::Hash128& action_key);
+// `base`: the compiler's answer to the compile's base question, sent along
+// when it may travel (compiler::shareable_base_answer), so that the machine
+// that takes the memo asks its compiler nothing.
+std::optional<std::string> encode_remote_memo(
+    const Closure& closure, const compiler::SearchList& list, const KeyRelocation& relocation,
+    const cache::Hash128& action_key,
+    const std::optional<compiler::SearchList>& base = std::nullopt);
 
 // What one build learns about this machine's files while it takes remote
 // memos: each name a memo gives (in one working directory) is resolved,

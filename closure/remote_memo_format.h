@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,7 @@
 
 namespace lexpack::closure {
 
-constexpr std::string_view kRemoteMemoTag = "lexpack-remote-memo-1";
+constexpr std::string_view kRemoteMemoTag = "lexpack-remote-memo-2";
 
 constexpr uint64_t kRemoteUsesDate = 1;
 constexpr uint64_t kRemoteComputedInclude = 2;
@@ -35,6 +36,9 @@ struct RemoteMemoView {
   };
   std::vector<Named> files, probes;
   std::string names;  // every name, whole, one after the other
+  // The compiler's answer to the compile's base question, when it may
+  // travel (compiler/derived_search_list.h: shareable_base_answer).
+  std::optional<compiler::SearchList> base_answer;
 };
 
 // False when `bytes` are not a memo of this version.

@@ -16,6 +16,7 @@
 #include "base/file_stat.h"
 #include "base/process.h"
 #include "cache/once_across_processes.h"
+#include "compiler/shared_identity.h"
 
 namespace lexpack::compiler {
 namespace {
@@ -326,6 +327,50 @@ void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& iden
   if (!store || search_path_environment_set() || !probed.memoizable) return;
   store->put_memo("search", memo_key(identity, language, with_probe({}), base_cwd({}, "")),
                   encode_search_list(probed));
+}
+
+std::optional<std::vector<std::string>> shareable_base_rest(const CompileCommand& command) {
+  IncludeSplit split;
+  if (search_path_environment_set() || !split_include_dirs(command.search_args, &split) ||
+      split.rest.empty()) {
+    return std::nullopt;
+  }
+  for (const std::string& arg : split.rest) {
+    if (arg.size() < 2 || arg[0] != '-' || arg.find('/') != std::string::npos ||
+        compiler::takes_separate_value(arg)) {
+      return std::nullopt;
+    }
+  }
+  return split.rest;
+}
+
+std::optional<SearchList> shareable_base_answer(cache::Store* store,
+                                                const CompilerIdentity& identity,
+                                                const CompileCommand& command,
+                                                const std::string& cwd) {
+  std::optional<std::vector<std::string>> rest = shareable_base_rest(command);
+  if (!rest || identity.kind != CompilerKind::kGcc) return std::nullopt;
+  return memoized_search_list(
+      store, memo_key(identity, command.language, with_probe(*rest), base_cwd(*rest, cwd)));
+}
+
+bool remember_shared_base_answer(cache::Store* store, const CompilerIdentity& identity,
+                                 const CompileCommand& command, const std::string& cwd,
+                                 const SearchList& probed, std::string* why) {
+  std::optional<std::vector<std::string>> rest = shareable_base_rest(command);
+  if (!store || !rest || !probed.memoizable || identity.kind != CompilerKind::kGcc) {
+    *why = "its search arguments' answer does not travel";
+    return false;
+  }
+  const std::string key =
+      memo_key(identity, command.language, with_probe(*rest), base_cwd(*rest, cwd));
+  if (memoized_search_list(store, key)) return true;  // asked here already: kept
+  if (std::string m = list_mismatch(probed); !m.empty()) {
+    *why = m;
+    return false;
+  }
+  store->put_memo("search", key, encode_search_list(probed));
+  return true;
 }
 
 bool strip_probe(const SearchList& probed, SearchList* base) {

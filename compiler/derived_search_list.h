@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,30 @@ bool probe_dropped(std::string_view verbose_output);
 // compiler identity asks it anyway, in the same run as its macros).
 void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& identity,
                                compiler::Language language, const SearchList& probed);
+
+// The rest of `command`'s search arguments (split_include_dirs) when the
+// answer to its base question may travel to another machine: a rest of
+// flags only, none naming a path or taking a separate value, so that the
+// answer depends on the compiler (its identity) and on which of the dirs it
+// prints exist (checked where it is taken). nullopt otherwise, and for an
+// empty rest (the bare question travels with the identity).
+std::optional<std::vector<std::string>> shareable_base_rest(const CompileCommand& command);
+
+// This store's answer to `command`'s base question (asked in `cwd`), when
+// that answer may travel; nullopt otherwise, and for clang (whose
+// configuration files, which no answer names, change its lists: its
+// identity is asked on every machine too).
+std::optional<SearchList> shareable_base_answer(cache::Store* store,
+                                                const CompilerIdentity& identity,
+                                                const CompileCommand& command,
+                                                const std::string& cwd);
+
+// Keeps `probed`, another machine's answer to the base question of
+// `command` (with the same identity), as if asked here in `cwd`, when its
+// answer may travel and the list holds here; *why says why not otherwise.
+bool remember_shared_base_answer(cache::Store* store, const CompilerIdentity& identity,
+                                 const CompileCommand& command, const std::string& cwd,
+                                 const SearchList& probed, std::string* why);
 
 // `probed` without the probe dir; false when the probe is not first in its
 // <...> list.

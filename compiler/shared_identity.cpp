@@ -50,7 +50,8 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
-// Why `list` cannot be this machine's answer, or "" when it can.
+}  // namespace
+
 std::string list_mismatch(const SearchList& list) {
   for (const auto* dirs : {&list.quote_dirs, &list.bracket_dirs}) {
     for (const std::string& d : *dirs) {
@@ -62,6 +63,8 @@ std::string list_mismatch(const SearchList& list) {
   }
   return "";
 }
+
+namespace {
 
 std::string digest_of_fd(int fd) {
   cache::Hasher content;

@@ -41,6 +41,10 @@ struct IdentityFacts {
 // The digest of a file's bytes, or of its name when it cannot be read.
 std::string file_digest(const std::string& path);
 
+// Why `list`, another machine's answer, cannot be this machine's (a dir it
+// lists is no directory here, one it found missing exists), or "".
+std::string list_mismatch(const SearchList& list);
+
 // The remote key of `program`'s identity: its path (as found and resolved),
 // the digest of its bytes and the environment variables that change the
 // answers. Null (all zero) when no answer may be shared for it.

@@ -5,6 +5,7 @@
 // taken; when none applies, slow_path() walks and evaluates.
 #include "closure/closure_snapshot.h"
 #include "closure/remote_memo.h"
+#include "compiler/derived_search_list.h"
 #include "launcher/launcher_impl.h"
 
 namespace lexpack::launcher::detail {
@@ -189,11 +190,23 @@ bool Launcher::closure_from_remote() {
   std::optional<std::string> bytes = remote_->fetch_answer(remote_key, counter, &what);
   if (!what.empty()) note(what);
   if (!bytes) return false;
+  closure::RemoteMemoView memo;
+  if (!closure::decode_remote_memo(*bytes, &memo)) {
+    count("remote_memos_refused");
+    note("closure memo from the remote refused: not a closure memo of this version");
+    return false;
+  }
+  // The compiler's answer the memo carries, kept where it holds: the list
+  // below is then derived from it, not asked of the compiler.
+  if (std::string why;
+      memo.base_answer && !compiler::remember_shared_base_answer(store_.get(), identity_, cmd_,
+                                                                 cwd_, *memo.base_answer, &why)) {
+    note("search answer from the remote's memo not taken: " + why);
+  }
   auto list = compiler::search_list_for(store_.get(), identity_, cmd_, cwd_);
   if (!list.ok()) return false;
   closure::LocalFacts contents(store_.get());
-  auto taken =
-      closure::take_remote_memo(*bytes, identity_, cmd_, cwd_, base_dir_, *list, &contents);
+  auto taken = closure::take_remote_memo(memo, identity_, cmd_, cwd_, base_dir_, *list, &contents);
   if (!taken.ok()) {
     count("remote_memos_refused");
     note("closure memo from the remote refused: " + taken.message());

@@ -6,6 +6,7 @@
 
 #include "closure/pch_maker.h"
 #include "closure/remote_memo.h"
+#include "compiler/derived_search_list.h"
 #include "launcher/launcher_impl.h"
 
 namespace lexpack::launcher::detail {
@@ -309,7 +310,9 @@ void Launcher::upload_outputs(const cache::Hash128& key, const cache::ActionReco
   // it names takes it instead of evaluating the closure (remote_memo.h).
   std::optional<std::string> memo;
   if (have_closure_ && remote_->can_write()) {
-    memo = closure::encode_remote_memo(closure_, list_, relocation_, key_);
+    memo = closure::encode_remote_memo(
+        closure_, list_, relocation_, key_,
+        compiler::shareable_base_answer(store_.get(), identity_, cmd_, cwd_));
   }
   const cache::Hash128 memo_key = closure::remote_memo_key(identity_, cmd_, cwd_, base_dir_);
   std::string what;

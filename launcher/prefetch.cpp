@@ -52,6 +52,12 @@ std::optional<cache::Hash128> key_from_remote_memo(
     const closure::RemoteMemoView& remote_memo, const compiler::CompilerIdentity& identity,
     const compiler::CompileCommand& cmd, const std::string& cwd, const std::string& base_dir,
     const cache::Hash128& tu) {
+  // The compiler's answer the memo carries, kept where it holds (then the
+  // list is derived from it, not asked of the compiler).
+  if (std::string why; remote_memo.base_answer) {
+    compiler::remember_shared_base_answer(store, identity, cmd, cwd, *remote_memo.base_answer,
+                                          &why);
+  }
   auto list = compiler::search_list_for(store, identity, cmd, cwd);
   if (!list.ok()) return std::nullopt;
   auto taken =

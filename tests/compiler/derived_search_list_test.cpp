@@ -377,6 +377,61 @@ TEST_P(DerivedAgainstCompiler, DerivedThroughTheStoreAreTheCompilersOwn) {
   }
 }
 
+// Machine B keeps the answer machine A's gcc gave to a base question of
+// flags only (it travels in a remote closure memo) where every dir it
+// lists is a directory and every dir it found missing is missing: B's lists
+// are then derived from it with no question to its compiler, and are the
+// compiler's own. An answer that does not hold on B is not kept.
+TEST_P(DerivedAgainstCompiler, AnotherMachinesBaseAnswerIsKeptWhereItHolds) {
+  auto open = [&](const std::string& name) {
+    cache::StoreOptions options;
+    options.dir = dir_.at(name);
+    auto store = cache::Store::open(options);
+    EXPECT_TRUE(store.ok()) << store.message();
+    return std::move(store.value());
+  };
+  std::unique_ptr<cache::Store> a = open("cache-a"), b = open("cache-b"), c = open("cache-c");
+  CompilerIdentity mute = identity_;
+  mute.program = dir_.at("no-such-compiler");
+  const CompileCommand cmd =
+      parse_compile_command({GetParam(), "-ffast-math", "-I" + dir_.at("a"), "-Ib", "-c", "x.cpp"});
+  ASSERT_EQ(shareable_base_rest(cmd), std::vector<std::string>{"-ffast-math"});
+  // A rest naming a path, or a value apart, or none at all: not shared.
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--sysroot=/"}, {"-isystem", "s"}, {"-iwithprefix", "x"}, {}}) {
+    std::vector<std::string> argv = {GetParam()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-Ib", "-c", "x.cpp"});
+    EXPECT_FALSE(shareable_base_rest(parse_compile_command(argv))) << describe(args, "x.cpp");
+  }
+  EXPECT_FALSE(shareable_base_answer(a.get(), identity_, cmd, dir_.path()));
+  auto truth = search_list_for(a.get(), identity_, cmd, dir_.path());
+  ASSERT_TRUE(truth.ok()) << truth.message();
+  std::optional<SearchList> answer = shareable_base_answer(a.get(), identity_, cmd, dir_.path());
+  std::string why;
+  if (identity_.kind != CompilerKind::kGcc) {
+    // clang's answers stay where they were asked.
+    EXPECT_FALSE(answer);
+    EXPECT_FALSE(remember_shared_base_answer(b.get(), mute, cmd, dir_.path(), *truth, &why));
+    return;
+  }
+  ASSERT_TRUE(answer);
+  EXPECT_FALSE(search_list_for(b.get(), mute, cmd, dir_.path()).ok());  // B's own: asked
+  ASSERT_TRUE(remember_shared_base_answer(b.get(), mute, cmd, dir_.path(), *answer, &why)) << why;
+  auto derived = search_list_for(b.get(), mute, cmd, dir_.path());
+  ASSERT_TRUE(derived.ok()) << derived.message();
+  EXPECT_EQ(*derived, *truth);
+  // A listed dir that is no directory here, a missing one that exists here.
+  SearchList gone = *answer, appeared = *answer;
+  gone.bracket_dirs.push_back(dir_.at("gone"));
+  appeared.missing_dirs.push_back(dir_.at("c"));
+  EXPECT_FALSE(remember_shared_base_answer(c.get(), mute, cmd, dir_.path(), gone, &why));
+  EXPECT_NE(why.find("is no directory here"), std::string::npos) << why;
+  EXPECT_FALSE(remember_shared_base_answer(c.get(), mute, cmd, dir_.path(), appeared, &why));
+  EXPECT_NE(why.find("exists here"), std::string::npos) << why;
+  EXPECT_FALSE(search_list_for(c.get(), mute, cmd, dir_.path()).ok());
+}
+
 // A derived list that left out a dir that does not exist holds until that
 // dir appears: then it is derived again, with the dir in its place.
 TEST_P(DerivedAgainstCompiler, ADerivedListWithAMissingDirIsDerivedAgainWhenItAppears) {

@@ -92,7 +92,7 @@ class RemoteMemo : public LauncherTest, public ::testing::WithParamInterface<con
       cache::Hash128 key;
       if (!cache::Hash128::from_hex(name, &key)) continue;
       auto answer = cache::remote::decode_answer(backend->get(name).bytes, key);
-      if (answer.ok() && answer->find("lexpack-remote-memo-1") != std::string::npos) {
+      if (answer.ok() && answer->find("lexpack-remote-memo-2") != std::string::npos) {
         out.push_back(name);
       }
     }
