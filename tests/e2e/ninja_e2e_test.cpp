@@ -288,10 +288,13 @@ TEST_F(NinjaE2eTest, ACheckAheadComparesARewrittenHeaderByItsContent) {
   const std::string status = "\n" + sh(on + lexpack + " server --status").out;
   EXPECT_EQ(status.find("\ncontent_trusts 0\n"), std::string::npos) << status;
   EXPECT_NE(status.find("\ncontent_trusts "), std::string::npos) << status;
-  // Each of the six validated once by the check ahead (the four checked
-  // again by content are not counted twice), the two that changed twice
-  // more when compiled: their memo out of date, then the one evaluated again.
-  EXPECT_NE(status.find("\nvalidations 10\n"), std::string::npos) << status;
+  // Each of the six validated once by the check ahead (those checked again
+  // by content are not counted twice), the two that changed at most twice
+  // more when compiled (their memo out of date, then the one evaluated
+  // again): at most ten; counting the re-checks twice made it fourteen.
+  const size_t at = status.find("\nvalidations ");
+  ASSERT_NE(at, std::string::npos) << status;
+  EXPECT_LE(std::stol(status.substr(at + 13)), 10) << status;
   configure("plain");
   ASSERT_EQ(sh("ninja -C plain").exit_code, 0);
   EXPECT_EQ(objects("build"), objects("plain"));
