@@ -190,6 +190,7 @@ bool decode_remote_memo(std::string_view bytes, RemoteMemoView* d) {
     return false;
   }
   uint8_t has_base = 0;
+  d->base_answer.reset();
   if (!r.u8(&has_base) || has_base > 1) return false;
   if (has_base) {
     compiler::SearchList& base = d->base_answer.emplace();

@@ -16,6 +16,7 @@
 #include "base/file_stat.h"
 #include "base/process.h"
 #include "cache/once_across_processes.h"
+#include "compiler/identify_compiler.h"
 #include "compiler/shared_identity.h"
 
 namespace lexpack::compiler {
@@ -331,12 +332,20 @@ void remember_bare_probed_list(cache::Store* store, const CompilerIdentity& iden
 
 std::optional<std::vector<std::string>> shareable_base_rest(const CompileCommand& command) {
   IncludeSplit split;
-  if (search_path_environment_set() || !split_include_dirs(command.search_args, &split) ||
-      split.rest.empty()) {
+  if (search_path_environment_set() || library_path_has_specs() ||
+      !split_include_dirs(command.search_args, &split) || split.rest.empty()) {
     return std::nullopt;
   }
+  // Code generation, language and warning flags: none names a file or
+  // changes where the driver looks for its own (-B, -specs=, -fplugin=,
+  // --sysroot, -no-canonical-prefixes and the like are left out; -Wp,
+  // options and -iprefix split_include_dirs refuses).
+  constexpr std::string_view kFlags[] = {"-f", "-m",        "-std=",    "-O",    "-g",
+                                         "-W", "-nostdinc", "-pthread", "-ansi", "-pedantic"};
   for (const std::string& arg : split.rest) {
-    if (arg.size() < 2 || arg[0] != '-' || arg.find('/') != std::string::npos ||
+    bool known = false;
+    for (std::string_view f : kFlags) known = known || starts_with(arg, f);
+    if (!known || starts_with(arg, "-fplugin") || arg.find('/') != std::string::npos ||
         compiler::takes_separate_value(arg)) {
       return std::nullopt;
     }

@@ -19,7 +19,7 @@
 namespace lexpack::compiler {
 namespace {
 
-constexpr std::string_view kIdentityFormat = "lexpack-compiler-3";
+constexpr std::string_view kIdentityFormat = "lexpack-compiler-4";
 
 std::string first_line(std::string_view text) {
   size_t nl = text.find('\n');
@@ -28,6 +28,7 @@ std::string first_line(std::string_view text) {
 
 std::string memo_key(const std::string& program, const base::StatSignature& sig) {
   base::VarintWriter w;
+  w.str(kIdentityFormat);  // an identity hashed another way is asked again
   w.str(program);
   base::write_signature(&w, sig);
   return w.take();
@@ -64,6 +65,7 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
       base::run_captured_all({{program, "--version"},
                               {program, "-print-prog-name=cc1"},
                               {program, "-print-prog-name=cc1plus"},
+                              {program, "-print-file-name=specs"},
                               {program, "-print-prog-name=as"}});
   const base::ProcessResult& version = first[0];
   if (version.started) {
@@ -85,8 +87,8 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
     for (std::thread& t : hashers) t.join();
   }
   std::string as_digest = "no assembler";
-  if (id.kind != CompilerKind::kUnknown && first[3].exit_code == 0) {
-    id.assembler.answer = first_line(first[3].out);
+  if (id.kind != CompilerKind::kUnknown && first[4].exit_code == 0) {
+    id.assembler.answer = first_line(first[4].out);
     id.assembler.path = base::find_program(id.assembler.answer);  // as the driver runs it
     if (!id.assembler.path.empty() && base::stat_file(id.assembler.path, &id.assembler.sig)) {
       as_digest = file_digest(id.assembler.path);
@@ -108,6 +110,12 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   h.field(as_digest);
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
+    // The specs file the driver reads, wherever it finds it (the name alone
+    // when there is none): it changes what the driver passes to cc1 and so
+    // its search lists for some flags (compiler/derived_search_list.h).
+    const std::string specs = first_line(first[3].out);
+    h.field(first[3].exit_code == 0 && !specs.empty() && specs[0] == '/' ? file_digest(specs)
+                                                                         : "no specs file");
     // A specs file changes what the driver does; gcc looks for it among its
     // library prefixes, which are cc1plus's own directory only where the
     // programs are not kept apart in libexec/ (Debian's layout). Elsewhere
@@ -204,22 +212,6 @@ std::optional<CompilerIdentity> remembered_identity(cache::Store* store, const s
 
 // The identity another machine stored for the same driver bytes, once it
 // holds here; its bare search lists are remembered like asked ones.
-// gcc also looks for a specs file in the LIBRARY_PATH directories (an empty
-// entry is the working directory): an answer travels only where none has one.
-bool library_path_has_specs() {
-  const char* v = std::getenv("LIBRARY_PATH");
-  if (!v) return false;
-  std::string_view rest = v;
-  while (true) {
-    size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    struct stat st;
-    if (::stat(((dir.empty() ? std::string(".") : dir) + "/specs").c_str(), &st) == 0) return true;
-    if (colon == std::string_view::npos) return false;
-    rest.remove_prefix(colon + 1);
-  }
-}
-
 std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std::string& program,
                                                  const cache::Hash128& key, RemoteAnswers* remote) {
   std::optional<std::string> bytes = remote->tier->fetch_answer(key, remote->count, &remote->note);
@@ -252,6 +244,20 @@ std::optional<CompilerIdentity> fetched_identity(cache::Store* store, const std:
 }
 
 }  // namespace
+
+bool library_path_has_specs() {
+  const char* v = std::getenv("LIBRARY_PATH");
+  if (!v) return false;
+  std::string_view rest = v;
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    struct stat st;
+    if (::stat(((dir.empty() ? std::string(".") : dir) + "/specs").c_str(), &st) == 0) return true;
+    if (colon == std::string_view::npos) return false;
+    rest.remove_prefix(colon + 1);
+  }
+}
 
 base::Result<CompilerIdentity> compiler_identity(cache::Store* store, const std::string& compiler,
                                                  RemoteAnswers* remote) {

@@ -13,6 +13,11 @@
 
 namespace lexpack::compiler {
 
+// True when a LIBRARY_PATH directory holds a specs file (gcc reads it; an
+// empty entry is the working directory): then no answer of the compiler's
+// travels.
+bool library_path_has_specs();
+
 // The identity of `compiler` (a name or path), from the store's "compiler"
 // memo when the binary's stat signature is unchanged, else by asking it.
 // `store` may be null. A program that is no gcc or clang gets kUnknown.

@@ -22,7 +22,7 @@
 namespace lexpack::compiler {
 namespace {
 
-constexpr std::string_view kAnswerDomain = "lexpack compiler identity answer v2";
+constexpr std::string_view kAnswerDomain = "lexpack compiler identity answer v3";
 
 // The sorted entry names of `dir`, one a line; "" when it cannot be read.
 std::string dir_listing(const std::string& dir) {

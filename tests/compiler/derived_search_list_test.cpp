@@ -397,8 +397,13 @@ TEST_P(DerivedAgainstCompiler, AnotherMachinesBaseAnswerIsKeptWhereItHolds) {
       parse_compile_command({GetParam(), "-ffast-math", "-I" + dir_.at("a"), "-Ib", "-c", "x.cpp"});
   ASSERT_EQ(shareable_base_rest(cmd), std::vector<std::string>{"-ffast-math"});
   // A rest naming a path, or a value apart, or none at all: not shared.
-  for (std::vector<std::string> args :
-       {std::vector<std::string>{"--sysroot=/"}, {"-isystem", "s"}, {"-iwithprefix", "x"}, {}}) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--sysroot=/"},
+                                        {"-isystem", "s"},
+                                        {"-iwithprefix", "x"},
+                                        {"-specs=x"},
+                                        {"-no-canonical-prefixes"},
+                                        {"-fplugin=x.so"},
+                                        {}}) {
     std::vector<std::string> argv = {GetParam()};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"-Ib", "-c", "x.cpp"});
