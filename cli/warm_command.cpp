@@ -93,7 +93,7 @@ int warm_in_process(const WarmArgs& a, const std::vector<const scan::CompdbEntry
   }
   size_t hits = 0, misses = 0, other = 0, left = 0;
   for (size_t i = 0; i < compiles.size(); ++i) {
-    if (!r.keys[i] && r.why_not[i].starts_with("not prefetched")) {
+    if (!r.keys[i] && r.why_not[i].starts_with("not prefetched: takes")) {
       ++left;  // keyed when the build runs it (a precompiled header it takes made first)
     } else if (!r.keys[i]) {
       ++other;

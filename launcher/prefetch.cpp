@@ -128,19 +128,20 @@ std::set<std::string> precompiled_headers_to_make(const std::vector<PrefetchComp
   for (const PrefetchCompile& c : compiles) {
     compiler::CompileCommand cmd = compiler::parse_compile_command(c.argv);
     if (!cmd.makes_pch || cmd.output.empty()) continue;
-    std::string path = base::absolute_path(cmd.output, c.directory);
+    std::string path = base::normal_path(cmd.output, c.directory);
     if (::access(path.c_str(), F_OK) != 0) out.insert(std::move(path));
   }
   return out;
 }
 
-// The precompiled header of `made` that `cmd` (run in `cwd`) may take in
-// place of one of its forced includes; empty when none.
+// The precompiled header of `made` that `cmd` (run in `cwd`, as the
+// compile list names it) may take in place of one of its forced includes;
+// empty when none.
 std::string takes_header_to_make(const compiler::CompileCommand& cmd, const std::string& cwd,
                                  const std::set<std::string>& made) {
   if (made.empty() || cmd.makes_pch) return "";
   for (const std::string& name : cmd.forced_includes) {
-    const std::string path = base::absolute_path(name, cwd);
+    const std::string path = base::normal_path(name, cwd);
     for (const char* suffix : {".gch", ".pch"}) {
       if (made.count(path + suffix)) return path + suffix;
     }
@@ -241,7 +242,9 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
   for (size_t k = 0; k < group.size(); ++k) {
     cmds[k] = compiler::parse_compile_command(compiles_[group[k]].argv);
     // Left to the build, which makes its precompiled header first.
-    if (std::string pch = takes_header_to_make(cmds[k], cwd, pch_to_make_); !pch.empty()) {
+    if (std::string pch =
+            takes_header_to_make(cmds[k], compiles_[group[k]].directory, pch_to_make_);
+        !pch.empty()) {
       left[k] = true;
       r_->why_not[group[k]] = "not prefetched: takes " + pch + ", which this build makes first";
     }
