@@ -121,6 +121,29 @@ TEST_F(WrappedGcc, StoreMemoAnswersUntilTheBinaryChanges) {
   EXPECT_NE(edited->hash, first->hash);
 }
 
+// A specs file the driver reads (here found through LIBRARY_PATH) changes
+// what it runs, though not its macros or search lists for the questions
+// the identity asks: its bytes are part of the identity.
+TEST(CompilerIdentity, TheSpecsFileTheDriverReadsIsPartOfIt) {
+  if (base::find_program("g++").empty()) GTEST_SKIP() << "needs g++";
+  TestDir dir;
+  auto identity_with_specs = [&](const std::string& specs) {
+    dir.write("specs", specs);
+    ::setenv("LIBRARY_PATH", dir.path().c_str(), 1);
+    auto id = compiler_identity(nullptr, "g++");
+    ::unsetenv("LIBRARY_PATH");
+    EXPECT_TRUE(id.ok()) << id.message();
+    return id.ok() ? id->hash : cache::Hash128{};
+  };
+  const cache::Hash128 m = identity_with_specs("*link:\n+ -lm\n");
+  const cache::Hash128 pthread = identity_with_specs("*link:\n+ -lpthread\n");
+  auto none = compiler_identity(nullptr, "g++");
+  ASSERT_TRUE(none.ok()) << none.message();
+  EXPECT_NE(m, pthread);
+  EXPECT_NE(m, none->hash);
+  EXPECT_FALSE(library_path_has_specs());
+}
+
 TEST(CompilerIdentity, OtherProgramsAreUnknownAndMissingOnesAnError) {
   TestDir dir;
   dir.write("bin/cc", "#!/bin/sh\necho 'not a compiler'\n");
