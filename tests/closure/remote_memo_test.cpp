@@ -184,6 +184,41 @@ TEST_F(RemoteMemoTest, NotMadeForAClosureThatCannotTravel) {
       refused([](Closure*, KeyRelocation*, compiler::SearchList* sl) { sl->memoizable = false; }));
 }
 
+// The base answer travels as given when it names nothing under base_dir,
+// not at all otherwise; a flag byte other than 0 or 1, or a cut list, makes
+// the memo unreadable.
+TEST_F(RemoteMemoTest, ABaseAnswerTravelsOnlyWhenNothingInItIsRelocated) {
+  const Closure c = closure_of("a");
+  const KeyRelocation r = relocation("a", c);
+  const cache::Hash128 key = action_key(identity_, command("a"), top("a") + "/build", c, r);
+  compiler::SearchList base;
+  base.bracket_dirs = {"/dev", "/usr/include"};
+  base.missing_dirs = {"/usr/local/include/none"};
+  std::optional<std::string> memo = encode_remote_memo(c, list("a"), r, key, base);
+  ASSERT_TRUE(memo);
+  RemoteMemoView view;
+  ASSERT_TRUE(decode_remote_memo(*memo, &view));
+  ASSERT_TRUE(view.base_answer);
+  EXPECT_EQ(*view.base_answer, base);
+  // Without one, and with one naming the checkout: none decoded.
+  compiler::SearchList inside = base;
+  inside.bracket_dirs.push_back(top("a") + "/inc");
+  for (const std::optional<compiler::SearchList>& b :
+       {std::optional<compiler::SearchList>(), std::optional<compiler::SearchList>(inside)}) {
+    std::optional<std::string> other = encode_remote_memo(c, list("a"), r, key, b);
+    ASSERT_TRUE(other);
+    ASSERT_TRUE(decode_remote_memo(*other, &view));
+    EXPECT_FALSE(view.base_answer);
+    // The flag byte is the last: 2 is no flag.
+    std::string two = *other;
+    two.back() = 2;
+    EXPECT_FALSE(decode_remote_memo(two, &view));
+  }
+  for (size_t n = memo->size() - 12; n < memo->size(); ++n) {
+    EXPECT_FALSE(decode_remote_memo(memo->substr(0, n), &view)) << n;
+  }
+}
+
 TEST_F(RemoteMemoTest, CutOrChangedBytesAreRefusedWithoutACrash) {
   cache::Hash128 key;
   const std::string memo = memo_of_a(&key);
