@@ -226,8 +226,9 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
     for (const PendingTrust& p : pending) {
       std::string why;
       if (!p.wants_content || !go_on({p.id, p.cwd, {}})) continue;
-      --validations_;
+      const uint64_t counted = validations_;
       build_trust(p.id, p.cwd, &why, &shared);
+      if (validations_ > counted) --validations_;
     }
   }
   return queued;
