@@ -52,6 +52,14 @@ class RemoteNinja : public ::testing::Test {
               (env.empty() ? "" : "export " + env + "; ") + std::string(LEXPACK_BIN) +
                   " ninja -C b " + ninja_args);
   }
+  // A fresh build directory, configured, then `lexpack warm` on it.
+  base::ProcessResult warm_fresh_build(const std::string& cache, const std::string& remote) {
+    base::ProcessResult c = sh(cache, remote,
+                               "rm -rf b && cmake -S src -B b -G Ninja "
+                               "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+    return sh(cache, remote, std::string(LEXPACK_BIN) + " warm -C b");
+  }
   void reset_redis_stats(const RedisServer& redis) {
     base::ProcessResult r =
         sh("cache-a", "", "redis-cli -p " + std::to_string(redis.port()) + " config resetstat");
@@ -96,11 +104,7 @@ TEST_F(RemoteNinja, UsersOfAPrecompiledHeaderTheBuildMakesAreKeyedWhenBuilt) {
   base::ProcessResult a = build("cache-a", redis.url());
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   ASSERT_EQ(sh("cache-a", "", "cp b/libparts.a a-libparts.a").exit_code, 0);
-  base::ProcessResult c = sh("cache-c", redis.url(),
-                             "rm -rf b && cmake -S src -B b -G Ninja "
-                             "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
-  ASSERT_EQ(c.exit_code, 0) << c.err;
-  base::ProcessResult warm = sh("cache-c", redis.url(), std::string(LEXPACK_BIN) + " warm -C b");
+  base::ProcessResult warm = warm_fresh_build("cache-c", redis.url());
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
   // The header's own compile keyed and fetched; its three users left.
   EXPECT_NE(warm.err.find("4 compiles, 0 would hit, 1 would miss, 0 uncacheable; 1 of them "
@@ -123,11 +127,7 @@ TEST_F(RemoteNinja, WarmFetchesTheBuildsEntriesInOneBatch) {
   base::ProcessResult a = build("cache-a", redis.url());
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
   reset_redis_stats(redis);  // machine A's build asked too (and missed)
-  base::ProcessResult c = sh("cache-c", redis.url(),
-                             "rm -rf b && cmake -S src -B b -G Ninja "
-                             "-DCMAKE_CXX_COMPILER=g++ >/dev/null");
-  ASSERT_EQ(c.exit_code, 0) << c.err;
-  base::ProcessResult warm = sh("cache-c", redis.url(), std::string(LEXPACK_BIN) + " warm -C b");
+  base::ProcessResult warm = warm_fresh_build("cache-c", redis.url());
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
   EXPECT_NE(warm.err.find("3 would miss, 0 uncacheable; 3 of them fetched from the remote"),
             std::string::npos)
