@@ -34,18 +34,28 @@ std::string memo_key(const std::string& program, const base::StatSignature& sig)
   return w.take();
 }
 
+// The digest of the specs file the driver reads, wherever it finds it
+// (`where`: its answer to -print-file-name=specs; the name alone when there
+// is none): it changes what the driver passes to cc1, and so its search
+// lists for some flags (compiler/derived_search_list.h).
+std::string specs_digest(const base::ProcessResult& where) {
+  const std::string specs = first_line(where.out);
+  return where.exit_code == 0 && !specs.empty() && specs[0] == '/' ? file_digest(specs)
+                                                                   : "no specs file";
+}
+
 // Asks `program`; `facts` gets what another machine checks before taking
 // the answer. `driver_digest` is the driver's, when known already.
+// Every question at once, before the driver says what it is: each runs a
+// process (cc1 and cc1plus tens of ms), and the answers of a driver that
+// turns out not to be gcc or clang are dropped. One run per language
+// answers both its predefined macros (stdout) and its search list (stderr);
+// -I kProbeDir makes that list a base for derived ones
+// (derived_search_list.h) and does not change the macros.
 base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::string& program,
                                             std::string driver_digest, IdentityFacts* facts) {
   CompilerIdentity id;
   id.program = program;
-  // Every question at once, before the driver says what it is: each runs a
-  // process (cc1 and cc1plus tens of ms), and the answers of a driver that
-  // turns out not to be gcc or clang are dropped.
-  // One run per language answers both its predefined macros (stdout) and
-  // its search list (stderr); -I kProbeDir makes that list a base for
-  // derived ones (derived_search_list.h) and does not change the macros.
   std::vector<std::vector<std::string>> questions;
   for (const char* lang : {"c", "c++"}) {
     questions.push_back(
@@ -110,16 +120,10 @@ base::Result<CompilerIdentity> ask_compiler(cache::Store* store, const std::stri
   h.field(as_digest);
   if (id.kind == CompilerKind::kGcc) {
     for (const std::string& d : prog_digests) h.field(d);
-    // The specs file the driver reads, wherever it finds it (the name alone
-    // when there is none): it changes what the driver passes to cc1 and so
-    // its search lists for some flags (compiler/derived_search_list.h).
-    const std::string specs = first_line(first[3].out);
-    h.field(first[3].exit_code == 0 && !specs.empty() && specs[0] == '/' ? file_digest(specs)
-                                                                         : "no specs file");
-    // A specs file changes what the driver does; gcc looks for it among its
-    // library prefixes, which are cc1plus's own directory only where the
-    // programs are not kept apart in libexec/ (Debian's layout). Elsewhere
-    // the answer does not travel.
+    h.field(specs_digest(first[3]));
+    // gcc looks for its specs file among its library prefixes, cc1plus's own
+    // directory only where the programs are not kept apart in libexec/
+    // (Debian's layout). Elsewhere the answer does not travel.
     if (!prog_paths[0].empty() && !prog_paths[1].empty() &&
         prog_paths[1].find("/libexec/") == std::string::npos) {
       for (size_t i = 0; i < 2; ++i) facts->programs.emplace_back(prog_paths[i], prog_digests[i]);
