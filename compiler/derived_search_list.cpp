@@ -353,32 +353,42 @@ std::optional<std::vector<std::string>> shareable_base_rest(const CompileCommand
   return split.rest;
 }
 
+namespace {
+
+// The store's memo key of `command`'s base question when its answer may
+// travel (gcc, a shareable rest): the key probed_base_search_list asks under.
+std::optional<std::string> shareable_base_key(const CompilerIdentity& identity,
+                                              const CompileCommand& command,
+                                              const std::string& cwd) {
+  std::optional<std::vector<std::string>> rest = shareable_base_rest(command);
+  if (!rest || identity.kind != CompilerKind::kGcc) return std::nullopt;
+  return memo_key(identity, command.language, with_probe(*rest), base_cwd(*rest, cwd));
+}
+
+}  // namespace
+
 std::optional<SearchList> shareable_base_answer(cache::Store* store,
                                                 const CompilerIdentity& identity,
                                                 const CompileCommand& command,
                                                 const std::string& cwd) {
-  std::optional<std::vector<std::string>> rest = shareable_base_rest(command);
-  if (!rest || identity.kind != CompilerKind::kGcc) return std::nullopt;
-  return memoized_search_list(
-      store, memo_key(identity, command.language, with_probe(*rest), base_cwd(*rest, cwd)));
+  std::optional<std::string> key = shareable_base_key(identity, command, cwd);
+  return key ? memoized_search_list(store, *key) : std::nullopt;
 }
 
 bool remember_shared_base_answer(cache::Store* store, const CompilerIdentity& identity,
                                  const CompileCommand& command, const std::string& cwd,
                                  const SearchList& probed, std::string* why) {
-  std::optional<std::vector<std::string>> rest = shareable_base_rest(command);
-  if (!store || !rest || !probed.memoizable || identity.kind != CompilerKind::kGcc) {
+  std::optional<std::string> key = shareable_base_key(identity, command, cwd);
+  if (!store || !key || !probed.memoizable) {
     *why = "its search arguments' answer does not travel";
     return false;
   }
-  const std::string key =
-      memo_key(identity, command.language, with_probe(*rest), base_cwd(*rest, cwd));
-  if (memoized_search_list(store, key)) return true;  // asked here already: kept
+  if (memoized_search_list(store, *key)) return true;  // asked here already: kept
   if (std::string m = list_mismatch(probed); !m.empty()) {
     *why = m;
     return false;
   }
-  store->put_memo("search", key, encode_search_list(probed));
+  store->put_memo("search", *key, encode_search_list(probed));
   return true;
 }
 
