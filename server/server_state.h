@@ -244,6 +244,9 @@ class Server {
   // Gives how many were left for a moment when nothing waits.
   size_t check_for_build(const std::vector<ToCheck>& checks,
                          std::chrono::steady_clock::time_point deadline);
+  // An entry of the check ahead whose check wanted a dependency compared by
+  // content, checked again on this thread under the watches it has.
+  void trust_by_content(PendingTrust* p, SharedStats* shared);
   void check_beside_watches(const std::vector<ToCheck>& checks,
                             const std::function<bool(const ToCheck&)>& go_on, SharedStats* shared,
                             std::deque<PendingTrust>* pending);

@@ -221,17 +221,26 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
       // check.
       drain();
     }
-    // Those that wanted a dependency compared by content, each checked again
-    // (one validation: its watches counted it once already).
-    for (const PendingTrust& p : pending) {
-      std::string why;
-      if (!p.wants_content || !go_on({p.id, p.cwd, {}})) continue;
-      const uint64_t counted = validations_;
-      build_trust(p.id, p.cwd, &why, &shared);
-      if (validations_ > counted) --validations_;
+    // Those that wanted a dependency compared by content, checked again
+    // here, where the file table is free now, under the watches they have.
+    for (PendingTrust& p : pending) {
+      if (p.wants_content && go_on({p.id, p.cwd, {}})) trust_by_content(&p, &shared);
     }
   }
   return queued;
+}
+
+void Server::trust_by_content(PendingTrust* p, SharedStats* shared) {
+  Timed timed{.total = &trust_us_};
+  shared->start_check(p->cwd, stat_epoch());
+  const closure::ContentLookup content = closure::content_lookup(files_.get(), p->cwd);
+  check_pending(p, shared, &content);
+  std::string why;
+  if (!finish_trust(p, &why)) return;
+  Entry& e = entries_[p->id];
+  e.linked = std::move(p->linked);
+  e.trusted = true;
+  drain();  // a change since its watches untrusts it
 }
 
 void Server::check_beside_watches(const std::vector<ToCheck>& checks,
@@ -284,7 +293,9 @@ void Server::check_beside_watches(const std::vector<ToCheck>& checks,
       };
       shared->start_check(p->cwd, epoch);
       check_pending(p, shared, &content);
-      std::string().swap(p->bytes);  // what is left to do needs the decoded memo only
+      // What is left to do needs the decoded memo only, but for a check
+      // again by content.
+      if (!p->wants_content) std::string().swap(p->bytes);
     }
   });
   for (size_t k = 0; k < checks.size(); ++k) {
