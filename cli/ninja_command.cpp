@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -119,7 +122,7 @@ struct PrefetchSummary {
 constexpr int kPrefetchDeadlineMs = 10000;
 
 PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& compiles,
-                               std::function<void()> memos_stored) {
+                               std::function<void(std::vector<size_t>)> memos_stored) {
   PrefetchSummary s;
   if (compiles.empty()) return s;
   auto start = std::chrono::steady_clock::now();
@@ -130,6 +133,9 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   s.compiles = compiles.size();
   s.fetched = r.fetched;
+  launcher::DecisionLog log;
+  log.set_subject("prefetch");
+  log.write("took " + r.phases);
   s.note = r.note;
   s.us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                start)
@@ -141,11 +147,12 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
 // or their entries just fetched) checks them now, in one request, so that
 // each is answered from memory when ninja runs it, instead of each launcher
 // checking its own closure. Bounded: a build never waits long for it.
-// Gives what the server said and how long the build waited for it, and
-// (with `answered`) which compiles it answers from memory.
-std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compiles,
-                           std::vector<bool>* answered = nullptr) {
-  auto start = std::chrono::steady_clock::now();
+// Gives what the server said and how long the build waited for it (since
+// `start`, by default the request's), and (with `answered`) which compiles
+// it answers from memory.
+std::string prepare_server(
+    const std::vector<launcher::PrefetchCompile>& compiles, std::vector<bool>* answered = nullptr,
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now()) {
   std::vector<server::Request::Compile> batch;
   batch.reserve(compiles.size());
   for (const launcher::PrefetchCompile& c : compiles) batch.push_back({c.directory, c.argv});
@@ -157,6 +164,49 @@ std::string prepare_server(const std::vector<launcher::PrefetchCompile>& compile
                                                                   start);
   return said->said + " (" + std::to_string(ms.count()) + " ms)";
 }
+
+// The server's checks of the compiles whose closure memos the prefetch has
+// stored, one request after another on a thread of their own, while the
+// prefetch keys the rest.
+class ServerChecks {
+ public:
+  ~ServerChecks() { finish(); }
+  void add(std::vector<launcher::PrefetchCompile> compiles) {
+    std::lock_guard<std::mutex> lock(m_);
+    queue_.push_back(std::move(compiles));
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+    more_.notify_one();
+  }
+  // Waits for every check asked for.
+  void finish() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      done_ = true;
+      more_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      more_.wait(lock, [this] { return done_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      std::vector<launcher::PrefetchCompile> compiles = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      prepare_server(compiles);
+      lock.lock();
+    }
+  }
+
+  std::mutex m_;
+  std::condition_variable more_;
+  std::deque<std::vector<launcher::PrefetchCompile>> queue_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
@@ -233,21 +283,27 @@ AheadOfNinja get_ahead_of_ninja(const std::string& build_dir, bool prefetch,
     log.write(std::to_string(to_fetch.size()) + " of " + std::to_string(compiles.size()) +
               " compiles to run keyed (the others answered by the server)");
   }
-  // A new server checks the closures the prefetch computed while their
-  // entries are being fetched (it needs their memos, not their entries).
-  std::thread preparing;
+  // A new server checks the closures the prefetch computed while it keys
+  // the rest and their entries are being fetched (it needs their memos, not
+  // their entries); then every compile once more, which says how many it
+  // answers from memory (those checked already cost a lookup).
+  ServerChecks checks;
   if (!to_fetch.empty()) {
-    std::function<void()> check_early;
+    std::function<void(std::vector<size_t>)> check_early;
     if (!client.empty() && new_server) {
-      check_early = [&] { preparing = std::thread([&] { prepared = prepare_server(compiles); }); };
+      check_early = [&](std::vector<size_t> keyed) {
+        std::vector<launcher::PrefetchCompile> batch;
+        for (size_t i : keyed) batch.push_back(to_fetch[i]);
+        checks.add(std::move(batch));
+      };
     }
     prefetched = prefetch_build(to_fetch, std::move(check_early));
   }
-  if (preparing.joinable()) {
-    preparing.join();
-  } else if (!client.empty() && !compiles.empty() &&
-             (new_server || (prefetched && prefetched->fetched > 0))) {
-    prepared = prepare_server(compiles);
+  const auto prefetch_end = std::chrono::steady_clock::now();
+  checks.finish();
+  if (!client.empty() && !compiles.empty() &&
+      (new_server || (prefetched && prefetched->fetched > 0))) {
+    prepared = prepare_server(compiles, nullptr, prefetch_end);
   }
   return ahead;
 }

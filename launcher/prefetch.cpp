@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -149,6 +150,32 @@ std::string takes_header_to_make(const compiler::CompileCommand& cmd, const std:
   return "";
 }
 
+// Milliseconds spent per phase of a prefetch, summed over its chunks.
+class PhaseTimes {
+ public:
+  // Adds the time since the last call (or the start) to `phase`.
+  void lap(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    double& ms = ms_[phase];
+    ms += std::chrono::duration<double, std::milli>(now - last_).count();
+    if (std::find(order_.begin(), order_.end(), phase) == order_.end()) order_.push_back(phase);
+    last_ = now;
+  }
+  std::string text() const {
+    std::string out;
+    for (const char* phase : order_) {
+      if (!out.empty()) out += ", ";
+      out += std::string(phase) + " " + std::to_string(std::lround(ms_.at(phase))) + " ms";
+    }
+    return out;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::map<std::string_view, double> ms_;
+  std::vector<const char*> order_;
+};
+
 // One prefetch's chunks: their keys computed one directory at a time over
 // one shared file graph and one locked, batching store, then the entries the
 // local store lacks fetched. Fills the prefetch's result.
@@ -178,12 +205,10 @@ class Prefetcher {
   void compute_keys(const std::vector<size_t>& chunk);
   // The entries of `chunk` the local store lacks, each key once, in one
   // batched fetch; how many keys were asked and how many the remote had.
-  // `meanwhile` runs while the entries are on their way (or at once).
-  size_t fetch(const std::vector<size_t>& chunk, size_t* hits,
-               const std::function<void()>& meanwhile);
-  // Once: every closure memo written is in the local store; tells the caller.
-  void memos_stored();
+  // What the keys left in the batching store is written meanwhile.
+  size_t fetch(const std::vector<size_t>& chunk, size_t* hits);
   void flush() { locked_.flush(); }
+  PhaseTimes& times() { return times_; }
 
  private:
   // The keys of `group`, compiles of the working directory `cwd`.
@@ -215,7 +240,7 @@ class Prefetcher {
   bool have_old_cwd_ = false;
   std::string old_cwd_;
   std::set<std::string> asked_;
-  bool told_ = false;
+  PhaseTimes times_;
 };
 
 void Prefetcher::compute_keys(const std::vector<size_t>& chunk) {
@@ -255,8 +280,10 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
     identities.emplace(cmds[k].compiler, compiler::compiler_identity(&locked_, cmds[k].compiler,
                                                                      tier_ ? &answers : nullptr));
   }
+  times_.lap("commands and identities");
   std::vector<std::optional<std::string>> remote_memos =
       fetch_remote_memos(group, cmds, left, identities, cwd);
+  times_.lap("memos fetched");
   // Each memo decoded once, for learn() and for its compile's key, on all
   // threads (a Boost TU's memo names about 7,300 paths).
   std::vector<std::optional<closure::RemoteMemoView>> decoded(group.size());
@@ -277,13 +304,16 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
     }
   }
   remote_memos.clear();
+  times_.lap("memos decoded");
   if (!memos.empty()) contents_.learn(memos, cwd, base_dir_, &graph_, jobs_);
+  times_.lap("their files' facts");
   std::atomic<size_t> next{0};
+  size_t end = 0;  // of the slice being keyed
   auto work = [&] {
     base::use_huge_thread_heap_pages();
     closure::FileStates files(&locked_, kernel_);
     files.share(&graph_);
-    for (size_t k; (k = next.fetch_add(1)) < group.size();) {
+    for (size_t k; (k = next.fetch_add(1)) < end;) {
       size_t i = group[k];
       const compiler::CompileCommand& cmd = cmds[k];
       if (left[k]) continue;
@@ -311,7 +341,25 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
       r_->why_not[i] = std::move(keyed.why_not);
     }
   };
-  base::run_on_threads(std::min<int>(jobs_, int(group.size())), work);
+  // In slices, each slice's memos stored and told of before the next is
+  // keyed: a server checks them meanwhile.
+  const size_t slice =
+      options_.memos_stored ? std::max<size_t>(1, options_.memo_slice) : group.size();
+  for (size_t begin = 0; begin < group.size(); begin = end) {
+    end = std::min(group.size(), begin + slice);
+    next = begin;
+    base::run_on_threads(std::min<int>(jobs_, int(end - begin)), work);
+    times_.lap("keys");
+    if (!options_.memos_stored) continue;
+    std::vector<size_t> keyed;
+    for (size_t k = begin; k < end; ++k) {
+      if (r_->keys[group[k]]) keyed.push_back(group[k]);
+    }
+    if (keyed.empty()) continue;
+    locked_.flush();
+    times_.lap("memos written");
+    options_.memos_stored(std::move(keyed));
+  }
 }
 
 std::vector<std::optional<std::string>> Prefetcher::fetch_remote_memos(
@@ -340,8 +388,7 @@ std::vector<std::optional<std::string>> Prefetcher::fetch_remote_memos(
   return memos;
 }
 
-size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits,
-                         const std::function<void()>& meanwhile) {
+size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits) {
   PrefetchResult& r = *r_;
   std::vector<cache::Hash128> missing;
   for (size_t i : chunk) {
@@ -350,26 +397,24 @@ size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits,
     if (!r.local[i] && asked_.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
   }
   *hits = 0;
-  if (!options_.fetch || !tier_ || missing.empty()) {
-    meanwhile();
-    return missing.size();
-  }
+  if (!options_.fetch || !tier_ || missing.empty()) return missing.size();
   // Entries go to the store itself, each record after its blobs (the
   // batching store holds blobs back): what the keys left is written
   // first, on another thread while the entries are on their way (the
   // remote is asked from this thread, as everywhere else).
-  std::thread writing([&] {
-    meanwhile();
-    locked_.flush();
-  });
+  times_.lap("local lookups");
+  std::thread writing([&] { locked_.flush(); });
   std::string note;
   std::vector<std::optional<cache::remote::RemoteEntry>> got =
       tier_->fetch_many(missing, counter(), &note);
+  times_.lap("entries fetched");
   writing.join();
+  times_.lap("memos written");
   // All in one batch: one pack write and two index transactions, not
   // three transactions an entry.
   got.resize(missing.size());
   std::vector<bool> written = cache::remote::store_entries(*store_, missing, got);
+  times_.lap("entries stored");
   std::set<std::string> stored;
   for (size_t i = 0; i < missing.size(); ++i) {
     if (got[i]) ++*hits;
@@ -384,13 +429,6 @@ size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits,
     r.note = note;
   }
   return missing.size();
-}
-
-void Prefetcher::memos_stored() {
-  if (told_) return;
-  told_ = true;
-  locked_.flush();
-  if (options_.memos_stored) options_.memos_stored();
 }
 
 }  // namespace
@@ -438,9 +476,7 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
     for (size_t i = begin; i < std::min(compiles.size(), begin + step); ++i) chunk.push_back(i);
     prefetcher.compute_keys(chunk);
     size_t hits = 0;
-    size_t asked_now = prefetcher.fetch(chunk, &hits, [&] {
-      if (begin + step >= compiles.size()) prefetcher.memos_stored();
-    });
+    size_t asked_now = prefetcher.fetch(chunk, &hits);
     // A remote without any of a whole chunk's entries (machine A, the first
     // build of a change) will not have the rest either: the compiles go on
     // without their keys computed ahead (each asks the remote itself).
@@ -453,7 +489,8 @@ PrefetchResult prefetch_compiles(const std::vector<PrefetchCompile>& compiles,
   }
   // A failed write only costs the launcher its own walk.
   prefetcher.flush();
-  prefetcher.memos_stored();
+  prefetcher.times().lap("memos written");
+  r.phases = prefetcher.times().text();
   return r;
 }
 

@@ -31,10 +31,13 @@ struct PrefetchOptions {
   // waits for the prefetch, and the compiles left fetch their own entries.
   int deadline_ms = 0;
   size_t cold_chunk = 32;  // a chunk that asked this many keys and got none stops it
-  // Called once, as soon as every closure memo the prefetch will write is in
-  // the local store, and before the last batch is fetched: a server can
-  // check the closures while the entries are on their way.
-  std::function<void()> memos_stored;
+  // Called as soon as some compiles' closure memos are in the local store,
+  // with their indices in `compiles` (each keyed compile once, in slices of
+  // at most `memo_slice` compiles of one directory): a server can check those
+  // closures while the rest are keyed and the entries are on their way.
+  // Called from the prefetch's own thread, before the last batch is fetched.
+  std::function<void(std::vector<size_t>)> memos_stored;
+  size_t memo_slice = 16;
 };
 
 struct PrefetchResult {
@@ -47,6 +50,8 @@ struct PrefetchResult {
   size_t fetched = 0;                // entries fetched from the remote and stored
   bool remote = false;               // a remote is configured
   std::string note;                  // what went wrong with the remote
+  // Where the time went, for the decision log: "identities 9 ms, ...".
+  std::string phases;
 };
 
 // Never fails: what could not be done is a compile without a key, or a note.

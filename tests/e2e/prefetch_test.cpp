@@ -161,6 +161,39 @@ TEST_F(Prefetch, BeginsNoChunkPastItsDeadline) {
   for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(r.keys[i].has_value()) << r.why_not[i];
 }
 
+// The memos are told of a slice at a time, each slice's once they are in
+// the local store and before the next slice is keyed: a server checks them
+// while the prefetch keys the rest.
+TEST_F(Prefetch, TellsOfEachSlicesMemosOnceStored) {
+  ScopedEnv env;
+  env.set("LEXPACK_DIR", dir_.at("cache-p"));
+  env.set("LEXPACK_REMOTE_STORAGE", "");
+  const char* tus[] = {"x", "y", "z"};
+  auto has_memo = [&](size_t i) {
+    std::string cmd = "cd build && " + std::string(LEXPACK_BIN) + " explain";
+    for (const std::string& a : argv(tus[i])) cmd += " " + shell_quote(a);
+    base::ProcessResult p =
+        sh(cmd, "LEXPACK_SERVER=0 LEXPACK_DIR=" + shell_quote(dir_.at("cache-p")));
+    return p.out.find("no closure memo") == std::string::npos;
+  };
+  std::vector<std::vector<size_t>> told;
+  std::vector<std::vector<bool>> stored;  // per call: which compiles had a memo
+  launcher::PrefetchOptions options;
+  options.fetch = false;
+  options.memo_slice = 2;
+  options.memos_stored = [&](std::vector<size_t> keyed) {
+    told.push_back(keyed);
+    stored.push_back({has_memo(0), has_memo(1), has_memo(2)});
+  };
+  launcher::PrefetchResult r = launcher::prefetch_compiles(compiles(), options);
+  for (size_t i = 0; i < 3; ++i) ASSERT_TRUE(r.keys[i].has_value()) << r.why_not[i];
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0], (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(told[1], (std::vector<size_t>{2}));
+  EXPECT_EQ(stored[0], (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(stored[1], (std::vector<bool>{true, true, true}));
+}
+
 TEST_F(Prefetch, ARefusedRemoteLeavesTheKeysAndFetchesNothing) {
   ScopedEnv env;
   env.set("LEXPACK_DIR", dir_.at("cache-p"));
