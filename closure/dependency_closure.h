@@ -55,6 +55,10 @@ struct Closure {
   // Per failed probe, its candidate number in the scan's graph
   // (ScanFileCache::candidate_ids); empty without a graph.
   std::vector<uint32_t> failed_probe_ids;
+  // Every failed probe was found to be no entry at all (not even a dangling
+  // symlink) through the shared answers its memo is encoded with: the
+  // encoding takes that answer instead of asking each again.
+  bool failed_probes_no_entry = false;
   std::shared_ptr<const void> storage;
   // What preprocessing reads of the source (FileSummary::preprocessing).
   cache::Hash128 source_preprocessing;

@@ -34,6 +34,9 @@ struct LocalFacts::Impl {
     std::string path;                  // "" as for File
     const std::string* dir = nullptr;  // interned (dir_of), as encode_closure_memo() groups it
     bool absent = false;
+    // The shared answers `absent` came from, after its directory's signature
+    // (null: asked of the file system alone).
+    const ScanFileCache* asked_through = nullptr;
     // What the action key hashes for it (the path's name under a relocation
     // that is `relocated`, as action_key() names it): made once per build,
     // not once per memo that gives the name.
@@ -182,6 +185,7 @@ Facts::Probe find_probe(Facts* facts, std::string_view name, bool absolute,
     shared->dir_stat_once(dir, dir[0] == '/' ? dir : base::absolute_path(dir, cwd));
   }
   p.absent = shared->no_entry_once(base::absolute_path(p.path, cwd));
+  p.asked_through = shared;
   return p;
 }
 
@@ -273,8 +277,11 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   sorted.clear();
   sorted.reserve(d.probes.size());
   std::string renamed;
+  // Whether each was asked as the memo's encoding asks it (find_probe).
+  bool asked_through_shared = shared != nullptr;
   for (size_t i = 0; i < d.probes.size(); ++i) {
     const Facts::Probe& p = *found[i];
+    asked_through_shared = asked_through_shared && p.asked_through == shared;
     if (p.path.empty()) {
       return base::Status::error("names " + std::string(d.probes[i].name) + " differently here");
     }
@@ -287,6 +294,7 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   }
   sort_key_digests(&sorted);
   digests->made = true;
+  c->failed_probes_no_entry = asked_through_shared;
   return base::Status();
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "closure/action_key.h"
+#include "closure/closure_memo.h"
+#include "closure/scan_file_cache.h"
 #include "tests/support/test_dir.h"
 
 namespace lexpack::closure {
@@ -116,6 +118,35 @@ TEST_F(RemoteMemoTest, RefusedWhereAFileACandidateOrTheListDiffers) {
   EXPECT_FALSE(
       take_remote_memo(memo, identity_, command("b"), top("b") + "/build", root_, other, &contents)
           .ok());
+}
+
+// Taken through shared answers, every missing candidate was asked as the
+// local memo's encoding asks it: the encoding takes those answers (the same
+// memo as asking each again). Asked of the file system alone, it asks.
+TEST_F(RemoteMemoTest, TheLocalMemoTakesTheProbesAnswersItWasTakenWith) {
+  cache::Hash128 key;
+  const std::string memo = memo_of_a(&key);
+  ScanFileCache shared;
+  LocalFacts contents(nullptr);
+  const std::string cwd = top("b") + "/build";
+  base::Result<TakenClosure> taken =
+      take_remote_memo(memo, identity_, command("b"), cwd, root_, list("b"), &contents, &shared);
+  ASSERT_TRUE(taken.ok()) << taken.message();
+  EXPECT_TRUE(taken->closure.failed_probes_no_entry);
+  auto encode = [&](const Closure& c) {
+    return encode_closure_memo(c, list("b"), taken->key, &shared, cwd,
+                               YoungFiles::kCheckedByContent);
+  };
+  std::optional<std::string> kept = encode(taken->closure);
+  Closure asking = taken->closure;
+  asking.failed_probes_no_entry = false;
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept, encode(asking));
+  LocalFacts alone(nullptr);
+  base::Result<TakenClosure> unshared =
+      take_remote_memo(memo, identity_, command("b"), cwd, root_, list("b"), &alone);
+  ASSERT_TRUE(unshared.ok()) << unshared.message();
+  EXPECT_FALSE(unshared->closure.failed_probes_no_entry);
 }
 
 // "inc/../x.h" with inc a symlink: the compiler reads the x.h beside inc's
