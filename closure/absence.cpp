@@ -9,6 +9,7 @@
 #include "base/file_stat.h"
 #include "base/file_util.h"
 #include "closure/file_state.h"
+#include "closure/scan_file_cache.h"
 
 namespace lexpack::closure {
 
@@ -61,13 +62,17 @@ bool VouchedGroups::absent_entry(std::string_view path) {
   if (!last.empty() && last[0] == '/') last.remove_prefix(1);
   bool ok = false;
   if (!last.empty() && last != "." && last != "..") {
-    struct stat st;
     const std::string at =
         cwd_.empty() ? std::string(path) : base::absolute_path(std::string(path), cwd_);
-    ok = ::lstat(at.c_str(), &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT;
+    ok = shared_ && at[0] == '/' ? shared_->vouchable_once(at) : vouchable_entry(at);
   }
   entries_.emplace(std::string(path), ok);
   return ok;
+}
+
+bool vouchable_entry(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 ? S_ISREG(st.st_mode) : errno == ENOENT;
 }
 
 namespace {

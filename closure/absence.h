@@ -21,6 +21,8 @@
 
 namespace lexpack::closure {
 
+class ScanFileCache;
+
 // Whether `path` (relative to `cwd`, "" for this process's) is no entry at
 // all: a dangling symlink is missing to stat(2) yet its target may appear
 // while its directory stays the same.
@@ -42,6 +44,12 @@ class DirSignatures {
 };
 
 // Missing directories grouped under their deepest existing ancestor.
+// Whether the absolute `path` may be a missing directory that its parent's
+// signature vouches for: nothing there (ENOENT), or a regular file (a
+// directory made in its place is a change of that file, which the memo
+// checks).
+bool vouchable_entry(const std::string& path);
+
 class VouchedGroups {
  public:
   struct Group {
@@ -49,8 +57,10 @@ class VouchedGroups {
     base::StatSignature stat;
     std::vector<std::string> dirs;
   };
-  // `cwd`: what relative paths are relative to ("" for this process's).
-  explicit VouchedGroups(std::string cwd) : cwd_(std::move(cwd)) {}
+  // `cwd`: what relative paths are relative to ("" for this process's);
+  // `shared`: answers kept for the scan (each entry asked once), or null.
+  explicit VouchedGroups(std::string cwd, ScanFileCache* shared = nullptr)
+      : cwd_(std::move(cwd)), shared_(shared) {}
 
   // Puts missing `dir` under its ancestor (signatures from `dir_sig`, settled
   // by `now`); false when it cannot be vouched for (a fresh ancestor, a
@@ -67,6 +77,7 @@ class VouchedGroups {
   base::ViewMap<size_t> index_;
   base::ViewMap<bool> entries_;
   std::string cwd_;
+  ScanFileCache* shared_;
 };
 
 // That some files are missing, held as the signatures of their directories,

@@ -194,7 +194,7 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     if (!base::stat_dir(dir, &s)) return std::nullopt;
     return s;
   });
-  VouchedGroups vouched(shared ? cwd : std::string());
+  VouchedGroups vouched(shared ? cwd : std::string(), shared);
   for (uint32_t g : grouped.order) {
     const ProbeGroups::Group& group = grouped.groups[g];
     MemoView::ProbedDir d;

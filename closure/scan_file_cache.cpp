@@ -2,6 +2,9 @@
 // ask about different files rarely wait for each other.
 #include "closure/scan_file_cache.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <functional>
 
 #include "base/file_util.h"
@@ -128,7 +131,29 @@ void ScanFileCache::restat_dir(const std::string& abs_dir) {
 }
 
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
-  return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] { return no_entry(abs_path); });
+  return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] {
+    // Under a directory that is gone, no entry without a syscall (most
+    // failed candidates lie under an include directory's missing subdir).
+    const std::string parent(base::dir_of(abs_path));
+    return (parent != abs_path && gone_once(parent)) || no_entry(abs_path);
+  });
+}
+
+bool ScanFileCache::gone_once(const std::string& abs_path) {
+  if (abs_path.empty() || abs_path[0] != '/' || abs_path == "/") return false;
+  return once(abs_path, &Entry::gone_known, &Entry::gone, [&] {
+    // The kernel resolves the components in order: what is under a gone
+    // directory is gone too.
+    const std::string parent(base::dir_of(abs_path));
+    if (parent != abs_path && gone_once(parent)) return true;
+    struct stat st;
+    return ::stat(abs_path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+  });
+}
+
+bool ScanFileCache::vouchable_once(const std::string& abs_path) {
+  return once(abs_path, &Entry::vouch_known, &Entry::vouchable,
+              [&] { return vouchable_entry(abs_path); });
 }
 
 bool ScanFileCache::candidate_no_entry_once(uint32_t candidate, std::string_view dir,

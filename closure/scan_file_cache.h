@@ -67,6 +67,9 @@ class ScanFileCache {
   // Callers take the signature of its directory first (dir_stat_once), so
   // that signature is never newer than this answer.
   bool no_entry_once(const std::string& abs_path);
+  // vouchable_entry() of `abs_path` (closure/absence.h), asked once per scan,
+  // after the signature of its directory (VouchedGroups takes it first).
+  bool vouchable_once(const std::string& abs_path);
   // The same for the failed candidate numbered `candidate` (candidate_ids)
   // named `name` in the absolute directory `dir`: after the first time,
   // answered by the number alone, no path made (every TU's memo checks the
@@ -188,6 +191,10 @@ class ScanFileCache {
     std::optional<base::StatSignature> dir;
     bool entry_known = false;
     bool no_entry = false;
+    bool vouch_known = false;
+    bool vouchable = false;
+    bool gone_known = false;
+    bool gone = false;
     base::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };
@@ -197,6 +204,10 @@ class ScanFileCache {
   };
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
+  // Whether no name can be found under `abs_path`: it or a directory on the
+  // way to it is missing (ENOENT), or is no directory (ENOTDIR); asked once
+  // per path and ancestor.
+  bool gone_once(const std::string& abs_path);
   // The answer of `ask` for abs_path, asked once per cache: `known` and
   // `value` are the entry's fields that hold it.
   template <class T, class Ask>

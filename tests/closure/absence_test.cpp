@@ -261,6 +261,30 @@ TEST(ScanFileCache, NoEntryIsAskedOncePerScan) {
   EXPECT_FALSE(next.no_entry_once(probe));
 }
 
+// Under a directory that is missing (or a file, or a dangling symlink) no
+// entry is answered from the directory's own answer, asked once per scan:
+// each answer is the one a syscall on the path gives, "dir/.." included.
+TEST(ScanFileCache, UnderAMissingDirectoryNoEntryIsTheDirectorysAnswer) {
+  lexpack::testing::TestDir d;
+  d.write("inc/y.h", "");
+  d.write("plain", "");
+  ASSERT_EQ(::symlink(d.at("target").c_str(), d.at("dangling").c_str()), 0);
+  ASSERT_EQ(::symlink(d.at("inc").c_str(), d.at("linked").c_str()), 0);
+  ASSERT_EQ(::symlink(d.at("target/b.h").c_str(), d.at("inc/b.h").c_str()), 0);
+  ScanFileCache scan;
+  for (const char* name :
+       {"inc/sub/a.h", "inc/sub/deeper/a.h", "plain/a.h", "dangling/a.h", "inc/sub/../y.h",
+        "inc/../inc/y.h", "linked/b.h", "linked/c.h", "dangling/../inc/y.h"}) {
+    EXPECT_EQ(scan.no_entry_once(d.at(name)), no_entry(d.at(name))) << name;
+  }
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/sub/../y.h")));
+  EXPECT_FALSE(scan.no_entry_once(d.at("inc/../inc/y.h")));
+  d.write("inc/sub/b.h", "");
+  EXPECT_TRUE(scan.no_entry_once(d.at("inc/sub/b.h")));
+  ScanFileCache next;
+  EXPECT_FALSE(next.no_entry_once(d.at("inc/sub/b.h")));
+}
+
 // By candidate number the answer is the path's own: the same for an absent
 // probe and a dangling symlink (some entry), asked once per scan whichever
 // way it is asked first, and asked again by a new scan.
