@@ -63,8 +63,10 @@ class LocalFacts {
   // here, on `jobs` threads, each name once: the memos taken next find
   // everything known.
   // `memos` as decode_remote_memo() gave them; one whose paths are not
-  // relocated as `base_dir` says is left out.
-  void learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
+  // relocated as `base_dir` says is left out. Each memo learned keeps the
+  // facts of its names (RemoteMemoView::learned_files), for take_remote_memo
+  // with these facts in `cwd`.
+  void learn(const std::vector<RemoteMemoView*>& memos, const std::string& cwd,
              std::string_view base_dir, ScanFileCache* shared, int jobs);
 
   struct Impl;

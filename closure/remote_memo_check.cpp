@@ -54,6 +54,12 @@ struct LocalFacts::Impl {
   std::mutex mutex;
   std::map<std::string, InDir, std::less<>> by_cwd;
 
+  // What learn() marks the memos it learned in `cwd` with.
+  const void* place_of(const std::string& cwd) {
+    std::lock_guard<std::mutex> hold(mutex);
+    return &by_cwd[cwd];
+  }
+
   // The one copy of each directory of a probe: a memo's candidates are
   // numbered by directory by address, not by hashing the name each time.
   const std::string* intern_dir(std::string_view dir) {
@@ -231,8 +237,14 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
     return find_file(facts, path_here(std::string(n.name), n.flags & kRemoteAbsolute, relocation),
                      !(n.flags & kRemotePresenceOnly), relocation.cwd, shared);
   };
-  std::vector<Facts::File*> found =
-      facts->facts_for(&Facts::InDir::files, relocation.cwd, d.files, 1, make);
+  std::vector<Facts::File*> found;
+  if (d.learned_by && d.learned_by == facts->place_of(relocation.cwd) &&
+      d.learned_files.size() == d.files.size()) {
+    found.reserve(d.files.size());
+    for (void* f : d.learned_files) found.push_back(static_cast<Facts::File*>(f));
+  } else {
+    found = facts->facts_for(&Facts::InDir::files, relocation.cwd, d.files, 1, make);
+  }
   Facts::File own_source = find_file(facts, storage->source, !(source.flags & kRemotePresenceOnly),
                                      relocation.cwd, shared);
   found[0] = &own_source;
@@ -268,8 +280,14 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
     return find_probe(facts, d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation,
                       shared);
   };
-  std::vector<Facts::Probe*> found =
-      facts->facts_for(&Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
+  std::vector<Facts::Probe*> found;
+  if (d.learned_by && d.learned_by == facts->place_of(relocation.cwd) &&
+      d.learned_probes.size() == d.probes.size()) {
+    found.reserve(d.probes.size());
+    for (void* p : d.learned_probes) found.push_back(static_cast<Facts::Probe*>(p));
+  } else {
+    found = facts->facts_for(&Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
+  }
   std::unordered_map<const std::string*, uint32_t> dirs;  // interned by the facts
   c->failed_probes.reserve(d.probes.size());
   c->failed_probe_dirs.reserve(d.probes.size());
@@ -300,65 +318,87 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
 
 }  // namespace
 
-void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const std::string& cwd,
+void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::string& cwd,
                        std::string_view base_dir, ScanFileCache* shared, int jobs) {
   // Each name once, read when any memo reads it: the memos shared out
   // among the threads (a build's memos give hundreds of thousands of names,
-  // a few thousand of them different), each thread's names merged after.
+  // a few thousand of them different). Each thread numbers the names it
+  // meets (by kind, file or probe, and kRemoteAbsolute) and each memo keeps
+  // its names' numbers; the threads' names are merged after, and each memo
+  // then gets its names' facts by number, no name looked up again.
   struct Names {
-    std::unordered_map<std::string_view, uint8_t, cache::StringHash> files[2], probes[2];
-    // kRemotePresenceOnly set: read by some memo.
-    void add_file(const RemoteMemoView::Named& n, uint8_t read) {
-      uint8_t& flags = files[(n.flags & kRemoteAbsolute) != 0][n.name];
-      flags = uint8_t(flags | read);
+    std::unordered_map<std::string_view, uint32_t, cache::StringHash> ids[2][2];
+    // Files: kRemotePresenceOnly set means read by some memo.
+    std::vector<RemoteMemoView::Named> list[2][2];
+    std::vector<uint32_t> merged[2][2];  // per number, its number among all names
+    uint32_t number(int kind, int absolute, const RemoteMemoView::Named& n) {
+      auto [it, fresh] = ids[kind][absolute].try_emplace(n.name, list[kind][absolute].size());
+      if (fresh) list[kind][absolute].push_back({n.name, uint8_t(absolute ? kRemoteAbsolute : 0)});
+      uint8_t& flags = list[kind][absolute][it->second].flags;
+      flags = uint8_t(flags | (kind == 0 ? (~n.flags & kRemotePresenceOnly) : 0));
+      return it->second;
     }
+  };
+  struct Numbered {
+    size_t part = 0;
+    bool taken = false;
+    std::vector<uint32_t> files, probes;
   };
   constexpr size_t kMemosPerThread = 8;
   const int parts = std::max(1, std::min<int>(jobs, int(memos.size() / kMemosPerThread)));
   std::vector<Names> part(static_cast<size_t>(parts));
+  std::vector<Numbered> numbered(memos.size());
   std::atomic<size_t> next_part{0}, next_memo{0};
   auto collect = [&] {
-    Names& mine = part[next_part.fetch_add(1)];
+    const size_t me = next_part.fetch_add(1);
+    Names& mine = part[me];
     for (size_t m; (m = next_memo.fetch_add(1)) < memos.size();) {
       const RemoteMemoView& d = *memos[m];
       if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
+      Numbered& own = numbered[m];
+      own.part = me;
+      own.taken = true;
+      own.files.resize(d.files.size());
       for (size_t i = 1; i < d.files.size(); ++i) {
-        mine.add_file(d.files[i], uint8_t(~d.files[i].flags & kRemotePresenceOnly));
+        own.files[i] = mine.number(0, (d.files[i].flags & kRemoteAbsolute) != 0, d.files[i]);
       }
-      for (const RemoteMemoView::Named& n : d.probes)
-        mine.probes[(n.flags & kRemoteAbsolute) != 0][n.name] = n.flags;
+      own.probes.resize(d.probes.size());
+      for (size_t i = 0; i < d.probes.size(); ++i) {
+        own.probes[i] = mine.number(1, (d.probes[i].flags & kRemoteAbsolute) != 0, d.probes[i]);
+      }
     }
   };
   base::run_on_threads(parts, collect);
-  auto& files = part[0].files;
-  auto& probes = part[0].probes;
-  for (size_t k = 1; k < part.size(); ++k) {
+  std::vector<RemoteMemoView::Named> names[2][2];  // files, probes; by kRemoteAbsolute
+  for (int kind = 0; kind < 2; ++kind) {
     for (int a = 0; a < 2; ++a) {
-      for (const auto& [name, read] : part[k].files[a]) {
-        part[0].add_file({name, uint8_t(a ? kRemoteAbsolute : 0)}, read);
+      std::unordered_map<std::string_view, uint32_t, cache::StringHash> all;
+      for (Names& p : part) {
+        p.merged[kind][a].resize(p.list[kind][a].size());
+        for (size_t i = 0; i < p.list[kind][a].size(); ++i) {
+          const RemoteMemoView::Named& n = p.list[kind][a][i];
+          auto [it, fresh] = all.try_emplace(n.name, names[kind][a].size());
+          if (fresh) names[kind][a].push_back(n);
+          names[kind][a][it->second].flags |= n.flags;
+          p.merged[kind][a][i] = it->second;
+        }
       }
-      probes[a].insert(part[k].probes[a].begin(), part[k].probes[a].end());
     }
   }
   KeyRelocation relocation;
   relocation.base_dir = std::string(base_dir);
   relocation.cwd = cwd;
   relocation.relocated = !base_dir.empty();
-  std::vector<RemoteMemoView::Named> names[2][2];  // files, probes; by kRemoteAbsolute
-  for (int a = 0; a < 2; ++a) {
-    for (const auto& [name, read] : files[a]) {
-      names[0][a].push_back({name, uint8_t(read | (a ? kRemoteAbsolute : 0))});
-    }
-    for (const auto& [name, flags] : probes[a]) names[1][a].push_back({name, flags});
-  }
   // Tasks of a few dozen names each, taken by `jobs` threads.
   struct Task {
     int kind, absolute;
     size_t begin, end;
   };
   std::vector<Task> tasks;
+  std::vector<void*> found[2][2];  // per name of `names`, its facts
   for (int kind = 0; kind < 2; ++kind) {
     for (int a = 0; a < 2; ++a) {
+      found[kind][a].resize(names[kind][a].size());
       for (size_t begin = 0; begin < names[kind][a].size(); begin += 32) {
         tasks.push_back({kind, a, begin, std::min(names[kind][a].size(), begin + 32)});
       }
@@ -372,19 +412,46 @@ void LocalFacts::learn(const std::vector<const RemoteMemoView*>& memos, const st
       const std::vector<RemoteMemoView::Named>& all = names[task.kind][task.absolute];
       std::vector<RemoteMemoView::Named> slice(all.begin() + long(task.begin),
                                                all.begin() + long(task.end));
+      void** out = found[task.kind][task.absolute].data() + task.begin;
       if (task.kind == 0) {
-        facts->facts_for(&Impl::InDir::files, cwd, slice, 0, [&](size_t i) {
+        auto got = facts->facts_for(&Impl::InDir::files, cwd, slice, 0, [&](size_t i) {
           return find_file(facts, path_here(std::string(slice[i].name), task.absolute, relocation),
                            slice[i].flags & kRemotePresenceOnly, cwd, shared);
         });
+        std::copy(got.begin(), got.end(), out);
       } else {
-        facts->facts_for(&Impl::InDir::probes, cwd, slice, 0, [&](size_t i) {
+        auto got = facts->facts_for(&Impl::InDir::probes, cwd, slice, 0, [&](size_t i) {
           return find_probe(facts, slice[i].name, task.absolute, relocation, shared);
         });
+        std::copy(got.begin(), got.end(), out);
       }
     }
   };
   base::run_on_threads(std::max(1, std::min<int>(jobs, int(tasks.size()))), work);
+  // Each memo's names' facts, in its order.
+  const void* place = facts->place_of(cwd);
+  std::atomic<size_t> next_ref{0};
+  auto refer = [&] {
+    for (size_t m; (m = next_ref.fetch_add(1)) < memos.size();) {
+      RemoteMemoView& d = *memos[m];
+      const Numbered& own = numbered[m];
+      d.learned_by = nullptr;
+      if (!own.taken) continue;
+      const Names& p = part[own.part];
+      d.learned_files.assign(d.files.size(), nullptr);
+      for (size_t i = 1; i < d.files.size(); ++i) {
+        const int a = (d.files[i].flags & kRemoteAbsolute) != 0;
+        d.learned_files[i] = found[0][a][p.merged[0][a][own.files[i]]];
+      }
+      d.learned_probes.resize(d.probes.size());
+      for (size_t i = 0; i < d.probes.size(); ++i) {
+        const int a = (d.probes[i].flags & kRemoteAbsolute) != 0;
+        d.learned_probes[i] = found[1][a][p.merged[1][a][own.probes[i]]];
+      }
+      d.learned_by = place;
+    }
+  };
+  base::run_on_threads(std::max(1, std::min<int>(jobs, int(memos.size()))), refer);
 }
 
 base::Result<TakenClosure> take_remote_memo(std::string_view bytes,

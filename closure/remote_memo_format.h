@@ -39,6 +39,11 @@ struct RemoteMemoView {
   // The compiler's answer to the compile's base question, when it may
   // travel (compiler/derived_search_list.h: shareable_base_answer).
   std::optional<compiler::SearchList> base_answer;
+  // Set by LocalFacts::learn(): per name, in order, the facts it found for
+  // it (files[0], the source, has none), kept by `learned_by`; taking the
+  // memo with those facts then looks no name up.
+  std::vector<void*> learned_files, learned_probes;
+  const void* learned_by = nullptr;
 };
 
 // False when `bytes` are not a memo of this version.

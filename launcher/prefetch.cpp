@@ -295,7 +295,7 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
     }
   };
   base::run_on_threads(std::min<int>(jobs_, int(group.size())), decode);
-  std::vector<const closure::RemoteMemoView*> memos;
+  std::vector<closure::RemoteMemoView*> memos;
   for (size_t k = 0; k < group.size(); ++k) {
     if (decoded[k]) {
       memos.push_back(&*decoded[k]);

@@ -149,6 +149,60 @@ TEST_F(RemoteMemoTest, TheLocalMemoTakesTheProbesAnswersItWasTakenWith) {
   EXPECT_FALSE(unshared->closure.failed_probes_no_entry);
 }
 
+// A memo learned with the build's other memos keeps its names' facts:
+// taken with them it looks no name up, and comes to what a memo taken
+// without learning comes to. Learned in another working directory, it is
+// taken by looking its names up.
+TEST_F(RemoteMemoTest, ALearnedMemoIsTakenByItsNamesFacts) {
+  cache::Hash128 key;
+  const std::string memo = memo_of_a(&key);
+  RemoteMemoView d;
+  ASSERT_TRUE(decode_remote_memo(memo, &d));
+  const std::string cwd = top("b") + "/build";
+  LocalFacts learned(nullptr);
+  learned.learn({&d}, cwd, root_, nullptr, 2);
+  ASSERT_NE(d.learned_by, nullptr);
+  ASSERT_EQ(d.learned_files.size(), d.files.size());
+  ASSERT_EQ(d.learned_probes.size(), d.probes.size());
+  for (size_t i = 1; i < d.learned_files.size(); ++i) EXPECT_NE(d.learned_files[i], nullptr);
+  for (void* p : d.learned_probes) EXPECT_NE(p, nullptr);
+  base::Result<TakenClosure> by_facts =
+      take_remote_memo(d, identity_, command("b"), cwd, root_, list("b"), &learned);
+  ASSERT_TRUE(by_facts.ok()) << by_facts.message();
+  base::Result<TakenClosure> looked_up = take_in_b(memo);
+  ASSERT_TRUE(looked_up.ok()) << looked_up.message();
+  EXPECT_EQ(by_facts->key, key);
+  EXPECT_EQ(by_facts->key, looked_up->key);
+  ASSERT_EQ(by_facts->closure.files.size(), looked_up->closure.files.size());
+  for (size_t i = 0; i < by_facts->closure.files.size(); ++i) {
+    EXPECT_EQ(by_facts->closure.files[i].path, looked_up->closure.files[i].path);
+    EXPECT_EQ(by_facts->closure.files[i].content, looked_up->closure.files[i].content);
+  }
+  EXPECT_EQ(by_facts->closure.failed_probes, looked_up->closure.failed_probes);
+  // Its facts say what B has: a header changed before learning is refused.
+  dir_.write("b/inc/h.h", "#define H 2\n");
+  RemoteMemoView again;
+  ASSERT_TRUE(decode_remote_memo(memo, &again));
+  LocalFacts fresh(nullptr);
+  fresh.learn({&again}, cwd, root_, nullptr, 1);
+  EXPECT_NE(take_remote_memo(again, identity_, command("b"), cwd, root_, list("b"), &fresh)
+                .message()
+                .find("a file it names differs here"),
+            std::string::npos);
+  // Taken in another working directory than it was learned in: its names
+  // are looked up there.
+  dir_.write("b/inc/h.h", "#define H 1\n");
+  dir_.write("b/other/.keep", "");
+  LocalFacts elsewhere(nullptr);
+  RemoteMemoView third;
+  ASSERT_TRUE(decode_remote_memo(memo, &third));
+  elsewhere.learn({&third}, top("b") + "/other", root_, nullptr, 1);
+  base::Result<TakenClosure> other =
+      take_remote_memo(third, identity_, command("b"), cwd, root_, list("b"), &elsewhere);
+  ASSERT_TRUE(other.ok()) << other.message();
+  EXPECT_EQ(other->key, key);
+}
+
 // "inc/../x.h" with inc a symlink: the compiler reads the x.h beside inc's
 // target, not the lexically normal one. B's lexically normal x.h has A's
 // content, the one its compiler reads does not: refused.
