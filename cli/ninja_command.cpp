@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -133,9 +132,11 @@ PrefetchSummary prefetch_build(const std::vector<launcher::PrefetchCompile>& com
   launcher::PrefetchResult r = launcher::prefetch_compiles(compiles, options);
   s.compiles = compiles.size();
   s.fetched = r.fetched;
-  launcher::DecisionLog log;
-  log.set_subject("prefetch");
-  log.write("took " + r.phases);
+  if (!r.phases.empty()) {
+    launcher::DecisionLog log;
+    log.set_subject("prefetch");
+    log.write("took " + r.phases);
+  }
   s.note = r.note;
   s.us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                start)
@@ -166,22 +167,26 @@ std::string prepare_server(
 }
 
 // The server's checks of the compiles whose closure memos the prefetch has
-// stored, one request after another on a thread of their own, while the
-// prefetch keys the rest.
+// stored, on a thread of their own while the prefetch keys the rest: what
+// was queued meanwhile goes in one request, and none goes after a request
+// no server answered. finish() leaves what is still queued (the build's
+// last request asks about every compile) and waits for the request under
+// way, which the server bounds (kBatchCheckBudget).
 class ServerChecks {
  public:
   ~ServerChecks() { finish(); }
   void add(std::vector<launcher::PrefetchCompile> compiles) {
     std::lock_guard<std::mutex> lock(m_);
-    queue_.push_back(std::move(compiles));
+    if (done_) return;
+    for (launcher::PrefetchCompile& c : compiles) queued_.push_back(std::move(c));
     if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
     more_.notify_one();
   }
-  // Waits for every check asked for.
   void finish() {
     {
       std::lock_guard<std::mutex> lock(m_);
       done_ = true;
+      queued_.clear();
       more_.notify_one();
     }
     if (thread_.joinable()) thread_.join();
@@ -191,19 +196,20 @@ class ServerChecks {
   void run() {
     std::unique_lock<std::mutex> lock(m_);
     for (;;) {
-      more_.wait(lock, [this] { return done_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      std::vector<launcher::PrefetchCompile> compiles = std::move(queue_.front());
-      queue_.pop_front();
+      more_.wait(lock, [this] { return done_ || !queued_.empty(); });
+      if (done_) return;
+      std::vector<launcher::PrefetchCompile> compiles = std::move(queued_);
+      queued_.clear();
       lock.unlock();
-      prepare_server(compiles);
+      const bool answered = !prepare_server(compiles).empty();
       lock.lock();
+      if (!answered) done_ = true;
     }
   }
 
   std::mutex m_;
   std::condition_variable more_;
-  std::deque<std::vector<launcher::PrefetchCompile>> queue_;
+  std::vector<launcher::PrefetchCompile> queued_;
   bool done_ = false;
   std::thread thread_;
 };

@@ -213,7 +213,7 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
       d.probe_count = group.count;
       // A probe that is some entry (a dangling symlink) may resolve later
       // with the directory unchanged: then each probe is checked.
-      const bool known = shared && closure.failed_probes_no_entry;
+      const bool known = shared && closure.failed_probes_answered_by == shared;
       for (size_t k = 0; k < group.count && !d.check_each && !known; ++k) {
         const std::string_view name = m.probes[d.first_probe + k];
         // Once per scan for the scan's probes (dir_sig took the directory's

@@ -22,6 +22,8 @@
 
 namespace lexpack::closure {
 
+class ScanFileCache;
+
 struct ClosureFile {
   std::string_view path;  // as the compiler names it (in the walk's graph: Closure::storage)
   base::StatSignature stat;
@@ -56,9 +58,9 @@ struct Closure {
   // (ScanFileCache::candidate_ids); empty without a graph.
   std::vector<uint32_t> failed_probe_ids;
   // Every failed probe was found to be no entry at all (not even a dangling
-  // symlink) through the shared answers its memo is encoded with: the
-  // encoding takes that answer instead of asking each again.
-  bool failed_probes_no_entry = false;
+  // symlink) through these shared answers: a memo encoded with the same
+  // ones takes that answer instead of asking each again.
+  const ScanFileCache* failed_probes_answered_by = nullptr;
   std::shared_ptr<const void> storage;
   // What preprocessing reads of the source (FileSummary::preprocessing).
   cache::Hash128 source_preprocessing;

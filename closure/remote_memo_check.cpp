@@ -48,16 +48,20 @@ struct LocalFacts::Impl {
   struct InDir {
     ByName<File> files[2];  // by the name's kRemoteAbsolute flag
     ByName<Probe> probes[2];
+    // What learn() marks the memos it learned here with: one number per
+    // facts and working directory in the process, never another's.
+    uint64_t number = next_number.fetch_add(1) + 1;
   };
+  static inline std::atomic<uint64_t> next_number{0};
 
   cache::Store* store;
   std::mutex mutex;
   std::map<std::string, InDir, std::less<>> by_cwd;
 
   // What learn() marks the memos it learned in `cwd` with.
-  const void* place_of(const std::string& cwd) {
+  uint64_t number_of(const std::string& cwd) {
     std::lock_guard<std::mutex> hold(mutex);
-    return &by_cwd[cwd];
+    return by_cwd[cwd].number;
   }
 
   // The one copy of each directory of a probe: a memo's candidates are
@@ -223,7 +227,8 @@ base::Result<cache::Hash128> read_content(Facts* facts, Facts::File* f, const Ag
 }
 
 // Fills `c` with the memo's files as found here, or says what differs.
-base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation,
+// `learned`: the memo's learned facts are `facts`' in this directory.
+base::Status take_files(const RemoteMemoView& d, bool learned, const KeyRelocation& relocation,
                         const compiler::CompileCommand& command, Facts* facts,
                         ScanFileCache* shared, TakenStorage* storage, Closure* c) {
   // The source as the command names it (its name must match the memo's).
@@ -238,8 +243,7 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
                      !(n.flags & kRemotePresenceOnly), relocation.cwd, shared);
   };
   std::vector<Facts::File*> found;
-  if (d.learned_by && d.learned_by == facts->place_of(relocation.cwd) &&
-      d.learned_files.size() == d.files.size()) {
+  if (learned && d.learned_files.size() == d.files.size()) {
     found.reserve(d.files.size());
     for (void* f : d.learned_files) found.push_back(static_cast<Facts::File*>(f));
   } else {
@@ -274,15 +278,14 @@ base::Status take_files(const RemoteMemoView& d, const KeyRelocation& relocation
 // Fills `c` with the memo's missing candidates, each still missing here and
 // numbered by its directory, and `digests` with them as the action key
 // takes them, or says which one is here.
-base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocation, Facts* facts,
-                         ScanFileCache* shared, Closure* c, ProbeDigests* digests) {
+base::Status take_probes(const RemoteMemoView& d, bool learned, const KeyRelocation& relocation,
+                         Facts* facts, ScanFileCache* shared, Closure* c, ProbeDigests* digests) {
   auto make = [&](size_t i) {
     return find_probe(facts, d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation,
                       shared);
   };
   std::vector<Facts::Probe*> found;
-  if (d.learned_by && d.learned_by == facts->place_of(relocation.cwd) &&
-      d.learned_probes.size() == d.probes.size()) {
+  if (learned && d.learned_probes.size() == d.probes.size()) {
     found.reserve(d.probes.size());
     for (void* p : d.learned_probes) found.push_back(static_cast<Facts::Probe*>(p));
   } else {
@@ -312,25 +315,24 @@ base::Status take_probes(const RemoteMemoView& d, const KeyRelocation& relocatio
   }
   sort_key_digests(&sorted);
   digests->made = true;
-  c->failed_probes_no_entry = asked_through_shared;
+  c->failed_probes_answered_by = asked_through_shared ? shared : nullptr;
   return base::Status();
 }
 
 }  // namespace
 
-void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::string& cwd,
-                       std::string_view base_dir, ScanFileCache* shared, int jobs) {
-  // Each name once, read when any memo reads it: the memos shared out
-  // among the threads (a build's memos give hundreds of thousands of names,
-  // a few thousand of them different). Each thread numbers the names it
-  // meets (by kind, file or probe, and kRemoteAbsolute) and each memo keeps
-  // its names' numbers; the threads' names are merged after, and each memo
-  // then gets its names' facts by number, no name looked up again.
-  struct Names {
+namespace {
+
+// The names of a build's memos as learn() collects them: each thread
+// numbers the names it meets (by kind, file or probe, and kRemoteAbsolute),
+// each memo keeps its names' numbers, and the threads' numbers are merged
+// into one list of every name after.
+struct CollectedNames {
+  struct Part {
     std::unordered_map<std::string_view, uint32_t, cache::StringHash> ids[2][2];
     // Files: kRemotePresenceOnly set means read by some memo.
     std::vector<RemoteMemoView::Named> list[2][2];
-    std::vector<uint32_t> merged[2][2];  // per number, its number among all names
+    std::vector<uint32_t> merged[2][2];  // per number, its place in `all`
     uint32_t number(int kind, int absolute, const RemoteMemoView::Named& n) {
       auto [it, fresh] = ids[kind][absolute].try_emplace(n.name, list[kind][absolute].size());
       if (fresh) list[kind][absolute].push_back({n.name, uint8_t(absolute ? kRemoteAbsolute : 0)});
@@ -339,26 +341,33 @@ void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::str
       return it->second;
     }
   };
-  struct Numbered {
+  struct Numbered {  // per memo
     size_t part = 0;
     bool taken = false;
     std::vector<uint32_t> files, probes;
   };
+  std::vector<Part> parts;
+  std::vector<Numbered> numbered;
+  std::vector<RemoteMemoView::Named> all[2][2];  // files, probes; by kRemoteAbsolute
+};
+
+CollectedNames collect_names(const std::vector<RemoteMemoView*>& memos, std::string_view base_dir,
+                             int jobs) {
   constexpr size_t kMemosPerThread = 8;
-  const int parts = std::max(1, std::min<int>(jobs, int(memos.size() / kMemosPerThread)));
-  std::vector<Names> part(static_cast<size_t>(parts));
-  std::vector<Numbered> numbered(memos.size());
+  CollectedNames c;
+  c.parts.resize(size_t(std::max(1, std::min<int>(jobs, int(memos.size() / kMemosPerThread)))));
+  c.numbered.resize(memos.size());
   std::atomic<size_t> next_part{0}, next_memo{0};
   auto collect = [&] {
     const size_t me = next_part.fetch_add(1);
-    Names& mine = part[me];
+    CollectedNames::Part& mine = c.parts[me];
     for (size_t m; (m = next_memo.fetch_add(1)) < memos.size();) {
       const RemoteMemoView& d = *memos[m];
       if (((d.flags & kRemoteRelocated) != 0) != !base_dir.empty()) continue;
-      Numbered& own = numbered[m];
+      CollectedNames::Numbered& own = c.numbered[m];
       own.part = me;
       own.taken = true;
-      own.files.resize(d.files.size());
+      own.files.resize(d.files.size());  // files[0], the source, is not learned
       for (size_t i = 1; i < d.files.size(); ++i) {
         own.files[i] = mine.number(0, (d.files[i].flags & kRemoteAbsolute) != 0, d.files[i]);
       }
@@ -368,23 +377,63 @@ void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::str
       }
     }
   };
-  base::run_on_threads(parts, collect);
-  std::vector<RemoteMemoView::Named> names[2][2];  // files, probes; by kRemoteAbsolute
+  base::run_on_threads(int(c.parts.size()), collect);
   for (int kind = 0; kind < 2; ++kind) {
     for (int a = 0; a < 2; ++a) {
-      std::unordered_map<std::string_view, uint32_t, cache::StringHash> all;
-      for (Names& p : part) {
+      std::unordered_map<std::string_view, uint32_t, cache::StringHash> at;
+      for (CollectedNames::Part& p : c.parts) {
         p.merged[kind][a].resize(p.list[kind][a].size());
         for (size_t i = 0; i < p.list[kind][a].size(); ++i) {
           const RemoteMemoView::Named& n = p.list[kind][a][i];
-          auto [it, fresh] = all.try_emplace(n.name, names[kind][a].size());
-          if (fresh) names[kind][a].push_back(n);
-          names[kind][a][it->second].flags |= n.flags;
+          auto [it, fresh] = at.try_emplace(n.name, c.all[kind][a].size());
+          if (fresh) c.all[kind][a].push_back(n);
+          c.all[kind][a][it->second].flags |= n.flags;
           p.merged[kind][a][i] = it->second;
         }
       }
     }
   }
+  return c;
+}
+
+// Gives each memo `c` numbered the facts of its names (`found`, per name of
+// c.all), marked with `place`.
+void point_at_facts(const std::vector<RemoteMemoView*>& memos, const CollectedNames& c,
+                    const std::vector<void*> (&found)[2][2], uint64_t place, int jobs) {
+  std::atomic<size_t> next{0};
+  auto refer = [&] {
+    for (size_t m; (m = next.fetch_add(1)) < memos.size();) {
+      RemoteMemoView& d = *memos[m];
+      const CollectedNames::Numbered& own = c.numbered[m];
+      d.learned_by = 0;
+      if (!own.taken) continue;
+      const CollectedNames::Part& p = c.parts[own.part];
+      d.learned_files.assign(d.files.size(), nullptr);
+      for (size_t i = 1; i < d.files.size(); ++i) {
+        const int a = (d.files[i].flags & kRemoteAbsolute) != 0;
+        d.learned_files[i] = found[0][a][p.merged[0][a][own.files[i]]];
+      }
+      d.learned_probes.resize(d.probes.size());
+      for (size_t i = 0; i < d.probes.size(); ++i) {
+        const int a = (d.probes[i].flags & kRemoteAbsolute) != 0;
+        d.learned_probes[i] = found[1][a][p.merged[1][a][own.probes[i]]];
+      }
+      d.learned_by = place;
+    }
+  };
+  base::run_on_threads(std::max(1, std::min<int>(jobs, int(memos.size()))), refer);
+}
+
+}  // namespace
+
+void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::string& cwd,
+                       std::string_view base_dir, ScanFileCache* shared, int jobs) {
+  // Each name once, read when any memo reads it: the memos shared out
+  // among the threads (a build's memos give hundreds of thousands of names,
+  // a few thousand of them different); then each memo gets its names'
+  // facts by number, no name looked up again.
+  const CollectedNames c = collect_names(memos, base_dir, jobs);
+  const auto& names = c.all;
   KeyRelocation relocation;
   relocation.base_dir = std::string(base_dir);
   relocation.cwd = cwd;
@@ -428,30 +477,7 @@ void LocalFacts::learn(const std::vector<RemoteMemoView*>& memos, const std::str
     }
   };
   base::run_on_threads(std::max(1, std::min<int>(jobs, int(tasks.size()))), work);
-  // Each memo's names' facts, in its order.
-  const void* place = facts->place_of(cwd);
-  std::atomic<size_t> next_ref{0};
-  auto refer = [&] {
-    for (size_t m; (m = next_ref.fetch_add(1)) < memos.size();) {
-      RemoteMemoView& d = *memos[m];
-      const Numbered& own = numbered[m];
-      d.learned_by = nullptr;
-      if (!own.taken) continue;
-      const Names& p = part[own.part];
-      d.learned_files.assign(d.files.size(), nullptr);
-      for (size_t i = 1; i < d.files.size(); ++i) {
-        const int a = (d.files[i].flags & kRemoteAbsolute) != 0;
-        d.learned_files[i] = found[0][a][p.merged[0][a][own.files[i]]];
-      }
-      d.learned_probes.resize(d.probes.size());
-      for (size_t i = 0; i < d.probes.size(); ++i) {
-        const int a = (d.probes[i].flags & kRemoteAbsolute) != 0;
-        d.learned_probes[i] = found[1][a][p.merged[1][a][own.probes[i]]];
-      }
-      d.learned_by = place;
-    }
-  };
-  base::run_on_threads(std::max(1, std::min<int>(jobs, int(memos.size()))), refer);
+  point_at_facts(memos, c, found, facts->number_of(cwd), jobs);
 }
 
 base::Result<TakenClosure> take_remote_memo(std::string_view bytes,
@@ -485,10 +511,12 @@ base::Result<TakenClosure> take_remote_memo(const RemoteMemoView& d,
   auto storage = std::make_shared<TakenStorage>();
   storage->facts = facts->impl();
   Closure& c = out.closure;
+  Facts* known = facts->impl().get();
+  const bool learned = d.learned_by != 0 && d.learned_by == known->number_of(cwd);
   base::Status s =
-      take_files(d, out.relocation, command, facts->impl().get(), shared, storage.get(), &c);
+      take_files(d, learned, out.relocation, command, known, shared, storage.get(), &c);
   ProbeDigests probes;
-  if (s.ok()) s = take_probes(d, out.relocation, facts->impl().get(), shared, &c, &probes);
+  if (s.ok()) s = take_probes(d, learned, out.relocation, known, shared, &c, &probes);
   if (!s.ok()) return s;
   c.uses_date = d.flags & kRemoteUsesDate;
   c.has_computed_include = d.flags & kRemoteComputedInclude;

@@ -40,10 +40,11 @@ struct RemoteMemoView {
   // travel (compiler/derived_search_list.h: shareable_base_answer).
   std::optional<compiler::SearchList> base_answer;
   // Set by LocalFacts::learn(): per name, in order, the facts it found for
-  // it (files[0], the source, has none), kept by `learned_by`; taking the
-  // memo with those facts then looks no name up.
+  // it (files[0], the source, has none), kept by the facts numbered
+  // `learned_by` (per facts and working directory, never reused; 0: none);
+  // taking the memo with those facts then looks no name up.
   std::vector<void*> learned_files, learned_probes;
-  const void* learned_by = nullptr;
+  uint64_t learned_by = 0;
 };
 
 // False when `bytes` are not a memo of this version.

@@ -74,13 +74,50 @@ T ScanFileCache::once(const std::string& abs_path, bool Entry::*known, T Entry::
   return e.*value;
 }
 
+namespace {
+
+// A directory's signature (nullopt: not a directory), and whether nothing
+// can be under it: it or a directory on the way is missing (ENOENT), or a
+// file stands on the way (ENOTDIR); not for EACCES and the like.
+struct DirAnswer {
+  std::optional<base::StatSignature> sig;
+  bool gone = false;
+};
+DirAnswer ask_dir(const std::string& path) {
+  DirAnswer a;
+  struct stat st;
+  if (::stat(path.empty() ? "." : path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) a.sig = base::signature_of(st);
+  } else {
+    a.gone = errno == ENOENT || errno == ENOTDIR;
+  }
+  return a;
+}
+
+}  // namespace
+
 std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
                                                                 const std::string& abs_path) {
-  return once(abs_path, &Entry::dir_known, &Entry::dir, [&] {
-    std::optional<base::StatSignature> dir;
-    if (base::StatSignature sig; base::stat_dir(path, &sig)) dir = sig;
-    return dir;
-  });
+  return dir_answer_once(path, abs_path).sig;
+}
+
+ScanFileCache::DirKnown ScanFileCache::dir_answer_once(const std::string& path,
+                                                       const std::string& abs_path) {
+  Shard& s = shard_of(abs_path);
+  {
+    std::lock_guard lock(s.mu);
+    auto it = s.entries.find(abs_path);
+    if (it != s.entries.end() && it->second.dir_known) return {it->second.dir, it->second.dir_gone};
+  }
+  const DirAnswer asked = ask_dir(path);  // outside the lock; the first answer stored stays
+  std::lock_guard lock(s.mu);
+  Entry& e = s.entries[abs_path];
+  if (!e.dir_known) {
+    e.dir_known = true;
+    e.dir = asked.sig;
+    e.dir_gone = asked.gone;
+  }
+  return {e.dir, e.dir_gone};
 }
 
 std::shared_ptr<const LexedFile> ScanFileCache::find_lexed(const base::StatSignature& sig) {
@@ -121,33 +158,26 @@ void ScanFileCache::forget_stat(const std::string& abs_path) {
 }
 
 void ScanFileCache::restat_dir(const std::string& abs_dir) {
-  std::optional<base::StatSignature> dir;
-  if (base::StatSignature sig; base::stat_dir(abs_dir, &sig)) dir = sig;
+  const DirAnswer asked = ask_dir(abs_dir);
   Shard& s = shard_of(abs_dir);
   std::lock_guard lock(s.mu);
   Entry& e = s.entries[abs_dir];
   e.dir_known = true;
-  e.dir = dir;
+  e.dir = asked.sig;
+  e.dir_gone = asked.gone;
 }
 
 bool ScanFileCache::no_entry_once(const std::string& abs_path) {
   return once(abs_path, &Entry::entry_known, &Entry::no_entry, [&] {
-    // Under a directory that is gone, no entry without a syscall (most
-    // failed candidates lie under an include directory's missing subdir).
+    // Under a directory whose answer (taken first, as a memo records it)
+    // is that it is gone, no entry without a syscall: most failed
+    // candidates lie under an include directory's missing subdirectory.
     const std::string parent(base::dir_of(abs_path));
-    return (parent != abs_path && gone_once(parent)) || no_entry(abs_path);
-  });
-}
-
-bool ScanFileCache::gone_once(const std::string& abs_path) {
-  if (abs_path.empty() || abs_path[0] != '/' || abs_path == "/") return false;
-  return once(abs_path, &Entry::gone_known, &Entry::gone, [&] {
-    // The kernel resolves the components in order: what is under a gone
-    // directory is gone too.
-    const std::string parent(base::dir_of(abs_path));
-    if (parent != abs_path && gone_once(parent)) return true;
-    struct stat st;
-    return ::stat(abs_path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    if (parent != abs_path && !parent.empty() && parent[0] == '/' &&
+        dir_answer_once(parent, parent).gone) {
+      return true;
+    }
+    return no_entry(abs_path);
   });
 }
 

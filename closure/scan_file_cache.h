@@ -65,7 +65,8 @@ class ScanFileCache {
 
   // no_entry() of `abs_path` (closure/absence.h), asked once per scan.
   // Callers take the signature of its directory first (dir_stat_once), so
-  // that signature is never newer than this answer.
+  // that signature is never newer than this answer; when that answer is
+  // that the directory is gone, so is the entry (no syscall).
   bool no_entry_once(const std::string& abs_path);
   // vouchable_entry() of `abs_path` (closure/absence.h), asked once per scan,
   // after the signature of its directory (VouchedGroups takes it first).
@@ -193,8 +194,7 @@ class ScanFileCache {
     bool no_entry = false;
     bool vouch_known = false;
     bool vouchable = false;
-    bool gone_known = false;
-    bool gone = false;
+    bool dir_gone = false;  // with dir_known: nothing can be under it (ENOENT, ENOTDIR)
     base::StatSignature summary_sig;
     std::shared_ptr<const FileSummary> summary;
   };
@@ -204,10 +204,14 @@ class ScanFileCache {
   };
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
-  // Whether no name can be found under `abs_path`: it or a directory on the
-  // way to it is missing (ENOENT), or is no directory (ENOTDIR); asked once
-  // per path and ancestor.
-  bool gone_once(const std::string& abs_path);
+  // dir_stat_once()'s answer, and whether nothing can be under the path: it
+  // or a directory on the way is missing (ENOENT), or a file stands on the
+  // way (ENOTDIR).
+  struct DirKnown {
+    std::optional<base::StatSignature> sig;
+    bool gone = false;
+  };
+  DirKnown dir_answer_once(const std::string& path, const std::string& abs_path);
   // The answer of `ask` for abs_path, asked once per cache: `known` and
   // `value` are the entry's fields that hold it.
   template <class T, class Ask>

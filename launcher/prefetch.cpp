@@ -158,12 +158,13 @@ class PhaseTimes {
     const auto now = std::chrono::steady_clock::now();
     double& ms = ms_[phase];
     ms += std::chrono::duration<double, std::milli>(now - last_).count();
-    if (std::find(order_.begin(), order_.end(), phase) == order_.end()) order_.push_back(phase);
+    if (std::find(order_.begin(), order_.end(), std::string_view(phase)) == order_.end())
+      order_.push_back(phase);
     last_ = now;
   }
   std::string text() const {
     std::string out;
-    for (const char* phase : order_) {
+    for (std::string_view phase : order_) {
       if (!out.empty()) out += ", ";
       out += std::string(phase) + " " + std::to_string(std::lround(ms_.at(phase))) + " ms";
     }
@@ -173,7 +174,7 @@ class PhaseTimes {
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
   std::map<std::string_view, double> ms_;
-  std::vector<const char*> order_;
+  std::vector<std::string_view> order_;
 };
 
 // One prefetch's chunks: their keys computed one directory at a time over
@@ -343,8 +344,10 @@ void Prefetcher::key_group(const std::vector<size_t>& group, const std::string& 
   };
   // In slices, each slice's memos stored and told of before the next is
   // keyed: a server checks them meanwhile.
-  const size_t slice =
-      options_.memos_stored ? std::max<size_t>(1, options_.memo_slice) : group.size();
+  // Never fewer compiles than threads.
+  const size_t slice = options_.memos_stored
+                           ? std::max<size_t>(std::max<size_t>(1, options_.memo_slice), jobs_)
+                           : group.size();
   for (size_t begin = 0; begin < group.size(); begin = end) {
     end = std::min(group.size(), begin + slice);
     next = begin;
@@ -397,12 +400,12 @@ size_t Prefetcher::fetch(const std::vector<size_t>& chunk, size_t* hits) {
     if (!r.local[i] && asked_.insert(r.keys[i]->hex()).second) missing.push_back(*r.keys[i]);
   }
   *hits = 0;
+  times_.lap("local lookups");
   if (!options_.fetch || !tier_ || missing.empty()) return missing.size();
   // Entries go to the store itself, each record after its blobs (the
   // batching store holds blobs back): what the keys left is written
   // first, on another thread while the entries are on their way (the
   // remote is asked from this thread, as everywhere else).
-  times_.lap("local lookups");
   std::thread writing([&] { locked_.flush(); });
   std::string note;
   std::vector<std::optional<cache::remote::RemoteEntry>> got =

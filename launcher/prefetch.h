@@ -33,8 +33,9 @@ struct PrefetchOptions {
   size_t cold_chunk = 32;  // a chunk that asked this many keys and got none stops it
   // Called as soon as some compiles' closure memos are in the local store,
   // with their indices in `compiles` (each keyed compile once, in slices of
-  // at most `memo_slice` compiles of one directory): a server can check those
-  // closures while the rest are keyed and the entries are on their way.
+  // at most `memo_slice` compiles of one directory, or as many as threads):
+  // a server can check those closures while the rest are keyed and the
+  // entries are on their way.
   // Called from the prefetch's own thread, before the last batch is fetched.
   std::function<void(std::vector<size_t>)> memos_stored;
   size_t memo_slice = 16;
@@ -50,7 +51,7 @@ struct PrefetchResult {
   size_t fetched = 0;                // entries fetched from the remote and stored
   bool remote = false;               // a remote is configured
   std::string note;                  // what went wrong with the remote
-  // Where the time went, for the decision log: "identities 9 ms, ...".
+  // Where the time went, for the decision log: "memos fetched 9 ms, ...".
   std::string phases;
 };
 

@@ -283,6 +283,13 @@ TEST(ScanFileCache, UnderAMissingDirectoryNoEntryIsTheDirectorysAnswer) {
   EXPECT_TRUE(scan.no_entry_once(d.at("inc/sub/b.h")));
   ScanFileCache next;
   EXPECT_FALSE(next.no_entry_once(d.at("inc/sub/b.h")));
+  // Only the directory's own answer counts, not one about its parent: made
+  // after the scan found it gone below, a directory answered afresh has
+  // its entries seen.
+  EXPECT_TRUE(next.no_entry_once(d.at("gen/out/x.h")));
+  d.write("gen/y.h", "");
+  ASSERT_TRUE(next.dir_stat_once(d.at("gen"), d.at("gen")).has_value());
+  EXPECT_FALSE(next.no_entry_once(d.at("gen/y.h")));
 }
 
 // By candidate number the answer is the path's own: the same for an absent

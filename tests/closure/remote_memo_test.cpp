@@ -132,21 +132,21 @@ TEST_F(RemoteMemoTest, TheLocalMemoTakesTheProbesAnswersItWasTakenWith) {
   base::Result<TakenClosure> taken =
       take_remote_memo(memo, identity_, command("b"), cwd, root_, list("b"), &contents, &shared);
   ASSERT_TRUE(taken.ok()) << taken.message();
-  EXPECT_TRUE(taken->closure.failed_probes_no_entry);
+  EXPECT_EQ(taken->closure.failed_probes_answered_by, &shared);
   auto encode = [&](const Closure& c) {
     return encode_closure_memo(c, list("b"), taken->key, &shared, cwd,
                                YoungFiles::kCheckedByContent);
   };
   std::optional<std::string> kept = encode(taken->closure);
   Closure asking = taken->closure;
-  asking.failed_probes_no_entry = false;
+  asking.failed_probes_answered_by = nullptr;
   ASSERT_TRUE(kept.has_value());
   EXPECT_EQ(kept, encode(asking));
   LocalFacts alone(nullptr);
   base::Result<TakenClosure> unshared =
       take_remote_memo(memo, identity_, command("b"), cwd, root_, list("b"), &alone);
   ASSERT_TRUE(unshared.ok()) << unshared.message();
-  EXPECT_FALSE(unshared->closure.failed_probes_no_entry);
+  EXPECT_EQ(unshared->closure.failed_probes_answered_by, nullptr);
 }
 
 // A memo learned with the build's other memos keeps its names' facts:
@@ -161,7 +161,7 @@ TEST_F(RemoteMemoTest, ALearnedMemoIsTakenByItsNamesFacts) {
   const std::string cwd = top("b") + "/build";
   LocalFacts learned(nullptr);
   learned.learn({&d}, cwd, root_, nullptr, 2);
-  ASSERT_NE(d.learned_by, nullptr);
+  ASSERT_NE(d.learned_by, 0u);
   ASSERT_EQ(d.learned_files.size(), d.files.size());
   ASSERT_EQ(d.learned_probes.size(), d.probes.size());
   for (size_t i = 1; i < d.learned_files.size(); ++i) EXPECT_NE(d.learned_files[i], nullptr);

@@ -180,6 +180,7 @@ TEST_F(Prefetch, TellsOfEachSlicesMemosOnceStored) {
   std::vector<std::vector<bool>> stored;  // per call: which compiles had a memo
   launcher::PrefetchOptions options;
   options.fetch = false;
+  options.jobs = 1;  // a slice holds at least as many compiles as threads
   options.memo_slice = 2;
   options.memos_stored = [&](std::vector<size_t> keyed) {
     told.push_back(keyed);
