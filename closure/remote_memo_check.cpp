@@ -108,6 +108,19 @@ struct LocalFacts::Impl {
     }
     return out;
   }
+  // The same, from a memo's learned facts when `learned` (they are this
+  // table's, in `cwd`: LocalFacts::learn).
+  template <typename T, typename Make>
+  std::vector<T*> learned_or_found(bool learned, const std::vector<void*>& facts,
+                                   ByName<T> (InDir::*table)[2], const std::string& cwd,
+                                   const std::vector<RemoteMemoView::Named>& named, size_t first,
+                                   const Make& make) {
+    if (!learned || facts.size() != named.size()) return facts_for(table, cwd, named, first, make);
+    std::vector<T*> out;
+    out.reserve(facts.size());
+    for (void* f : facts) out.push_back(static_cast<T*>(f));
+    return out;
+  }
   // The content of `path` (as the compiler names it) at `sig`, recorded in
   // the file table under `abs`.
   base::Result<cache::Hash128> hash(const std::string& path, const std::string& abs,
@@ -242,13 +255,8 @@ base::Status take_files(const RemoteMemoView& d, bool learned, const KeyRelocati
     return find_file(facts, path_here(std::string(n.name), n.flags & kRemoteAbsolute, relocation),
                      !(n.flags & kRemotePresenceOnly), relocation.cwd, shared);
   };
-  std::vector<Facts::File*> found;
-  if (learned && d.learned_files.size() == d.files.size()) {
-    found.reserve(d.files.size());
-    for (void* f : d.learned_files) found.push_back(static_cast<Facts::File*>(f));
-  } else {
-    found = facts->facts_for(&Facts::InDir::files, relocation.cwd, d.files, 1, make);
-  }
+  std::vector<Facts::File*> found = facts->learned_or_found(
+      learned, d.learned_files, &Facts::InDir::files, relocation.cwd, d.files, 1, make);
   Facts::File own_source = find_file(facts, storage->source, !(source.flags & kRemotePresenceOnly),
                                      relocation.cwd, shared);
   found[0] = &own_source;
@@ -284,13 +292,8 @@ base::Status take_probes(const RemoteMemoView& d, bool learned, const KeyRelocat
     return find_probe(facts, d.probes[i].name, d.probes[i].flags & kRemoteAbsolute, relocation,
                       shared);
   };
-  std::vector<Facts::Probe*> found;
-  if (learned && d.learned_probes.size() == d.probes.size()) {
-    found.reserve(d.probes.size());
-    for (void* p : d.learned_probes) found.push_back(static_cast<Facts::Probe*>(p));
-  } else {
-    found = facts->facts_for(&Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
-  }
+  std::vector<Facts::Probe*> found = facts->learned_or_found(
+      learned, d.learned_probes, &Facts::InDir::probes, relocation.cwd, d.probes, 0, make);
   std::unordered_map<const std::string*, uint32_t> dirs;  // interned by the facts
   c->failed_probes.reserve(d.probes.size());
   c->failed_probe_dirs.reserve(d.probes.size());
