@@ -62,12 +62,15 @@ static const char* link_word(const char* p, const char* end) {
 
 // The quoted parts a link line of CMake or Meson holds, which no shell reads
 // as an operator: CMake's `-Wl,-rpath,"\$ORIGIN..."` (CMAKE_BUILD_RPATH_USE_ORIGIN),
-// a double-quoted part holding only "\$ORIGIN" and path characters, and
-// Meson's single-quoted words (`'-Wl,-rpath,$ORIGIN/'`), inside which the
-// shell takes every character as it is. A copy of `cmd` with each such part
+// a double-quoted part holding only "\$ORIGIN" and path characters, CMake's
+// quoted paths (a double-quoted part of path characters alone), and Meson's
+// single-quoted words (`'-Wl,-rpath,$ORIGIN/'`), inside which the shell
+// takes every character as it is. A copy of `cmd` with each such part
 // masked ('x'), for the checks of rewrite_links; NULL when malloc fails.
 static char* mask_quoted_parts(const char* cmd) {
   static const char kOrigin[] = "\"\\$ORIGIN";
+  static const char kPathChars[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,+=@%";
   size_t n = strlen(cmd);
   char* m = malloc(n + 1);
   if (!m) return NULL;
@@ -80,6 +83,17 @@ static char* mask_quoted_parts(const char* cmd) {
       continue;
     }
     memset(q, 'x', (size_t)(e - q + 1));
+    q = e + 1;
+  }
+  // A double-quoted part holding only path characters (CMake quotes the
+  // paths it writes into LINK_FLAGS: -Wl,--version-script,"/src/lib.map"),
+  // in which the shell expands nothing. One holding anything else, escaped
+  // or without its pair is left for the check to refuse.
+  for (char* q = strchr(m, '"'); q; q = strchr(q, '"')) {
+    char* e = strchr(q + 1, '"');
+    if (!e || (q > m && q[-1] == '\\')) break;
+    const size_t inside = (size_t)(e - q - 1);
+    if (strspn(q + 1, kPathChars) == inside) memset(q, 'x', inside + 2);
     q = e + 1;
   }
   // Single quotes outside the double-quoted parts just masked (m has no

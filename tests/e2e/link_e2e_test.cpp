@@ -175,6 +175,25 @@ TEST_P(LinkE2eTest, MesonQuotedLinkArgumentsAreRouted) {
   EXPECT_EQ(sh("./app").exit_code, 10);  // found through $ORIGIN
 }
 
+// CMake's quoted paths in a link line (LINK_FLAGS such as
+// -Wl,--version-script,"/src/lib.map"): a double-quoted part of path
+// characters alone is routed like the rest. The rebuild hits every step.
+TEST_P(LinkE2eTest, CMakeQuotedPathsAreRouted) {
+  write_ninja("-L\"" + dir_.real_path() + "/libs\" -Wl,-rpath-link,\"" + dir_.real_path() +
+              "/first\"");
+  base::ProcessResult plain = sh("ninja");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  std::map<std::string, std::string> want = outputs();
+  remove_outputs();
+  std::map<std::string, int> cold = lexpack_ninja();
+  EXPECT_EQ(cold["steps"], 4) << last_err_;
+  remove_outputs();
+  std::map<std::string, int> warm = lexpack_ninja();
+  EXPECT_EQ(warm["hits"], 4) << last_err_;
+  EXPECT_EQ(outputs(), want);
+  EXPECT_EQ(run_app(), 10);
+}
+
 // The objects and archives a warm build's hits write are vouched for in the
 // file table, so its links hash none of them again.
 TEST_P(LinkE2eTest, WarmRebuildHashesNoObjectTwice) {
