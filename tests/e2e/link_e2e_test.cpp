@@ -105,6 +105,20 @@ class LinkE2eTest : public ::testing::TestWithParam<std::string> {
   }
   int run_app() { return sh("LD_LIBRARY_PATH=. ./app").exit_code; }
 
+  // A plain build, then a cold and a warm `lexpack ninja`: all four steps
+  // routed, then hits writing the plain build's outputs.
+  void expect_routed_then_hits() {
+    base::ProcessResult plain = sh("ninja");
+    ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+    std::map<std::string, std::string> want = outputs();
+    ASSERT_EQ(run_app(), 10);
+    remove_outputs();
+    EXPECT_EQ(lexpack_ninja()["steps"], 4) << last_err_;
+    remove_outputs();
+    EXPECT_EQ(lexpack_ninja()["hits"], 4) << last_err_;
+    EXPECT_EQ(outputs(), want);
+  }
+
   // A counter of the cache, as `lexpack stats` prints it (0 when absent).
   int64_t counter(const std::string& name) {
     std::istringstream in(sh(std::string(LEXPACK_BIN) + " stats").out);
@@ -161,17 +175,7 @@ TEST_P(LinkE2eTest, MesonQuotedLinkArgumentsAreRouted) {
   write_ninja(
       "-Wl,--as-needed -Wl,--no-undefined '-Wl,-rpath,$$ORIGIN/' "
       "'-Wl,-rpath-link,$$ORIGIN/first'");
-  base::ProcessResult plain = sh("ninja");
-  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
-  std::map<std::string, std::string> want = outputs();
-  ASSERT_EQ(run_app(), 10);
-  remove_outputs();
-  std::map<std::string, int> cold = lexpack_ninja();
-  EXPECT_EQ(cold["steps"], 4) << last_err_;
-  remove_outputs();
-  std::map<std::string, int> warm = lexpack_ninja();
-  EXPECT_EQ(warm["hits"], 4) << last_err_;
-  EXPECT_EQ(outputs(), want);
+  expect_routed_then_hits();
   EXPECT_EQ(sh("./app").exit_code, 10);  // found through $ORIGIN
 }
 
@@ -181,16 +185,7 @@ TEST_P(LinkE2eTest, MesonQuotedLinkArgumentsAreRouted) {
 TEST_P(LinkE2eTest, CMakeQuotedPathsAreRouted) {
   write_ninja("-L\"" + dir_.real_path() + "/libs\" -Wl,-rpath-link,\"" + dir_.real_path() +
               "/first\"");
-  base::ProcessResult plain = sh("ninja");
-  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
-  std::map<std::string, std::string> want = outputs();
-  remove_outputs();
-  std::map<std::string, int> cold = lexpack_ninja();
-  EXPECT_EQ(cold["steps"], 4) << last_err_;
-  remove_outputs();
-  std::map<std::string, int> warm = lexpack_ninja();
-  EXPECT_EQ(warm["hits"], 4) << last_err_;
-  EXPECT_EQ(outputs(), want);
+  expect_routed_then_hits();
   EXPECT_EQ(run_app(), 10);
 }
 
