@@ -154,27 +154,26 @@ std::string takes_header_to_make(const compiler::CompileCommand& cmd, const std:
 class PhaseTimes {
  public:
   // Adds the time since the last call (or the start) to `phase`.
-  void lap(const char* phase) {
+  void lap(std::string_view phase) {
     const auto now = std::chrono::steady_clock::now();
-    double& ms = ms_[phase];
-    ms += std::chrono::duration<double, std::milli>(now - last_).count();
-    if (std::find(order_.begin(), order_.end(), std::string_view(phase)) == order_.end())
-      order_.push_back(phase);
+    auto it = std::find_if(ms_.begin(), ms_.end(), [&](const auto& p) { return p.first == phase; });
+    if (it == ms_.end()) it = ms_.insert(ms_.end(), {phase, 0.0});
+    it->second += std::chrono::duration<double, std::milli>(now - last_).count();
     last_ = now;
   }
+  // Each phase in the order first met.
   std::string text() const {
     std::string out;
-    for (std::string_view phase : order_) {
+    for (const auto& [phase, ms] : ms_) {
       if (!out.empty()) out += ", ";
-      out += std::string(phase) + " " + std::to_string(std::lround(ms_.at(phase))) + " ms";
+      out += std::string(phase) + " " + std::to_string(std::lround(ms)) + " ms";
     }
     return out;
   }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-  std::map<std::string_view, double> ms_;
-  std::vector<std::string_view> order_;
+  std::vector<std::pair<std::string_view, double>> ms_;
 };
 
 // One prefetch's chunks: their keys computed one directory at a time over

@@ -247,6 +247,9 @@ class Server {
   // An entry of the check ahead whose check wanted a dependency compared by
   // content, checked again on this thread under the watches it has.
   void trust_by_content(PendingTrust* p, SharedStats* shared);
+  // A checked entry of the check ahead trusted, with the watches it was
+  // given (finish_trust); false when its check found it out of date.
+  bool trust_checked(PendingTrust* p);
   void check_beside_watches(const std::vector<ToCheck>& checks,
                             const std::function<bool(const ToCheck&)>& go_on, SharedStats* shared,
                             std::deque<PendingTrust>* pending);

@@ -209,12 +209,7 @@ size_t Server::check_for_build(const std::vector<ToCheck>& checks,
         continue;
       }
       for (PendingTrust& p : pending) {
-        std::string why;
-        if (!p.wants_content && finish_trust(&p, &why)) {
-          Entry& e = entries_[p.id];
-          e.linked = std::move(p.linked);
-          e.trusted = true;
-        }
+        if (!p.wants_content) trust_checked(&p);
       }
       // Every event since the first watch was added: a change after an
       // entry's watches untrusts it here, one before them was seen by its
@@ -235,12 +230,16 @@ void Server::trust_by_content(PendingTrust* p, SharedStats* shared) {
   shared->start_check(p->cwd, stat_epoch());
   const closure::ContentLookup content = closure::content_lookup(files_.get(), p->cwd);
   check_pending(p, shared, &content);
+  if (trust_checked(p)) drain();  // a change since its watches untrusts it
+}
+
+bool Server::trust_checked(PendingTrust* p) {
   std::string why;
-  if (!finish_trust(p, &why)) return;
+  if (!finish_trust(p, &why)) return false;
   Entry& e = entries_[p->id];
   e.linked = std::move(p->linked);
   e.trusted = true;
-  drain();  // a change since its watches untrusts it
+  return true;
 }
 
 void Server::check_beside_watches(const std::vector<ToCheck>& checks,
