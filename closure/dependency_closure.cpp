@@ -409,34 +409,43 @@ class ClosureWalk {
 
   // Many files ask the same questions: each answer's failed candidates are
   // taken once, in the order the walk met them (the same on every run), then
-  // the places where no precompiled header is.
+  // the places where no precompiled header is. The candidates under a
+  // missing directory are named once, by its shortest missing prefix
+  // (ScanFileCache::absent_root).
   base::Status add_failed_probes() {
     base::FlatSet<const ScanFileCache::Answer*> seen_answers(answers_.size());
     std::vector<uint8_t> seen;  // by candidate id
+    // absent_root's answer by directory number: 0 not asked yet, 1 none.
+    std::vector<uintptr_t> roots;
+    auto add = [&](std::string_view path, ScanFileCache::CandidateIds id) {
+      if (id.dir >= roots.size()) roots.resize(id.dir + 1 + roots.size() / 2, 0);
+      uintptr_t& root = roots[id.dir];
+      if (root == 0) {
+        const ScanFileCache::AbsentRoot* r = graph_->absent_root(id.dir, base::dir_of(path));
+        root = r ? reinterpret_cast<uintptr_t>(r) : 1;
+      }
+      if (root != 1) {
+        const auto* r = reinterpret_cast<const ScanFileCache::AbsentRoot*>(root);
+        path = r->path;
+        id = r->ids;
+      }
+      if (id.candidate >= seen.size()) seen.resize(id.candidate + 1 + seen.size() / 2, 0);
+      if (seen[id.candidate]) return;
+      seen[id.candidate] = 1;
+      closure_.failed_probes.push_back(path);
+      closure_.failed_probe_dirs.push_back(id.dir);
+      closure_.failed_probe_ids.push_back(id.candidate);
+    };
     for (const ScanFileCache::Answer* a : answers_) {
       if (!seen_answers.insert(a)) continue;
       if (a->failed_ids.size() != a->failed.size()) {
         return base::Status::error("internal: failed candidates without numbers");
       }
       for (size_t i = 0; i < a->failed.size(); ++i) {
-        uint32_t id = a->failed_ids[i];
-        if (id >= seen.size()) seen.resize(id + 1 + seen.size() / 2, 0);
-        if (seen[id]) continue;
-        seen[id] = 1;
-        closure_.failed_probes.push_back(a->failed[i]);
-        closure_.failed_probe_dirs.push_back(a->failed_dir_ids[i]);
-        closure_.failed_probe_ids.push_back(id);
+        add(a->failed[i], {a->failed_ids[i], a->failed_dir_ids[i]});
       }
     }
-    for (const std::string& p : storage_->pch_probes) {
-      const ScanFileCache::CandidateIds id = graph_->candidate_ids(p);
-      if (id.candidate >= seen.size()) seen.resize(id.candidate + 1 + seen.size() / 2, 0);
-      if (seen[id.candidate]) continue;
-      seen[id.candidate] = 1;
-      closure_.failed_probes.push_back(p);
-      closure_.failed_probe_dirs.push_back(id.dir);
-      closure_.failed_probe_ids.push_back(id.candidate);
-    }
+    for (const std::string& p : storage_->pch_probes) add(p, graph_->candidate_ids(p));
     return base::Status();
   }
 

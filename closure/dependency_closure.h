@@ -50,6 +50,8 @@ struct ClosureFile {
 struct Closure {
   std::vector<ClosureFile> files;  // files[0] is the source
   // Unique, in the order the walk met them; the views point into `storage`.
+  // The failed candidates under a missing directory are one probe: its
+  // shortest missing prefix, with a trailing '/' (ScanFileCache::absent_root).
   std::vector<std::string_view> failed_probes;
   // Per failed probe, a number for its directory: equal numbers, equal
   // directories (the memo groups probes by it).

@@ -241,6 +241,34 @@ ScanFileCache::CandidateIds ScanFileCache::candidate_ids(std::string_view path) 
   return {id_of(&candidate_ids_, path), id_of(&dir_ids_, dir)};
 }
 
+const ScanFileCache::AbsentRoot* ScanFileCache::absent_root(uint32_t dir_id, std::string_view dir) {
+  {
+    std::lock_guard lock(absent_roots_mu_);
+    if (auto it = absent_root_of_dir_.find(dir_id); it != absent_root_of_dir_.end()) {
+      return it->second;
+    }
+  }
+  // Down from the top, each prefix's directory answer (those above the
+  // first gone one were taken by the search that failed under it): the
+  // first one gone (ENOENT, ENOTDIR) is the root. A file on the way is
+  // passed: the name below it is gone (ENOTDIR).
+  std::optional<std::string> root;
+  for (size_t end = dir.find('/', 1); !dir.empty() && dir[0] == '/'; end = dir.find('/', end + 1)) {
+    std::string prefix(dir.substr(0, end));
+    if (dir_answer_once(prefix, prefix).gone) {
+      root = std::move(prefix) + '/';
+      break;
+    }
+    if (end == std::string_view::npos) break;
+  }
+  std::unique_ptr<AbsentRoot> made;
+  if (root) made.reset(new AbsentRoot{intern(*root), candidate_ids(*root)});
+  std::lock_guard lock(absent_roots_mu_);
+  auto [it, added] = absent_root_of_dir_.emplace(dir_id, made.get());
+  if (added && made) absent_roots_.push_back(std::move(made));
+  return it->second;
+}
+
 uint64_t ScanFileCache::context_id(const std::string& context) {
   std::lock_guard lock(contexts_mu_);
   return contexts_.emplace(context, contexts_.size()).first->second;

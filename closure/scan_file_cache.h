@@ -135,6 +135,22 @@ class ScanFileCache {
   };
   CandidateIds candidate_ids(std::string_view path);
 
+  // When the absolute directory `dir` (numbered `dir_id` by candidate_ids)
+  // is gone, its shortest prefix that is gone too (stat fails with ENOENT
+  // or ENOTDIR), named with a trailing '/', with its numbers: nothing under
+  // it can be opened while it is no directory, so a closure names it once
+  // instead of every failed candidate under it (a Boost TU's thousands of
+  // <boost/...> tried in each system directory). As a failed probe it is
+  // checked as the missing directories of a memo are (its directory is the
+  // prefix itself; lstat of "prefix/" fails unless it is a directory).
+  // Null when `dir` is there or is relative. Asked once per directory
+  // number.
+  struct AbsentRoot {
+    std::string_view path;  // intern()ed
+    CandidateIds ids;
+  };
+  const AbsentRoot* absent_root(uint32_t dir_id, std::string_view dir);
+
   // One file of the include graph of a search context, as found at one place
   // in the search chain (which #include_next depends on). Its edges are worked
   // out once, by whichever walk claims it first; they are the same for every
@@ -267,6 +283,10 @@ class ScanFileCache {
   using IdMap = base::ViewMap<uint32_t>;
   std::mutex candidate_ids_mu_;
   IdMap candidate_ids_, dir_ids_;
+  std::mutex absent_roots_mu_;
+  // absent_root's answers by directory number; null: asked, none.
+  std::unordered_map<uint32_t, const AbsentRoot*> absent_root_of_dir_;
+  std::vector<std::unique_ptr<AbsentRoot>> absent_roots_;
   std::mutex path_ids_mu_;
   // context + path -> id
   std::unordered_map<std::string, uint32_t, cache::StringHash, std::equal_to<>> path_ids_;

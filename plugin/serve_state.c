@@ -22,6 +22,7 @@
 
 int g_on;
 int g_relative_ok;
+int g_missing_dirs;
 const char* g_base;
 const LexpackManifestHeader* g_hdr;
 const LexpackManifestEntry* g_entries;
@@ -61,10 +62,8 @@ static void after_fork_child(void) {
   g_pid = (pid_t)syscall(SYS_getpid);
 }
 
-const LexpackManifestEntry* lookup(const char* path) {
-  if (!g_on || !path) return NULL;
-  if (path[0] != '/' && !g_relative_ok) return NULL;
-  size_t n = strlen(path);
+// The entry of the first `n` bytes of `path`, or NULL.
+static const LexpackManifestEntry* lookup_n(const char* path, size_t n) {
   uint32_t mask = g_hdr->slot_count - 1;
   uint32_t s = (uint32_t)lexpack_manifest_hash(path, n) & mask;
   for (uint32_t k = 0; k <= mask; ++k, s = (s + 1) & mask) {
@@ -72,6 +71,21 @@ const LexpackManifestEntry* lookup(const char* path) {
     if (v == 0) return NULL;
     const LexpackManifestEntry* e = &g_entries[v - 1];
     if (e->path_length == n && memcmp(g_base + e->path_offset, path, n) == 0) return e;
+  }
+  return NULL;
+}
+
+const LexpackManifestEntry* lookup(const char* path) {
+  if (!g_on || !path) return NULL;
+  if (path[0] != '/' && !g_relative_ok) return NULL;
+  size_t n = strlen(path);
+  const LexpackManifestEntry* e = lookup_n(path, n);
+  if (e || !g_missing_dirs) return e;
+  // A missing directory ("dir/") stands for every path under it.
+  for (size_t i = 1; i < n; ++i) {
+    if (path[i] != '/') continue;
+    e = lookup_n(path, i + 1);
+    if (e && e->kind == LEXPACK_ENTRY_MISSING) return e;
   }
   return NULL;
 }
@@ -320,6 +334,11 @@ static void load_manifest(const char* value) {
     return;
   }
   for (uint32_t i = 0; i < LEXPACK_READ_MANIFEST_MAX_PACKS; ++i) g_pack[i].fd = -1;
+  for (uint32_t i = 0; i < g_hdr->entry_count && !g_missing_dirs; ++i) {
+    const LexpackManifestEntry* e = &g_entries[i];
+    g_missing_dirs = e->kind == LEXPACK_ENTRY_MISSING && e->path_length > 0 &&
+                     g_base[e->path_offset + e->path_length - 1] == '/';
+  }
   char cwd[PATH_MAX];
   g_relative_ok = getcwd(cwd, sizeof cwd) && strlen(cwd) == g_hdr->cwd_length &&
                   memcmp(cwd, g_base + g_hdr->cwd_offset, g_hdr->cwd_length) == 0;

@@ -26,7 +26,8 @@ typedef struct {
 
 // The manifest, mapped once at load; read-only afterwards.
 extern int g_on;
-extern int g_relative_ok;  // the working directory is the one relative paths name
+extern int g_relative_ok;   // the working directory is the one relative paths name
+extern int g_missing_dirs;  // some missing entry is a directory ("dir/")
 extern const char* g_base;
 extern const LexpackManifestHeader* g_hdr;
 extern const LexpackManifestEntry* g_entries;
@@ -102,7 +103,8 @@ void serve_debug(const char* fmt, ...);
 // True in the process that loaded the manifest (or a fork of it), false in a
 // vfork child, which shares our memory: there the tables stay untouched.
 int may_mutate(void);
-// The manifest entry of a path exactly as given, or NULL.
+// The manifest entry of a path exactly as given, or the missing directory
+// ("dir/") it lies under, or NULL.
 const LexpackManifestEntry* lookup(const char* path);
 // Maps pack `i` (once) and keeps a descriptor of it to hand out copies of.
 int pack_ready(uint32_t i);

@@ -36,7 +36,9 @@ struct ReadManifest {
   std::string cwd;
   std::vector<ManifestPackFile> packs;
   std::vector<ManifestFile> files;
-  std::vector<std::string> missing;  // paths answered ENOENT
+  // Paths answered ENOENT; one ending in '/' is a missing directory, and
+  // so is every path under it (a closure's probe for all of those).
+  std::vector<std::string> missing;
 };
 
 // The manifest bytes. A name given twice keeps its first entry.

@@ -203,8 +203,10 @@ TEST(ClosureMemoVouched, NewDirectoryUnderAMissingOneIsNoticed) {
   EXPECT_EQ(check_memo(t.memo), "");
   d.write("first/unrelated.h", "");
   EXPECT_EQ(check_memo(t.memo), "");
+  // The closure names first/sub/ for every candidate under it (its
+  // shortest missing prefix): that directory is what appears.
   d.write("first/sub/deep/x.h", "int shadow;\n");
-  EXPECT_EQ(check_memo(t.memo), "probed directory appeared: " + d.at("first/sub/deep"));
+  EXPECT_EQ(check_memo(t.memo), "probed directory appeared: " + d.at("first/sub"));
 }
 
 // A fresh configure rewrites generated headers with the same bytes: the
@@ -317,6 +319,50 @@ TEST(ScanFileCache, NoEntryByCandidateNumberIsThePathsAnswer) {
   ScanFileCache next;
   EXPECT_FALSE(
       next.candidate_no_entry_once(next.candidate_ids(d.at("inc/a.h")).candidate, inc, "a.h"));
+}
+
+// A failed candidate's directory gone, its shortest gone prefix stands for
+// every candidate under it: what the kernel says of each candidate (nothing
+// there) it says of "prefix/" (no directory there), for missing
+// directories, a file on the way and a dangling symlink; an existing
+// directory and a relative one have none. Once the prefix is a directory
+// "prefix/" is an entry: the probe no longer holds.
+TEST(ScanFileCache, AMissingDirectorysShortestGonePrefixStandsForItsCandidates) {
+  lexpack::testing::TestDir d;
+  d.write("inc/y.h", "");
+  d.write("plain", "");
+  ASSERT_EQ(::symlink(d.at("target").c_str(), d.at("dangling").c_str()), 0);
+  ScanFileCache scan;
+  auto root = [&](const std::string& dir) -> std::string {
+    const ScanFileCache::CandidateIds ids = scan.candidate_ids(dir + "/x.h");
+    const ScanFileCache::AbsentRoot* r = scan.absent_root(ids.dir, dir);
+    if (!r) return "none";
+    // The root's own numbers: a candidate in the directory the root names.
+    const ScanFileCache::CandidateIds own = scan.candidate_ids(r->path);
+    EXPECT_EQ(r->ids.candidate, own.candidate) << dir;
+    EXPECT_EQ(r->ids.dir, own.dir) << dir;
+    EXPECT_EQ(r->ids.dir, scan.candidate_ids(std::string(base::dir_of(r->path)) + "/z").dir);
+    return std::string(r->path);
+  };
+  EXPECT_EQ(root(d.at("inc/sub/deeper")), d.at("inc/sub") + "/");
+  EXPECT_EQ(root(d.at("inc/sub")), d.at("inc/sub") + "/");
+  EXPECT_EQ(root(d.at("plain/sub")), d.at("plain/sub") + "/");
+  EXPECT_EQ(root(d.at("dangling/sub")), d.at("dangling") + "/");
+  EXPECT_EQ(root(d.at("inc")), "none");
+  EXPECT_EQ(root("rel/sub"), "none");
+  for (const char* dir : {"inc/sub/deeper", "plain/sub", "dangling/sub"}) {
+    const std::string r = root(d.at(dir));
+    EXPECT_TRUE(no_entry(r)) << dir;
+    EXPECT_TRUE(no_entry(d.at(dir) + "/x.h")) << dir;
+  }
+  // Asked once per directory number: the answer taken first stays.
+  d.write("inc/sub/deeper/x.h", "");
+  EXPECT_EQ(root(d.at("inc/sub/deeper")), d.at("inc/sub") + "/");
+  EXPECT_FALSE(no_entry(d.at("inc/sub") + "/"));
+  ScanFileCache next;
+  EXPECT_EQ(
+      next.absent_root(next.candidate_ids(d.at("inc/sub/deeper/x.h")).dir, d.at("inc/sub/deeper")),
+      nullptr);
 }
 
 }  // namespace

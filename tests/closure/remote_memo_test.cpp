@@ -120,6 +120,37 @@ TEST_F(RemoteMemoTest, RefusedWhereAFileACandidateOrTheListDiffers) {
           .ok());
 }
 
+// A walk names the candidates under a missing directory by its shortest
+// missing prefix, "prefix/": taken where nothing is there, or where a file
+// stands in its place (nothing under it either), refused where it is a
+// directory, whatever it holds.
+TEST_F(RemoteMemoTest, AMissingDirectoryProbedAsOneIsRefusedWhereItIsADirectory) {
+  auto with_root = [&](const char* c) {
+    Closure closure = closure_of(c);
+    auto paths = std::static_pointer_cast<std::deque<std::string>>(
+        std::const_pointer_cast<void>(closure.storage));
+    closure.failed_probes.push_back(paths->emplace_back(top(c) + "/inc/boost/"));
+    closure.failed_probe_dirs.push_back(2);
+    return closure;
+  };
+  const Closure a = with_root("a");
+  const KeyRelocation r = relocation("a", a);
+  const cache::Hash128 key = action_key(identity_, command("a"), top("a") + "/build", a, r);
+  EXPECT_NE(key, action_key(identity_, command("a"), top("a") + "/build", closure_of("a"), r));
+  const std::optional<std::string> memo = encode_remote_memo(a, list("a"), r, key);
+  ASSERT_TRUE(memo);
+  base::Result<TakenClosure> taken = take_in_b(*memo);
+  ASSERT_TRUE(taken.ok()) << taken.message();
+  EXPECT_EQ(taken->key, key);
+  ASSERT_EQ(taken->closure.failed_probes.size(), 3u);
+  EXPECT_EQ(taken->closure.failed_probes[2], top("b") + "/inc/boost/");
+  dir_.write("b/inc/boost", "not a directory\n");
+  ASSERT_TRUE(take_in_b(*memo).ok());
+  dir_.remove("b/inc/boost");
+  dir_.write("b/inc/boost/unrelated.txt", "");
+  EXPECT_NE(take_in_b(*memo).message().find("present here"), std::string::npos);
+}
+
 // Taken through shared answers, every missing candidate was asked as the
 // local memo's encoding asks it: the encoding takes those answers (the same
 // memo as asking each again). Asked of the file system alone, it asks.
