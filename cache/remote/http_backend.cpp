@@ -192,15 +192,22 @@ class HttpBackend final : public PerKeyBackend {
     return fail(Outcome::kError, "connection lost");
   }
 
+  std::string head_of(std::string_view method, std::string_view key) const {
+    std::string head(method);
+    head += " " + target(key) + " HTTP/1.1\r\nHost: " + spec_.host + "\r\n" + auth_;
+    return head;
+  }
+  Clock::time_point deadline_now() const {
+    return Clock::now() + std::chrono::milliseconds(spec_.operation_timeout_ms);
+  }
+
   Reply attempt_request(const char* method, std::string_view key, const std::string_view* body) {
     if (fd_ < 0) {
       Reply c = connect_now();
       if (c.failed()) return c;
     }
-    Clock::time_point deadline =
-        Clock::now() + std::chrono::milliseconds(spec_.operation_timeout_ms);
-    std::string m(method);
-    std::string head = m + " " + target(key) + " HTTP/1.1\r\nHost: " + spec_.host + "\r\n" + auth_;
+    Clock::time_point deadline = deadline_now();
+    std::string head = head_of(method, key);
     if (body) head += "Content-Length: " + std::to_string(body->size()) + "\r\n";
     head += "\r\n";
     Reply error;
@@ -208,39 +215,106 @@ class HttpBackend final : public PerKeyBackend {
     if (!send_all(head, deadline, &sending, &error)) return error;
     if (body && !send_all(*body, deadline, &sending, &error)) return error;
     std::string buf;
+    Reply reply;
+    bool closing = false;
+    if (!read_reply(method, &buf, deadline, &reply, &closing)) return reply;
+    if (closing || !buf.empty()) disconnect();
+    return reply;
+  }
+
+  // Reads the reply at the front of `buf` (reading more as needed) into
+  // *out and takes it off `buf`; *closing when the server ends the
+  // connection after it. False with *out the error (disconnected).
+  bool read_reply(std::string_view method, std::string* buf, Clock::time_point deadline, Reply* out,
+                  bool* closing) {
     Pace receiving(spec_.first_byte_timeout_ms, spec_.min_rate, false);
-    if (!fill(&buf, 0, deadline, &receiving, &error)) return error;
-    size_t header_end = buf.find("\r\n\r\n") + 4;
-    std::string header = buf.substr(0, header_end);
+    if (!fill(buf, 0, deadline, &receiving, out)) return false;
+    size_t header_end = buf->find("\r\n\r\n") + 4;
+    std::string header = buf->substr(0, header_end);
     for (char& c : header) c = char(std::tolower(static_cast<unsigned char>(c)));
-    int status = 0;
     if (header.rfind("http/1.", 0) != 0 || header.size() < 12) {
-      return fail(Outcome::kError, "not an HTTP reply");
+      *out = fail(Outcome::kError, "not an HTTP reply");
+      return false;
     }
-    status = std::atoi(header.c_str() + 9);
+    const int status = std::atoi(header.c_str() + 9);
     if (header.find("transfer-encoding:") != std::string::npos) {
-      return fail(Outcome::kError, "chunked replies are not supported");
+      *out = fail(Outcome::kError, "chunked replies are not supported");
+      return false;
     }
     uint64_t length = 0;
     size_t cl = header.find("\r\ncontent-length:");
     if (cl != std::string::npos) length = std::strtoull(header.c_str() + cl + 17, nullptr, 10);
     // HEAD replies, 1xx, 204 and 304 have no body (RFC 9112 6.3): nginx
     // answers a PUT over an existing entry with a bare 204.
-    const bool no_body = m == "HEAD" || status / 100 == 1 || status == 204 || status == 304;
+    const bool no_body = method == "HEAD" || status / 100 == 1 || status == 204 || status == 304;
     if (no_body) length = 0;
     if (cl == std::string::npos && !no_body) {
-      return fail(Outcome::kError, "reply without Content-Length");
+      *out = fail(Outcome::kError, "reply without Content-Length");
+      return false;
     }
     if (length > kMaxEntrySize + kEntryHeaderSize + kEntrySignatureSize) {
-      return fail(Outcome::kError, "oversized reply");
+      *out = fail(Outcome::kError, "oversized reply");
+      return false;
     }
-    if (!fill(&buf, header_end + length, deadline, &receiving, &error)) return error;
-    std::string content = buf.substr(header_end, length);
-    if (buf.size() != header_end + length ||
-        header.find("connection: close") != std::string::npos) {
-      disconnect();
+    if (!fill(buf, header_end + length, deadline, &receiving, out)) return false;
+    *out = reply_for_status(method, status, buf->substr(header_end, length));
+    buf->erase(0, header_end + length);
+    *closing = header.find("connection: close") != std::string::npos;
+    return true;
+  }
+
+ public:
+  // HTTP/1.1 pipelining: every GET written at once on the kept-alive
+  // connection, then the replies read in order, so that a batch costs one
+  // round trip instead of one per key. A server that closes the connection
+  // after a reply has the rest asked on a new one; a kept-alive connection
+  // the server closed meanwhile is tried once more, anew; any other failure
+  // answers every key left.
+  std::vector<Reply> get_many(std::span<const std::string> keys) override {
+    std::vector<Reply> out;
+    out.reserve(keys.size());
+    bool retried = false;
+    while (out.size() < keys.size()) {
+      const bool fresh = fd_ < 0;
+      const size_t before = out.size();
+      Reply failed = pipeline(keys.subspan(before), &out);
+      if (!failed.failed()) continue;
+      if (!fresh && !retried && out.size() == before && failed.outcome == Outcome::kError) {
+        retried = true;
+        continue;
+      }
+      while (out.size() < keys.size()) out.push_back(failed);
     }
-    return reply_for_status(m, status, std::move(content));
+    return out;
+  }
+
+ private:
+  // Sends a GET of each of `keys` and appends the replies read: all of
+  // them, or those before the server closed the connection (a reply that
+  // is not a failure), or none past a failure (returned).
+  Reply pipeline(std::span<const std::string> keys, std::vector<Reply>* out) {
+    if (fd_ < 0) {
+      Reply c = connect_now();
+      if (c.failed()) return c;
+    }
+    std::string heads;
+    for (const std::string& key : keys) heads += head_of("GET", key) + "\r\n";
+    Reply error;
+    Pace sending(spec_.first_byte_timeout_ms, spec_.min_rate, true);
+    if (!send_all(heads, deadline_now(), &sending, &error)) return error;
+    std::string buf;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      Reply reply;
+      bool closing = false;
+      if (!read_reply("GET", &buf, deadline_now(), &reply, &closing)) return reply;
+      out->push_back(std::move(reply));
+      if (closing) {
+        disconnect();
+        return {Outcome::kStored, {}, {}};
+      }
+    }
+    if (!buf.empty()) disconnect();  // out of step with the server
+    return {Outcome::kStored, {}, {}};
   }
 
   RemoteSpec spec_;

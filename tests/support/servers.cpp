@@ -99,7 +99,7 @@ bool RedisServer::start(const std::vector<std::string>& extra) {
   return ServerProcess::start(argv, std::stoi(argv[2]));
 }
 
-bool NginxServer::start(bool tls) {
+bool NginxServer::start(bool tls, const std::string& http_lines) {
   int port = free_port();
   std::string d = dir_.path();
   tls_ = tls;
@@ -121,7 +121,9 @@ bool NginxServer::start(bool tls) {
       "/nginx.pid;\n"
       "events { worker_connections 64; }\n"
       "http {\n"
-      "  access_log off;\n"
+      "  access_log off;\n  " +
+      http_lines +
+      "\n"
       "  client_body_temp_path " +
       d + "/body;\n  proxy_temp_path " + d +
       "/proxy;\n"

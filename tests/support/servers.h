@@ -51,8 +51,9 @@ class RedisServer : public ServerProcess {
 class NginxServer : public ServerProcess {
  public:
   // tls: https with a certificate made here for 127.0.0.1 (openssl), which
-  // clients trust through ca_file().
-  bool start(bool tls = false);
+  // clients trust through ca_file(). `http_lines`: more directives of the
+  // http block ("keepalive_requests 3;").
+  bool start(bool tls = false, const std::string& http_lines = "");
   std::string url() const {
     return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_) +
            "/cache";

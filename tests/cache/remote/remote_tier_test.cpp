@@ -299,6 +299,42 @@ TEST_F(Tier, BatchedGet) {
   }
 }
 
+// HTTP asks a batch pipelined on one connection: the replies come back in
+// order, hits and misses, small and larger than a socket's buffer, also from
+// a server that closes the connection every few requests (the rest are
+// asked on a new one) or closed the kept one while it was idle (asked
+// again on a new one).
+TEST_F(Tier, PipelinedGetsAnswerEachKeyInOrder) {
+  for (const char* lines : {"", "keepalive_requests 3;", "keepalive_timeout 1;"}) {
+    NginxServer nginx;
+    ASSERT_TRUE(nginx.start(false, lines));
+    auto backend = make_backend(*parse_remote_spec(nginx.url()));
+    std::vector<std::string> keys;
+    std::vector<std::string> want;
+    for (int i = 0; i < 40; ++i) {
+      keys.push_back(Hash128{uint64_t(i) + 1, 7}.hex());
+      if (i % 3 == 1) {
+        want.emplace_back();  // a miss
+        continue;
+      }
+      want.push_back(std::string(i % 5 == 0 ? 300000 : 10 + i, char('a' + i % 26)));
+      ASSERT_EQ(backend->put(keys.back(), want.back()).outcome, Outcome::kStored) << i;
+    }
+    for (int round = 0; round < 2; ++round) {
+      if (round == 1 && std::string(lines).starts_with("keepalive_timeout")) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      }
+      std::vector<Reply> r = backend->get_many(keys);
+      ASSERT_EQ(r.size(), keys.size());
+      for (size_t i = 0; i < keys.size(); ++i) {
+        EXPECT_EQ(r[i].outcome, want[i].empty() ? Outcome::kMiss : Outcome::kHit)
+            << lines << " " << i << " " << r[i].error;
+        EXPECT_EQ(r[i].bytes, want[i]) << lines << " " << i;
+      }
+    }
+  }
+}
+
 int64_t ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
       .count();
