@@ -209,6 +209,10 @@ std::optional<std::string> encode_memo_at(const Closure& closure, const compiler
     if (d.exists) {
       for (size_t k = 0; k < group.count; ++k) {
         m.probes.push_back(probe_name(dir, closure.failed_probes[grouped.placed[group.first + k]]));
+        // A missing directory's probe ("dir/", ScanFileCache::absent_root)
+        // whose directory is there by now: what is under it was not
+        // looked at, so nothing here vouches for the closure.
+        if (m.probes.back().empty()) return std::nullopt;
       }
       d.probe_count = group.count;
       // A probe that is some entry (a dangling symlink) may resolve later

@@ -209,6 +209,30 @@ TEST(ClosureMemoVouched, NewDirectoryUnderAMissingOneIsNoticed) {
   EXPECT_EQ(check_memo(t.memo), "probed directory appeared: " + d.at("first/sub"));
 }
 
+// The closure's probe for first/sub/ (every candidate under it) was made
+// while first/sub was missing: one made there before the memo is written
+// leaves no memo, since nothing under it was looked at.
+TEST(ClosureMemoVouched, AMissingDirectoryMadeBeforeTheMemoLeavesNone) {
+  lexpack::testing::TestDir d;
+  d.write("first/.keep", "");
+  d.write("second/sub/deep/x.h", "int x;\n");
+  d.write("m.cpp", "#include <sub/deep/x.h>\n");
+  settle();
+  compiler::SearchList list;
+  list.bracket_dirs = {d.at("first"), d.at("second")};
+  compiler::CompileCommand cmd;
+  cmd.source = d.at("m.cpp");
+  FileStates files(nullptr, kernel());
+  auto closure = compute_closure(&files, cmd, list, compiler::CompilerKind::kGcc, d.path());
+  ASSERT_TRUE(closure.ok()) << closure.message();
+  const std::string root = d.at("first/sub") + "/";
+  ASSERT_NE(std::find(closure->failed_probes.begin(), closure->failed_probes.end(), root),
+            closure->failed_probes.end());
+  EXPECT_TRUE(encode_closure_memo(*closure, list, cache::Hash128{1, 2}));
+  d.write("first/sub/deep/x.h", "int shadow;\n");
+  EXPECT_FALSE(encode_closure_memo(*closure, list, cache::Hash128{1, 2}));
+}
+
 // A fresh configure rewrites generated headers with the same bytes: the
 // memo holds when the content is the same, and takes the new signature.
 TEST(ClosureMemoVouched, RewrittenHeaderWithTheSameBytesKeepsTheMemo) {
