@@ -266,10 +266,11 @@ class HttpBackend final : public PerKeyBackend {
  public:
   // HTTP/1.1 pipelining: every GET written at once on the kept-alive
   // connection, then the replies read in order, so that a batch costs one
-  // round trip instead of one per key. A server that closes the connection
-  // after a reply has the rest asked on a new one; a kept-alive connection
-  // the server closed meanwhile is tried once more, anew; any other failure
-  // answers every key left.
+  // round trip instead of one per key. The rest are asked on a new
+  // connection when the server closed it after some replies (saying so or
+  // not); a kept-alive connection that fails before any reply (the server
+  // closed it while idle) is tried once more, anew; a timeout or any other
+  // failure answers every key left.
   std::vector<Reply> get_many(std::span<const std::string> keys) override {
     std::vector<Reply> out;
     out.reserve(keys.size());
@@ -279,8 +280,9 @@ class HttpBackend final : public PerKeyBackend {
       const size_t before = out.size();
       Reply failed = pipeline(keys.subspan(before), &out);
       if (!failed.failed()) continue;
-      if (!fresh && !retried && out.size() == before && failed.outcome == Outcome::kError) {
-        retried = true;
+      const bool progress = out.size() > before;
+      if (failed.outcome == Outcome::kError && (progress || (!fresh && !retried))) {
+        retried = retried || !progress;
         continue;
       }
       while (out.size() < keys.size()) out.push_back(failed);
