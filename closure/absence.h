@@ -43,13 +43,13 @@ class DirSignatures {
   base::ViewMap<std::optional<base::StatSignature>> sigs_;  // a string made per directory only
 };
 
-// Missing directories grouped under their deepest existing ancestor.
 // Whether the absolute `path` may be a missing directory that its parent's
 // signature vouches for: nothing there (ENOENT), or a regular file (a
 // directory made in its place is a change of that file, which the memo
 // checks).
 bool vouchable_entry(const std::string& path);
 
+// Missing directories grouped under their deepest existing ancestor.
 class VouchedGroups {
  public:
   struct Group {

@@ -74,17 +74,8 @@ T ScanFileCache::once(const std::string& abs_path, bool Entry::*known, T Entry::
   return e.*value;
 }
 
-namespace {
-
-// A directory's signature (nullopt: not a directory), and whether nothing
-// can be under it: it or a directory on the way is missing (ENOENT), or a
-// file stands on the way (ENOTDIR); not for EACCES and the like.
-struct DirAnswer {
-  std::optional<base::StatSignature> sig;
-  bool gone = false;
-};
-DirAnswer ask_dir(const std::string& path) {
-  DirAnswer a;
+ScanFileCache::DirKnown ScanFileCache::ask_dir(const std::string& path) {
+  DirKnown a;
   struct stat st;
   if (::stat(path.empty() ? "." : path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) a.sig = base::signature_of(st);
@@ -93,8 +84,6 @@ DirAnswer ask_dir(const std::string& path) {
   }
   return a;
 }
-
-}  // namespace
 
 std::optional<base::StatSignature> ScanFileCache::dir_stat_once(const std::string& path,
                                                                 const std::string& abs_path) {
@@ -109,7 +98,7 @@ ScanFileCache::DirKnown ScanFileCache::dir_answer_once(const std::string& path,
     auto it = s.entries.find(abs_path);
     if (it != s.entries.end() && it->second.dir_known) return {it->second.dir, it->second.dir_gone};
   }
-  const DirAnswer asked = ask_dir(path);  // outside the lock; the first answer stored stays
+  const DirKnown asked = ask_dir(path);  // outside the lock; the first answer stored stays
   std::lock_guard lock(s.mu);
   Entry& e = s.entries[abs_path];
   if (!e.dir_known) {
@@ -158,7 +147,7 @@ void ScanFileCache::forget_stat(const std::string& abs_path) {
 }
 
 void ScanFileCache::restat_dir(const std::string& abs_dir) {
-  const DirAnswer asked = ask_dir(abs_dir);
+  const DirKnown asked = ask_dir(abs_dir);
   Shard& s = shard_of(abs_dir);
   std::lock_guard lock(s.mu);
   Entry& e = s.entries[abs_dir];

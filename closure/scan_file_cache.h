@@ -220,13 +220,16 @@ class ScanFileCache {
   };
   static constexpr size_t kShards = 64;
   Shard& shard_of(const std::string& abs_path);
-  // dir_stat_once()'s answer, and whether nothing can be under the path: it
-  // or a directory on the way is missing (ENOENT), or a file stands on the
-  // way (ENOTDIR).
+  // A directory's signature (nullopt: not a directory), and whether nothing
+  // can be under the path: it or a directory on the way is missing
+  // (ENOENT), or a file stands on the way (ENOTDIR); not for EACCES and the
+  // like.
   struct DirKnown {
     std::optional<base::StatSignature> sig;
     bool gone = false;
   };
+  static DirKnown ask_dir(const std::string& path);  // a stat now
+  // ask_dir()'s answer for `path`, asked once per cache under `abs_path`.
   DirKnown dir_answer_once(const std::string& path, const std::string& abs_path);
   // The answer of `ask` for abs_path, asked once per cache: `known` and
   // `value` are the entry's fields that hold it.
